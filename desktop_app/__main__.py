@@ -1,0 +1,3 @@
+from desktop_app.app import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The Anthropic SDK adapter (a `ChatBackend`) and the local Messages-API simulator."""

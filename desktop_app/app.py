@@ -1,0 +1,26 @@
+"""The composition root: parse the command line, then start the GUI or run a command.
+
+Nothing heavy is imported here: Qt is loaded only when a window is wanted, so commands
+stay fast and the first window is not delayed by modules it does not need.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from desktop_app import cli
+
+    args = cli.parse(list(sys.argv[1:] if argv is None else argv))
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if args.command in (None, "gui"):
+        from desktop_app.ui.placeholder import run_placeholder_window
+
+        return run_placeholder_window()
+    return cli.run(args)

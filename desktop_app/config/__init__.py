@@ -1,0 +1,1 @@
+"""Paths, settings, state and secrets (keyring, never plaintext without consent)."""

@@ -1,0 +1,1 @@
+"""The context engine: pinned facts, policies, compaction, and the request projection."""

@@ -1,0 +1,303 @@
+"""The agent loop (seed 004's inner loop) as a plain generator of events.
+
+    state.messages.append(user_message)
+    for event in run_turn(state, ports, cancel):
+        ...                       # the worker forwards each event to the GUI
+
+One *turn* answers one user message: request → stream → (tools → request → stream)* until
+the stop reason is not `tool_use`, the turn limit is reached, the user cancels, or an error
+stops it. `state` records every step's `transition_reason`.
+
+Whatever happens — a cancel at any moment, a failing backend or tool, the consumer closing
+the generator — the loop leaves `state.messages` a history the API accepts: the partial
+reply is kept (status interrupted or error) and every tool call gets a result.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Generator
+from dataclasses import dataclass, field, replace
+
+from desktop_app.core.assembly import MessageAssembler
+from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo
+from desktop_app.core.events import (
+    LoopEvent,
+    MessageAdded,
+    MessageStarted,
+    RequestStarted,
+    StepFinished,
+    ToolCallFinished,
+    ToolCallStarted,
+    TransitionReason,
+    TurnFinished,
+)
+from desktop_app.core.history import tool_calls, unanswered_calls
+from desktop_app.core.messages import Message, MessageStatus, new_id
+from desktop_app.core.ports import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Approver,
+    ChatBackend,
+    RequestPlanner,
+    TokenCounter,
+    ToolRunner,
+)
+from desktop_app.core.repair import INTERRUPTED_RESULT
+from desktop_app.core.request import check_request
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_TURNS = 20
+
+_STOPS = {
+    "end_turn": TransitionReason.END_TURN,
+    "stop_sequence": TransitionReason.STOP_SEQUENCE,
+    "max_tokens": TransitionReason.MAX_TOKENS,
+    "refusal": TransitionReason.REFUSAL,
+    "model_context_window_exceeded": TransitionReason.CONTEXT_WINDOW_EXCEEDED,
+    "tool_use": TransitionReason.TOOL_USE,
+    "pause_turn": TransitionReason.PAUSE_TURN,
+}
+
+NOT_RUN_RESULT = "Not run: the reply stopped ({reason}) before this call could be made."
+DENIED_RESULT = "The user denied this call to {name}."
+POLICY_DENIED_RESULT = "Calls to {name} are turned off in this chat's settings."
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    turn: int
+    reason: TransitionReason
+    detail: str = ""
+
+
+@dataclass(slots=True)
+class LoopState:
+    """The loop's working state: the history it extends, and how each step ended."""
+
+    messages: list[Message]
+    turn_count: int = 0
+    transitions: list[Transition] = field(default_factory=list)
+    always_allowed: set[str] = field(default_factory=set)  # tools allowed "always" in this chat
+
+    @property
+    def transition_reason(self) -> TransitionReason | None:
+        return self.transitions[-1].reason if self.transitions else None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopConfig:
+    max_turns: int = DEFAULT_MAX_TURNS
+    context_window: int = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class LoopPorts:
+    backend: ChatBackend
+    planner: RequestPlanner
+    approver: Approver
+    tools: ToolRunner | None = None
+    counter: TokenCounter | None = None
+
+
+def run_turn(
+    state: LoopState,
+    ports: LoopPorts,
+    cancel: CancelToken,
+    config: LoopConfig = LoopConfig(),
+) -> Generator[LoopEvent, None, LoopState]:
+    """Answer the last user message in `state`; yield events; return `state`."""
+    turn = _Turn(state, ports, cancel, config)
+    try:
+        yield from turn.run()
+    except Cancelled:
+        yield from turn.settle(MessageStatus.INTERRUPTED)
+        yield turn.stop(TransitionReason.CANCELLED)
+    except ContextDeskError as exc:
+        yield from turn.settle(MessageStatus.ERROR)
+        yield turn.stop(TransitionReason.ERROR, exc.info)
+    except Exception as exc:  # a bug in a port must not leave a broken history or a crash
+        log.exception("the agent loop failed")
+        info = ErrorInfo(
+            "Something went wrong",
+            f"ContextDesk hit an unexpected error ({type(exc).__name__}: {exc}). "
+            "Your messages are kept; Retry to try again.",
+            retryable=True,
+            details=traceback.format_exc(),
+            kind="internal",
+        )
+        yield from turn.settle(MessageStatus.ERROR)
+        yield turn.stop(TransitionReason.ERROR, info)
+    except GeneratorExit:
+        # The consumer stopped listening: no more events, but leave a valid history.
+        for _ in turn.settle(MessageStatus.INTERRUPTED):
+            pass
+        raise
+    return state
+
+
+class _Turn:
+    def __init__(
+        self, state: LoopState, ports: LoopPorts, cancel: CancelToken, config: LoopConfig
+    ) -> None:
+        self.state = state
+        self.ports = ports
+        self.cancel = cancel
+        self.config = config
+        self.assembler: MessageAssembler | None = None  # the reply being streamed, if any
+        self.running: tuple[list[ToolUseBlock], list[ToolResultBlock]] | None = None  # tools
+
+    def run(self) -> Generator[LoopEvent, None, None]:
+        state = self.state
+        while True:
+            if state.turn_count >= self.config.max_turns:
+                detail = f"stopped after {state.turn_count} model calls; send a message to continue"
+                yield self.stop(TransitionReason.TURN_LIMIT, detail=detail)
+                return
+            self.cancel.raise_if_cancelled()
+            message = yield from self.request_reply()
+            reason, detail = _transition(message)
+            calls = tool_calls(message)
+            if calls and reason is TransitionReason.TOOL_USE:
+                yield from self.run_tools(calls)
+            elif calls:  # a reply that ended otherwise (max_tokens…) may leave calls half-made
+                yield from self.add_results([_not_run(c, reason.value) for c in calls])
+            state.transitions.append(Transition(state.turn_count, reason, detail))
+            yield StepFinished(state.turn_count, reason, detail)
+            if not reason.continues:
+                yield TurnFinished(reason, state.turn_count, None, detail)
+                return
+
+    def request_reply(self) -> Generator[LoopEvent, None, Message]:
+        request = yield from self.ports.planner.prepare(tuple(self.state.messages), self.cancel)
+        estimate = self.ports.counter.count_request(request) if self.ports.counter else None
+        check_request(request, context_window=self.config.context_window, estimated_input=estimate)
+        self.state.turn_count += 1
+        yield RequestStarted(self.state.turn_count, request, estimate)
+
+        self.assembler = assembler = MessageAssembler(new_id())
+        yield MessageStarted(assembler.message_id)
+        for event in self.ports.backend.stream(request, self.cancel):
+            yield from assembler.feed(event)
+            self.cancel.raise_if_cancelled()
+        message = assembler.finish()
+        self.assembler = None
+        if message.stop_reason == "pause_turn":
+            message = _without_trailing_space(message)  # it is sent back as the final message
+        if message.blocks:
+            self.state.messages.append(message)
+            yield MessageAdded(message)
+        return message
+
+    def run_tools(self, calls: list[ToolUseBlock]) -> Generator[LoopEvent, None, None]:
+        """Run every call in order; all results go into ONE user message, even on cancel
+        (`settle` finishes the message from `self.running` if this is cut short)."""
+        results: list[ToolResultBlock] = []
+        self.running = (calls, results)
+        for call in calls:
+            self.cancel.raise_if_cancelled()
+            yield ToolCallStarted(call)
+            started = time.monotonic()
+            result = self.run_tool(call)
+            results.append(result)
+            yield ToolCallFinished(call, result, time.monotonic() - started)
+        self.running = None
+        yield from self.add_results(results)
+
+    def run_tool(self, call: ToolUseBlock) -> ToolResultBlock:
+        runner = self.ports.tools
+        if runner is None:
+            return ToolResultBlock(
+                call.id,
+                f"No tools are available in this chat; {call.name} was not run.",
+                is_error=True,
+            )
+        check = runner.check(call)
+        if check.error:
+            return ToolResultBlock(call.id, check.error, is_error=True)
+        if check.policy is ApprovalPolicy.DENY:
+            return ToolResultBlock(
+                call.id, POLICY_DENIED_RESULT.format(name=call.name), is_error=True
+            )
+        if check.policy is ApprovalPolicy.ASK and call.name not in self.state.always_allowed:
+            decision = self.ports.approver.approve(
+                ApprovalRequest(call, check.summary), self.cancel
+            )
+            if decision is ApprovalDecision.DENY:
+                return ToolResultBlock(call.id, DENIED_RESULT.format(name=call.name), is_error=True)
+            if decision is ApprovalDecision.ALLOW_ALWAYS:
+                self.state.always_allowed.add(call.name)
+        try:
+            outcome = runner.run(call, self.cancel)
+        except (Cancelled, GeneratorExit):
+            raise
+        except Exception as exc:  # a failing tool is the model's problem to handle, not a crash
+            log.info("tool %s failed", call.name, exc_info=True)
+            message = (
+                exc.message if isinstance(exc, ContextDeskError) else f"{type(exc).__name__}: {exc}"
+            )
+            return ToolResultBlock(call.id, f"{call.name} failed: {message}", is_error=True)
+        return ToolResultBlock(call.id, outcome.content, outcome.is_error)
+
+    def add_results(self, results: list[ToolResultBlock]) -> Generator[LoopEvent, None, None]:
+        message = Message(role="user", blocks=tuple(results))
+        self.state.messages.append(message)
+        yield MessageAdded(message)
+
+    def settle(self, status: MessageStatus) -> Generator[LoopEvent, None, None]:
+        """Keep the partial reply, answer every open call: the history stays sendable."""
+        if self.assembler is not None:
+            partial = self.assembler.salvage(status)
+            self.assembler = None
+            if partial is not None:
+                self.state.messages.append(partial)
+                yield MessageAdded(partial)
+        if self.running is not None:
+            calls, results = self.running
+            self.running = None
+            done = {r.tool_use_id for r in results}
+            yield from self.add_results(
+                results + [_interrupted(c) for c in calls if c.id not in done]
+            )
+        pending = unanswered_calls(self.state.messages)
+        if pending:
+            yield from self.add_results([_interrupted(c) for c in pending])
+
+    def stop(
+        self, reason: TransitionReason, error: ErrorInfo | None = None, detail: str = ""
+    ) -> TurnFinished:
+        """Record an early stop (turn limit, cancel, error) and the event that reports it."""
+        detail = detail or (error.title if error else "stopped by the user")
+        self.state.transitions.append(Transition(self.state.turn_count, reason, detail))
+        return TurnFinished(reason, self.state.turn_count, error, detail)
+
+
+def _transition(message: Message) -> tuple[TransitionReason, str]:
+    stop = message.stop_reason or ""
+    reason = _STOPS.get(stop)
+    if reason is not None:
+        return reason, ""
+    return TransitionReason.UNKNOWN_STOP_REASON, f"the API ended the reply with {stop!r}"
+
+
+def _interrupted(call: ToolUseBlock) -> ToolResultBlock:
+    return ToolResultBlock(call.id, INTERRUPTED_RESULT.format(name=call.name), is_error=True)
+
+
+def _not_run(call: ToolUseBlock, reason: str) -> ToolResultBlock:
+    return ToolResultBlock(call.id, NOT_RUN_RESULT.format(reason=reason), is_error=True)
+
+
+def _without_trailing_space(message: Message) -> Message:
+    tail = message.blocks[-1] if message.blocks else None
+    if not isinstance(tail, TextBlock) or tail.text == tail.text.rstrip():
+        return message
+    stripped = tail.text.rstrip()
+    head = message.blocks[:-1]
+    return replace(message, blocks=(*head, replace(tail, text=stripped)) if stripped else head)

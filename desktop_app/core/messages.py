@@ -1,0 +1,80 @@
+"""Messages: who said it, the ordered blocks, and how the saying ended."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Literal, TypeAlias
+
+from desktop_app.core.blocks import Block, JSONObject, TextBlock, block_to_api
+
+Role: TypeAlias = Literal["user", "assistant"]
+
+
+class MessageStatus(StrEnum):
+    COMPLETE = "complete"
+    STREAMING = "streaming"
+    INTERRUPTED = "interrupted"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage as the API reports it. `input_tokens` excludes cached tokens."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The whole prompt: uncached + cache writes + cache reads."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def to_api(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+
+def new_id(prefix: str = "msg") -> str:
+    """A fresh local id. Time-ordered hex, so ids sort roughly by creation."""
+    return f"{prefix}_{time.time_ns():016x}{uuid.uuid4().hex[:10]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    blocks: tuple[Block, ...]
+    id: str = field(default_factory=new_id)
+    status: MessageStatus = MessageStatus.COMPLETE
+    stop_reason: str | None = None
+    usage: Usage | None = None
+    created_at: float = field(default_factory=time.time)
+    # Bumped by every explicit edit; views cache layouts by (id, revision).
+    revision: int = 0
+
+    def to_api(self) -> JSONObject:
+        return {"role": self.role, "content": [block_to_api(b) for b in self.blocks]}
+
+    def with_blocks(self, blocks: tuple[Block, ...]) -> Message:
+        return replace(self, blocks=blocks)
+
+    @property
+    def text(self) -> str:
+        """The message's plain text (text blocks only), for display and search."""
+        return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+
+def user_text(text: str) -> Message:
+    return Message(role="user", blocks=(TextBlock(text),))
+
+
+def messages_to_api(messages: tuple[Message, ...] | list[Message]) -> list[JSONObject]:
+    return [m.to_api() for m in messages]

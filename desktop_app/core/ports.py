@@ -1,0 +1,90 @@
+"""The ports: what the loop needs from the outside world, as `Protocol`s.
+
+Outer layers implement them (`api` a ChatBackend, `tools` a ToolRunner, `tokens` a
+TokenCounter, `context` a RequestPlanner, the GUI and CLI an Approver); tests use fakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from desktop_app.core.blocks import ImageBlock, OpaqueBlock, TextBlock, ToolUseBlock
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.events import LoopEvent, StreamEvent
+from desktop_app.core.messages import Message
+from desktop_app.core.request import ChatRequest, ToolSpec
+
+
+class ChatBackend(Protocol):
+    def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
+        """Send `request`, yield its stream. Raise `ContextDeskError` on failure and
+        `Cancelled` once `cancel` fires (promptly, even while the server is silent)."""
+        ...
+
+
+class RequestPlanner(Protocol):
+    def prepare(
+        self, messages: Sequence[Message], cancel: CancelToken
+    ) -> Generator[LoopEvent, None, ChatRequest]:
+        """Project the history into the next request (compacting first if due), yielding
+        any events on the way; return the request."""
+        ...
+
+
+class TokenCounter(Protocol):
+    def count_request(self, request: ChatRequest) -> int:
+        """Estimated input tokens of the whole request."""
+        ...
+
+
+class ApprovalPolicy(StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCheck:
+    """What the runner says about a call before it runs: may it, and what exactly it does."""
+
+    policy: ApprovalPolicy
+    summary: str  # the fully resolved action, for the approval dialog ("write /home/a/x.py")
+    error: str = ""  # non-empty: refuse the call with this message (unknown tool, bad input)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    content: str | tuple[TextBlock | ImageBlock | OpaqueBlock, ...]
+    is_error: bool = False
+
+
+class ToolRunner(Protocol):
+    def specs(self) -> Sequence[ToolSpec]: ...
+
+    def check(self, call: ToolUseBlock) -> ToolCheck: ...
+
+    def run(self, call: ToolUseBlock, cancel: CancelToken) -> ToolOutcome:
+        """Run an approved call. Failures become an `is_error` outcome or an exception
+        (the loop turns either into an error result); `Cancelled` once `cancel` fires."""
+        ...
+
+
+class ApprovalDecision(StrEnum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"  # for this chat
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    call: ToolUseBlock
+    summary: str
+
+
+class Approver(Protocol):
+    def approve(self, request: ApprovalRequest, cancel: CancelToken) -> ApprovalDecision:
+        """Ask the user; block until they answer. Raise `Cancelled` if `cancel` fires."""
+        ...

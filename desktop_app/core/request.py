@@ -1,0 +1,131 @@
+"""One Messages-API request as data, and its exact JSON body.
+
+The body built here is what is sent, what the "next request" view shows and what an
+export carries, so all three always agree.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from desktop_app.core.blocks import JSONObject, RedactedThinkingBlock, ThinkingBlock
+from desktop_app.core.errors import ContextDeskError, Problem, ProtocolViolationError
+from desktop_app.core.messages import Message
+from desktop_app.core.protocol import lone_surrogate_at, validate
+
+RequestPurpose: TypeAlias = Literal["chat", "compaction", "count"]
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
+EPHEMERAL = {"type": "ephemeral"}
+TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,128}")
+
+
+@dataclass(frozen=True, slots=True)
+class SystemPart:
+    """A piece of the system prompt; `cache` puts a cache breakpoint right after it."""
+
+    text: str
+    cache: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: JSONObject
+
+    def to_api(self) -> JSONObject:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    model: str
+    messages: tuple[Message, ...]
+    max_tokens: int
+    system: tuple[SystemPart, ...] = ()
+    tools: tuple[ToolSpec, ...] = ()
+    thinking_budget: int | None = None
+    cache_last_message: bool = False
+    purpose: RequestPurpose = "chat"
+
+    @property
+    def system_text(self) -> str:
+        """The effective system prompt as the model reads it."""
+        return "\n\n".join(p.text for p in self.system if p.text)
+
+    def body(self) -> JSONObject:
+        """The exact JSON body of `POST /v1/messages` (without `stream`)."""
+        body: JSONObject = {"model": self.model, "max_tokens": self.max_tokens}
+        system = [_system_block(p) for p in self.system if p.text]
+        if system:
+            body["system"] = system
+        messages = [m.to_api() for m in self.messages]
+        if self.cache_last_message and messages:
+            _mark_cache_breakpoint(self.messages[-1], messages[-1])
+        body["messages"] = messages
+        if self.tools:
+            body["tools"] = [t.to_api() for t in self.tools]
+        if self.thinking_budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        return body
+
+
+def _system_block(part: SystemPart) -> JSONObject:
+    block: JSONObject = {"type": "text", "text": part.text}
+    if part.cache:
+        block["cache_control"] = dict(EPHEMERAL)
+    return block
+
+
+def _mark_cache_breakpoint(message: Message, api_message: JSONObject) -> None:
+    """Put `cache_control` on the last block that may carry one (not thinking)."""
+    content: list[Any] = api_message["content"]
+    for index in range(len(message.blocks) - 1, -1, -1):
+        if not isinstance(message.blocks[index], ThinkingBlock | RedactedThinkingBlock):
+            content[index] = {**content[index], "cache_control": dict(EPHEMERAL)}
+            return
+
+
+def check_request(
+    request: ChatRequest, *, context_window: int, estimated_input: int | None
+) -> None:
+    """Refuse, with a clear error, a request the API would reject (invariants 1–6, 8, 9)."""
+    problems = validate(request.messages)
+    for i, part in enumerate(request.system):
+        at = lone_surrogate_at(part.text)
+        if at >= 0:
+            problems.append(
+                Problem(f"system.{i}.text", f"no low surrogate in string at character {at}")
+            )
+    for i, tool in enumerate(request.tools):
+        if not TOOL_NAME_PATTERN.fullmatch(tool.name):
+            problems.append(
+                Problem(f"tools.{i}.name", "String should match pattern '^[a-zA-Z0-9_-]{1,128}$'")
+            )
+    if request.max_tokens < 1:
+        problems.append(Problem("max_tokens", "Input should be greater than or equal to 1"))
+    if problems:
+        raise ProtocolViolationError(problems)
+    if estimated_input is not None and estimated_input + request.max_tokens > context_window:
+        raise ContextDeskError(
+            "The conversation is too long for the model",
+            f"About {estimated_input:,} input tokens plus {request.max_tokens:,} reserved for the "
+            f"reply exceed the model's {context_window:,}-token window. Compact the chat, exclude "
+            "old messages, or lower the maximum reply length.",
+            kind="context_overflow",
+        )
+    size = len(json.dumps(request.body(), ensure_ascii=False).encode("utf-8"))
+    if size > MAX_REQUEST_BYTES:
+        raise ContextDeskError(
+            "The request is too large",
+            f"The request body is {size / 1e6:.1f} MB; the API accepts at most 32 MB. Remove "
+            "large images or attachments from the context, or compact the chat.",
+            kind="request_too_large",
+        )

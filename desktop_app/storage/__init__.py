@@ -1,0 +1,1 @@
+"""SQLite storage: chats, messages, blocks with their raw JSON, facts, summaries."""

@@ -1,0 +1,1 @@
+"""Token counting: tiktoken with the bundled offline encoding, per-block cache, calibration."""

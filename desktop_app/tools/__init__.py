@@ -1,0 +1,1 @@
+"""The tool runtime: registry, schema checks, approval policies, built-in tools."""

@@ -1,0 +1,74 @@
+"""Hypothesis strategies for histories, from well-formed to thoroughly broken."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from desktop_app.core.blocks import (
+    Block,
+    ImageBlock,
+    OpaqueBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from desktop_app.core.messages import Message
+
+# Text that exercises what breaks chat apps: emoji, CJK, right-to-left, whitespace, and
+# now and then a lone surrogate.
+WORDS = [
+    "hello",
+    "847.20",
+    "2026-04-13",
+    "请退款",
+    "مرحبا",
+    "😀👍🏽",
+    "path/to/x.py",
+    " ",
+    "\n",
+    "\t",
+]
+texts = st.one_of(
+    st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map("".join),
+    st.text(max_size=12),
+)
+TOOL_IDS = ["toolu_1", "toolu_2", "toolu_3", "toolu_4", "bad id", ""]
+tool_ids = st.sampled_from(TOOL_IDS)
+
+text_blocks = texts.map(TextBlock)
+thinking_blocks = st.builds(ThinkingBlock, texts, st.sampled_from(["sig==", ""]))
+tool_uses = st.builds(
+    ToolUseBlock,
+    tool_ids,
+    st.sampled_from(["read_file", "run", ""]),
+    st.dictionaries(texts, texts, max_size=2),
+)
+tool_results = st.builds(
+    ToolResultBlock,
+    tool_ids,
+    st.one_of(texts, st.lists(text_blocks, max_size=2).map(tuple)),
+    st.booleans(),
+)
+images = st.builds(
+    ImageBlock,
+    st.sampled_from(["image/png", "image/bmp", ""]),
+    st.sampled_from(["iVBORw0KGgo=", "/9j/4AAQ", "zzzz", ""]),
+)
+other_blocks = st.one_of(
+    st.just(RedactedThinkingBlock("EmwKAh")),
+    st.just(
+        OpaqueBlock("document", {"type": "document", "source": {"type": "text", "data": "doc"}})
+    ),
+)
+any_block: st.SearchStrategy[Block] = st.one_of(
+    text_blocks, thinking_blocks, tool_uses, tool_results, images, other_blocks
+)
+
+messy_messages = st.builds(
+    lambda role, blocks: Message(role=role, blocks=tuple(blocks)),
+    st.sampled_from(["user", "assistant"]),
+    st.lists(any_block, max_size=5),
+)
+messy_histories = st.lists(messy_messages, max_size=12)

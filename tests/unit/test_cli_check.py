@@ -1,0 +1,81 @@
+"""`contextdesk check`: validate a history file, show and write its repair."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop_app.app import main
+
+BROKEN = {
+    "model": "claude-x",
+    "max_tokens": 100,
+    "messages": [
+        {"role": "user", "content": "rename the files"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "run", "input": {}}],
+        },
+        {"role": "user", "content": "done?"},
+    ],
+}
+
+
+def test_a_valid_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "ok.json"
+    path.write_text(json.dumps([{"role": "user", "content": "hi"}]))
+    assert main(["check", str(path)]) == 0
+    assert "valid — 1 messages" in capsys.readouterr().out
+
+
+def test_a_broken_request_body_is_explained_and_fixed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, out = tmp_path / "broken.json", tmp_path / "fixed.json"
+    path.write_text(json.dumps(BROKEN))
+    assert main(["check", str(path), "--fix", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert (
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1"
+        in printed
+    )
+    assert "added an 'interrupted' error result for tool call toolu_1" in printed
+    fixed = json.loads(out.read_text())
+    assert fixed["model"] == "claude-x"
+    assert fixed["messages"][2]["content"][0]["type"] == "tool_result"
+    assert fixed["messages"][2]["content"][1] == {"type": "text", "text": "done?"}
+    assert main(["check", str(out)]) == 0
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp file left
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{not json", "Not JSON"),
+        (
+            '[{"role": "robot", "content": "x"}]',
+            "messages.0.role: Input should be 'user' or 'assistant'",
+        ),
+    ],
+)
+def test_unreadable_input_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, expected: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    assert main(["check", str(path)]) == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(tmp_path / "nope.json")]) == 2
+    assert "Cannot read the file" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--version"])
+    assert caught.value.code == 0
+    assert capsys.readouterr().out.startswith("ContextDesk 0.1.0")

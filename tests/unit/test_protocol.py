@@ -1,0 +1,207 @@
+"""The validator: every rule, its JSON path, and wording the API's 400s use."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop_app.core.blocks import (
+    ImageBlock,
+    OpaqueBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from desktop_app.core.messages import Message
+from desktop_app.core.protocol import clean_cut_points, is_clean_start, validate
+from tests.unit.builders import a, call, result, think, u
+
+
+def problems(messages: list[Message]) -> list[str]:
+    return [str(p) for p in validate(messages)]
+
+
+def test_a_valid_history_has_no_problems() -> None:
+    history = [
+        u("hi"),
+        a(think(), "let me look", call("toolu_1"), call("toolu_2")),
+        u(result("toolu_1"), result("toolu_2", is_error=True), "and also this"),
+        a(RedactedThinkingBlock("xx"), "done"),
+        u("thanks", ImageBlock("image/png", "iVBORw0KGgo=")),
+        a(),  # the optional empty final assistant message (prefill)
+    ]
+    assert validate(history) == []
+
+
+def test_empty_request() -> None:
+    assert problems([]) == ["messages: at least one message is required"]
+
+
+def test_first_message_must_be_user() -> None:
+    assert problems([a("hello"), u("hi")]) == [
+        'messages.0.role: first message must use the "user" role'
+    ]
+
+
+def test_roles_must_alternate() -> None:
+    assert problems([u("a"), u("b")]) == [
+        'messages.1: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row'
+    ]
+
+
+def test_unanswered_tool_use_reads_like_the_api() -> None:
+    history = [u("go"), a(call("toolu_01A"), call("toolu_01B")), u(result("toolu_01A"))]
+    assert problems(history) == [
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01B. "
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+    ]
+
+
+def test_unanswered_tool_use_at_the_end() -> None:
+    assert problems([u("go"), a(call("toolu_9"))])[0].startswith(
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_9."
+    )
+
+
+def test_tool_use_followed_by_assistant() -> None:
+    found = problems([u("go"), a(call("toolu_9")), a("oops")])
+    assert any(p.startswith("messages.1: `tool_use` ids were found without") for p in found)
+
+
+def test_orphan_result_reads_like_the_api() -> None:
+    assert problems([u(result("toolu_X"))]) == [
+        "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_X. "
+        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+    ]
+
+
+def test_results_must_come_first() -> None:
+    found = problems([u("go"), a(call("toolu_1")), u("note", result("toolu_1"))])
+    assert found == [
+        "messages.2.content.1: `tool_result` blocks must come first in the user message content"
+    ]
+
+
+def test_duplicate_result() -> None:
+    found = problems([u("go"), a(call("toolu_1")), u(result("toolu_1"), result("toolu_1"))])
+    assert found == [
+        "messages.2.content.1: each `tool_use` must have a single result; found another for toolu_1"
+    ]
+
+
+def test_tool_use_ids_unique_and_well_formed() -> None:
+    history = [
+        u("go"),
+        a(call("toolu_1")),
+        u(result("toolu_1")),
+        a(call("toolu_1"), call("bad id!")),
+        u(result("toolu_1"), result("bad id!")),
+    ]
+    found = problems(history)
+    assert "messages.3.content.0.id: `tool_use` ids must be unique; toolu_1 is used twice" in found
+    assert "messages.3.content.1.id: String should match pattern '^[a-zA-Z0-9_-]+$'" in found
+
+
+def test_blocks_in_the_wrong_role() -> None:
+    assert problems([u(call("toolu_1"))]) == [
+        "messages.0.content.0: `tool_use` blocks can only be in `assistant` messages"
+    ]
+    assert problems([u("q"), a(result("t"))]) == [
+        "messages.1.content.0: `tool_result` blocks can only be in `user` messages"
+    ]
+    assert problems([u(think())]) == [
+        "messages.0.content.0: thinking blocks can only be in `assistant` messages"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "text content blocks must be non-empty"),
+        (" \n\t", "text content blocks must contain non-whitespace text"),
+    ],
+)
+def test_empty_text(text: str, expected: str) -> None:
+    assert problems([u(TextBlock(text))]) == [f"messages.0.content.0: {expected}"]
+
+
+def test_empty_text_inside_a_tool_result() -> None:
+    history = [u("go"), a(call("toolu_1")), u(ToolResultBlock("toolu_1", (TextBlock(""),)))]
+    assert problems(history) == [
+        "messages.2.content.0.content.0: text content blocks must be non-empty"
+    ]
+
+
+def test_empty_messages() -> None:
+    expected = "messages.0: all messages must have non-empty content except for the optional final assistant message"
+    assert problems([u()]) == [expected]
+    assert any(
+        p.startswith("messages.1: all messages must have non-empty")
+        for p in problems([u("a"), a(), u("b")])
+    )
+
+
+def test_final_assistant_trailing_whitespace() -> None:
+    assert problems([u("q"), a("answer \n")]) == [
+        "messages.1: final assistant content cannot end with trailing whitespace"
+    ]
+    assert problems([u("q"), a("answer \n"), u("more")]) == []  # only the final message matters
+
+
+def test_thinking_must_lead_and_keep_its_signature() -> None:
+    assert problems([u("q"), a("text", think())]) == [
+        "messages.1: If an assistant message contains any thinking blocks, the first block must be thinking or redacted_thinking"
+    ]
+    assert problems([u("q"), a(think(signature=""), "x")]) == [
+        "messages.1.content.0.signature: Field required"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("message", "path"),
+    [
+        (u("ok \ud83d then"), "messages.0.content.0.text"),
+        (u(ToolResultBlock("t", "\udc00")), None),
+        (
+            Message(role="user", blocks=(OpaqueBlock("document", {"title": "x\ud800"}),)),
+            "messages.0.content.0.title",
+        ),
+    ],
+)
+def test_lone_surrogates_anywhere(message: Message, path: str | None) -> None:
+    found = validate([message])
+    surrogate = [p for p in found if "no low surrogate in string" in p.message]
+    assert surrogate, found
+    if path:
+        assert surrogate[0].path == path
+
+
+def test_lone_surrogate_in_tool_input_keys_and_values() -> None:
+    history = [
+        u("q"),
+        a(ToolUseBlock("toolu_1", "f", {"pa\ud800th": "x", "v": ["ok", "\udfff"]})),
+        u(result("toolu_1")),
+    ]
+    paths = [p.path for p in validate(history)]
+    assert paths == ["messages.1.content.0.input", "messages.1.content.0.input.v.1"]
+
+
+def test_surrogate_message_names_the_code_point() -> None:
+    [problem] = validate([u("ab\ud83d")])
+    assert "\\ud83d at character 2" in problem.message
+
+
+def test_image_media_type_and_data() -> None:
+    found = problems([u(ImageBlock("image/bmp", ""))])
+    assert found == [
+        "messages.0.content.0.source.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif', 'image/webp'",
+        "messages.0.content.0.source.data: image data must be non-empty",
+    ]
+
+
+def test_clean_cut_points_never_separate_a_call_from_its_result() -> None:
+    history = [u("a"), a(call("toolu_1")), u(result("toolu_1")), a("b"), u("c"), a("d")]
+    assert clean_cut_points(history) == [0, 4]
+    assert not is_clean_start(history, 2)
+    for cut in clean_cut_points(history):
+        assert validate(history[cut:]) == []

@@ -1,0 +1,199 @@
+"""Repair: every broken history becomes valid, nothing a person wrote is lost, all reported."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+
+from desktop_app.core.blocks import (
+    ImageBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from desktop_app.core.messages import Message
+from desktop_app.core.protocol import validate
+from desktop_app.core.repair import repair
+from tests.strategies import messy_histories
+from tests.unit.builders import a, call, result, results_of, think, u
+
+
+def fixed(history: list[Message]) -> tuple[list[Message], list[str]]:
+    out = repair(history)
+    assert validate(out.messages) == [], validate(out.messages)
+    return list(out.messages), [str(r) for r in out.repairs]
+
+
+def test_a_valid_history_is_returned_untouched() -> None:
+    history = [u("hi"), a(call("toolu_1")), u(result("toolu_1")), a("done")]
+    out = repair(history)
+    assert not out.changed
+    assert all(x is y for x, y in zip(out.messages, history, strict=True))
+
+
+def test_an_unanswered_call_at_the_end_gets_an_interrupted_result() -> None:
+    messages, report = fixed([u("go"), a("looking", call("toolu_1", "read_file"))])
+    assert messages[-1].role == "user"
+    [res] = messages[-1].blocks
+    assert isinstance(res, ToolResultBlock)
+    assert res.tool_use_id == "toolu_1"
+    assert res.is_error
+    assert "Interrupted: read_file did not return a result" in res.text
+    assert report == [
+        "messages.1: added an 'interrupted' error result for tool call toolu_1 (read_file) — "
+        "every `tool_use` needs a `tool_result` in the next message"
+    ]
+
+
+def test_a_missing_result_is_put_first_in_the_next_user_message() -> None:
+    messages, _ = fixed(
+        [u("go"), a(call("toolu_1"), call("toolu_2")), u(result("toolu_2", "two"), "why so slow?")]
+    )
+    blocks = messages[2].blocks
+    assert [type(b).__name__ for b in blocks] == ["ToolResultBlock", "ToolResultBlock", "TextBlock"]
+    first, second = results_of(messages[2].with_blocks(blocks[:2]))
+    assert [first.tool_use_id, second.tool_use_id] == ["toolu_1", "toolu_2"]
+    assert first.is_error
+    assert second.text == "two"
+    assert blocks[2] == TextBlock("why so slow?")
+
+
+def test_an_orphan_result_becomes_a_note_that_keeps_its_content() -> None:
+    messages, report = fixed([u(result("toolu_gone", "the totals are 847.20"), "so?")])
+    assert messages[0].blocks[0] == TextBlock(
+        "[ContextDesk note: result of tool call toolu_gone: the totals are 847.20]"
+    )
+    assert messages[0].blocks[1] == TextBlock("so?")
+    assert "no call in the previous message has its id" in report[0]
+
+
+def test_empty_blocks_and_messages_go() -> None:
+    messages, report = fixed([u("hi", TextBlock("  ")), a(TextBlock("")), u("again")])
+    assert messages == [messages[0]]
+    assert messages[0].blocks == (TextBlock("hi"), TextBlock("again"))
+    assert any("removed an empty text block" in r for r in report)
+    assert any("removed an empty message" in r for r in report)
+    assert any("merged into the user message before it" in r for r in report)
+
+
+def test_trailing_whitespace_of_the_final_assistant_message_is_stripped() -> None:
+    messages, report = fixed([u("q"), a("answer\n\n")])
+    assert messages[-1].blocks == (TextBlock("answer"),)
+    assert report == [
+        "messages.1: removed trailing whitespace — final assistant content cannot end with trailing whitespace"
+    ]
+
+
+def test_lone_surrogates_are_replaced() -> None:
+    messages, report = fixed([u("half an emoji \ud83d here")])
+    assert messages[0].blocks == (TextBlock("half an emoji \ufffd here"),)
+    assert report == [
+        "messages.0.content.0: replaced lone surrogates with U+FFFD — every string must be valid UTF-8"
+    ]
+
+
+def test_same_role_neighbours_are_merged_in_order() -> None:
+    messages, _ = fixed([u("one"), u("two"), a("three"), a("four")])
+    assert [m.text for m in messages] == ["onetwo", "threefour"]
+    assert [len(m.blocks) for m in messages] == [2, 2]
+
+
+def test_a_history_starting_with_the_assistant_gets_an_opening_note() -> None:
+    messages, report = fixed([a("Hello! How can I help?"), u("hi")])
+    assert messages[0].role == "user"
+    assert "starts with a reply from the assistant" in messages[0].text
+    assert messages[1].text == "Hello! How can I help?"
+    assert report[0].startswith("messages.0: inserted a note as the first user message")
+
+
+def test_duplicate_tool_ids_are_renamed_and_their_results_follow() -> None:
+    history = [
+        u("go"),
+        a(call("toolu_1")),
+        u(result("toolu_1", "first")),
+        a(call("toolu_1")),
+        u(result("toolu_1", "second")),
+    ]
+    messages, report = fixed(history)
+    renamed = messages[3].blocks[0]
+    assert isinstance(renamed, ToolUseBlock)
+    new_id = renamed.id
+    assert new_id != "toolu_1"
+    assert messages[4].blocks[0] == ToolResultBlock(new_id, "second")
+    assert any("gave tool call 'toolu_1' the new id" in r for r in report)
+
+
+def test_tool_calls_in_a_user_message_become_notes_with_their_input() -> None:
+    messages, _ = fixed([u("run this", call("toolu_1", "run", command="ls"))])
+    assert messages[0].blocks[1] == TextBlock(
+        '[ContextDesk note: call to tool run with input {"command": "ls"}]'
+    )
+
+
+def test_thinking_is_moved_first_and_unsigned_thinking_dropped() -> None:
+    messages, _ = fixed([u("q"), a("text", think("deep", "sig"))])
+    assert messages[1].blocks == (think("deep", "sig"), TextBlock("text"))
+    messages, report = fixed([u("q"), a(think("half a thou", ""), "text")])
+    assert messages[1].blocks == (TextBlock("text"),)
+    assert "removed unsigned thinking (11 characters)" in report[0]
+
+
+def test_an_image_with_a_wrong_media_type_is_recognised_from_its_data() -> None:
+    messages, report = fixed([u(ImageBlock("image/jpg", "/9j/4AAQSkZJRg"))])
+    assert messages[0].blocks == (ImageBlock("image/jpeg", "/9j/4AAQSkZJRg"),)
+    assert "set the image type to image/jpeg" in report[0]
+
+
+def test_repaired_messages_get_a_new_revision_and_keep_their_id() -> None:
+    original = u("hi", TextBlock(""))
+    [out] = repair([original]).messages
+    assert out.id == original.id
+    assert out.revision == original.revision + 1
+
+
+def _user_texts(messages: list[Message]) -> list[str]:
+    return [
+        b.text.strip()
+        for m in messages
+        if m.role == "user"
+        for b in m.blocks
+        if isinstance(b, TextBlock) and b.text.strip()
+    ]
+
+
+@settings(max_examples=400, deadline=None)
+@given(messy_histories)
+def test_any_history_is_repaired_to_a_valid_one_without_losing_user_text(
+    history: list[Message],
+) -> None:
+    out = repair(history)
+    if not out.messages:  # only possible when there was nothing to keep
+        assert _user_texts(history) == []
+        droppable = TextBlock | ThinkingBlock | RedactedThinkingBlock | ImageBlock
+        assert all(isinstance(b, droppable) for m in history for b in m.blocks)
+        return
+    assert validate(out.messages) == []
+    repaired_text = "\n".join(
+        b.text for m in out.messages for b in m.blocks if isinstance(b, TextBlock | ToolResultBlock)
+    )
+    for text in _user_texts(history):
+        if any("\ud800" <= ch <= "\udfff" for ch in text):
+            continue  # surrogates are replaced, by design
+        assert text in repaired_text
+    sent_images = [
+        b
+        for m in history
+        if m.role == "user"
+        for b in m.blocks
+        if isinstance(b, ImageBlock) and b.data
+    ]
+    kept_images = [b for m in out.messages for b in m.blocks if isinstance(b, ImageBlock)]
+    assert len(kept_images) >= len([i for i in sent_images if i.media_type == "image/png"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(messy_histories)
+def test_repair_is_idempotent(history: list[Message]) -> None:
+    once = repair(history)
+    assert not repair(once.messages).changed
