@@ -196,6 +196,33 @@ class StepFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class CompactionStarted:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionApplied:
+    summary_number: int
+    tokens_before: int
+    tokens_after: int
+    warnings: tuple[str, ...]  # hard facts the summary lost, accepted after one retry
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionFailed:
+    error: ErrorInfo
+    paused: bool  # the circuit breaker opened: auto-compaction is off until resumed
+
+
+@dataclass(frozen=True, slots=True)
+class ContextStateChanged:
+    """The chat's context state changed (a compaction, a breaker failure): persist it.
+    `state` is the context layer's `ContextState` (core does not know its type)."""
+
+    state: object
+
+
+@dataclass(frozen=True, slots=True)
 class TurnFinished:
     """The last event of `run_turn`: why it stopped, and the error if one stopped it."""
 
@@ -218,5 +245,9 @@ LoopEvent: TypeAlias = (
     | ToolCallStarted
     | ToolCallFinished
     | StepFinished
+    | CompactionStarted
+    | CompactionApplied
+    | CompactionFailed
+    | ContextStateChanged
     | TurnFinished
 )

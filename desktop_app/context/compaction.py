@@ -1,0 +1,256 @@
+"""Compaction (seed 002): the middle of a long chat becomes a summary the user can
+preview, edit, apply and undo.
+
+The span runs from after the first message to before the most recent turns, cut at clean
+boundaries; a new summary absorbs the previous one. The summarizer is asked to keep what
+summaries usually lose, and its text is checked for fidelity before it is accepted.
+Applying is a pure state change (`ContextState.with_summary`) that storage writes in one
+transaction; undo restores the span exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from desktop_app.context.facts import facts_block
+from desktop_app.context.fidelity import missing_facts
+from desktop_app.context.projection import turn_numbers
+from desktop_app.context.state import ContextSettings, ContextState, Summary
+from desktop_app.core.assembly import MessageAssembler
+from desktop_app.core.blocks import (
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.messages import Message, new_id, user_text
+from desktop_app.core.ports import ChatBackend
+from desktop_app.core.protocol import is_clean_start
+from desktop_app.core.request import ChatRequest, SystemPart
+from desktop_app.tokens.counter import TokenCounter
+
+SUMMARY_MAX_TOKENS = 4096
+RESULT_CHARS_IN_SPAN = 4000  # a tool result is shown to the summarizer up to this length
+
+SUMMARIZER_SYSTEM = """\
+You compact the earlier part of a conversation into a summary that will replace it. The \
+model continuing the conversation will see only the first message, your summary and the \
+latest turns, so the summary must carry everything still needed.
+
+Keep, exactly as written: every number and amount, date and time, identifier (order, \
+ticket, invoice, commit, customer), name, file path, URL and e-mail address.
+Keep: decisions made and their reasons; approaches that were tried and FAILED, and why; \
+the user's constraints, preferences and stated expectations; open questions; the current \
+state of the work.
+Do not invent anything. Write in the conversation's own language. Use short sections \
+with bullet points. Reply with the summary only."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionSpan:
+    start: int  # index of the first message compacted
+    end: int  # index after the last one (a clean start: the recent turns begin here)
+    covers: tuple[str, ...]  # every message id the new summary stands for
+    previous: Summary | None  # the summary it absorbs
+    turns: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPreview:
+    span: CompactionSpan
+    text: str
+    model: str
+    instructions: str
+    tokens_before: int  # the span as it is sent now (estimate)
+    tokens_after: int  # the summary (estimate)
+    missing: tuple[str, ...]  # hard facts the text lost (and no pinned fact holds)
+
+    def summary(self, number: int, text: str | None = None) -> Summary:
+        """The summary to apply; `text` is the user's edit of the preview, if any."""
+        edited = text is not None and text != self.text
+        return Summary(
+            number=number,
+            covers=self.span.covers,
+            text=self.text if text is None else text,
+            model=self.model,
+            instructions=self.instructions,
+            replaces=self.span.previous.id if self.span.previous else None,
+            warnings=self.missing,
+            edited=edited,
+        )
+
+
+class NothingToCompact(ContextDeskError):
+    def __init__(self, why: str) -> None:
+        super().__init__("Nothing to compact", why, kind="nothing_to_compact")
+
+
+def plan_span(
+    messages: Sequence[Message],
+    state: ContextState,
+    settings: ContextSettings,
+    keep_recent: int | None = None,
+) -> CompactionSpan:
+    """The span to compact now, or `NothingToCompact` saying why there is none."""
+    keep = settings.keep_recent_turns if keep_recent is None else keep_recent
+    first = 1 if settings.keep_first_message else 0
+    starts = [i for i in range(first + 1, len(messages)) if is_clean_start(messages, i)]
+    if keep > 0 and len(starts) <= keep:
+        raise NothingToCompact(f"The chat has no turns older than the {keep} most recent ones.")
+    end = starts[-keep] if keep > 0 else len(messages)
+    previous = state.active_summary
+    covered = set(previous.covers) if previous else set()
+    new_ids = [
+        m.id
+        for m in messages[first:end]
+        if m.id not in covered and m.id not in state.excluded_messages
+    ]
+    if not new_ids:
+        raise NothingToCompact("Everything before the recent turns is already summarized.")
+    order = {m.id: i for i, m in enumerate(messages)}
+    covers = tuple(sorted(covered | set(new_ids), key=lambda i: order.get(i, -1)))
+    numbers = turn_numbers(messages)
+    return CompactionSpan(first, end, covers, previous, (numbers[first], numbers[end - 1]))
+
+
+def render_span(messages: Sequence[Message], span: CompactionSpan) -> str:
+    """The span as plain text for the summarizer (the previous summary first)."""
+    parts: list[str] = []
+    if span.previous:
+        parts.append(f"EARLIER SUMMARY (#{span.previous.number}):\n{span.previous.text}")
+    covered = set(span.covers)
+    for msg in messages[span.start : span.end]:
+        if msg.id not in covered or (span.previous and msg.id in span.previous.covers):
+            continue
+        lines = [_render_block(b) for b in msg.blocks]
+        parts.append(f"{msg.role.upper()}:\n" + "\n".join(line for line in lines if line))
+    return "\n\n".join(parts)
+
+
+def _render_block(block: object) -> str:
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ToolUseBlock):
+        return f"[called {block.name} with {json.dumps(block.input, ensure_ascii=False)}]"
+    if isinstance(block, ToolResultBlock):
+        text = block.text
+        if len(text) > RESULT_CHARS_IN_SPAN:
+            text = text[: RESULT_CHARS_IN_SPAN // 2] + " […] " + text[-RESULT_CHARS_IN_SPAN // 2 :]
+        return f"[{'error from' if block.is_error else 'result of'} the call: {text}]"
+    if isinstance(block, ImageBlock):
+        return "[an image]"
+    if isinstance(block, ThinkingBlock):
+        return ""  # the model's private reasoning is not summarized
+    return ""
+
+
+def summarizer_request(
+    span_text: str, *, model: str, instructions: str, missing: Sequence[str]
+) -> ChatRequest:
+    ask = ["Summarize this part of the conversation:", "", span_text]
+    if instructions:
+        ask += ["", f"The user's instructions for this summary: {instructions}"]
+    if missing:
+        ask += [
+            "",
+            "Your previous summary left out these facts; include every one: " + ", ".join(missing),
+        ]
+    return ChatRequest(
+        model=model,
+        messages=(user_text("\n".join(ask)),),
+        max_tokens=SUMMARY_MAX_TOKENS,
+        system=(SystemPart(SUMMARIZER_SYSTEM),),
+        purpose="compaction",
+    )
+
+
+class Compactor:
+    def __init__(self, backend: ChatBackend, counter: TokenCounter) -> None:
+        self.backend = backend
+        self.counter = counter
+
+    def preview(
+        self,
+        messages: Sequence[Message],
+        state: ContextState,
+        settings: ContextSettings,
+        *,
+        model: str,
+        cancel: CancelToken,
+        instructions: str = "",
+        keep_recent: int | None = None,
+        missing: Sequence[str] = (),
+    ) -> CompactionPreview:
+        """Ask the model for a summary of the span and check it; nothing is applied."""
+        span = plan_span(messages, state, settings, keep_recent)
+        span_text = render_span(messages, span)
+        request = summarizer_request(
+            span_text, model=model, instructions=instructions, missing=missing
+        )
+        text = self.summarize(request, cancel)
+        factor = self.counter.calibration.factor(model)
+        facts = facts_block(state.facts)
+        before = sum(
+            self.counter.message(m)
+            for m in messages[span.start : span.end]
+            if m.id in set(span.covers)
+        )
+        return CompactionPreview(
+            span=span,
+            text=text,
+            model=model,
+            instructions=instructions,
+            tokens_before=round(before * factor),
+            tokens_after=round(self.counter.text(text) * factor),
+            missing=tuple(missing_facts(span_text, text, [facts])),
+        )
+
+    def auto(
+        self,
+        messages: Sequence[Message],
+        state: ContextState,
+        settings: ContextSettings,
+        *,
+        model: str,
+        cancel: CancelToken,
+    ) -> CompactionPreview:
+        """Auto-compaction's preview: one retry naming what the first summary lost, then
+        accept (the loss is recorded as the summary's warnings)."""
+        first = self.preview(messages, state, settings, model=model, cancel=cancel)
+        if not first.missing:
+            return first
+        second = self.preview(
+            messages, state, settings, model=model, cancel=cancel, missing=first.missing
+        )
+        return second
+
+    def summarize(self, request: ChatRequest, cancel: CancelToken) -> str:
+        assembler = MessageAssembler(new_id())
+        for event in self.backend.stream(request, cancel):
+            assembler.feed(event)
+            cancel.raise_if_cancelled()
+        reply = assembler.finish()
+        text = reply.text.strip()
+        if not text:
+            raise ContextDeskError(
+                "The summary came back empty",
+                "The model returned no text for the summary. Nothing was changed; try again, "
+                "or compact with instructions.",
+                retryable=True,
+                kind="compaction_empty",
+            )
+        if reply.stop_reason == "max_tokens":
+            text += "\n\n[The summary was cut off at its length limit.]"
+        return text
+
+
+def apply_preview(
+    state: ContextState, preview: CompactionPreview, text: str | None = None
+) -> ContextState:
+    """The state with the preview's summary applied (the user's edit of it, if any)."""
+    return state.with_summary(preview.summary(state.next_summary_number(), text))

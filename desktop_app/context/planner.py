@@ -1,0 +1,90 @@
+"""The `RequestPlanner` the loop uses: project, compact first when due, project again.
+
+It owns the chat's latest `ContextState`; every change (a summary applied, a compaction
+failure counted by the circuit breaker) is announced as `ContextStateChanged`, which the
+GUI thread or the CLI persists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from desktop_app.context.compaction import Compactor, NothingToCompact, apply_preview
+from desktop_app.context.projection import Plan, Projector
+from desktop_app.context.state import ContextSettings, ContextState
+from desktop_app.context.trimming import TrimPolicy
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.events import (
+    CompactionApplied,
+    CompactionFailed,
+    CompactionStarted,
+    ContextStateChanged,
+    LoopEvent,
+)
+from desktop_app.core.messages import Message
+from desktop_app.core.request import ChatRequest, ToolSpec
+
+
+@dataclass
+class ContextPlanner:
+    projector: Projector
+    compactor: Compactor
+    settings: ContextSettings
+    state: ContextState
+    model: str
+    system: str = ""
+    tools: Sequence[ToolSpec] = ()
+    trim_policies: Mapping[str, TrimPolicy] = field(default_factory=dict)
+    workspace: str | None = None
+    thinking_budget: int | None = None
+
+    def plan(self, messages: Sequence[Message]) -> Plan:
+        return self.projector.project(
+            messages,
+            self.state,
+            self.settings,
+            model=self.model,
+            system=self.system,
+            tools=self.tools,
+            trim_policies=self.trim_policies,
+            workspace=self.workspace,
+            thinking_budget=self.thinking_budget,
+        )
+
+    def prepare(
+        self, messages: Sequence[Message], cancel: CancelToken
+    ) -> Generator[LoopEvent, None, ChatRequest]:
+        plan = self.plan(messages)
+        if plan.compaction_due and self.settings.auto_compact and not self.state.breaker.paused:
+            yield from self.auto_compact(messages, plan.due_reason, cancel)
+            plan = self.plan(messages)
+        return plan.request
+
+    def auto_compact(
+        self, messages: Sequence[Message], reason: str, cancel: CancelToken
+    ) -> Generator[LoopEvent, None, None]:
+        """Compact; on failure count it (3 in a row pause auto-compaction) and let the
+        projection fall back to trimming. A cancel propagates: the turn stops."""
+        yield CompactionStarted(reason)
+        try:
+            preview = self.compactor.auto(
+                messages, self.state, self.settings, model=self.model, cancel=cancel
+            )
+        except NothingToCompact:
+            return  # too few turns to compact: trimming makes the request fit
+        except ContextDeskError as exc:
+            self.state = self.state.compaction_failed(exc.message)
+            yield CompactionFailed(exc.info, self.state.breaker.paused)
+            yield ContextStateChanged(self.state)
+            return
+        self.state = apply_preview(self.state, preview)
+        summary = self.state.active_summary
+        yield CompactionApplied(
+            summary.number if summary else 0,
+            preview.tokens_before,
+            preview.tokens_after,
+            preview.missing,
+        )
+        yield ContextStateChanged(self.state)

@@ -1,0 +1,138 @@
+"""Per-block token counts: cached, calibrated, and honest about being estimates.
+
+There is no per-block count anywhere in the API, so every per-block number is a local
+estimate. Counts are cached by content (a block counted once is never counted again) and
+per message (an unchanged message costs one dictionary lookup), which keeps the live
+meter cheap on long chats.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from desktop_app.core.blocks import (
+    Block,
+    ImageBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from desktop_app.core.messages import Message
+from desktop_app.core.request import ChatRequest, SystemPart, ToolSpec
+from desktop_app.tokens.calibration import Calibration
+from desktop_app.tokens.encoding import TextEncoder, load_encoder
+from desktop_app.tokens.images import base64_image_tokens
+
+# Framing the API adds around content (roles, block headers): small, and folded into
+# the calibration factor anyway, but they keep empty-ish blocks from counting as zero.
+MESSAGE_OVERHEAD = 4
+BLOCK_OVERHEAD = 3
+TOOL_OVERHEAD = 12
+REQUEST_OVERHEAD = 8
+
+
+@dataclass(frozen=True, slots=True)
+class TokenFigure:
+    """A token number and whether it is exact (reported by the API) or an estimate."""
+
+    value: int
+    exact: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.value:,}" if self.exact else f"≈{self.value:,}"
+
+
+class TokenCounter:
+    """Counts text, blocks, messages and whole requests. Implements core's `TokenCounter`."""
+
+    def __init__(
+        self, encoder: TextEncoder | None = None, calibration: Calibration | None = None
+    ) -> None:
+        self.encoder = encoder or load_encoder()
+        self.calibration = calibration or Calibration()
+        self._by_content: dict[object, int] = {}
+        self._by_message: dict[str, tuple[tuple[Block, ...], tuple[int, ...]]] = {}
+
+    # -- raw local estimates (before calibration) ------------------------------------------
+
+    def text(self, text: str) -> int:
+        count = self._by_content.get(text)
+        if count is None:
+            count = self._by_content[text] = self.encoder.count(text) if text else 0
+        return count
+
+    def block(self, block: Block) -> int:
+        """One block's raw estimate, cached by its content."""
+        if isinstance(block, TextBlock):
+            return BLOCK_OVERHEAD + self.text(block.text)
+        if isinstance(block, ThinkingBlock):
+            return BLOCK_OVERHEAD + self.text(block.thinking)
+        if isinstance(block, ToolUseBlock):
+            return BLOCK_OVERHEAD + self.text(block.name) + self.text(json.dumps(block.input))
+        if isinstance(block, ToolResultBlock):
+            if isinstance(block.content, str):
+                return BLOCK_OVERHEAD + self.text(block.content)
+            return BLOCK_OVERHEAD + sum(self.block(part) for part in block.content)
+        if isinstance(block, ImageBlock):
+            key = ("image", block.data)
+            count = self._by_content.get(key)
+            if count is None:
+                count = self._by_content[key] = base64_image_tokens(block.data)
+            return count
+        if isinstance(block, RedactedThinkingBlock):
+            return BLOCK_OVERHEAD + len(block.data) // 4  # encrypted: length is all we know
+        return BLOCK_OVERHEAD + self.text(json.dumps(block.raw))
+
+    def blocks_of(self, message: Message) -> tuple[int, ...]:
+        """Per-block raw estimates of a message; an unchanged message is one lookup."""
+        memo = self._by_message.get(message.id)
+        if memo is not None and memo[0] is message.blocks:
+            return memo[1]
+        counts = tuple(self.block(b) for b in message.blocks)
+        self._by_message[message.id] = (message.blocks, counts)
+        return counts
+
+    def message(self, message: Message) -> int:
+        return MESSAGE_OVERHEAD + sum(self.blocks_of(message))
+
+    def messages(self, messages: Iterable[Message]) -> int:
+        return sum(self.message(m) for m in messages)
+
+    def system(self, parts: Sequence[SystemPart]) -> int:
+        return sum(self.text(p.text) + BLOCK_OVERHEAD for p in parts if p.text)
+
+    def tools(self, specs: Sequence[ToolSpec]) -> int:
+        return sum(
+            TOOL_OVERHEAD
+            + self.text(s.name)
+            + self.text(s.description)
+            + self.text(json.dumps(s.input_schema))
+            for s in specs
+        )
+
+    def raw_request(self, request: ChatRequest) -> int:
+        return (
+            REQUEST_OVERHEAD
+            + self.system(request.system)
+            + self.tools(request.tools)
+            + self.messages(request.messages)
+        )
+
+    # -- calibrated ---------------------------------------------------------------------
+
+    def calibrated(self, raw: int, model: str) -> int:
+        return round(raw * self.calibration.factor(model))
+
+    def count_request(self, request: ChatRequest) -> int:
+        """Estimated input tokens of the whole request, as the API would count them."""
+        return self.calibrated(self.raw_request(request), request.model)
+
+    def learn_from_usage(self, request: ChatRequest, reported_prompt_tokens: int) -> float:
+        """Calibrate with the API's exact count for `request` (usage.prompt_tokens)."""
+        return self.calibration.learn(
+            request.model, reported_prompt_tokens, self.raw_request(request)
+        )

@@ -1,0 +1,165 @@
+"""Context engine benchmarks (run on demand, not in the test suite):
+
+    .venv/bin/python tests/perf/bench_context.py [--json FILE]
+
+Targets (context issue), on the 2-core machine:
+- cold count of a 200,000-token transcript ≤ 400 ms (a fresh counter, cl100k loaded);
+- recount after appending one block ≤ 2 ms;
+- projection + breakdown of a 10,000-message transcript ≤ 100 ms.
+Best of N runs against the target (noise only adds time); the median beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from desktop_app.context.facts import Fact
+from desktop_app.context.projection import Projector, Section
+from desktop_app.context.state import ContextSettings, ContextState
+from desktop_app.core.blocks import TextBlock
+from desktop_app.core.messages import Message
+from desktop_app.tokens.counter import TokenCounter
+from desktop_app.tokens.encoding import load_cl100k
+from tests.perf.bench_core import transcript
+
+VOCAB = [
+    "refund",
+    "order",
+    "customer",
+    "invoice",
+    "shipping",
+    "delayed",
+    "express",
+    "warehouse",
+    "ledger",
+    "account",
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "in",
+    "is",
+    "that",
+    "for",
+    "it",
+    "with",
+    "as",
+    "on",
+    "be",
+    "at",
+    "by",
+    "this",
+    "from",
+    "or",
+    "have",
+    "an",
+    "退款",
+    "订单",
+    "客户",
+    "发票",
+    "仓库",
+    "物流",
+    "🙂",
+    "847.20",
+    "2026-04-13",
+    "#88213",
+    "src/app.py",
+    "ticket-1234",
+]
+
+
+def distinct_transcript(n_messages: int, words_per_message: int = 90) -> list[Message]:
+    """Messages of ~100 tokens each, every one different (a cache cannot help a cold count)."""
+    import random
+
+    rng = random.Random(7)
+    out = []
+    for i in range(n_messages):
+        words = [rng.choice(VOCAB) for _ in range(words_per_message)]
+        out.append(
+            Message("user" if i % 2 == 0 else "assistant", (TextBlock(f"{i}: " + " ".join(words)),))
+        )
+    return out
+
+
+def timed(fn: Callable[[], object], runs: int) -> tuple[float, float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return min(times), statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    encoder = load_cl100k()
+
+    long_chat = distinct_transcript(2_000)  # ~200,000 tokens, no two texts alike
+    probe = TokenCounter(encoder)
+    total = probe.messages(long_chat)
+
+    def cold_count() -> None:
+        TokenCounter(encoder).messages(long_chat)
+
+    warm = TokenCounter(encoder)
+    warm.messages(long_chat)
+    appended: list[Message] = []
+
+    def recount_after_append() -> None:
+        appended.append(Message("user", (TextBlock(f"one more question, number {len(appended)}"),)))
+        warm.messages([*long_chat, *appended])
+
+    big = transcript(10_000)
+    projector = Projector(TokenCounter(encoder))
+    state = ContextState().pin(Fact("Order #88213: refund 847.20 USD, due 2026-04-13"))
+    settings = ContextSettings(context_window=1_000_000, max_tokens=8000)
+    plan = projector.project(big, state, settings, model="m", system="Be helpful.")
+    assert plan.sections[Section.MESSAGES] > 0
+
+    def project() -> None:
+        p = projector.project(big, state, settings, model="m", system="Be helpful.")
+        _ = sum(p.sections.values()), p.forecast
+
+    rows = [
+        (f"cold count, {total:,}-token transcript (2,000 messages)", timed(cold_count, 7), 400.0),
+        ("recount after appending one block", timed(recount_after_append, 30), 2.0),
+        ("projection + breakdown, 10,000 messages", timed(project, 15), 100.0),
+    ]
+    machine = f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, {platform.node()}"
+    print(f"context benchmarks — {machine}")
+    print(f"{'metric':56} {'best':>9} {'median':>9} {'target':>9}  result")
+    results = []
+    for name, (best, median), target in rows:
+        verdict = "pass" if best <= target else "FAIL"
+        print(
+            f"{name:56} {best:6.1f} ms {median:6.1f} ms {'≤ ' + format(target, 'g') + ' ms':>9}  {verdict}"
+        )
+        results.append(
+            {
+                "metric": name,
+                "best_ms": round(best, 2),
+                "median_ms": round(median, 2),
+                "target_ms": target,
+                "pass": verdict == "pass",
+            }
+        )
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine, "results": results}, indent=2))
+    return 0 if all(r["pass"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,386 @@
+"""The projection: the exact request, every block's state, the breakdown, and the seeds' shapes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from desktop_app.context.facts import Fact, facts_block
+from desktop_app.context.policies import clear_old_tool_results, old_tool_result_ids
+from desktop_app.context.projection import BlockState, Plan, Projector, Section
+from desktop_app.context.state import ContextSettings, ContextState, Summary
+from desktop_app.context.trimming import TrimPolicy
+from desktop_app.core.blocks import TextBlock, ToolResultBlock
+from desktop_app.core.messages import Message, Usage
+from desktop_app.core.protocol import clean_cut_points, validate
+from desktop_app.core.repair import repair
+from desktop_app.core.request import ToolSpec
+from desktop_app.tokens.counter import TokenFigure
+from tests.fakes.words import word_counter
+from tests.strategies import messy_histories
+from tests.unit.builders import a, call, result, think, u
+
+FACT = Fact("Order #88213: refund 847.20 USD, due 2026-04-13")
+BIG = ContextSettings(context_window=1_000_000, max_tokens=1000)
+
+
+def chat(turns: int, words: int = 10) -> list[Message]:
+    out: list[Message] = []
+    for t in range(1, turns + 1):
+        out += [u(f"question {t} " + "w " * words), a(f"answer {t} " + "w " * words)]
+    return out
+
+
+def project(
+    messages: list[Message],
+    state: ContextState | None = None,
+    cfg: ContextSettings = BIG,
+    *,
+    tools: Sequence[ToolSpec] = (),
+    trim_policies: Mapping[str, TrimPolicy] | None = None,
+    workspace: str | None = None,
+) -> Plan:
+    return Projector(word_counter()).project(
+        messages,
+        state or ContextState(),
+        cfg,
+        model="m",
+        system="Be kind.",
+        tools=tools,
+        trim_policies=trim_policies,
+        workspace=workspace,
+    )
+
+
+def test_request_layout_facts_after_the_system_prompt_with_cache_breakpoints() -> None:
+    plan = project(
+        chat(3), ContextState().pin(FACT), tools=[ToolSpec("read_file", "Read", {"type": "object"})]
+    )
+    body = plan.request.body()
+    assert body["system"][0] == {"type": "text", "text": "Be kind."}
+    assert body["system"][1]["text"] == facts_block([FACT])
+    assert body["system"][1]["cache_control"] == {"type": "ephemeral"}
+    assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert [t["name"] for t in body["tools"]] == ["read_file"]
+    assert validate(plan.request.messages) == []
+
+
+def test_without_facts_the_breakpoint_follows_the_base_prompt_and_the_workspace_is_named() -> None:
+    plan = project(chat(1), workspace="/home/ann/project")
+    [system] = plan.request.body()["system"]
+    assert system["cache_control"] == {"type": "ephemeral"}
+    assert "/home/ann/project" in system["text"]
+
+
+def test_everything_is_sent_when_it_fits() -> None:
+    messages = chat(5)
+    plan = project(messages)
+    assert len(plan.request.messages) == 10
+    assert all(plan.block_status(m, 0).state is BlockState.IN_CONTEXT for m in messages)
+    assert not plan.compaction_due
+    assert plan.not_sent_count == 0
+
+
+def test_seed_001_fifty_messages_become_the_first_and_the_last_ten_turns() -> None:
+    messages = chat(25, words=40)
+    window = ContextSettings(context_window=1500, max_tokens=100, auto_compact=False)
+    plan = project(messages, cfg=window)
+    sent_ids = {m.id for m in messages if plan.block_status(m, 0).state is BlockState.IN_CONTEXT}
+    assert sent_ids == {messages[0].id} | {m.id for m in messages[30:]}  # 21 messages
+    assert plan.not_sent_count == 29
+    first = plan.request.messages[0]
+    assert first.blocks[0] == messages[0].blocks[0]
+    assert "29 earlier messages (turns 1–15) are not included" in first.text
+    assert (
+        plan.request.messages[1].text == messages[30].text
+        or first.blocks[-1] == messages[30].blocks[0]
+    )
+    assert plan.fits
+    assert validate(plan.request.messages) == []
+
+
+def test_seed_000_sliding_window_keeps_the_first_and_the_latest_n_minus_one() -> None:
+    messages = chat(6)
+    plan = project(messages, cfg=replace(BIG, max_context_messages=5))
+    kept = [m for m in messages if plan.block_status(m, 0).state is BlockState.IN_CONTEXT]
+    assert kept == [messages[0], *messages[-4:]]
+
+
+def test_the_sliding_window_never_cuts_inside_a_turn() -> None:
+    messages = chat(6)
+    plan = project(
+        messages, cfg=replace(BIG, max_context_messages=4)
+    )  # latest 3 would start mid-turn
+    kept = [m for m in messages if plan.block_status(m, 0).state is BlockState.IN_CONTEXT]
+    assert kept == [messages[0], *messages[-2:]]
+
+
+def test_a_summary_replaces_its_span_and_names_its_turns() -> None:
+    messages = chat(6)
+    summary = Summary(1, tuple(m.id for m in messages[1:6]), "They discussed refunds.", "m")
+    plan = project(messages, ContextState().with_summary(summary))
+    assert plan.block_status(messages[3], 0).label == "summarized in #1"
+    assert plan.block_status(messages[6], 0).state is BlockState.IN_CONTEXT
+    assert plan.block_status(messages[0], 0).state is BlockState.IN_CONTEXT
+    first = plan.request.messages[0].text
+    assert "[Summary #1 of the earlier conversation (turns 1–3)" in first
+    assert "They discussed refunds." in first
+    assert plan.sections[Section.SUMMARY] > 0
+    assert validate(plan.request.messages) == []
+
+
+def tool_chat() -> list[Message]:
+    return [
+        u("look up the order"),
+        a(think("need the order"), call("toolu_1", "lookup_order", order_id="88213")),
+        u(result("toolu_1", "status delivered " * 300)),
+        a("It was delivered."),
+        u("and the other one?"),
+        a(think("second lookup"), call("toolu_2", "lookup_order", order_id="88507")),
+        u(result("toolu_2", "status shipped")),
+        a("Shipped."),
+    ]
+
+
+def test_excluding_a_tool_call_excludes_its_result_too() -> None:
+    messages = tool_chat()
+    state = ContextState().exclude_block(messages[1].id, 1)
+    plan = project(messages, state)
+    assert plan.block_status(messages[1], 1).state is BlockState.EXCLUDED
+    assert plan.block_status(messages[2], 0).state is BlockState.EXCLUDED
+    assert validate(plan.request.messages) == []
+    assert "toolu_1" not in str(plan.request.body())
+
+
+def test_excluding_a_message() -> None:
+    messages = tool_chat()
+    plan = project(messages, ContextState().exclude_message(messages[3].id))
+    assert plan.block_status(messages[3], 0).state is BlockState.EXCLUDED
+    assert "It was delivered." not in str(plan.request.body())
+    assert validate(plan.request.messages) == []
+
+
+def test_cleared_results_name_the_tool_and_the_original_size() -> None:
+    messages = tool_chat()
+    plan = project(messages, ContextState().clear_results({"toolu_1"}))
+    status = plan.block_status(messages[2], 0)
+    assert status.state is BlockState.CLEARED
+    assert status.sent_tokens < status.tokens
+    sent = str(plan.request.body())
+    assert "Result cleared to save context: lookup_order returned about 603 tokens" in sent
+    assert messages[2].blocks[0].text.count("delivered") == 300  # type: ignore[union-attr]
+
+
+def test_long_results_are_trimmed_in_the_view_only() -> None:
+    messages = tool_chat()
+    plan = project(messages, cfg=replace(BIG, tool_result_cap=100))
+    status = plan.block_status(messages[2], 0)
+    assert status.state is BlockState.TRIMMED
+    assert status.label == f"trimmed {status.tokens:,} → {status.sent_tokens:,} tokens"
+    assert status.sent_tokens < 150
+
+
+def test_a_tools_field_allowlist_applies_before_the_cap() -> None:
+    order = '{"order_id": "88213", "total": 847.2, "warehouse": "W-9", "sku_map": "x"}'
+    messages = [u("go"), a(call("toolu_1", "lookup_order")), u(result("toolu_1", order)), a("ok")]
+    plan = project(
+        messages, trim_policies={"lookup_order": TrimPolicy(fields=("order_id", "total"))}
+    )
+    assert '{"order_id": "88213", "total": 847.2}' in str(plan.request.body())
+    assert plan.block_status(messages[2], 0).state is BlockState.TRIMMED
+
+
+def test_thinking_of_earlier_turns_is_cleared_but_the_current_tool_loop_keeps_its_own() -> None:
+    messages = [*tool_chat()[:6], u(result("toolu_2", "status shipped"))]
+    plan = project(messages)
+    assert plan.block_status(messages[1], 0).state is BlockState.CLEARED
+    assert plan.block_status(messages[5], 0).state is BlockState.IN_CONTEXT
+    assert validate(plan.request.messages) == []
+
+
+def test_the_breakdown_adds_up_to_the_window_and_matches_the_request() -> None:
+    counter = word_counter()
+    plan = Projector(counter).project(
+        tool_chat(),
+        ContextState().pin(FACT),
+        replace(BIG, context_window=5000),
+        model="m",
+        system="Be kind.",
+        tools=[ToolSpec("lookup_order", "Look up an order", {"type": "object"})],
+    )
+    assert sum(plan.sections.values()) == 5000
+    assert plan.estimated_input == counter.count_request(plan.request)
+    assert plan.sections[Section.FACTS] > 0
+    assert plan.sections[Section.TOOLS] > 0
+    assert plan.sections[Section.RESERVED] == 1000
+
+
+def test_compaction_is_due_at_the_threshold() -> None:
+    messages = chat(10, words=40)
+    under = project(messages, cfg=ContextSettings(context_window=10_000, max_tokens=100))
+    assert not under.compaction_due
+    assert under.forecast_turns is not None
+    assert "auto-compaction in about" in under.forecast
+    over = project(
+        messages,
+        cfg=ContextSettings(context_window=int(under.estimated_input / 0.9), max_tokens=100),
+    )
+    assert over.compaction_due
+    assert "reached 87% of the window" in over.due_reason
+
+
+def test_calibration_scales_every_figure() -> None:
+    counter = word_counter()
+    messages = chat(3)
+    plain = Projector(counter).project(messages, ContextState(), BIG, model="m")
+    counter.calibration.learn("m", plain.estimated_input * 2, plain.estimated_input)
+    scaled = Projector(counter).project(messages, ContextState(), BIG, model="m")
+    assert scaled.calibration == 2.0
+    assert scaled.estimated_input == 2 * plain.estimated_input
+
+
+# -- properties ----------------------------------------------------------------------------
+
+facts = st.lists(
+    st.text(min_size=1, max_size=30).filter(lambda t: t.strip() and max(t) < "\ud800"), max_size=3
+)
+
+
+@settings(max_examples=int(os.environ.get("CONTEXTDESK_PROJECTION_EXAMPLES", "150")), deadline=None)
+@given(
+    history=messy_histories,
+    pinned=facts,
+    window=st.integers(300, 5000),
+    keep_recent=st.integers(0, 4),
+    max_messages=st.integers(0, 6),
+    keep_first=st.booleans(),
+    exclude=st.lists(st.integers(0, 15), max_size=3),
+    summarize=st.integers(0, 6),
+)
+def test_any_plan_is_valid_carries_every_fact_and_fits_when_it_can(
+    history: list[Message],
+    pinned: list[str],
+    window: int,
+    keep_recent: int,
+    max_messages: int,
+    keep_first: bool,
+    exclude: list[int],
+    summarize: int,
+) -> None:
+    messages = list(repair(history).messages)
+    if not messages:
+        return
+    state = ContextState()
+    for text in pinned:
+        state = state.pin(Fact(text))
+    for i in exclude:
+        if i < len(messages):
+            state = state.exclude_message(messages[i].id)
+    if summarize and len(messages) > 2:
+        state = state.with_summary(
+            Summary(1, tuple(m.id for m in messages[1 : 1 + summarize]), "so far so good", "m")
+        )
+    cfg = ContextSettings(
+        context_window=window,
+        max_tokens=100,
+        keep_recent_turns=keep_recent,
+        max_context_messages=max_messages,
+        keep_first_message=keep_first,
+    )
+    plan = project(messages, state, cfg)
+    if not plan.request.messages:  # the user excluded everything: nothing to send
+        assert all(
+            plan.block_status(m, 0).state is BlockState.EXCLUDED for m in messages if m.blocks
+        )
+        return
+    assert validate(plan.request.messages) == [], [str(p) for p in validate(plan.request.messages)]
+    for text in pinned:
+        assert text in plan.request.system_text
+    assert plan.fits == (plan.estimated_input + 100 <= window)
+    last_turn = max(clean_cut_points(messages), default=0)
+    minimal = project(
+        messages[last_turn:],
+        ContextState(facts=state.facts),
+        replace(cfg, keep_first_message=False),
+    )
+    head = project(messages[:1], ContextState(), replace(cfg, max_context_messages=0))
+    if minimal.estimated_input + head.estimated_input + 300 <= window - 100:
+        assert plan.fits
+
+
+def test_results_of_a_cleared_call_stay_paired() -> None:
+    messages = tool_chat()
+    plan = project(messages, ContextState().clear_results({"toolu_1", "toolu_2"}))
+    results = [b for m in plan.request.messages for b in m.blocks if isinstance(b, ToolResultBlock)]
+    assert [r.tool_use_id for r in results] == ["toolu_1", "toolu_2"]
+    assert all("Result cleared" in r.text for r in results)
+    assert isinstance(plan.request.messages[0].blocks[0], TextBlock)
+
+
+@settings(max_examples=int(os.environ.get("CONTEXTDESK_PROJECTION_EXAMPLES", "60")), deadline=None)
+@given(
+    history=messy_histories,
+    changes=st.lists(
+        st.tuples(
+            st.sampled_from(["exclude", "include", "clear", "cap", "thinking", "pin"]),
+            st.integers(0, 12),
+        ),
+        max_size=8,
+    ),
+)
+def test_a_long_lived_projector_never_serves_a_stale_view(
+    history: list[Message], changes: list[tuple[str, int]]
+) -> None:
+    messages = list(repair(history).messages)
+    if not messages:
+        return
+    shared = Projector(word_counter())
+    state, cfg = ContextState(), replace(BIG, tool_result_cap=8000)
+    tool_ids = [b.tool_use_id for m in messages for b in m.blocks if isinstance(b, ToolResultBlock)]
+    for kind, n in changes:
+        target = messages[n % len(messages)].id
+        if kind == "exclude":
+            state = state.exclude_message(target)
+        elif kind == "include":
+            state = state.exclude_message(target, excluded=False)
+        elif kind == "clear" and tool_ids:
+            state = state.clear_results({tool_ids[n % len(tool_ids)]})
+        elif kind == "cap":
+            cfg = replace(cfg, tool_result_cap=1 + n)
+        elif kind == "thinking":
+            cfg = replace(cfg, drop_old_thinking=not cfg.drop_old_thinking)
+        else:
+            state = state.pin(Fact(f"fact {n}"))
+        fresh = Projector(word_counter()).project(messages, state, cfg, model="m")
+        reused = shared.project(messages, state, cfg, model="m")
+        assert reused.request.body() == fresh.request.body()
+        assert reused.estimated_input == fresh.estimated_input
+        for m in messages:
+            for j in range(len(m.blocks)):
+                assert reused.block_status(m, j) == fresh.block_status(m, j)
+
+
+def test_the_last_reply_gives_an_exact_figure_and_the_plan_an_estimate() -> None:
+    messages = chat(2)
+    messages[-1] = replace(
+        messages[-1], usage=Usage(input_tokens=40, cache_read_input_tokens=500, output_tokens=9)
+    )
+    plan = project([*messages, u("next")])
+    assert plan.last_reported == TokenFigure(540, exact=True)
+    assert str(plan.last_reported) == "540"
+    assert str(plan.input_figure).startswith("≈")
+
+
+def test_clearing_old_tool_results_keeps_the_recent_turns_and_shows_the_saving() -> None:
+    messages = tool_chat()
+    assert old_tool_result_ids(messages, keep_recent_turns=1) == {"toolu_1"}
+    assert old_tool_result_ids(messages, keep_recent_turns=5) == set()
+    state = clear_old_tool_results(messages, ContextState(), keep_recent_turns=1)
+    before, after = project(messages), project(messages, state)
+    assert after.estimated_input < before.estimated_input  # the change the UI shows first
+    assert after.block_status(messages[2], 0).state is BlockState.CLEARED
+    assert after.block_status(messages[6], 0).state is BlockState.IN_CONTEXT

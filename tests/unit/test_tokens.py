@@ -1,0 +1,216 @@
+"""Token counting: offline cl100k, a CJK-aware fallback, per-block caching, images, calibration."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import socket
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core.blocks import (
+    Block,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from desktop_app.core.messages import Message
+from desktop_app.core.request import ChatRequest, SystemPart, ToolSpec
+from desktop_app.tokens.calibration import Calibration, MemoryCalibrationStore
+from desktop_app.tokens.counter import TokenCounter, TokenFigure
+from desktop_app.tokens.encoding import (
+    HEURISTIC,
+    EncodingUnavailable,
+    TextEncoder,
+    bundled_encoding_path,
+    heuristic_count,
+    load_cl100k,
+    load_encoder,
+)
+from desktop_app.tokens.images import image_size, image_tokens
+
+
+@pytest.fixture(scope="module")
+def cl100k() -> TextEncoder:
+    return load_cl100k()
+
+
+def test_cl100k_loads_with_every_socket_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("network is off in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    encoder = load_cl100k()
+    assert encoder.exact_tokenizer
+    assert encoder.count("hello world") == 2  # cl100k: "hello", " world"
+    assert encoder.count("请尽快处理") > 0
+
+
+def test_known_cl100k_counts(cl100k: TextEncoder) -> None:
+    assert cl100k.count("") == 0
+    assert cl100k.count("The quick brown fox jumps over the lazy dog.") == 10
+    assert cl100k.count("hello world, 请尽快处理 🙂") == 11
+
+
+def test_a_tampered_encoding_file_is_refused(tmp_path: Path) -> None:
+    original = bundled_encoding_path()
+    assert original is not None
+    tampered = tmp_path / "cl100k_base.tiktoken"
+    tampered.write_bytes(original.read_bytes()[:-10] + b"0000000000")
+    with pytest.raises(EncodingUnavailable, match="SHA-256"):
+        load_cl100k(tampered)
+
+
+def test_the_fallback_is_announced_not_silent(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("desktop_app.tokens.encoding.bundled_encoding_path", lambda: None)
+    with caplog.at_level(logging.WARNING):
+        encoder = load_encoder()
+    assert encoder is HEURISTIC
+    assert not encoder.exact_tokenizer
+    assert "fall back to a character heuristic" in caplog.text
+
+
+def test_the_heuristic_knows_cjk_from_latin(cl100k: TextEncoder) -> None:
+    english = "Please process the refund for order 88213 before Friday."
+    chinese = "请在周五之前处理订单八八二一三的退款事宜谢谢"
+    assert heuristic_count(english) == pytest.approx(cl100k.count(english), rel=0.5)
+    assert heuristic_count(chinese) == len(chinese)  # one token per ideograph
+    assert heuristic_count(chinese) > heuristic_count(english[: len(chinese)])
+    assert heuristic_count("") == 0
+
+
+class CountingEncoder:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, text: str) -> int:
+        self.calls += 1
+        return len(text.split())
+
+
+def test_blocks_are_counted_once_by_content() -> None:
+    spy = CountingEncoder()
+    counter = TokenCounter(TextEncoder("spy", spy, False))
+    one = Message("user", (TextBlock("a b c"),))
+    same_text = Message("user", (TextBlock("a b c"),))
+    first = counter.message(one)
+    calls = spy.calls
+    assert counter.message(one) == first
+    assert counter.message(same_text) == first
+    assert spy.calls == calls  # cached by content, not by object
+
+
+def test_every_block_type_has_a_count(cl100k: TextEncoder) -> None:
+    counter = TokenCounter(cl100k)
+    blocks: list[Block] = [
+        TextBlock("hello"),
+        ThinkingBlock("let me think about this", "sig"),
+        ToolUseBlock("toolu_1", "read_file", {"path": "a.py"}),
+        ToolResultBlock("toolu_1", "file contents here"),
+        ToolResultBlock("toolu_1", (TextBlock("part"), ImageBlock("image/png", png(200, 150)))),
+        ImageBlock("image/png", png(750, 100)),
+    ]
+    counts = [counter.block(b) for b in blocks]
+    assert all(c > 0 for c in counts)
+    assert counts[5] == 100  # 750 × 100 / 750
+    assert counts[4] > 40  # the image inside the result counts too
+
+
+def test_request_counts_include_system_and_tools(cl100k: TextEncoder) -> None:
+    counter = TokenCounter(cl100k)
+    bare = ChatRequest("m", (Message("user", (TextBlock("hi"),)),), 100)
+    full = ChatRequest(
+        "m",
+        bare.messages,
+        100,
+        system=(SystemPart("You are a careful assistant. " * 10),),
+        tools=(ToolSpec("read_file", "Read a file from the workspace", {"type": "object"}),),
+    )
+    assert counter.count_request(full) > counter.count_request(bare) + 60
+
+
+def png(width: int, height: int) -> str:
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = b"IHDR" + ihdr
+    data = (
+        b"\x89PNG\r\n\x1a\n"
+        + struct.pack(">I", len(ihdr))
+        + chunk
+        + struct.pack(">I", zlib.crc32(chunk))
+    )
+    return base64.b64encode(data).decode()
+
+
+def test_image_sizes_from_headers() -> None:
+    gif = base64.b64encode(b"GIF89a" + struct.pack("<HH", 320, 240) + b"\x00" * 10).decode()
+    jpeg = base64.b64encode(
+        b"\xff\xd8\xff\xe0"
+        + struct.pack(">H", 16)
+        + b"JFIF\x00"
+        + b"\x00" * 9
+        + b"\xff\xc0"
+        + struct.pack(">HBHH", 17, 8, 480, 640)
+        + b"\x00" * 12
+    ).decode()
+    webp = base64.b64encode(
+        b"RIFF\x00\x00\x00\x00WEBPVP8X"
+        + b"\x00" * 8
+        + (99).to_bytes(3, "little")
+        + (49).to_bytes(3, "little")
+    ).decode()
+    assert image_size(png(1024, 768)) == (1024, 768)
+    assert image_size(gif) == (320, 240)
+    assert image_size(jpeg) == (640, 480)
+    assert image_size(webp) == (100, 50)
+    assert image_size("bm90IGFuIGltYWdl") is None
+
+
+def test_image_tokens_follow_the_api_formula_and_downscaling() -> None:
+    assert image_tokens(1000, 750) == 1000
+    assert image_tokens(200, 200) == 54  # ceil(40000 / 750)
+    assert image_tokens(4000, 3000) == image_tokens(1568, 1176)  # scaled like the API does
+
+
+def test_calibration_learns_per_model_and_persists() -> None:
+    store = MemoryCalibrationStore()
+    calibration = Calibration(store)
+    assert calibration.factor("claude-a") == 1.0
+    assert calibration.learn("claude-a", reported_prompt_tokens=1500, local_estimate=1000) == 1.5
+    assert calibration.learn(
+        "claude-a", reported_prompt_tokens=1300, local_estimate=1000
+    ) == pytest.approx(1.4)
+    assert calibration.factor("claude-b") == 1.0
+    assert Calibration(store).factor("claude-a") == pytest.approx(1.4)  # persisted
+
+
+def test_calibration_rejects_nonsense() -> None:
+    calibration = Calibration()
+    assert calibration.learn("m", 0, 100) == 1.0
+    assert calibration.learn("m", 100_000, 10) == 4.0  # clamped
+    assert (
+        Calibration(MemoryCalibrationStore({"m": 99.0})).factor("m") == 1.0
+    )  # a corrupt value is ignored
+
+
+def test_counter_applies_calibration_and_learns_from_usage(cl100k: TextEncoder) -> None:
+    counter = TokenCounter(cl100k)
+    request = ChatRequest(
+        "claude-a", (Message("user", (TextBlock("hello there, how are you today?"),)),), 100
+    )
+    raw = counter.raw_request(request)
+    counter.learn_from_usage(request, reported_prompt_tokens=raw * 2)
+    assert counter.count_request(request) == raw * 2
+
+
+def test_figures_say_whether_they_are_exact() -> None:
+    assert str(TokenFigure(1234)) == "≈1,234"
+    assert str(TokenFigure(1234, exact=True)) == "1,234"
