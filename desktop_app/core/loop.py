@@ -183,9 +183,14 @@ class _Turn:
 
         self.assembler = assembler = MessageAssembler(new_id())
         yield MessageStarted(assembler.message_id)
-        for event in self.ports.backend.stream(request, self.cancel):
-            yield from assembler.feed(event)
-            self.cancel.raise_if_cancelled()
+        stream = self.ports.backend.stream(request, self.cancel)
+        try:
+            for event in stream:
+                yield from assembler.feed(event)
+                self.cancel.raise_if_cancelled()
+        finally:
+            if isinstance(stream, Generator):
+                stream.close()  # releases the connection now, not when garbage is collected
         message = assembler.finish()
         self.assembler = None
         if message.stop_reason == "pause_turn":

@@ -1,0 +1,316 @@
+"""`AnthropicBackend`: the `ChatBackend` port over the anthropic SDK.
+
+Why asyncio: measured with SDK 2.14, `stream.close()` from another thread does not wake a
+reader blocked on a silent server; cancelling an asyncio task does, in about a millisecond.
+So each worker thread owns an event loop and an `AsyncAnthropic` client bound to it; the
+sync `stream()` generator steps the async stream one event at a time, and a Stop cancels
+the running step from whatever thread pressed it.
+
+`import anthropic` costs ~2.5 s: it happens on first use, on the worker thread, never on
+the path to the first window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import AsyncGenerator, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+from desktop_app.api.errors import map_error
+from desktop_app.core.blocks import OpaqueBlock, RedactedThinkingBlock
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import Cancelled, ContextDeskError
+from desktop_app.core.events import (
+    StreamBlockStart,
+    StreamBlockStop,
+    StreamEvent,
+    StreamInputDelta,
+    StreamMessageDelta,
+    StreamMessageStart,
+    StreamMessageStop,
+    StreamSignatureDelta,
+    StreamTextDelta,
+    StreamThinkingDelta,
+)
+from desktop_app.core.messages import Usage
+from desktop_app.core.request import ChatRequest
+
+log = logging.getLogger(__name__)
+
+ANTHROPIC_HOST = "api.anthropic.com"
+PURPOSE_HEADER = "x-contextdesk-purpose"
+DEFAULT_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    id: str
+    display_name: str
+    context_window: int
+    max_output: int
+
+
+# When the server has no models endpoint (or is unreachable): what we know.
+BUILTIN_MODELS = (
+    ModelInfo("claude-opus-4-5", "Claude Opus 4.5", 200_000, 64_000),
+    ModelInfo("claude-sonnet-4-5", "Claude Sonnet 4.5", 1_000_000, 64_000),
+    ModelInfo("claude-haiku-4-5", "Claude Haiku 4.5", 200_000, 64_000),
+)
+DEFAULT_CONTEXT_WINDOW = 200_000
+
+
+def is_anthropic(base_url: str | None) -> bool:
+    host = (urlparse(base_url).hostname or "") if base_url else ANTHROPIC_HOST
+    return host == "anthropic.com" or host.endswith(".anthropic.com")
+
+
+def without_cache_control(value: Any) -> Any:
+    """The body with every `cache_control` marker removed (for servers that reject them)."""
+    if isinstance(value, dict):
+        return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_control(v) for v in value]
+    return value
+
+
+class AnthropicBackend:
+    """Talks to Anthropic's API or any Anthropic-compatible server."""
+
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str | None = None,
+        *,
+        max_retries: int = 2,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        prompt_caching: bool | None = None,
+    ) -> None:
+        self._api_key = api_key
+        self.base_url = (
+            base_url or os.environ.get("ANTHROPIC_BASE_URL") or f"https://{ANTHROPIC_HOST}"
+        )
+        self._max_retries = max_retries
+        self._timeout = timeout
+        # On by default against Anthropic's API; other servers may reject cache_control.
+        self.prompt_caching = (
+            is_anthropic(self.base_url) if prompt_caching is None else prompt_caching
+        )
+        self._local = threading.local()  # one event loop + client per thread
+
+    # -- the ChatBackend port -------------------------------------------------------------
+
+    def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
+        loop = self._loop()
+        body = self._body(request)
+        events = self._events(body, request.purpose)
+        try:
+            while True:
+                cancel.raise_if_cancelled()
+                try:
+                    yield self._step(loop, events.__anext__(), cancel)
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._step(loop, events.aclose(), None)  # closes the HTTP stream
+
+    def count_tokens(self, request: ChatRequest, cancel: CancelToken | None = None) -> int | None:
+        """The server's count for `request`, or None when it has no count_tokens endpoint."""
+        body = {k: v for k, v in self._body(request).items() if k != "max_tokens"}
+        headers = {PURPOSE_HEADER: "count"}
+        counting = self._client().messages.count_tokens(**body, extra_headers=headers)
+        try:
+            result = self._step(self._loop(), counting, cancel)
+        except ContextDeskError as exc:
+            if getattr(exc.__cause__, "status_code", None) in (404, 405):
+                return None  # Ollama and others have no count_tokens: the local estimate stands
+            raise
+        return int(result.input_tokens)
+
+    def models(self, cancel: CancelToken | None = None) -> list[ModelInfo]:
+        """The server's models with their limits; the built-in table if it has no list."""
+
+        async def fetch() -> list[ModelInfo]:
+            page = await self._client().models.list(extra_headers={PURPOSE_HEADER: "count"})
+            return [_model_info(m) for m in page.data]
+
+        try:
+            found = self._step(self._loop(), fetch(), cancel)
+        except ContextDeskError as exc:
+            log.info(
+                "no models list from %s (%s); using the built-in table", self.base_url, exc.title
+            )
+            return list(BUILTIN_MODELS)
+        return found or list(BUILTIN_MODELS)
+
+    def model_info(self, model_id: str, cancel: CancelToken | None = None) -> ModelInfo:
+        for info in self.models(cancel):
+            if info.id == model_id:
+                return info
+        return next(
+            (m for m in BUILTIN_MODELS if m.id == model_id),
+            ModelInfo(model_id, model_id, DEFAULT_CONTEXT_WINDOW, 8192),
+        )
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        body = request.body()
+        return body if self.prompt_caching else without_cache_control(body)
+
+    async def _events(
+        self, body: dict[str, Any], purpose: str
+    ) -> AsyncGenerator[StreamEvent, None]:
+        client = self._client()
+        stream = await client.messages.create(
+            **body, stream=True, extra_headers={PURPOSE_HEADER: purpose}
+        )
+        async with stream:
+            async for raw in stream:
+                event = _convert(raw)
+                if event is not None:
+                    yield event
+
+    def _step(
+        self, loop: asyncio.AbstractEventLoop, awaitable: Any, cancel: CancelToken | None
+    ) -> Any:
+        """Run one awaitable on this thread's loop; a cancel from any thread stops it now."""
+        task = loop.create_task(_as_coroutine(awaitable))
+
+        def stop() -> None:
+            loop.call_soon_threadsafe(task.cancel)
+
+        unregister = cancel.on_cancel(stop) if cancel else None
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            raise Cancelled() from None
+        except (StopAsyncIteration, Cancelled, ContextDeskError):
+            raise
+        except Exception as exc:
+            if _is_sdk_or_transport_error(exc):
+                raise map_error(exc, self.base_url) from exc
+            raise
+        finally:
+            if unregister:
+                unregister()
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = self._local.loop = asyncio.new_event_loop()
+            self._local.client = None
+        return loop
+
+    def _client(self) -> Any:
+        client = getattr(self._local, "client", None)
+        if client is None:
+            if not self._api_key:
+                raise ContextDeskError(
+                    "No API key",
+                    "Enter an API key in Settings, set ANTHROPIC_API_KEY, or try the offline demo.",
+                    kind="auth",
+                )
+            import anthropic  # slow: on the worker thread, on first use
+
+            client = self._local.client = anthropic.AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self.base_url,
+                max_retries=self._max_retries,
+                timeout=self._timeout,
+                # Ollama, llama.cpp, vLLM and LiteLLM read the key from x-api-key.
+                default_headers={"x-api-key": self._api_key},
+            )
+        return client
+
+    def close(self) -> None:
+        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
+        client = getattr(self._local, "client", None)
+        if loop is not None and not loop.is_closed():
+            if client is not None:
+                loop.run_until_complete(client.close())
+            loop.close()
+
+
+async def _as_coroutine(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _is_sdk_or_transport_error(exc: BaseException) -> bool:
+    module = type(exc).__module__
+    return module.startswith(("anthropic", "httpx", "httpcore", "h11", "ssl")) or isinstance(
+        exc, OSError
+    )
+
+
+def _usage(raw: Any) -> Usage | None:
+    if raw is None:
+        return None
+
+    def num(name: str) -> int:
+        value = getattr(raw, name, None)
+        return value if isinstance(value, int) else 0
+
+    return Usage(
+        input_tokens=num("input_tokens"),
+        output_tokens=num("output_tokens"),
+        cache_creation_input_tokens=num("cache_creation_input_tokens"),
+        cache_read_input_tokens=num("cache_read_input_tokens"),
+    )
+
+
+def _convert(raw: Any) -> StreamEvent | None:
+    """One SDK raw event as a core stream event (None: nothing the loop needs)."""
+    kind = getattr(raw, "type", "")
+    if kind == "message_start":
+        return StreamMessageStart(_usage(raw.message.usage))
+    if kind == "content_block_start":
+        block = raw.content_block
+        block_type = block.type
+        if block_type == "tool_use":
+            return StreamBlockStart(raw.index, "tool_use", tool_id=block.id, tool_name=block.name)
+        if block_type in ("text", "thinking"):
+            return StreamBlockStart(raw.index, block_type)
+        if block_type == "redacted_thinking":
+            return StreamBlockStart(raw.index, block_type, block=RedactedThinkingBlock(block.data))
+        return StreamBlockStart(
+            raw.index, block_type, block=OpaqueBlock(block_type, block.to_dict())
+        )
+    if kind == "content_block_delta":
+        delta = raw.delta
+        if delta.type == "text_delta":
+            return StreamTextDelta(raw.index, delta.text)
+        if delta.type == "thinking_delta":
+            return StreamThinkingDelta(raw.index, delta.thinking)
+        if delta.type == "signature_delta":
+            return StreamSignatureDelta(raw.index, delta.signature)
+        if delta.type == "input_json_delta":
+            return StreamInputDelta(raw.index, delta.partial_json)
+        return None  # citations and future delta types
+    if kind == "content_block_stop":
+        return StreamBlockStop(raw.index)
+    if kind == "message_delta":
+        return StreamMessageDelta(raw.delta.stop_reason, _usage(raw.usage))
+    if kind == "message_stop":
+        return StreamMessageStop()
+    return None
+
+
+def _model_info(raw: Any) -> ModelInfo:
+    window = getattr(raw, "max_input_tokens", None)
+    output = getattr(raw, "max_tokens", None)
+    builtin = next((m for m in BUILTIN_MODELS if m.id == raw.id), None)
+    return ModelInfo(
+        id=raw.id,
+        display_name=getattr(raw, "display_name", None) or raw.id,
+        context_window=window
+        if isinstance(window, int)
+        else builtin.context_window
+        if builtin
+        else DEFAULT_CONTEXT_WINDOW,
+        max_output=output if isinstance(output, int) else builtin.max_output if builtin else 8192,
+    )

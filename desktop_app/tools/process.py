@@ -1,0 +1,102 @@
+"""Running a shell command for the model, safely enough to leave unattended briefly.
+
+- its own process group (session), so a cancel or timeout kills everything it started;
+- stdin closed: a command that waits for input gets EOF at once (claude-code#67234);
+- a timeout (default 120 s); output capped at 30,000 characters with a marker;
+- an environment without ANTHROPIC_* or anything that looks like a secret.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import Cancelled
+
+OUTPUT_CAP = 30_000
+DEFAULT_TIMEOUT_S = 120.0
+_SECRET = re.compile(r"(^ANTHROPIC_|KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|SESSION)", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    output: str
+    exit_code: int | None  # None: killed (timeout or cancel)
+    timed_out: bool
+    seconds: float
+
+
+def safe_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment with every secret-looking variable removed."""
+    source = dict(os.environ if env is None else env)
+    return {k: v for k, v in source.items() if not _SECRET.search(k)}
+
+
+def cap_output(text: str, cap: int = OUTPUT_CAP) -> str:
+    if len(text) <= cap:
+        return text
+    head, tail = text[: cap * 2 // 3], text[-cap // 3 :]
+    return (
+        f"{head}\n[… {len(text) - len(head) - len(tail):,} characters cut by ContextDesk …]\n{tail}"
+    )
+
+
+def run_command(
+    command: str, cwd: Path, cancel: CancelToken, timeout: float = DEFAULT_TIMEOUT_S
+) -> CommandResult:
+    """Run `command` in a shell in `cwd`; raise `Cancelled` if `cancel` fires (the whole
+    process group is killed first)."""
+    started = time.monotonic()
+    process = subprocess.Popen(
+        ["/bin/sh", "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=safe_environment(),
+        start_new_session=True,
+    )
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=_drain, args=(process, chunks), daemon=True)
+    reader.start()
+    unregister = cancel.on_cancel(lambda: _kill_group(process))
+    try:
+        try:
+            exit_code: int | None = process.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            process.wait()
+            exit_code, timed_out = None, True
+    finally:
+        unregister()
+        _kill_group(process)  # anything the command left running in its group goes too
+    reader.join(timeout=2)
+    if process.stdout is not None:
+        process.stdout.close()
+    if cancel.cancelled:
+        raise Cancelled()
+    output = b"".join(chunks).decode("utf-8", "replace")
+    return CommandResult(cap_output(output), exit_code, timed_out, time.monotonic() - started)
+
+
+def _drain(process: subprocess.Popen[bytes], chunks: list[bytes]) -> None:
+    assert process.stdout is not None
+    fd, total = process.stdout.fileno(), 0
+    while chunk := os.read(fd, 65536):
+        if total < OUTPUT_CAP * 8:  # enough for head + tail; a flood's middle is dropped
+            chunks.append(chunk)
+        total += len(chunk)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
+        os.killpg(process.pid, signal.SIGKILL)

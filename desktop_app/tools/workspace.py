@@ -1,0 +1,48 @@
+"""Keeping file tools inside the chat's workspace folder, by resolved real path.
+
+Refused with a clear error: absolute paths, any `..`, a symlink (at any depth) that
+leads out, and a new file whose parent is a symlink out (DesktopCommanderMCP#219). Paths
+are checked after resolving every symlink, so a link inside the workspace that points
+outside is caught however it is reached.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from desktop_app.core.errors import ContextDeskError
+
+
+class OutsideWorkspace(ContextDeskError):
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(
+            "Path outside the workspace", f"{path!r} was refused: {why}.", kind="path_refused"
+        )
+
+
+def confine(workspace: Path, path: str) -> Path:
+    """The real path for `path` (relative to `workspace`), or `OutsideWorkspace`."""
+    if not path or "\x00" in path:
+        raise OutsideWorkspace(path, "the path is empty or holds a NUL character")
+    if (
+        PurePosixPath(path).is_absolute()
+        or PureWindowsPath(path).is_absolute()
+        or path.startswith("~")
+    ):
+        raise OutsideWorkspace(
+            path, "absolute paths are not allowed; use a path relative to the workspace"
+        )
+    if ".." in PurePosixPath(path.replace("\\", "/")).parts:
+        raise OutsideWorkspace(path, "'..' is not allowed")
+    root = Path(os.path.realpath(workspace))
+    real = Path(os.path.realpath(root / path))  # follows every symlink, existing or not
+    if real != root and root not in real.parents:
+        raise OutsideWorkspace(path, f"it resolves to {real}, outside the workspace {root}")
+    return real
+
+
+def display(workspace: Path, real: Path) -> str:
+    """A path as the model should see it: relative to the workspace."""
+    root = Path(os.path.realpath(workspace))
+    return "." if real == root else str(real.relative_to(root))
