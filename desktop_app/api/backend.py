@@ -39,6 +39,7 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.messages import Usage
 from desktop_app.core.request import ChatRequest
+from desktop_app.tokens.counter import TokenCounter
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,22 @@ class AnthropicBackend:
             is_anthropic(self.base_url) if prompt_caching is None else prompt_caching
         )
         self._local = threading.local()  # one event loop + client per thread
+
+    @classmethod
+    def from_environment(cls, **options: Any) -> AnthropicBackend:
+        """ANTHROPIC_API_KEY (required here) and ANTHROPIC_BASE_URL (optional)."""
+        key = os.environ.get("ANTHROPIC_API_KEY", "")
+        if not key:
+            raise ContextDeskError(
+                "No API key", "Set ANTHROPIC_API_KEY, or enter a key in Settings.", kind="auth"
+            )
+        return cls(key, os.environ.get("ANTHROPIC_BASE_URL") or None, **options)
+
+    def calibrate(self, counter: TokenCounter, request: ChatRequest) -> float | None:
+        """Teach `counter` the server's count for `request` when it has count_tokens;
+        None (and the local estimate stands) when it does not."""
+        count = self.count_tokens(request)
+        return None if count is None else counter.learn_from_usage(request, count)
 
     # -- the ChatBackend port -------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from desktop_app.context.compaction import Compactor, NothingToCompact, apply_preview
+from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.projection import Plan, Projector
 from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.context.trimming import TrimPolicy
@@ -39,6 +40,8 @@ class ContextPlanner:
     trim_policies: Mapping[str, TrimPolicy] = field(default_factory=dict)
     workspace: str | None = None
     thinking_budget: int | None = None
+    auto_pin: bool = False  # facts the model proposes are pinned at once, not suggested
+    _unannounced: bool = field(default=False, init=False, repr=False)  # a tool's change
 
     def plan(self, messages: Sequence[Message]) -> Plan:
         return self.projector.project(
@@ -53,9 +56,22 @@ class ContextPlanner:
             thinking_budget=self.thinking_budget,
         )
 
+    def propose_fact(self, text: str, fields: tuple[tuple[str, str], ...]) -> str:
+        """pin_fact's handler: the model's fact waits for the user (or is pinned at once
+        when the chat allows auto-pinning). Persist `state` after the turn either way."""
+        fact = Fact(text, fields, source=FactSource.MODEL, pending=not self.auto_pin)
+        self.state = self.state.pin(fact)
+        self._unannounced = True
+        if self.auto_pin:
+            return f"Pinned: {text!r}. It will be sent with every message from now on."
+        return f"Suggested {text!r} as a pinned fact; the user will accept or reject it."
+
     def prepare(
         self, messages: Sequence[Message], cancel: CancelToken
     ) -> Generator[LoopEvent, None, ChatRequest]:
+        if self._unannounced:
+            self._unannounced = False
+            yield ContextStateChanged(self.state)
         plan = self.plan(messages)
         if plan.compaction_due and self.settings.auto_compact and not self.state.breaker.paused:
             yield from self.auto_compact(messages, plan.due_reason, cancel)

@@ -31,7 +31,13 @@ RUNS = 20
 
 
 def one_cancel(backend: AnthropicBackend, sim: SimulatorServer) -> float:
-    sim.queue(Fault(FaultKind.HANG, after_events=4, reply=Reply.text("a reply that stops half-way and then hangs")))
+    sim.queue(
+        Fault(
+            FaultKind.HANG,
+            after_events=4,
+            reply=Reply.text("a reply that stops half-way and then hangs"),
+        )
+    )
     cancel = CancelToken()
     pressed: list[float] = []
 
@@ -63,9 +69,27 @@ def main() -> int:
     verdict = "pass" if worst <= 200 else "FAIL"
     print(f"backend benchmark — {machine}")
     print(f"{'metric':56} {'worst':>9} {'median':>9} {'target':>9}  result")
-    print(f"{'cancel while the server is silent (20 runs)':56} {worst:6.1f} ms {median:6.1f} ms {'≤ 200 ms':>9}  {verdict}")
+    print(
+        f"{'cancel while the server is silent (20 runs)':56} {worst:6.1f} ms {median:6.1f} ms {'≤ 200 ms':>9}  {verdict}"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"machine": machine, "results": [{"metric": "cancel while the server is silent", "worst_ms": round(worst, 2), "median_ms": round(median, 2), "target_ms": 200, "pass": verdict == "pass"}]}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "machine": machine,
+                    "results": [
+                        {
+                            "metric": "cancel while the server is silent",
+                            "worst_ms": round(worst, 2),
+                            "median_ms": round(median, 2),
+                            "target_ms": 200,
+                            "pass": verdict == "pass",
+                        }
+                    ],
+                },
+                indent=2,
+            )
+        )
     return 0 if verdict == "pass" else 1
 
 

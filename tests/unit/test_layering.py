@@ -53,3 +53,9 @@ def test_core_loads_only_the_standard_library() -> None:
 
 def test_the_watch_really_sees_imports() -> None:
     assert loaded_after_importing(["json", "sqlite3"], ["sqlite3"]) == ["sqlite3"]
+
+
+def test_the_backend_defers_the_slow_anthropic_import() -> None:
+    """`import anthropic` takes ~2.5 s: it must happen on first use, on the worker thread."""
+    modules = ["desktop_app.api.backend", "desktop_app.api.simulator", "desktop_app.app", "desktop_app.cli"]
+    assert loaded_after_importing(modules, ["anthropic", "httpx2"]) == []
