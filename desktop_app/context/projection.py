@@ -32,7 +32,7 @@ from desktop_app.core.blocks import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from desktop_app.core.history import merge_same_role
+from desktop_app.core.history import merge_same_role, without_trailing_whitespace
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import is_clean_start
 from desktop_app.core.repair import repair
@@ -326,7 +326,7 @@ class _Projection:
             sent = repair(sent).messages
             self.recount = True
         if sent and sent[-1].role == "assistant":
-            last = _without_trailing_space(sent[-1])
+            last = without_trailing_whitespace(sent[-1])
             self.recount = self.recount or last is not sent[-1]
             sent = (*sent[:-1], last)
         return sent
@@ -593,12 +593,3 @@ _NO_POLICIES: Mapping[str, TrimPolicy] = {}
 
 def _user_note(text: str) -> Message:
     return Message(role="user", blocks=(TextBlock(text),), id="context-note")
-
-
-def _without_trailing_space(message: Message) -> Message:
-    tail = message.blocks[-1] if message.blocks else None
-    if isinstance(tail, TextBlock) and tail.text != tail.text.rstrip():
-        stripped = tail.text.rstrip()
-        head = message.blocks[:-1]
-        return replace(message, blocks=(*head, replace(tail, text=stripped)) if stripped else head)
-    return message

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from desktop_app.core.blocks import Block, ToolResultBlock, ToolUseBlock
+from desktop_app.core.blocks import Block, TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message
 
 
@@ -46,3 +46,14 @@ def unanswered_calls(messages: Sequence[Message]) -> list[ToolUseBlock]:
             }
             return [c for c in tool_calls(messages[index]) if c.id not in answered]
     return []
+
+
+def without_trailing_whitespace(message: Message) -> Message:
+    """`message` with the trailing whitespace of its last text block removed (the API
+    rejects a final assistant message that ends in whitespace); itself if there is none."""
+    tail = message.blocks[-1] if message.blocks else None
+    if not isinstance(tail, TextBlock) or tail.text == tail.text.rstrip():
+        return message
+    stripped = tail.text.rstrip()
+    head = message.blocks[:-1]
+    return replace(message, blocks=(*head, replace(tail, text=stripped)) if stripped else head)

@@ -19,10 +19,10 @@ import logging
 import time
 import traceback
 from collections.abc import Generator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from desktop_app.core.assembly import MessageAssembler
-from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo
 from desktop_app.core.events import (
@@ -36,7 +36,7 @@ from desktop_app.core.events import (
     TransitionReason,
     TurnFinished,
 )
-from desktop_app.core.history import tool_calls, unanswered_calls
+from desktop_app.core.history import tool_calls, unanswered_calls, without_trailing_whitespace
 from desktop_app.core.messages import Message, MessageStatus, new_id
 from desktop_app.core.ports import (
     ApprovalDecision,
@@ -194,7 +194,7 @@ class _Turn:
         message = assembler.finish()
         self.assembler = None
         if message.stop_reason == "pause_turn":
-            message = _without_trailing_space(message)  # it is sent back as the final message
+            message = without_trailing_whitespace(message)  # it is sent back as the final message
         if message.blocks:
             self.state.messages.append(message)
             yield MessageAdded(message)
@@ -297,12 +297,3 @@ def _interrupted(call: ToolUseBlock) -> ToolResultBlock:
 
 def _not_run(call: ToolUseBlock, reason: str) -> ToolResultBlock:
     return ToolResultBlock(call.id, NOT_RUN_RESULT.format(reason=reason), is_error=True)
-
-
-def _without_trailing_space(message: Message) -> Message:
-    tail = message.blocks[-1] if message.blocks else None
-    if not isinstance(tail, TextBlock) or tail.text == tail.text.rstrip():
-        return message
-    stripped = tail.text.rstrip()
-    head = message.blocks[:-1]
-    return replace(message, blocks=(*head, replace(tail, text=stripped)) if stripped else head)

@@ -57,5 +57,10 @@ def test_the_watch_really_sees_imports() -> None:
 
 def test_the_backend_defers_the_slow_anthropic_import() -> None:
     """`import anthropic` takes ~2.5 s: it must happen on first use, on the worker thread."""
-    modules = ["desktop_app.api.backend", "desktop_app.api.simulator", "desktop_app.app", "desktop_app.cli"]
+    modules = [
+        "desktop_app.api.backend",
+        "desktop_app.api.simulator",
+        "desktop_app.app",
+        "desktop_app.cli",
+    ]
     assert loaded_after_importing(modules, ["anthropic", "httpx2"]) == []
