@@ -1,0 +1,54 @@
+"""Where ContextDesk keeps things: platformdirs for "ContextDesk", or everything under
+CONTEXTDESK_HOME (tests and power users rely on it). Nothing is created at import time;
+the composition root calls `ensure()`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+APP_NAME = "ContextDesk"
+HOME_VARIABLE = "CONTEXTDESK_HOME"
+
+
+@dataclass(frozen=True, slots=True)
+class AppPaths:
+    data: Path  # the database, exports the app makes for itself
+    config: Path  # settings.json (the user's choices)
+    state: Path  # state.json (what the app remembers: window geometry, last chat)
+    logs: Path
+
+    @property
+    def database(self) -> Path:
+        return self.data / "contextdesk.sqlite3"
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config / "settings.json"
+
+    @property
+    def state_file(self) -> Path:
+        return self.state / "state.json"
+
+    def ensure(self) -> AppPaths:
+        for folder in (self.data, self.config, self.state, self.logs):
+            folder.mkdir(parents=True, exist_ok=True)
+        return self
+
+
+def app_paths(home: str | os.PathLike[str] | None = None) -> AppPaths:
+    """`home` (the --home option), else CONTEXTDESK_HOME, else the platform's folders."""
+    root = home or os.environ.get(HOME_VARIABLE)
+    if root:
+        base = Path(root).expanduser().resolve()
+        return AppPaths(base / "data", base / "config", base / "state", base / "logs")
+    import platformdirs
+
+    dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
+    return AppPaths(
+        Path(dirs.user_data_dir),
+        Path(dirs.user_config_dir),
+        Path(dirs.user_state_dir),
+        Path(dirs.user_log_dir),
+    )

@@ -1,0 +1,494 @@
+"""`ChatStore`: chats, their messages (every block with its raw API JSON, so thinking
+signatures survive byte for byte), context state and calibration, in SQLite.
+
+Writes are transactions: appending a message, saving a chat's context state (facts,
+summaries, exclusions, breaker), forking and deleting are each all or nothing. A reply
+being streamed is checkpointed by the caller at most about once a second (`checkpoint`),
+never per token; at startup, leftover `streaming` rows become `interrupted` and the
+chat's unanswered tool calls get their interrupted results (`recover`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.state import Breaker, ContextSettings, ContextState, Summary
+from desktop_app.core.blocks import ToolResultBlock, block_to_api, block_type
+from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.history import unanswered_calls
+from desktop_app.core.messages import Message, MessageStatus, Role, new_id
+from desktop_app.core.repair import INTERRUPTED_RESULT
+from desktop_app.core.wire import block_from_api, status_from_text, usage_from_api
+from desktop_app.storage.db import connect, transaction
+
+# Every chat query: the row and how many messages it has.
+_CHATS = "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id AND NOT m.deleted) AS n FROM chats c"
+
+
+class ChatNotFound(ContextDeskError):
+    def __init__(self, ref: str, why: str = "no chat has this id") -> None:
+        super().__init__("Chat not found", f"{ref!r}: {why}.", kind="not_found")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatInfo:
+    id: str
+    title: str
+    model: str
+    system_prompt: str
+    settings: ContextSettings
+    created_at: float
+    updated_at: float
+    deleted_at: float | None
+    message_count: int
+
+
+def settings_to_json(settings: ContextSettings) -> str:
+    return json.dumps(asdict(settings))
+
+
+def settings_from_json(text: str) -> ContextSettings:
+    """Settings as stored; unknown keys are ignored and missing ones take defaults, so a
+    settings row written by another version never stops a chat from opening."""
+    try:
+        data = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        data = {}
+    known = {f.name for f in fields(ContextSettings)}
+    return ContextSettings(**{k: v for k, v in data.items() if k in known})
+
+
+class ChatStore:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    @classmethod
+    def open(cls, path: Path) -> ChatStore:
+        return cls(connect(path))
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- chats --------------------------------------------------------------------------
+
+    def create_chat(
+        self,
+        title: str = "New chat",
+        model: str = "claude-sonnet-4-5",
+        system_prompt: str = "",
+        settings: ContextSettings | None = None,
+    ) -> ChatInfo:
+        chat_id = new_id("chat")
+        now = time.time()
+        with transaction(self.db):
+            self.db.execute(
+                "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    chat_id,
+                    title,
+                    model,
+                    system_prompt,
+                    settings_to_json(settings or ContextSettings()),
+                    now,
+                    now,
+                ),
+            )
+            self.db.execute("INSERT INTO context_state (chat_id) VALUES (?)", (chat_id,))
+        return self.chat(chat_id)
+
+    def chat(self, chat_id: str) -> ChatInfo:
+        row = self.db.execute(
+            f"{_CHATS} WHERE c.id = ?",
+            (chat_id,),
+        ).fetchone()
+        if row is None:
+            raise ChatNotFound(chat_id)
+        return _chat_info(row)
+
+    def list_chats(self, *, trash: bool = False) -> list[ChatInfo]:
+        """Chats by last activity, newest first (or the trash)."""
+        rows = self.db.execute(
+            f"{_CHATS} WHERE c.deleted_at IS {'NOT ' if trash else ''}NULL ORDER BY c.updated_at DESC"
+        ).fetchall()
+        return [_chat_info(r) for r in rows]
+
+    def find_chat(self, ref: str) -> ChatInfo:
+        """A chat by its id or a unique prefix of it."""
+        rows = self.db.execute(
+            "SELECT id FROM chats WHERE id LIKE ? ESCAPE '\\'", (_like_prefix(ref),)
+        ).fetchall()
+        if not rows:
+            raise ChatNotFound(ref)
+        if len(rows) > 1:
+            raise ChatNotFound(ref, f"{len(rows)} chats start with it; give more of the id")
+        return self.chat(rows[0]["id"])
+
+    def update_chat(
+        self,
+        chat_id: str,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+        settings: ContextSettings | None = None,
+    ) -> ChatInfo:
+        current = self.chat(chat_id)
+        with transaction(self.db):
+            self.db.execute(
+                "UPDATE chats SET title = ?, model = ?, system_prompt = ?, settings = ?, updated_at = ? WHERE id = ?",
+                (
+                    current.title if title is None else title,
+                    current.model if model is None else model,
+                    current.system_prompt if system_prompt is None else system_prompt,
+                    settings_to_json(current.settings if settings is None else settings),
+                    time.time(),
+                    chat_id,
+                ),
+            )
+        return self.chat(chat_id)
+
+    def delete_chat(self, chat_id: str) -> None:
+        """Move to the trash (restorable)."""
+        self.chat(chat_id)
+        with transaction(self.db):
+            self.db.execute("UPDATE chats SET deleted_at = ? WHERE id = ?", (time.time(), chat_id))
+
+    def restore_chat(self, chat_id: str) -> None:
+        self.chat(chat_id)
+        with transaction(self.db):
+            self.db.execute("UPDATE chats SET deleted_at = NULL WHERE id = ?", (chat_id,))
+
+    # -- messages -------------------------------------------------------------------------
+
+    def messages(self, chat_id: str) -> list[Message]:
+        self.chat(chat_id)
+        rows = self.db.execute(
+            "SELECT * FROM messages WHERE chat_id = ? AND NOT deleted ORDER BY position", (chat_id,)
+        ).fetchall()
+        blocks: dict[str, list[Any]] = {}
+        for b in self.db.execute(
+            "SELECT b.message_id, b.raw FROM blocks b JOIN messages m ON m.id = b.message_id "
+            "WHERE m.chat_id = ? AND NOT m.deleted ORDER BY b.message_id, b.position",
+            (chat_id,),
+        ):
+            blocks.setdefault(b["message_id"], []).append(block_from_api(json.loads(b["raw"])))
+        return [_message(r, blocks.get(r["id"], [])) for r in rows]
+
+    def append_message(self, chat_id: str, message: Message) -> None:
+        """Add a message at the end of the chat (one transaction)."""
+        with transaction(self.db):
+            self._insert(chat_id, message)
+
+    def append_messages(self, chat_id: str, messages: Iterable[Message]) -> None:
+        with transaction(self.db):
+            for message in messages:
+                self._insert(chat_id, message)
+
+    def checkpoint(self, chat_id: str, message: Message) -> None:
+        """Save a message being streamed (insert or replace its blocks and status). The
+        caller throttles this to about once a second."""
+        with transaction(self.db):
+            exists = self.db.execute(
+                "SELECT 1 FROM messages WHERE id = ?", (message.id,)
+            ).fetchone()
+            if exists is None:
+                self._insert(chat_id, message)
+                return
+            self.db.execute(
+                "UPDATE messages SET status = ?, stop_reason = ?, usage = ? WHERE id = ?",
+                (message.status.value, message.stop_reason, _usage_json(message), message.id),
+            )
+            self.db.execute("DELETE FROM blocks WHERE message_id = ?", (message.id,))
+            self._insert_blocks(message)
+            self._touch(chat_id)
+
+    def recover(self) -> list[str]:
+        """At startup: every `streaming` message becomes `interrupted`, and any tool call
+        left without a result gets an interrupted one. Returns the chats touched; each
+        repair is recorded in the `repairs` table."""
+        chats = [
+            r["chat_id"]
+            for r in self.db.execute(
+                "SELECT DISTINCT chat_id FROM messages WHERE status = 'streaming'"
+            )
+        ]
+        for chat_id in chats:
+            with transaction(self.db):
+                self.db.execute(
+                    "UPDATE messages SET status = 'interrupted' WHERE chat_id = ? AND status = 'streaming'",
+                    (chat_id,),
+                )
+            history = self.messages(chat_id)
+            open_calls = unanswered_calls(history)
+            report = [
+                "a reply that was being written when ContextDesk stopped is marked interrupted"
+            ]
+            with transaction(self.db):
+                if open_calls and history and history[-1].role == "assistant":
+                    results = tuple(
+                        ToolResultBlock(c.id, INTERRUPTED_RESULT.format(name=c.name), is_error=True)
+                        for c in open_calls
+                    )
+                    self._insert(chat_id, Message(role="user", blocks=results))
+                    report.append(f"added interrupted results for {len(open_calls)} tool call(s)")
+                self.db.execute(
+                    "INSERT INTO repairs (chat_id, at, report) VALUES (?, ?, ?)",
+                    (chat_id, time.time(), "; ".join(report)),
+                )
+        return chats
+
+    def repairs(self, chat_id: str) -> list[str]:
+        return [
+            r["report"]
+            for r in self.db.execute(
+                "SELECT report FROM repairs WHERE chat_id = ? ORDER BY at", (chat_id,)
+            )
+        ]
+
+    def fork(self, chat_id: str, through_message_id: str, title: str | None = None) -> ChatInfo:
+        """A new chat with this chat's messages up to and including one, its facts and
+        settings (one transaction; the original is untouched)."""
+        source = self.chat(chat_id)
+        history = self.messages(chat_id)
+        ids = [m.id for m in history]
+        if through_message_id not in ids:
+            raise ContextDeskError(
+                "Cannot fork",
+                f"message {through_message_id} is not in this chat.",
+                kind="not_found",
+            )
+        kept = history[: ids.index(through_message_id) + 1]
+        state = self.context_state(chat_id)
+        fork_id = new_id("chat")
+        now = time.time()
+        with transaction(self.db):
+            self.db.execute(
+                "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    fork_id,
+                    title or f"{source.title} (fork)",
+                    source.model,
+                    source.system_prompt,
+                    settings_to_json(source.settings),
+                    now,
+                    now,
+                ),
+            )
+            self.db.execute("INSERT INTO context_state (chat_id) VALUES (?)", (fork_id,))
+            for message in kept:
+                self._insert(fork_id, replace(message, id=new_id()))
+            self._save_facts(fork_id, [replace(f, id=new_id("fact")) for f in state.facts])
+        return self.chat(fork_id)
+
+    # -- context state ---------------------------------------------------------------------
+
+    def context_state(self, chat_id: str) -> ContextState:
+        self.chat(chat_id)
+        facts = tuple(
+            Fact(
+                text=r["text"],
+                fields=tuple(tuple(pair) for pair in json.loads(r["fields"])),
+                source=FactSource(r["source"]),
+                id=r["id"],
+                created_at=r["created_at"],
+                updated_at=r["updated_at"],
+                pending=bool(r["pending"]),
+            )
+            for r in self.db.execute(
+                "SELECT * FROM facts WHERE chat_id = ? ORDER BY position", (chat_id,)
+            )
+        )
+        summaries = tuple(
+            Summary(
+                number=r["number"],
+                covers=tuple(json.loads(r["covers"])),
+                text=r["text"],
+                model=r["model"],
+                instructions=r["instructions"],
+                replaces=r["replaces"],
+                warnings=tuple(json.loads(r["warnings"])),
+                id=r["id"],
+                created_at=r["created_at"],
+                edited=bool(r["edited"]),
+                undone=bool(r["undone"]),
+            )
+            for r in self.db.execute(
+                "SELECT * FROM summaries WHERE chat_id = ? ORDER BY number", (chat_id,)
+            )
+        )
+        row = self.db.execute(
+            "SELECT * FROM context_state WHERE chat_id = ?", (chat_id,)
+        ).fetchone()
+        return ContextState(
+            facts=facts,
+            summaries=summaries,
+            excluded_messages=frozenset(json.loads(row["excluded_messages"])),
+            excluded_blocks=frozenset(tuple(pair) for pair in json.loads(row["excluded_blocks"])),
+            cleared_results=frozenset(json.loads(row["cleared_results"])),
+            breaker=Breaker(
+                row["breaker_failures"], bool(row["breaker_paused"]), row["breaker_reason"]
+            ),
+        )
+
+    def save_context_state(self, chat_id: str, state: ContextState) -> None:
+        """Facts, summaries, exclusions and the breaker, in one transaction: a compaction's
+        summary and the window it moves are stored together or not at all."""
+        self.chat(chat_id)
+        with transaction(self.db):
+            self._save_facts(chat_id, state.facts)
+            self.db.execute("DELETE FROM summaries WHERE chat_id = ?", (chat_id,))
+            self.db.executemany(
+                "INSERT INTO summaries (id, chat_id, number, covers, text, model, instructions, replaces, "
+                "warnings, edited, undone, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        s.id,
+                        chat_id,
+                        s.number,
+                        json.dumps(list(s.covers)),
+                        s.text,
+                        s.model,
+                        s.instructions,
+                        s.replaces,
+                        json.dumps(list(s.warnings)),
+                        int(s.edited),
+                        int(s.undone),
+                        s.created_at,
+                    )
+                    for s in state.summaries
+                ],
+            )
+            self.db.execute(
+                "UPDATE context_state SET excluded_messages = ?, excluded_blocks = ?, cleared_results = ?, "
+                "breaker_failures = ?, breaker_paused = ?, breaker_reason = ? WHERE chat_id = ?",
+                (
+                    json.dumps(sorted(state.excluded_messages)),
+                    json.dumps(sorted(state.excluded_blocks)),
+                    json.dumps(sorted(state.cleared_results)),
+                    state.breaker.failures,
+                    int(state.breaker.paused),
+                    state.breaker.reason,
+                    chat_id,
+                ),
+            )
+            self._touch(chat_id)
+
+    # -- calibration (the tokens layer's CalibrationStore port) ----------------------------------
+
+    def load_calibration(self) -> dict[str, float]:
+        return {
+            r["model"]: r["factor"]
+            for r in self.db.execute("SELECT model, factor FROM calibration")
+        }
+
+    def save_calibration(self, factors: dict[str, float]) -> None:
+        with transaction(self.db):
+            self.db.executemany(
+                "INSERT INTO calibration (model, factor) VALUES (?, ?) "
+                "ON CONFLICT(model) DO UPDATE SET factor = excluded.factor",
+                list(factors.items()),
+            )
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _insert(self, chat_id: str, message: Message) -> None:
+        position = self.db.execute(
+            "SELECT COALESCE(MAX(position), -1) + 1 FROM messages WHERE chat_id = ?", (chat_id,)
+        ).fetchone()[0]
+        self.db.execute(
+            "INSERT INTO messages (id, chat_id, position, role, status, stop_reason, usage, created_at, revision) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                message.id,
+                chat_id,
+                position,
+                message.role,
+                message.status.value,
+                message.stop_reason,
+                _usage_json(message),
+                message.created_at,
+                message.revision,
+            ),
+        )
+        self._insert_blocks(message)
+        self._touch(chat_id)
+
+    def _insert_blocks(self, message: Message) -> None:
+        self.db.executemany(
+            "INSERT INTO blocks (message_id, position, type, raw) VALUES (?, ?, ?, ?)",
+            [
+                (message.id, j, block_type(b), json.dumps(block_to_api(b), ensure_ascii=False))
+                for j, b in enumerate(message.blocks)
+            ],
+        )
+
+    def _save_facts(self, chat_id: str, facts: Sequence[Fact]) -> None:
+        self.db.execute("DELETE FROM facts WHERE chat_id = ?", (chat_id,))
+        self.db.executemany(
+            "INSERT INTO facts (id, chat_id, position, text, fields, source, pending, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    f.id,
+                    chat_id,
+                    i,
+                    f.text,
+                    json.dumps([list(p) for p in f.fields]),
+                    f.source.value,
+                    int(f.pending),
+                    f.created_at,
+                    f.updated_at,
+                )
+                for i, f in enumerate(facts)
+            ],
+        )
+
+    def _touch(self, chat_id: str) -> None:
+        self.db.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (time.time(), chat_id))
+
+
+def _chat_info(row: sqlite3.Row) -> ChatInfo:
+    return ChatInfo(
+        id=row["id"],
+        title=row["title"],
+        model=row["model"],
+        system_prompt=row["system_prompt"],
+        settings=settings_from_json(row["settings"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        deleted_at=row["deleted_at"],
+        message_count=row["n"],
+    )
+
+
+def _message(row: sqlite3.Row, blocks: list[Any]) -> Message:
+    role: Role = "user" if row["role"] == "user" else "assistant"
+    return Message(
+        role=role,
+        blocks=tuple(blocks),
+        id=row["id"],
+        status=status_from_text(row["status"]),
+        stop_reason=row["stop_reason"],
+        usage=usage_from_api(json.loads(row["usage"])) if row["usage"] else None,
+        created_at=row["created_at"],
+        revision=row["revision"],
+    )
+
+
+def _usage_json(message: Message) -> str | None:
+    return json.dumps(message.usage.to_api()) if message.usage else None
+
+
+def _like_prefix(ref: str) -> str:
+    return ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+__all__ = ["ChatInfo", "ChatNotFound", "ChatStore", "MessageStatus"]

@@ -1,0 +1,227 @@
+"""SQLite storage: schema and pragmas, chats, messages byte-exact, recovery, context state."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from desktop_app.config.paths import app_paths
+from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.state import ContextSettings, ContextState, Summary
+from desktop_app.core.blocks import (
+    ImageBlock,
+    OpaqueBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+)
+from desktop_app.core.history import merge_same_role
+from desktop_app.core.messages import Message, MessageStatus, Usage, user_text
+from desktop_app.core.protocol import validate
+from desktop_app.core.repair import repair
+from desktop_app.storage.db import SCHEMA_VERSION, NewerSchema, connect
+from desktop_app.storage.store import ChatNotFound, ChatStore
+from desktop_app.tokens.calibration import Calibration
+from tests.strategies import messy_histories
+from tests.unit.builders import a, call, result, u
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[ChatStore]:
+    opened = ChatStore.open(tmp_path / "test.sqlite3")
+    yield opened
+    opened.close()
+
+
+def test_paths_follow_contextdesk_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONTEXTDESK_HOME", str(tmp_path / "home"))
+    paths = app_paths()
+    assert paths.database == tmp_path / "home" / "data" / "contextdesk.sqlite3"
+    assert not (tmp_path / "home").exists()  # nothing is created until asked
+    paths.ensure()
+    assert paths.config.is_dir()
+    assert app_paths(tmp_path / "other").data == tmp_path / "other" / "data"
+
+
+def test_the_database_is_configured_for_safety(tmp_path: Path) -> None:
+    db = connect(tmp_path / "x.sqlite3")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    db.close()
+
+
+def test_a_newer_schema_is_refused_and_left_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "future.sqlite3"
+    raw = sqlite3.connect(path)
+    raw.execute("PRAGMA user_version = 99")
+    raw.close()
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(NewerSchema, match="schema version 99"):
+        connect(path)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+def test_chats_by_activity_prefix_lookup_and_trash(store: ChatStore) -> None:
+    first = store.create_chat("First", settings=ContextSettings(keep_recent_turns=4))
+    second = store.create_chat("Second")
+    store.append_message(first.id, user_text("bump"))
+    assert [c.title for c in store.list_chats()] == ["First", "Second"]
+    assert store.chat(first.id).settings.keep_recent_turns == 4
+    assert store.chat(first.id).message_count == 1
+    assert store.find_chat(second.id[:-3]).id == second.id
+    with pytest.raises(ChatNotFound, match="chats start with it"):
+        store.find_chat("chat_")
+    with pytest.raises(ChatNotFound):
+        store.find_chat("nope")
+    store.update_chat(first.id, title="Renamed", system_prompt="Be brief.")
+    assert store.chat(first.id).system_prompt == "Be brief."
+    store.delete_chat(first.id)
+    assert [c.id for c in store.list_chats()] == [second.id]
+    assert [c.id for c in store.list_chats(trash=True)] == [first.id]
+    store.restore_chat(first.id)
+    assert store.messages(first.id)[0].text == "bump"  # nothing lost in the trash
+
+
+def test_every_block_comes_back_exactly(store: ChatStore) -> None:
+    chat = store.create_chat()
+    history = [
+        u("Read it 📄 请 مرحبا", ImageBlock("image/png", "iVBORw0KGgo=")),
+        Message(
+            "assistant",
+            (
+                ThinkingBlock("Let me think…\n  ", "EqQBCkYIARgC+/=="),
+                TextBlock("ok"),
+                call("toolu_1", path="a.py"),
+            ),
+            usage=Usage(10, 5, 2, 3),
+            stop_reason="tool_use",
+        ),
+        u(
+            result("toolu_1", "contents"),
+            ToolResultBlock("toolu_2", (TextBlock("x"), ImageBlock("image/gif", "R0lGOD")), True),
+        ),
+        a(
+            OpaqueBlock(
+                "server_tool_use",
+                {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"q": "x"}},
+            )
+        ),
+    ]
+    store.append_messages(chat.id, history)
+    loaded = store.messages(chat.id)
+    assert [m.blocks for m in loaded] == [m.blocks for m in history]
+    assert [m.id for m in loaded] == [m.id for m in history]
+    assert loaded[1].usage == Usage(10, 5, 2, 3)
+    assert loaded[1].stop_reason == "tool_use"
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(history=messy_histories)
+def test_any_repaired_history_round_trips(store: ChatStore, history: list[Message]) -> None:
+    messages = list(repair(history).messages)
+    chat = store.create_chat()
+    store.append_messages(chat.id, messages)
+    assert [m.blocks for m in store.messages(chat.id)] == [m.blocks for m in messages]
+
+
+def test_a_streaming_reply_is_checkpointed_and_recovered_after_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "crash.sqlite3"
+    store = ChatStore.open(path)
+    chat = store.create_chat()
+    store.append_message(chat.id, user_text("rename the files"))
+    streaming = Message("assistant", (TextBlock("Renaming"),), status=MessageStatus.STREAMING)
+    store.checkpoint(chat.id, streaming)
+    store.checkpoint(
+        chat.id,
+        replace(
+            streaming,
+            blocks=(TextBlock("Renaming now"), call("toolu_9", "run_command", command="mv a b")),
+        ),
+    )
+    store.db.close()  # the app dies here
+
+    reopened = ChatStore.open(path)
+    assert reopened.recover() == [chat.id]
+    history = reopened.messages(chat.id)
+    assert [m.status for m in history] == [
+        MessageStatus.COMPLETE,
+        MessageStatus.INTERRUPTED,
+        MessageStatus.COMPLETE,
+    ]
+    assert history[1].text == "Renaming now"
+    [interrupted] = history[2].blocks
+    assert isinstance(interrupted, ToolResultBlock)
+    assert interrupted.is_error
+    assert validate(list(merge_same_role([*history, user_text("next")]))) == []
+    assert "marked interrupted" in reopened.repairs(chat.id)[0]
+    assert reopened.recover() == []  # nothing left to recover
+    reopened.close()
+
+
+def test_context_state_round_trips(store: ChatStore) -> None:
+    chat = store.create_chat()
+    store.append_messages(chat.id, [u("a"), a("b")])
+    ids = [m.id for m in store.messages(chat.id)]
+    state = (
+        ContextState()
+        .pin(Fact("Refund 847.20", (("order", "#88213"),)))
+        .pin(Fact("Prefers e-mail", source=FactSource.MODEL, pending=True))
+        .with_summary(Summary(1, (ids[1],), "They talked.", "claude-x", warnings=("847.20",)))
+        .exclude_message(ids[0])
+        .exclude_block(ids[1], 0)
+        .clear_results({"toolu_1"})
+        .compaction_failed("timeout")
+    )
+    store.save_context_state(chat.id, state)
+    assert store.context_state(chat.id) == state
+
+
+def test_saving_context_state_is_all_or_nothing(
+    store: ChatStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = store.create_chat()
+    store.save_context_state(chat.id, ContextState().pin(Fact("keep me")))
+
+    def fail(*args: object) -> None:
+        raise OSError("disk full")
+
+    bad = ContextState().pin(Fact("new")).with_summary(Summary(1, (), "s", "m"))
+    monkeypatch.setattr(store, "_touch", fail)
+    with pytest.raises(OSError, match="disk full"):
+        store.save_context_state(chat.id, bad)
+    assert [f.text for f in store.context_state(chat.id).facts] == ["keep me"]
+    assert store.context_state(chat.id).summaries == ()
+
+
+def test_calibration_persists_through_the_store(tmp_path: Path) -> None:
+    path = tmp_path / "cal.sqlite3"
+    store = ChatStore.open(path)
+    Calibration(store).learn("claude-x", 1500, 1000)
+    store.close()
+    reopened = ChatStore.open(path)
+    assert Calibration(reopened).factor("claude-x") == 1.5
+    reopened.close()
+
+
+def test_fork_copies_up_to_a_message_and_leaves_the_original(store: ChatStore) -> None:
+    chat = store.create_chat("Original", system_prompt="Be kind.")
+    store.append_messages(chat.id, [u("one"), a("two"), u("three"), a("four")])
+    store.save_context_state(chat.id, ContextState().pin(Fact("pinned")))
+    second = store.messages(chat.id)[1]
+    fork = store.fork(chat.id, second.id)
+    assert fork.title == "Original (fork)"
+    assert fork.system_prompt == "Be kind."
+    assert [m.text for m in store.messages(fork.id)] == ["one", "two"]
+    assert [f.text for f in store.context_state(fork.id).facts] == ["pinned"]
+    assert len(store.messages(chat.id)) == 4
+    assert {m.id for m in store.messages(fork.id)}.isdisjoint(m.id for m in store.messages(chat.id))
