@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from desktop_app import __version__
+from desktop_app.config.files import write_json_atomically
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.protocol import validate
 from desktop_app.core.repair import repair
@@ -93,19 +92,3 @@ def _read_json(path: Path) -> Any:
         raise ContextDeskError("Cannot read the file", f"{path}: {exc.strerror or exc}") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ContextDeskError("Not JSON", f"{path} is not valid JSON: {exc}") from exc
-
-
-def write_json_atomically(path: Path, data: Any) -> None:
-    """Write to a temporary file beside `path`, fsync, then rename over it: a crash or a
-    full disk leaves the old file or the new one, never half of either."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -1,0 +1,33 @@
+"""Writing files so that a crash or a full disk never leaves half of one."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write beside `path`, fsync, then rename over it: the old file or the new one,
+    never a mix. `mode` sets permissions before any byte is written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_json_atomically(path: Path, data: Any, mode: int | None = None) -> None:
+    write_atomically(path, json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8"), mode)

@@ -1,0 +1,160 @@
+"""Settings and state files, and the API key: environment, session, keyring, plaintext."""
+
+from __future__ import annotations
+
+import logging
+import stat
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import keyring.backend
+import keyring.errors
+import pytest
+
+from desktop_app.config.secrets import KeyringUnavailable, KeySource, SecretStore
+from desktop_app.config.settings import AppState, Settings, load, save
+from desktop_app.core.errors import ContextDeskError
+
+
+class MemoryKeyring(keyring.backend.KeyringBackend):
+    """The real keyring API over a dict (the test backend)."""
+
+    priority = 1
+
+    def __init__(self) -> None:
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.store.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.store[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if (service, username) not in self.store:
+            raise keyring.errors.PasswordDeleteError("not found")
+        del self.store[(service, username)]
+
+
+class LockedKeyring(MemoryKeyring):
+    def get_password(self, service: str, username: str) -> str | None:
+        raise keyring.errors.KeyringLocked("locked")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise keyring.errors.KeyringLocked("locked")
+
+
+class HangingKeyring(MemoryKeyring):
+    gate = threading.Event()
+
+    def get_password(self, service: str, username: str) -> str | None:
+        self.gate.wait(10)
+        return None
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+NO_KEYRING = keyring.backends.fail.Keyring()  # type: ignore[no-untyped-call]
+
+
+def use(backend: keyring.backend.KeyringBackend) -> None:
+    keyring.set_keyring(backend)
+
+
+def test_settings_round_trip_and_ignore_unknown_keys(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    save(path, Settings(model="claude-haiku-4-5", run_command_enabled=True))
+    path.write_text(path.read_text().replace('"auto_pin"', '"from_the_future": 1, "auto_pin"'))
+    loaded = load(path, Settings)
+    assert (loaded.model, loaded.run_command_enabled) == ("claude-haiku-4-5", True)
+    save(tmp_path / "state.json", AppState(splitter_sizes=[200, 600, 300], last_chat_id="chat_1"))
+    assert load(tmp_path / "state.json", AppState).splitter_sizes == [200, 600, 300]
+
+
+def test_a_damaged_settings_file_is_set_aside_not_lost(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text('{"model": "claude-x", ')
+    with caplog.at_level(logging.WARNING):
+        assert load(path, Settings) == Settings()
+    assert (tmp_path / "settings.json.bad").read_text() == '{"model": "claude-x", '
+    assert "set aside" in caplog.text
+
+
+def test_the_environment_wins_and_is_never_saved(
+    tmp_path: Path, memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env-123")
+    store = SecretStore(tmp_path)
+    key = store.get()
+    assert key is not None
+    assert (key.value, key.source) == ("sk-env-123", KeySource.ENVIRONMENT)
+    assert memory_keyring.store == {}
+    assert "sk-env-123" not in repr(key)
+    assert "sk-env" not in str([key])
+
+
+def test_the_keyring_keeps_the_key(tmp_path: Path, memory_keyring: MemoryKeyring) -> None:
+    store = SecretStore(tmp_path)
+    assert store.get() is None
+    assert store.save("sk-ring-456") is KeySource.KEYRING
+    assert memory_keyring.store == {("ContextDesk", "anthropic-api-key"): "sk-ring-456"}
+    assert SecretStore(tmp_path).get() == store.get()
+    store.forget()
+    assert store.get() is None
+    assert list(tmp_path.iterdir()) == []  # nothing on disk, ever
+
+
+@pytest.mark.parametrize(
+    ("backend", "why"),
+    [(LockedKeyring(), "locked"), (NO_KEYRING, "No keyring service")],
+)
+def test_a_locked_or_missing_keyring_is_an_error_with_choices(
+    tmp_path: Path, backend: keyring.backend.KeyringBackend, why: str
+) -> None:
+    previous = keyring.get_keyring()
+    use(backend)
+    try:
+        store = SecretStore(tmp_path)
+        with pytest.raises(KeyringUnavailable, match=why) as caught:
+            store.save("sk-1")
+        assert "this session only" in caught.value.message
+        assert list(tmp_path.iterdir()) == []  # no silent plaintext fallback
+        assert store.use_for_session("sk-1") is KeySource.SESSION
+        key = store.get()
+        assert key is not None
+        assert key.source is KeySource.SESSION
+    finally:
+        use(previous)
+
+
+def test_a_hanging_keyring_times_out(tmp_path: Path) -> None:
+    previous = keyring.get_keyring()
+    use(HangingKeyring())
+    try:
+        with pytest.raises(KeyringUnavailable, match=r"did not answer within 0\.3 seconds"):
+            SecretStore(tmp_path, timeout=0.3).get()
+    finally:
+        HangingKeyring.gate.set()
+        use(previous)
+
+
+def test_plaintext_only_after_the_opt_in(tmp_path: Path, memory_keyring: MemoryKeyring) -> None:
+    with pytest.raises(ContextDeskError, match="Plaintext storage is off"):
+        SecretStore(tmp_path).save_plaintext("sk-plain")
+    store = SecretStore(tmp_path, plaintext_opt_in=True)
+    assert store.save_plaintext("sk-plain") is KeySource.PLAINTEXT
+    assert stat.S_IMODE((tmp_path / "api-key").stat().st_mode) == 0o600
+    key = SecretStore(tmp_path, plaintext_opt_in=True).get()
+    assert key is not None
+    assert (key.value, key.source) == ("sk-plain", KeySource.PLAINTEXT)
