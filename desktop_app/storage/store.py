@@ -104,6 +104,30 @@ class ChatStore:
             self.db.execute("INSERT INTO context_state (chat_id) VALUES (?)", (chat_id,))
         return self.chat(chat_id)
 
+    def create_full(
+        self,
+        title: str,
+        model: str,
+        system_prompt: str,
+        settings: ContextSettings,
+        messages: Sequence[Message],
+        state: ContextState,
+    ) -> ChatInfo:
+        """A whole chat at once — metadata, messages and context state — in ONE
+        transaction: an import either lands completely or not at all."""
+        chat_id = new_id("chat")
+        now = time.time()
+        with transaction(self.db):
+            self.db.execute(
+                "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (chat_id, title, model, system_prompt, settings_to_json(settings), now, now),
+            )
+            self.db.execute("INSERT INTO context_state (chat_id) VALUES (?)", (chat_id,))
+            for message in messages:
+                self._insert(chat_id, message)
+            self._write_context_state(chat_id, state)
+        return self.chat(chat_id)
+
     def chat(self, chat_id: str) -> ChatInfo:
         row = self.db.execute(
             f"{_CHATS} WHERE c.id = ?",
@@ -343,43 +367,46 @@ class ChatStore:
         summary and the window it moves are stored together or not at all."""
         self.chat(chat_id)
         with transaction(self.db):
-            self._save_facts(chat_id, state.facts)
-            self.db.execute("DELETE FROM summaries WHERE chat_id = ?", (chat_id,))
-            self.db.executemany(
-                "INSERT INTO summaries (id, chat_id, number, covers, text, model, instructions, replaces, "
-                "warnings, edited, undone, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        s.id,
-                        chat_id,
-                        s.number,
-                        json.dumps(list(s.covers)),
-                        s.text,
-                        s.model,
-                        s.instructions,
-                        s.replaces,
-                        json.dumps(list(s.warnings)),
-                        int(s.edited),
-                        int(s.undone),
-                        s.created_at,
-                    )
-                    for s in state.summaries
-                ],
-            )
-            self.db.execute(
-                "UPDATE context_state SET excluded_messages = ?, excluded_blocks = ?, cleared_results = ?, "
-                "breaker_failures = ?, breaker_paused = ?, breaker_reason = ? WHERE chat_id = ?",
-                (
-                    json.dumps(sorted(state.excluded_messages)),
-                    json.dumps(sorted(state.excluded_blocks)),
-                    json.dumps(sorted(state.cleared_results)),
-                    state.breaker.failures,
-                    int(state.breaker.paused),
-                    state.breaker.reason,
-                    chat_id,
-                ),
-            )
+            self._write_context_state(chat_id, state)
             self._touch(chat_id)
+
+    def _write_context_state(self, chat_id: str, state: ContextState) -> None:
+        self._save_facts(chat_id, state.facts)
+        self.db.execute("DELETE FROM summaries WHERE chat_id = ?", (chat_id,))
+        self.db.executemany(
+            "INSERT INTO summaries (id, chat_id, number, covers, text, model, instructions, replaces, "
+            "warnings, edited, undone, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    s.id,
+                    chat_id,
+                    s.number,
+                    json.dumps(list(s.covers)),
+                    s.text,
+                    s.model,
+                    s.instructions,
+                    s.replaces,
+                    json.dumps(list(s.warnings)),
+                    int(s.edited),
+                    int(s.undone),
+                    s.created_at,
+                )
+                for s in state.summaries
+            ],
+        )
+        self.db.execute(
+            "UPDATE context_state SET excluded_messages = ?, excluded_blocks = ?, cleared_results = ?, "
+            "breaker_failures = ?, breaker_paused = ?, breaker_reason = ? WHERE chat_id = ?",
+            (
+                json.dumps(sorted(state.excluded_messages)),
+                json.dumps(sorted(state.excluded_blocks)),
+                json.dumps(sorted(state.cleared_results)),
+                state.breaker.failures,
+                int(state.breaker.paused),
+                state.breaker.reason,
+                chat_id,
+            ),
+        )
 
     # -- calibration (the tokens layer's CalibrationStore port) ----------------------------------
 

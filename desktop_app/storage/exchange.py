@@ -1,0 +1,404 @@
+"""Export and import: `contextdesk.chat` JSON (version 1), Markdown for reading, and
+import of a bare Messages-API request body.
+
+The JSON carries the chat's metadata, system prompt, pinned facts, summaries (with the
+ids of the messages they cover), every message with Anthropic-shaped content blocks plus
+status, usage and token estimates, and `request`: the exact body the next turn would
+send — replayable with curl. The format is described by
+`resources/contextdesk.chat.schema.json`.
+
+Import never half-happens: the file is checked (size, JSON, shape with JSON paths),
+repaired with a report, then written in one transaction. Existing chats are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from desktop_app import __version__
+from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.state import ContextSettings, ContextState, Summary
+from desktop_app.core.blocks import (
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from desktop_app.core.errors import ContextDeskError, HistoryFormatError, Problem
+from desktop_app.core.messages import Message, new_id
+from desktop_app.core.repair import repair, sanitize
+from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
+from desktop_app.storage.store import ChatInfo, ChatStore, settings_from_json
+
+FORMAT = "contextdesk.chat"
+VERSION = 1
+MAX_IMPORT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    chat: ChatInfo
+    repairs: tuple[str, ...]
+
+
+class ImportFailed(ContextDeskError):
+    def __init__(self, title: str, message: str) -> None:
+        super().__init__(title, f"{message} Nothing was imported.", kind="import")
+
+
+# -- export --------------------------------------------------------------------------------
+
+
+def export_chat(
+    store: ChatStore,
+    chat_id: str,
+    request_body: dict[str, Any],
+    block_tokens: Callable[[Message], Sequence[int]] | None = None,
+) -> dict[str, Any]:
+    """The chat as a `contextdesk.chat` document. `request_body` is the exact next request
+    (the caller projects it); `block_tokens` gives each message's per-block estimates."""
+    chat = store.chat(chat_id)
+    state = store.context_state(chat_id)
+    messages = store.messages(chat_id)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "app": f"ContextDesk {__version__}",
+        "chat": {
+            "id": chat.id,
+            "title": chat.title,
+            "model": chat.model,
+            "created_at": chat.created_at,
+            "updated_at": chat.updated_at,
+            "settings": asdict(chat.settings),
+        },
+        "system_prompt": chat.system_prompt,
+        "facts": [
+            {
+                "id": f.id,
+                "text": f.text,
+                "fields": [list(p) for p in f.fields],
+                "source": f.source.value,
+                "pending": f.pending,
+                "created_at": f.created_at,
+                "updated_at": f.updated_at,
+            }
+            for f in state.facts
+        ],
+        "summaries": [
+            {
+                "id": s.id,
+                "number": s.number,
+                "covers": list(s.covers),
+                "text": s.text,
+                "model": s.model,
+                "instructions": s.instructions,
+                "replaces": s.replaces,
+                "warnings": list(s.warnings),
+                "edited": s.edited,
+                "undone": s.undone,
+                "created_at": s.created_at,
+            }
+            for s in state.summaries
+        ],
+        "context": {
+            "excluded_messages": sorted(state.excluded_messages),
+            "excluded_blocks": [list(k) for k in sorted(state.excluded_blocks)],
+            "cleared_results": sorted(state.cleared_results),
+        },
+        "messages": [
+            {
+                "id": m.id,
+                "role": m.role,
+                "content": m.to_api()["content"],
+                "status": m.status.value,
+                "stop_reason": m.stop_reason,
+                "usage": m.usage.to_api() if m.usage else None,
+                "created_at": m.created_at,
+                "token_estimates": list(block_tokens(m)) if block_tokens else None,
+            }
+            for m in messages
+        ],
+        "request": request_body,
+    }
+
+
+def export_markdown(store: ChatStore, chat_id: str) -> str:
+    """The chat for reading: facts first, then every message, tool calls as code."""
+    chat = store.chat(chat_id)
+    state = store.context_state(chat_id)
+    lines = [
+        f"# {chat.title}",
+        "",
+        f"Model: `{chat.model}` · exported {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        "",
+    ]
+    if chat.system_prompt:
+        lines += ["## System prompt", "", chat.system_prompt, ""]
+    accepted = [f for f in state.facts if not f.pending]
+    if accepted:
+        lines += ["## Pinned facts", ""] + [f"- {f.text}" for f in accepted] + [""]
+    for message in store.messages(chat_id):
+        lines += [f"## {'You' if message.role == 'user' else 'Claude'}", ""]
+        for block in message.blocks:
+            lines += [*_markdown_block(block), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _markdown_block(block: object) -> list[str]:
+    if isinstance(block, TextBlock):
+        return [block.text]
+    if isinstance(block, ThinkingBlock):
+        return ["<details><summary>Thinking</summary>", "", block.thinking, "", "</details>"]
+    if isinstance(block, RedactedThinkingBlock):
+        return ["*(redacted thinking)*"]
+    if isinstance(block, ToolUseBlock):
+        return [
+            f"**Tool call:** `{block.name}`",
+            "",
+            "```json",
+            json.dumps(block.input, ensure_ascii=False, indent=2),
+            "```",
+        ]
+    if isinstance(block, ToolResultBlock):
+        label = "Tool error" if block.is_error else "Tool result"
+        return [f"**{label}:**", "", "```", block.text, "```"]
+    return [f"*({type(block).__name__})*"]
+
+
+# -- import --------------------------------------------------------------------------------
+
+
+def import_chat(store: ChatStore, raw: bytes) -> ImportResult:
+    """Import a `contextdesk.chat` document or a bare Messages-API request body."""
+    if len(raw) > MAX_IMPORT_BYTES:
+        raise ImportFailed(
+            "File too large",
+            f"The file is {len(raw) / 1e6:.0f} MB; the limit is {MAX_IMPORT_BYTES // 2**20} MB.",
+        )
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFailed("Not UTF-8 text", f"Byte {exc.start} is not valid UTF-8.") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFailed(
+            "Not valid JSON", f"{exc.msg} at line {exc.lineno}, column {exc.colno}."
+        ) from exc
+    except RecursionError as exc:
+        raise ImportFailed(
+            "Nested too deeply", "The JSON is nested deeper than any chat needs."
+        ) from exc
+    if not isinstance(data, dict):
+        raise ImportFailed(
+            "Not a chat",
+            "Expected a JSON object: a ContextDesk export or a Messages API request body.",
+        )
+    try:
+        if data.get("format") == FORMAT:
+            return _import_export(store, data)
+        if "messages" in data:
+            return _import_request(store, data)
+    except RecursionError as exc:
+        raise ImportFailed(
+            "Nested too deeply", "The JSON is nested deeper than any chat needs."
+        ) from exc
+    raise ImportFailed(
+        "Not a chat",
+        'This is neither a ContextDesk export ("format": "contextdesk.chat") nor a Messages API request body (with "messages").',
+    )
+
+
+def _import_request(store: ChatStore, body: dict[str, Any]) -> ImportResult:
+    reader = _Fields()
+    model = reader.string(body, "model", "", required=False) or "claude-sonnet-4-5"
+    system = body.get("system", "")
+    if isinstance(system, list):
+        system = "\n\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    elif not isinstance(system, str):
+        reader.problem("system", "Input should be a valid string or list of text blocks")
+        system = ""
+    messages = _parse_messages(body.get("messages"), reader)
+    reader.raise_if_any()
+    fixed = repair(messages)
+    title = _title_from(fixed.messages)
+    chat = store.create_full(
+        sanitize(title),
+        sanitize(model),
+        sanitize(system),
+        ContextSettings(),
+        fixed.messages,
+        ContextState(),
+    )
+    return ImportResult(chat, tuple(str(r) for r in fixed.repairs))
+
+
+def _import_export(store: ChatStore, data: dict[str, Any]) -> ImportResult:
+    version = data.get("version")
+    if version != VERSION:
+        raise ImportFailed(
+            "Unsupported version",
+            f"This file is {FORMAT} version {version!r}; this ContextDesk reads version {VERSION}.",
+        )
+    reader = _Fields()
+    chat = _object(data.get("chat"))
+    if not isinstance(data.get("chat"), dict):
+        reader.problem("chat", "Field required")
+    raw_messages = data.get("messages")
+    messages = _parse_messages(
+        [
+            {"role": m.get("role"), "content": m.get("content")} if isinstance(m, dict) else m
+            for m in raw_messages
+        ]
+        if isinstance(raw_messages, list)
+        else raw_messages,
+        reader,
+    )
+    reader.raise_if_any()
+    # Fresh ids (a re-import must never collide with the original); references follow.
+    new_ids = {}
+    for i, (raw, message) in enumerate(zip(raw_messages or [], messages, strict=False)):
+        old = raw.get("id") if isinstance(raw, dict) else None
+        fresh = new_id()
+        new_ids[old if isinstance(old, str) else f"#{i}"] = fresh
+        messages[i] = Message(
+            role=message.role,
+            blocks=message.blocks,
+            id=fresh,
+            status=status_from_text(raw.get("status", "complete")),
+            stop_reason=raw.get("stop_reason") if isinstance(raw.get("stop_reason"), str) else None,
+            usage=usage_from_api(raw.get("usage")),
+            created_at=raw.get("created_at")
+            if isinstance(raw.get("created_at"), int | float)
+            else time.time(),
+        )
+    fixed = repair(messages)
+    state = _context_state(data, new_ids, reader)
+    reader.raise_if_any()
+    settings = settings_from_json(json.dumps(chat.get("settings") or {}))
+    info = store.create_full(
+        sanitize(
+            reader.string(chat, "title", "chat", required=False) or _title_from(fixed.messages)
+        ),
+        sanitize(reader.string(chat, "model", "chat", required=False) or "claude-sonnet-4-5"),
+        sanitize(_text(data.get("system_prompt"))),
+        settings,
+        fixed.messages,
+        state,
+    )
+    return ImportResult(info, tuple(str(r) for r in fixed.repairs))
+
+
+def _context_state(data: dict[str, Any], new_ids: dict[str, str], reader: _Fields) -> ContextState:
+    facts = []
+    for i, raw in enumerate(data.get("facts") or []):
+        if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
+            reader.problem(f"facts.{i}.text", "Field required")
+            continue
+        pairs = raw.get("fields") or []
+        fields = tuple(
+            (sanitize(str(p[0])), sanitize(str(p[1])))
+            for p in pairs
+            if isinstance(p, list | tuple) and len(p) == 2
+        )
+        source = FactSource.MODEL if raw.get("source") == "model" else FactSource.USER
+        facts.append(Fact(sanitize(raw["text"]), fields, source, pending=bool(raw.get("pending"))))
+    summaries: list[Summary] = []
+    summary_ids: dict[str, str] = {}
+    for i, raw in enumerate(data.get("summaries") or []):
+        if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
+            reader.problem(f"summaries.{i}.text", "Field required")
+            continue
+        covers = tuple(
+            new_ids[c] for c in raw.get("covers") or [] if isinstance(c, str) and c in new_ids
+        )
+        fresh = new_id("sum")
+        if isinstance(raw.get("id"), str):
+            summary_ids[raw["id"]] = fresh
+        replaced = raw.get("replaces")
+        summaries.append(
+            Summary(
+                id=fresh,
+                replaces=summary_ids.get(replaced) if isinstance(replaced, str) else None,
+                number=number if isinstance(number := raw.get("number"), int) else i + 1,
+                covers=covers,
+                text=sanitize(raw["text"]),
+                model=sanitize(str(raw.get("model") or "")),
+                instructions=sanitize(str(raw.get("instructions") or "")),
+                warnings=tuple(sanitize(str(w)) for w in raw.get("warnings") or []),
+                edited=bool(raw.get("edited")),
+                undone=bool(raw.get("undone")),
+            )
+        )
+    context = _object(data.get("context"))
+    excluded = frozenset(
+        new_ids[m]
+        for m in context.get("excluded_messages") or []
+        if isinstance(m, str) and m in new_ids
+    )
+    blocks = frozenset(
+        (new_ids[k[0]], int(k[1]))
+        for k in context.get("excluded_blocks") or []
+        if isinstance(k, list)
+        and len(k) == 2
+        and isinstance(k[0], str)
+        and k[0] in new_ids
+        and isinstance(k[1], int)
+    )
+    cleared = frozenset(sanitize(str(c)) for c in context.get("cleared_results") or [])
+    return ContextState(tuple(facts), tuple(summaries), excluded, blocks, cleared)
+
+
+def _parse_messages(raw: Any, reader: _Fields) -> list[Message]:
+    try:
+        return messages_from_api(raw)
+    except HistoryFormatError as exc:
+        reader.problems += exc.problems
+        return []
+    except RecursionError:
+        reader.problem("messages", "nested too deeply")
+        return []
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _title_from(messages: Sequence[Message]) -> str:
+    first = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
+    line = first.strip().splitlines()[0] if first.strip() else "Imported chat"
+    return (line[:60] + "…") if len(line) > 60 else line
+
+
+class _Fields:
+    """Collects shape problems with their JSON paths, to report them all at once."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def problem(self, path: str, message: str) -> None:
+        self.problems.append(Problem(path, message))
+
+    def string(self, obj: dict[str, Any], key: str, prefix: str, *, required: bool = True) -> str:
+        value = obj.get(key)
+        if isinstance(value, str):
+            return value
+        if value is not None or required:
+            self.problem(f"{prefix}.{key}".lstrip("."), "Input should be a valid string")
+        return ""
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise HistoryFormatError(self.problems)

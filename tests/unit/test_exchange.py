@@ -1,0 +1,245 @@
+"""Export and import: round trips, request bodies, and broken files that change nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.state import ContextState, Summary
+from desktop_app.core.errors import ContextDeskError, HistoryFormatError
+from desktop_app.core.messages import Message
+from desktop_app.core.protocol import validate
+from desktop_app.core.repair import repair
+from desktop_app.storage import exchange
+from desktop_app.storage.exchange import export_chat, export_markdown, import_chat
+from desktop_app.storage.store import ChatStore
+from tests.strategies import messy_histories
+from tests.unit.builders import a, call, result, think, u
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[ChatStore]:
+    opened = ChatStore.open(tmp_path / "x.sqlite3")
+    yield opened
+    opened.close()
+
+
+def sample_chat(store: ChatStore, messages: list[Message] | None = None) -> str:
+    chat = store.create_chat("Refunds 🙂 退款 מבחן", model="claude-x", system_prompt="Be exact.")
+    history = messages or [
+        u("Refund #88213?"),
+        a(think(), call("toolu_1", "lookup", order="88213")),
+        u(result("toolu_1", "847.20")),
+        a("It is 847.20."),
+    ]
+    store.append_messages(chat.id, history)
+    ids = [m.id for m in store.messages(chat.id)]
+    first = Summary(1, tuple(ids[1:2]), "Looked up the order.", "claude-x")
+    state = (
+        ContextState()
+        .pin(Fact("Refund 847.20 by 2026-04-13", (("order", "#88213"),)))
+        .pin(Fact("שלום 🙂 请", source=FactSource.MODEL, pending=True))
+        .with_summary(first)
+        .with_summary(Summary(2, tuple(ids[1:3]), "Second.", "claude-x", replaces=first.id))
+        .exclude_message(ids[-1])
+    )
+    store.save_context_state(chat.id, state)
+    return chat.id
+
+
+def normalized(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with every id replaced by its position: "identical apart from ids"."""
+    text = json.dumps(doc, ensure_ascii=False)
+    ids = [
+        doc["chat"]["id"],
+        *(m["id"] for m in doc["messages"]),
+        *(f["id"] for f in doc["facts"]),
+        *(s["id"] for s in doc["summaries"]),
+    ]
+    for n, old in enumerate(ids):
+        text = text.replace(old, f"<id{n}>")
+    out: dict[str, Any] = json.loads(text)
+    for key in ("exported_at",):
+        out.pop(key)
+    for key in ("created_at", "updated_at"):
+        out["chat"].pop(key)
+    for fact in out["facts"]:
+        fact.pop("created_at")
+        fact.pop("updated_at")
+    for summary in out["summaries"]:
+        summary.pop("created_at")
+    return out
+
+
+def round_trip(store: ChatStore, chat_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    first = export_chat(store, chat_id, {"model": "claude-x", "messages": []})
+    imported = import_chat(store, json.dumps(first, ensure_ascii=False).encode())
+    second = export_chat(store, imported.chat.id, {"model": "claude-x", "messages": []})
+    return first, second
+
+
+def test_export_import_export_is_identical_apart_from_ids(store: ChatStore) -> None:
+    first, second = round_trip(store, sample_chat(store))
+    assert first["format"] == "contextdesk.chat"
+    assert first["version"] == 1
+    assert first["messages"][1]["content"][0]["type"] == "thinking"
+    assert normalized(first) == normalized(second)
+    assert len(store.list_chats()) == 2  # the original is untouched
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(history=messy_histories, title=st.text(max_size=20))
+def test_any_chat_round_trips(store: ChatStore, history: list[Message], title: str) -> None:
+    messages = list(repair(history).messages)
+    if not messages:
+        return
+    chat_id = sample_chat(store, messages)
+    store.update_chat(chat_id, title=title.encode("utf-8", "replace").decode() or "t")
+    first, second = round_trip(store, chat_id)
+    assert normalized(first) == normalized(second)
+
+
+def test_the_request_and_token_estimates_are_exported(store: ChatStore) -> None:
+    chat_id = sample_chat(store)
+    body = {"model": "claude-x", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+    doc = export_chat(store, chat_id, body, block_tokens=lambda m: [7] * len(m.blocks))
+    assert doc["request"] == body
+    assert doc["messages"][0]["token_estimates"] == [7]
+
+
+def test_a_bare_request_body_imports_with_its_repairs_reported(store: ChatStore) -> None:
+    body = {
+        "model": "claude-haiku-4-5",
+        "system": [{"type": "text", "text": "You are terse."}],
+        "messages": [
+            {"role": "user", "content": "rename the files please"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_x", "name": "run", "input": {}}],
+            },
+            {"role": "user", "content": "done?"},
+        ],
+    }
+    result = import_chat(store, json.dumps(body).encode())
+    assert result.chat.title == "rename the files please"
+    assert result.chat.system_prompt == "You are terse."
+    assert any("toolu_x" in r for r in result.repairs)
+    assert validate(store.messages(result.chat.id)) == []
+
+
+def test_markdown_export_for_reading(store: ChatStore) -> None:
+    text = export_markdown(store, sample_chat(store))
+    assert text.startswith("# Refunds 🙂 退款 מבחן")
+    assert "## Pinned facts\n\n- Refund 847.20 by 2026-04-13" in text
+    assert "**Tool call:** `lookup`" in text
+    assert "<details><summary>Thinking</summary>" in text
+    assert "שלום" not in text  # a pending suggestion is not a pinned fact yet
+
+
+def db_fingerprint(store: ChatStore) -> tuple[int, ...]:
+    return tuple(
+        store.db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+        for t in ("chats", "messages", "blocks", "facts", "summaries")
+    )
+
+
+VALID = json.dumps({"messages": [{"role": "user", "content": "hi"}]})
+BROKEN: list[tuple[bytes, str]] = [
+    (VALID[:-7].encode(), "Not valid JSON"),
+    (b"{not json", "Not valid JSON"),
+    (b"[1, 2]", "Not a chat"),
+    (b'{"hello": 1}', "Not a chat"),
+    (b'{"messages": 5}', "messages: Input should be a valid list"),
+    (b'{"messages": [{"role": "robot", "content": "x"}]}', "messages.0.role"),
+    (
+        b'{"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]}',
+        "messages.0.content.0.text",
+    ),
+    (b'{"format": "contextdesk.chat", "version": 7, "chat": {}, "messages": []}', "version 7"),
+    (b'{"format": "contextdesk.chat", "version": 1, "messages": []}', "chat: Field required"),
+    (b"\xff\xfe\x00garbage", "Not UTF-8"),
+    (b"[" * 200_000 + b"]" * 200_000, "Nested too deeply"),
+    (
+        (
+            '{"messages": [{"role": "user", "content": [{"type": "document", "x": '
+            + "[" * 5000
+            + "]" * 5000
+            + "}]}]}"
+        ).encode(),
+        "Nested too deeply",
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), BROKEN)
+def test_a_broken_file_is_a_clear_error_and_changes_nothing(
+    store: ChatStore, raw: bytes, expected: str
+) -> None:
+    sample_chat(store)
+    before = db_fingerprint(store)
+    with pytest.raises(ContextDeskError) as caught:
+        import_chat(store, raw)
+    error = caught.value
+    shown = f"{error.title}: {error.message}" + (
+        "\n" + "\n".join(str(p) for p in error.problems)
+        if isinstance(error, HistoryFormatError)
+        else ""
+    )
+    assert expected in shown
+    assert db_fingerprint(store) == before
+
+
+def test_a_huge_file_is_refused_before_parsing(
+    store: ChatStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(exchange, "MAX_IMPORT_BYTES", 1000)
+    with pytest.raises(ContextDeskError, match="File too large"):
+        import_chat(store, b" " * 2000)
+    assert store.list_chats() == []
+
+
+def test_lone_surrogates_and_nul_bytes_are_imported_safely(store: ChatStore) -> None:
+    doc = {
+        "format": "contextdesk.chat",
+        "version": 1,
+        "chat": {"title": "bad \ud800 title", "model": "m"},
+        "facts": [{"text": "fact \udfff", "fields": [["k", "v\ud800"]]}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "nul \u0000 and \ud83d half"}]}
+        ],
+    }
+    result = import_chat(store, json.dumps(doc).encode())
+    assert result.chat.title == "bad \ufffd title"
+    assert store.context_state(result.chat.id).facts[0].text == "fact \ufffd"
+    assert store.messages(result.chat.id)[0].text == "nul \u0000 and \ufffd half"
+    assert any("lone surrogates" in r for r in result.repairs)
+
+
+def test_exports_follow_the_published_json_schema(store: ChatStore) -> None:
+    import jsonschema
+
+    schema = json.loads(
+        (
+            Path(__file__).resolve().parents[2] / "resources" / "contextdesk.chat.schema.json"
+        ).read_text()
+    )
+    jsonschema.Draft202012Validator.check_schema(schema)
+    doc = export_chat(
+        store,
+        sample_chat(store),
+        {"model": "m", "max_tokens": 10, "messages": []},
+        lambda m: [1] * len(m.blocks),
+    )
+    jsonschema.validate(doc, schema)
+    doc["messages"][0]["role"] = "robot"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema)
