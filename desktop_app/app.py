@@ -7,6 +7,7 @@ stay fast and the first window is not delayed by modules it does not need.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -19,8 +20,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    if args.command in (None, "gui"):
+    if args.command in (None, "gui", "demo"):
         from desktop_app.ui.placeholder import run_placeholder_window
 
         return run_placeholder_window()
-    return cli.run(args)
+    try:
+        return cli.run(args)
+    except BrokenPipeError:  # `contextdesk … | head`: the reader left; that is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

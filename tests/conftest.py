@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 
+import keyring
 import pytest
+
+from tests.fakes.keyring_backend import MemoryKeyring
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -24,11 +28,18 @@ def _loopback_only(self: socket.socket, address: object) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     monkeypatch.setenv("CONTEXTDESK_HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+    # The real keyring API over an in-memory backend: never the machine's own keyring.
+    previous = keyring.get_keyring()
+    keyring.set_keyring(MemoryKeyring())
+    yield
+    keyring.set_keyring(previous)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

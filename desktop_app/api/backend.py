@@ -58,8 +58,10 @@ class ModelInfo:
 
 # When the server has no models endpoint (or is unreachable): what we know.
 BUILTIN_MODELS = (
-    ModelInfo("claude-opus-4-5", "Claude Opus 4.5", 200_000, 64_000),
-    ModelInfo("claude-sonnet-4-5", "Claude Sonnet 4.5", 1_000_000, 64_000),
+    # Conservative where unsure: the models endpoint, when the server has one, wins.
+    ModelInfo("claude-opus-5-5", "Claude Opus 5.5", 1_000_000, 32_000),
+    ModelInfo("claude-sonnet-5-5", "Claude Sonnet 5.5", 1_000_000, 32_000),
+    ModelInfo("claude-haiku-5-5", "Claude Haiku 5.5", 200_000, 32_000),
     ModelInfo("claude-haiku-4-5", "Claude Haiku 4.5", 200_000, 64_000),
 )
 DEFAULT_CONTEXT_WINDOW = 200_000

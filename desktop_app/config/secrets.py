@@ -85,7 +85,12 @@ class SecretStore:
             return ApiKey(
                 self.plaintext_file.read_text(encoding="utf-8").strip(), KeySource.PLAINTEXT
             )
-        stored = self._keyring("get_password", SERVICE, ACCOUNT)
+        try:
+            stored = self._keyring("get_password", SERVICE, ACCOUNT)
+        except KeyringUnavailable as exc:
+            if type(exc.__cause__).__name__ == "NoKeyringError":
+                return None  # no keyring service: nothing can have been stored there
+            raise  # locked or hanging: a key may be there; say so
         return ApiKey(stored, KeySource.KEYRING) if stored else None
 
     def save(self, key: str) -> KeySource:

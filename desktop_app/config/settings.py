@@ -17,7 +17,7 @@ from desktop_app.config.files import write_json_atomically
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
 @dataclass(frozen=True, slots=True)

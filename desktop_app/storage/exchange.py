@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from desktop_app import __version__
+from desktop_app.config.settings import DEFAULT_MODEL
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import ContextSettings, ContextState, Summary
 from desktop_app.core.blocks import (
@@ -219,7 +220,7 @@ def import_chat(store: ChatStore, raw: bytes) -> ImportResult:
 
 def _import_request(store: ChatStore, body: dict[str, Any]) -> ImportResult:
     reader = _Fields()
-    model = reader.string(body, "model", "", required=False) or "claude-sonnet-4-5"
+    model = reader.string(body, "model", "", required=False) or DEFAULT_MODEL
     system = body.get("system", "")
     if isinstance(system, list):
         system = "\n\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
@@ -288,7 +289,7 @@ def _import_export(store: ChatStore, data: dict[str, Any]) -> ImportResult:
         sanitize(
             reader.string(chat, "title", "chat", required=False) or _title_from(fixed.messages)
         ),
-        sanitize(reader.string(chat, "model", "chat", required=False) or "claude-sonnet-4-5"),
+        sanitize(reader.string(chat, "model", "chat", required=False) or DEFAULT_MODEL),
         sanitize(_text(data.get("system_prompt"))),
         settings,
         fixed.messages,

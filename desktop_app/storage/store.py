@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from desktop_app.config.settings import DEFAULT_MODEL
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import Breaker, ContextSettings, ContextState, Summary
 from desktop_app.core.blocks import ToolResultBlock, block_to_api, block_type
@@ -81,7 +82,7 @@ class ChatStore:
     def create_chat(
         self,
         title: str = "New chat",
-        model: str = "claude-sonnet-4-5",
+        model: str = DEFAULT_MODEL,
         system_prompt: str = "",
         settings: ContextSettings | None = None,
     ) -> ChatInfo:

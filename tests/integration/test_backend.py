@@ -330,14 +330,14 @@ def test_count_tokens_and_the_fallback_when_missing(
 def test_models_and_their_limits(backend: AnthropicBackend) -> None:
     models = {m.id: m for m in backend.models()}
     assert models["claude-haiku-4-5"].context_window == 200_000
-    assert backend.model_info("claude-sonnet-4-5").context_window == 1_000_000
+    assert backend.model_info("claude-sonnet-5-5").context_window == 1_000_000
     assert backend.model_info("no-such-model").context_window == 200_000
 
 
 def test_models_fall_back_to_the_builtin_table(tmp_path: Path) -> None:
     api = AnthropicBackend(TEST_KEY, "http://127.0.0.1:9", max_retries=0, timeout=5)
     try:
-        assert [m.id for m in api.models()][:1] == ["claude-opus-4-5"]
+        assert [m.id for m in api.models()][:1] == ["claude-opus-5-5"]
     finally:
         api.close()
 

@@ -16,26 +16,7 @@ import pytest
 from desktop_app.config.secrets import KeyringUnavailable, KeySource, SecretStore
 from desktop_app.config.settings import AppState, Settings, load, save
 from desktop_app.core.errors import ContextDeskError
-
-
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """The real keyring API over a dict (the test backend)."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if (service, username) not in self.store:
-            raise keyring.errors.PasswordDeleteError("not found")
-        del self.store[(service, username)]
+from tests.fakes.keyring_backend import MemoryKeyring
 
 
 class LockedKeyring(MemoryKeyring):

@@ -32,8 +32,8 @@ MODELS = [
         "max_tokens": 8_192,
     },
     {
-        "id": "claude-sonnet-4-5",
-        "display_name": "Claude Sonnet 4.5 (simulated)",
+        "id": "claude-sonnet-5-5",
+        "display_name": "Claude Sonnet 5.5 (simulated)",
         "max_input_tokens": 1_000_000,
         "max_tokens": 64_000,
     },

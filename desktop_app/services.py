@@ -1,0 +1,236 @@
+"""The engine both faces (CLI and GUI) share: one place that wires paths, settings, the
+store, secrets, the token counter, a backend, tools and a chat's planner together, and
+runs one user message through the loop with every event persisted.
+
+Persistence rules (architecture.md): the user's message is stored before anything is
+sent; a streaming reply is checkpointed at most about once a second (never per token);
+every finished message is stored when the loop announces it; context-state changes
+(compaction, breaker, suggested facts) are saved in one transaction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop_app.api.backend import AnthropicBackend
+from desktop_app.config.paths import AppPaths, app_paths
+from desktop_app.config.secrets import SecretStore
+from desktop_app.config.settings import Settings, load
+from desktop_app.context.compaction import Compactor
+from desktop_app.context.planner import ContextPlanner
+from desktop_app.context.projection import Plan, Projector
+from desktop_app.context.state import ContextState
+from desktop_app.core.blocks import Block, TextBlock
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.events import (
+    ContextStateChanged,
+    LoopEvent,
+    MessageAdded,
+    MessageStarted,
+    RequestStarted,
+    StreamEvent,
+    TextDelta,
+    TurnFinished,
+)
+from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState, run_turn
+from desktop_app.core.messages import Message, MessageStatus, user_text
+from desktop_app.core.ports import Approver, ChatBackend
+from desktop_app.core.repair import repair
+from desktop_app.core.request import ChatRequest
+from desktop_app.storage.store import ChatInfo, ChatStore
+from desktop_app.tokens.calibration import Calibration
+from desktop_app.tokens.counter import TokenCounter
+from desktop_app.tools.builtin import builtin_tools
+from desktop_app.tools.registry import ToolRegistry
+
+CHECKPOINT_EVERY_S = 1.0
+DEMO_KEY = "contextdesk-offline-demo"
+
+
+@dataclass
+class Services:
+    paths: AppPaths
+    settings: Settings
+    store: ChatStore
+    secrets: SecretStore
+    demo: bool = False
+    _counter: TokenCounter | None = field(default=None, init=False, repr=False)
+    _backend: ChatBackend | None = field(default=None, init=False, repr=False)
+    _simulator: object | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def open(cls, home: str | Path | None = None, *, demo: bool = False) -> Services:
+        paths = app_paths(home).ensure()
+        settings = load(paths.settings_file, Settings)
+        store = ChatStore.open(paths.database)
+        store.recover()
+        secrets = SecretStore(paths.config, plaintext_opt_in=settings.plaintext_key_opt_in)
+        return cls(paths, settings, store, secrets, demo)
+
+    def close(self) -> None:
+        if isinstance(self._backend, AnthropicBackend):
+            self._backend.close()
+        stop = getattr(self._simulator, "stop", None)
+        if stop is not None:
+            stop()
+        self.store.close()
+
+    # -- parts, made on first use ------------------------------------------------------------
+
+    @property
+    def counter(self) -> TokenCounter:
+        if self._counter is None:
+            self._counter = TokenCounter(calibration=Calibration(self.store))
+        return self._counter
+
+    def backend(self) -> ChatBackend:
+        """The demo model (a local simulator) or the real API with the key in use."""
+        if self._backend is None:
+            if self.demo:
+                from desktop_app.api.simulator import SimulatorServer
+
+                simulator = SimulatorServer().start()
+                self._simulator = simulator
+                self._backend = AnthropicBackend(DEMO_KEY, simulator.base_url, max_retries=0)
+            else:
+                key = self.secrets.get()
+                if key is None:
+                    raise ContextDeskError(
+                        "No API key",
+                        "Set ANTHROPIC_API_KEY, store a key with the GUI's Settings, or try "
+                        "`contextdesk demo` for the offline demo model.",
+                        kind="auth",
+                    )
+                self._backend = AnthropicBackend(key.value, self.settings.base_url or None)
+        return self._backend
+
+    def planner(
+        self, chat: ChatInfo, backend: ChatBackend | None = None
+    ) -> tuple[ContextPlanner, ToolRegistry]:
+        """A chat's planner (with its saved context state) and its tools."""
+        workspace = Path(self.settings.workspace) if self.settings.workspace else None
+        projector = Projector(self.counter)
+        planner = ContextPlanner(
+            projector,
+            Compactor(backend or self.backend(), self.counter),
+            chat.settings,
+            self.store.context_state(chat.id),
+            model="contextdesk-demo" if self.demo else chat.model,
+            system=chat.system_prompt,
+            workspace=str(workspace) if workspace else None,
+            thinking_budget=self.settings.thinking_budget or None,
+            auto_pin=self.settings.auto_pin,
+        )
+        tools = ToolRegistry(
+            builtin_tools(files=workspace is not None, commands=self.settings.run_command_enabled)
+            if self.settings.tools_enabled
+            else [],
+            workspace=workspace,
+            on_pin=planner.propose_fact,
+        )
+        planner.tools = tools.specs()
+        planner.trim_policies = tools.trim_policies()
+        return planner, tools
+
+    def plan(self, chat_id: str, draft: str = "") -> Plan:
+        """What the next request would be (with `draft` as the user's next message)."""
+        chat = self.store.chat(chat_id)
+        planner, _ = self.planner(chat, backend=_NoBackend())
+        history = list(repair(self.store.messages(chat_id)).messages)
+        return planner.plan([*history, user_text(draft)] if draft else history)
+
+    # -- one turn -------------------------------------------------------------------------------
+
+    def send(
+        self,
+        chat_id: str,
+        text: str,
+        approver: Approver,
+        cancel: CancelToken | None = None,
+        on_event: Callable[[LoopEvent], None] | None = None,
+    ) -> TurnFinished:
+        """Store `text` as the user's message, run the loop, persist what it says."""
+        chat = self.store.chat(chat_id)
+        backend = self.backend()
+        planner, tools = self.planner(chat, backend)
+        message = user_text(text)
+        self.store.append_message(chat_id, message)  # acknowledged: it is on disk
+        history = list(repair(self.store.messages(chat_id)).messages)
+        state = LoopState(history)
+        ports = LoopPorts(
+            backend=backend, planner=planner, approver=approver, tools=tools, counter=self.counter
+        )
+        config = LoopConfig(context_window=chat.settings.context_window)
+        recorder = _Recorder(self.store, chat_id, self.counter)
+        finished: TurnFinished | None = None
+        for event in run_turn(state, ports, cancel or CancelToken(), config):
+            recorder.record(event)
+            if isinstance(event, ContextStateChanged) and isinstance(event.state, ContextState):
+                self.store.save_context_state(chat_id, event.state)
+            if on_event is not None:
+                on_event(event)
+            if isinstance(event, TurnFinished):
+                finished = event
+        self.store.save_context_state(chat_id, planner.state)
+        assert finished is not None  # run_turn always ends with TurnFinished
+        return finished
+
+
+@dataclass
+class _Recorder:
+    """Persists the loop's events: streaming checkpoints and finished messages."""
+
+    store: ChatStore
+    chat_id: str
+    counter: TokenCounter
+    streaming_id: str | None = None
+    text: list[str] = field(default_factory=list)
+    last_checkpoint: float = 0.0
+    last_request: ChatRequest | None = None
+
+    def record(self, event: LoopEvent) -> None:
+        if isinstance(event, RequestStarted):
+            self.last_request = event.request
+        elif isinstance(event, MessageStarted):
+            self.streaming_id, self.text = event.message_id, []
+            self.checkpoint(force=True)
+        elif isinstance(event, TextDelta) and event.message_id == self.streaming_id:
+            self.text.append(event.text)
+            self.checkpoint()
+        elif isinstance(event, MessageAdded):
+            message = event.message
+            if message.id == self.streaming_id:
+                self.streaming_id = None
+                self.store.checkpoint(self.chat_id, message)  # replaces the partial row
+                self.learn(message)
+            else:
+                self.store.append_message(self.chat_id, message)
+
+    def checkpoint(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.streaming_id is None or (
+            not force and now - self.last_checkpoint < CHECKPOINT_EVERY_S
+        ):
+            return
+        self.last_checkpoint = now
+        blocks: tuple[Block, ...] = (
+            (TextBlock("".join(self.text)),) if "".join(self.text).strip() else ()
+        )
+        partial = Message("assistant", blocks, id=self.streaming_id, status=MessageStatus.STREAMING)
+        self.store.checkpoint(self.chat_id, partial)
+
+    def learn(self, message: Message) -> None:
+        """The API's count of the prompt just sent calibrates the local estimate."""
+        if self.last_request is not None and message.usage and message.usage.prompt_tokens:
+            self.counter.learn_from_usage(self.last_request, message.usage.prompt_tokens)
+
+
+class _NoBackend:
+    """For planning without a network: a preview never sends anything."""
+
+    def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
+        raise ContextDeskError("Not connected", "Previewing does not send anything.")

@@ -1,0 +1,140 @@
+"""The command line, in-process, over a real home folder and the offline demo model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop_app.api.simulator import SimulatorServer
+from desktop_app.app import main
+
+
+class CLI:
+    def __init__(self, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.home = home
+        self.capsys = capsys
+
+    def __call__(self, *args: str, status: int = 0) -> str:
+        code = main(["--home", str(self.home), *args])
+        out, err = self.capsys.readouterr()
+        assert code == status, f"exit {code}, stderr: {err}"
+        return out if status == 0 else err
+
+
+@pytest.fixture
+def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> CLI:
+    return CLI(tmp_path / "home", capsys)
+
+
+def test_chats_are_created_listed_shown_changed_and_trashed(cli: CLI) -> None:
+    chat = cli(
+        "chat", "new", "--title", "Refunds", "--keep-recent", "3", "--threshold", "0.8"
+    ).strip()
+    assert chat.startswith("chat_")
+    assert "Refunds" in cli("chat", "list")
+    listed = json.loads(cli("chat", "list", "--json"))
+    assert listed[0]["id"] == chat
+    cli("chat", "set", chat[:14], "title=Refund case", "keep_recent=4", "auto_compact=off")
+    shown = json.loads(cli("chat", "show", chat, "--json"))
+    assert shown["title"] == "Refund case"
+    assert "Unknown setting" in cli("chat", "set", chat, "colour=blue", status=1)
+    assert "must be a int" in cli("chat", "set", chat, "keep_recent=many", status=1)
+    cli("chat", "new", "--title", "Other")
+    assert "chats start with it" in cli("chat", "show", "chat_", status=1)
+    assert "Moved 'Refund case' to the trash." in cli("chat", "delete", chat)
+    assert "Refund case" not in cli("chat", "list")
+
+
+def test_send_streams_the_reply_and_remembers_it(cli: CLI) -> None:
+    chat = cli("chat", "new").strip()
+    out = cli("--demo", "send", chat, "My order #88213 cost 847.20.")
+    assert out.startswith("[Simulated reply from the ContextDesk offline demo model]")
+    assert "#88213" in out
+    result = json.loads(cli("--demo", "send", chat, "and again", "--json"))
+    assert result["reason"] == "end_turn"
+    assert "this conversation now has 3 messages" in result["reply"]
+    assert [m["role"] for m in json.loads(cli("chat", "show", chat, "--json"))["messages"]] == [
+        "user",
+        "assistant",
+    ] * 2
+
+
+def test_send_without_a_key_says_what_to_do(cli: CLI) -> None:
+    chat = cli("chat", "new").strip()
+    err = cli("send", chat, "hi", status=1)
+    assert "No API key" in err
+    assert "contextdesk demo" in err
+
+
+def test_facts_are_pinned_listed_sent_and_unpinned(cli: CLI) -> None:
+    chat = cli("chat", "new").strip()
+    fact = cli("pin", chat, "Refund 847.20 by 2026-04-13").strip()
+    assert "Refund 847.20 by 2026-04-13" in cli("facts", chat)
+    request = json.loads(cli("context", chat, "--request"))
+    assert "Refund 847.20 by 2026-04-13" in request["system"][0]["text"]
+    assert "Unpinned: Refund 847.20" in cli("unpin", chat, fact[:12])
+    assert json.loads(cli("facts", chat, "--json")) == []
+
+
+def test_context_shows_sections_and_every_block(cli: CLI) -> None:
+    chat = cli("chat", "new").strip()
+    cli("--demo", "send", chat, "hello there")
+    text = cli("context", chat)
+    assert "reserved output" in text
+    assert "user      text" in text
+    data = json.loads(cli("context", chat, "--json"))
+    assert sum(data["sections"].values()) == data["window"]
+    assert data["messages"][0]["blocks"][0]["state"] == "in context"
+
+
+def test_compact_previews_then_applies(cli: CLI) -> None:
+    chat = cli("chat", "new", "--keep-recent", "1").strip()
+    for n in range(3):
+        cli("--demo", "send", chat, f"Order #8821{n} costs {840 + n}.20, due 2026-04-1{n}.")
+    preview = cli("--demo", "compact", chat, "--dry-run", "--instructions", "focus on refunds")
+    assert "Summary of turns 1–2" in preview
+    assert "(dry run: nothing was changed)" in preview
+    assert "[Simulated summary" in preview
+    assert "Applied." in cli("--demo", "compact", chat)
+    states = [
+        b["state"]
+        for m in json.loads(cli("context", chat, "--json"))["messages"]
+        for b in m["blocks"]
+    ]
+    assert "summarized in #1" in states
+
+
+def test_export_and_import_through_files(cli: CLI, tmp_path: Path) -> None:
+    chat = cli("chat", "new", "--title", "Exported").strip()
+    cli("--demo", "send", chat, "hello")
+    target = tmp_path / "chat.json"
+    cli("export", chat, "-o", str(target))
+    doc = json.loads(target.read_text())
+    assert doc["format"] == "contextdesk.chat"
+    assert doc["request"]["messages"][0]["content"][0]["text"] == "hello"
+    new_id = cli("import", str(target)).strip()
+    assert new_id != chat
+    assert "## You\n\nhello" in cli("export", new_id, "--format", "md")
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"messages": [{"role": "robot", "content": "x"}]}')
+    assert "messages.0.role" in cli("import", str(broken), status=2)
+
+
+def test_a_canary_key_reaches_no_file_and_no_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    canary = "sk-ant-CANARY-7f3a9c"
+    with SimulatorServer() as sim:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", canary)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", sim.base_url)
+        cli = CLI(tmp_path / "home", capsys)
+        chat = cli("chat", "new").strip()
+        cli("send", chat, "please read notes.md and tell me the time")
+        cli("export", chat, "-o", str(tmp_path / "home" / "export.json"))
+        cli("export", chat, "--format", "md", "-o", str(tmp_path / "home" / "export.md"))
+        assert sim.message_requests()[0].headers["x-api-key"] == canary  # it was used...
+    for path in (tmp_path / "home").rglob("*"):
+        if path.is_file():
+            assert canary.encode() not in path.read_bytes(), path  # ...and written nowhere
