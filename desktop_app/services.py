@@ -23,7 +23,7 @@ from desktop_app.context.compaction import Compactor
 from desktop_app.context.planner import ContextPlanner
 from desktop_app.context.projection import Plan, Projector
 from desktop_app.context.state import ContextState
-from desktop_app.core.blocks import Block, TextBlock
+from desktop_app.core.blocks import TextBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.events import (
@@ -197,7 +197,7 @@ class _Recorder:
             self.last_request = event.request
         elif isinstance(event, MessageStarted):
             self.streaming_id, self.text = event.message_id, []
-            self.checkpoint(force=True)
+            self.last_checkpoint = 0.0  # the first words are saved at once, then ~1/s
         elif isinstance(event, TextDelta) and event.message_id == self.streaming_id:
             self.text.append(event.text)
             self.checkpoint()
@@ -210,17 +210,17 @@ class _Recorder:
             else:
                 self.store.append_message(self.chat_id, message)
 
-    def checkpoint(self, force: bool = False) -> None:
+    def checkpoint(self) -> None:
         now = time.monotonic()
-        if self.streaming_id is None or (
-            not force and now - self.last_checkpoint < CHECKPOINT_EVERY_S
-        ):
+        if self.streaming_id is None or now - self.last_checkpoint < CHECKPOINT_EVERY_S:
             return
+        text = "".join(self.text)
+        if not text.strip():
+            return  # nothing said yet: an empty row would only need cleaning up
         self.last_checkpoint = now
-        blocks: tuple[Block, ...] = (
-            (TextBlock("".join(self.text)),) if "".join(self.text).strip() else ()
+        partial = Message(
+            "assistant", (TextBlock(text),), id=self.streaming_id, status=MessageStatus.STREAMING
         )
-        partial = Message("assistant", blocks, id=self.streaming_id, status=MessageStatus.STREAMING)
         self.store.checkpoint(self.chat_id, partial)
 
     def learn(self, message: Message) -> None:

@@ -251,6 +251,12 @@ class ChatStore:
                     "UPDATE messages SET status = 'interrupted' WHERE chat_id = ? AND status = 'streaming'",
                     (chat_id,),
                 )
+                # A reply cut before its first block says nothing; hide it (the row stays).
+                self.db.execute(
+                    "UPDATE messages SET deleted = 1 WHERE chat_id = ? AND status = 'interrupted' "
+                    "AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.message_id = messages.id)",
+                    (chat_id,),
+                )
             history = self.messages(chat_id)
             open_calls = unanswered_calls(history)
             report = [

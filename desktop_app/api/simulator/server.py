@@ -63,6 +63,7 @@ class SimulatorState:
     received: list[Received] = field(default_factory=list)
     count_tokens_available: bool = True
     required_key: str | None = None  # None: any non-empty key is accepted
+    frame_delay_s: float = 0.0  # pause between stream frames (a slow model, for crash tests)
     stopping: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -253,6 +254,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._frame(event, data)
             except (BrokenPipeError, ConnectionResetError):
                 return  # the client went away (cancel)
+            if self.sim.frame_delay_s and self.sim.stopping.wait(self.sim.frame_delay_s):
+                return
         if fault is not None and fault.kind is FaultKind.HANG and limit < 0:
             self.sim.stopping.wait(HANG_LIMIT_S)
 
