@@ -172,6 +172,22 @@ _BLOCK_PARSERS: dict[str, Callable[[_Reader, JSONObject, str], Block]] = {
 }
 
 
+class BlockReader:
+    """Reads many blocks with one reader (stored blocks, known valid): no per-block setup."""
+
+    def __init__(self) -> None:
+        self._reader = _Reader()
+
+    def block(self, data: object, path: str = "block") -> Block:
+        block = self._reader.block(data, path)
+        if self._reader.problems or block is None:
+            problems, self._reader.problems = self._reader.problems, []
+            raise HistoryFormatError(
+                problems or [Problem(path, "Input should be a valid dictionary")]
+            )
+        return block
+
+
 def messages_from_api(data: object, path: str = "messages") -> list[Message]:
     """Parse a Messages-API `messages` array. Raises `HistoryFormatError` listing every
     shape problem with its JSON path; returns messages that may still break protocol rules."""

@@ -21,12 +21,12 @@ from typing import Any
 from desktop_app.config.settings import DEFAULT_MODEL
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import Breaker, ContextSettings, ContextState, Summary
-from desktop_app.core.blocks import ToolResultBlock, block_to_api, block_type
+from desktop_app.core.blocks import Block, ToolResultBlock, block_to_api, block_type
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.history import unanswered_calls
 from desktop_app.core.messages import Message, MessageStatus, Role, new_id
 from desktop_app.core.repair import INTERRUPTED_RESULT
-from desktop_app.core.wire import block_from_api, status_from_text, usage_from_api
+from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
 from desktop_app.storage.db import connect, transaction
 
 # Every chat query: the row and how many messages it has.
@@ -124,8 +124,7 @@ class ChatStore:
                 (chat_id, title, model, system_prompt, settings_to_json(settings), now, now),
             )
             self.db.execute("INSERT INTO context_state (chat_id) VALUES (?)", (chat_id,))
-            for message in messages:
-                self._insert(chat_id, message)
+            self._insert_many(chat_id, messages)
             self._write_context_state(chat_id, state)
         return self.chat(chat_id)
 
@@ -199,12 +198,15 @@ class ChatStore:
             "SELECT * FROM messages WHERE chat_id = ? AND NOT deleted ORDER BY position", (chat_id,)
         ).fetchall()
         blocks: dict[str, list[Any]] = {}
+        reader = BlockReader()  # stored blocks were valid API JSON when written
         for b in self.db.execute(
             "SELECT b.message_id, b.raw FROM blocks b JOIN messages m ON m.id = b.message_id "
             "WHERE m.chat_id = ? AND NOT m.deleted ORDER BY b.message_id, b.position",
             (chat_id,),
         ):
-            blocks.setdefault(b["message_id"], []).append(block_from_api(json.loads(b["raw"])))
+            blocks.setdefault(b["message_id"], []).append(
+                reader.block(json.loads(b["raw"]), "block")
+            )
         return [_message(r, blocks.get(r["id"], [])) for r in rows]
 
     def append_message(self, chat_id: str, message: Message) -> None:
@@ -214,8 +216,7 @@ class ChatStore:
 
     def append_messages(self, chat_id: str, messages: Iterable[Message]) -> None:
         with transaction(self.db):
-            for message in messages:
-                self._insert(chat_id, message)
+            self._insert_many(chat_id, list(messages))
 
     def checkpoint(self, chat_id: str, message: Message) -> None:
         """Save a message being streamed (insert or replace its blocks and status). The
@@ -314,8 +315,7 @@ class ChatStore:
                 ),
             )
             self.db.execute("INSERT INTO context_state (chat_id) VALUES (?)", (fork_id,))
-            for message in kept:
-                self._insert(fork_id, replace(message, id=new_id()))
+            self._insert_many(fork_id, [replace(message, id=new_id()) for message in kept])
             self._save_facts(fork_id, [replace(f, id=new_id("fact")) for f in state.facts])
         return self.chat(fork_id)
 
@@ -434,34 +434,44 @@ class ChatStore:
     # -- internals ---------------------------------------------------------------------------
 
     def _insert(self, chat_id: str, message: Message) -> None:
-        position = self.db.execute(
+        self._insert_many(chat_id, [message])
+
+    def _insert_many(self, chat_id: str, messages: Sequence[Message]) -> None:
+        """Append messages at the end of a chat: one position lookup and batched inserts,
+        so a 10,000-message import costs two statements, not 30,000."""
+        if not messages:
+            return
+        first = self.db.execute(
             "SELECT COALESCE(MAX(position), -1) + 1 FROM messages WHERE chat_id = ?", (chat_id,)
         ).fetchone()[0]
-        self.db.execute(
+        self.db.executemany(
             "INSERT INTO messages (id, chat_id, position, role, status, stop_reason, usage, created_at, revision) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                message.id,
-                chat_id,
-                position,
-                message.role,
-                message.status.value,
-                message.stop_reason,
-                _usage_json(message),
-                message.created_at,
-                message.revision,
-            ),
+            [
+                (
+                    m.id,
+                    chat_id,
+                    first + n,
+                    m.role,
+                    m.status.value,
+                    m.stop_reason,
+                    _usage_json(m),
+                    m.created_at,
+                    m.revision,
+                )
+                for n, m in enumerate(messages)
+            ],
         )
-        self._insert_blocks(message)
+        self.db.executemany(
+            "INSERT INTO blocks (message_id, position, type, raw) VALUES (?, ?, ?, ?)",
+            [_block_row(m.id, j, b) for m in messages for j, b in enumerate(m.blocks)],
+        )
         self._touch(chat_id)
 
     def _insert_blocks(self, message: Message) -> None:
         self.db.executemany(
             "INSERT INTO blocks (message_id, position, type, raw) VALUES (?, ?, ?, ?)",
-            [
-                (message.id, j, block_type(b), json.dumps(block_to_api(b), ensure_ascii=False))
-                for j, b in enumerate(message.blocks)
-            ],
+            [_block_row(message.id, j, b) for j, b in enumerate(message.blocks)],
         )
 
     def _save_facts(self, chat_id: str, facts: Sequence[Fact]) -> None:
@@ -487,6 +497,15 @@ class ChatStore:
 
     def _touch(self, chat_id: str) -> None:
         self.db.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (time.time(), chat_id))
+
+
+def _block_row(message_id: str, position: int, block: Block) -> tuple[str, int, str, str]:
+    return (
+        message_id,
+        position,
+        block_type(block),
+        json.dumps(block_to_api(block), ensure_ascii=False),
+    )
 
 
 def _chat_info(row: sqlite3.Row) -> ChatInfo:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
 
-from desktop_app.api.simulator import SimulatorServer
+from desktop_app.api.simulator import Reply, SimulatorServer
 from desktop_app.app import main
 
 
@@ -122,19 +123,39 @@ def test_export_and_import_through_files(cli: CLI, tmp_path: Path) -> None:
     assert "messages.0.role" in cli("import", str(broken), status=2)
 
 
-def test_a_canary_key_reaches_no_file_and_no_export(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_a_canary_key_reaches_no_file_no_export_no_log_and_no_subprocess(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     canary = "sk-ant-CANARY-7f3a9c"
+    home = tmp_path / "home"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "settings.json").write_text(
+        json.dumps({"workspace": str(workspace), "run_command_enabled": True})
+    )
+    caplog.set_level(logging.DEBUG)
     with SimulatorServer() as sim:
         monkeypatch.setenv("ANTHROPIC_API_KEY", canary)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", sim.base_url)
-        cli = CLI(tmp_path / "home", capsys)
+        sim.queue(
+            Reply.tools(("toolu_env", "run_command", {"command": "env; echo done"})),
+            Reply.text("Ran it."),
+        )
+        cli = CLI(home, capsys)
         chat = cli("chat", "new").strip()
+        cli("-v", "send", chat, "run env please", "--allow-tools", "run_command")
         cli("send", chat, "please read notes.md and tell me the time")
-        cli("export", chat, "-o", str(tmp_path / "home" / "export.json"))
-        cli("export", chat, "--format", "md", "-o", str(tmp_path / "home" / "export.md"))
+        cli("export", chat, "-o", str(home / "export.json"))
+        cli("export", chat, "--format", "md", "-o", str(home / "export.md"))
         assert sim.message_requests()[0].headers["x-api-key"] == canary  # it was used...
-    for path in (tmp_path / "home").rglob("*"):
+        tool_output = sim.message_requests()[1].body["messages"][2]["content"][0]["content"]
+    assert "done" in tool_output
+    assert canary not in tool_output  # ...not given to the subprocess...
+    for path in home.rglob("*"):
         if path.is_file():
-            assert canary.encode() not in path.read_bytes(), path  # ...and written nowhere
+            assert canary.encode() not in path.read_bytes(), path  # ...written nowhere...
+    assert all(canary not in record.getMessage() for record in caplog.records)  # ...nor logged

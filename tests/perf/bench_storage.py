@@ -2,8 +2,11 @@
 
     .venv/bin/python tests/perf/bench_storage.py [--json FILE]
 
-Target (storage issue): appending a message to a 10,000-message chat costs at most 1.5×
-appending to a 100-message one (synchronous=FULL, so each append is a real fsync).
+Targets (storage issue): appending a message to a 10,000-message chat costs at most 1.5×
+appending to a 100-message one (synchronous=FULL, so each append is a real fsync); export
++ import of a 10,000-message chat ≤ 3 s (the CLI's whole path: the next request is
+projected, every block's tokens estimated, JSON written, then parsed, validated,
+repaired and stored in one transaction).
 """
 
 from __future__ import annotations
@@ -39,6 +42,29 @@ def append_cost(store: ChatStore, size: int) -> float:
     return statistics.median(times)
 
 
+def export_import_seconds(store: ChatStore) -> float:
+    from desktop_app.context.projection import Projector
+    from desktop_app.context.state import ContextSettings
+    from desktop_app.storage.exchange import export_chat, import_chat
+    from desktop_app.tokens.counter import TokenCounter
+
+    chat = store.create_chat("10,000 messages")
+    store.append_messages(chat.id, transcript(10_000))
+    start = time.perf_counter()
+    counter = TokenCounter()
+    plan = Projector(counter).project(
+        store.messages(chat.id),
+        store.context_state(chat.id),
+        ContextSettings(context_window=10_000_000),
+        model="m",
+    )
+    raw = json.dumps(
+        export_chat(store, chat.id, plan.request.body(), counter.blocks_of), ensure_ascii=False
+    ).encode()
+    import_chat(store, raw)
+    return time.perf_counter() - start
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", type=Path)
@@ -48,6 +74,7 @@ def main() -> int:
         small = append_cost(store, 100)
         large = append_cost(store, 10_000)
         small_again = append_cost(store, 100)  # the same conditions after the big chat exists
+        round_trip = export_import_seconds(store)
         store.close()
     small = min(small, small_again)
     ratio = large / small
@@ -58,6 +85,11 @@ def main() -> int:
         f"append to a 100-message chat: {small:.2f} ms; to a 10,000-message chat: {large:.2f} ms (medians of {APPENDS})"
     )
     print(f"{'ratio (10,000 / 100)':56} {ratio:8.2f}   target ≤ 1.5  {verdict}")
+    trip_verdict = "pass" if round_trip <= 3.0 else "FAIL"
+    print(
+        f"{'export + import, 10,000 messages':56} {round_trip:6.2f} s   target ≤ 3 s  {trip_verdict}"
+    )
+    verdict = "pass" if verdict == trip_verdict == "pass" else "FAIL"
     if args.json:
         args.json.write_text(
             json.dumps(

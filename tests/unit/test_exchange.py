@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -243,3 +244,48 @@ def test_exports_follow_the_published_json_schema(store: ChatStore) -> None:
     doc["messages"][0]["role"] = "robot"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, schema)
+
+
+FUZZ_EXAMPLES = int(os.environ.get("CONTEXTDESK_FUZZ_EXAMPLES", "150"))
+
+
+@settings(
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_fuzzed_exports_import_or_fail_cleanly(store: ChatStore, data: st.DataObject) -> None:
+    if not store.list_chats():
+        sample_chat(store)
+    raw = bytearray(
+        json.dumps(
+            export_chat(store, store.list_chats()[-1].id, {"model": "m"}), ensure_ascii=False
+        ).encode()
+    )
+    for _ in range(data.draw(st.integers(1, 4))):
+        action = data.draw(st.sampled_from(["truncate", "flip", "insert"]))
+        at = data.draw(st.integers(0, len(raw) - 1))
+        if action == "truncate":
+            del raw[at:]
+            if not raw:
+                raw = bytearray(b"{")
+        elif action == "flip":
+            raw[at] = data.draw(st.sampled_from(list(b'{}[]",:0\\\x00\xff ')))
+        else:
+            raw[at:at] = data.draw(
+                st.sampled_from([b'"\\ud800"', b"[[[[", b"null", b'{"type": 5}'])
+            )
+    before = db_fingerprint(store)
+    failure: ContextDeskError | None = None
+    try:
+        result = import_chat(store, bytes(raw))
+    except ContextDeskError as error:
+        failure = error  # a clear error is fine; anything else fails the test
+    if failure is not None:
+        assert failure.title
+        assert failure.message
+        assert db_fingerprint(store) == before
+    else:
+        imported = store.messages(result.chat.id)
+        assert not imported or validate(imported) == []
