@@ -74,7 +74,3 @@ class Message:
 
 def user_text(text: str) -> Message:
     return Message(role="user", blocks=(TextBlock(text),))
-
-
-def messages_to_api(messages: tuple[Message, ...] | list[Message]) -> list[JSONObject]:
-    return [m.to_api() for m in messages]

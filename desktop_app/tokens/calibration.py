@@ -47,9 +47,6 @@ class Calibration:
         """Multiply a local estimate by this to predict the API's count (1.0 until learned)."""
         return self._factors.get(model, 1.0)
 
-    def is_learned(self, model: str) -> bool:
-        return model in self._factors
-
     def learn(self, model: str, reported_prompt_tokens: int, local_estimate: int) -> float:
         """Fold in one reply: the API's whole-prompt count against our raw estimate of the
         same request. Returns the factor now in use."""

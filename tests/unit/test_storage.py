@@ -46,6 +46,8 @@ def test_paths_follow_contextdesk_home(tmp_path: Path, monkeypatch: pytest.Monke
     assert not (tmp_path / "home").exists()  # nothing is created until asked
     paths.ensure()
     assert paths.config.is_dir()
+    assert paths.settings_file == tmp_path / "home" / "config" / "settings.json"
+    assert paths.state_file == tmp_path / "home" / "state" / "state.json"
     assert app_paths(tmp_path / "other").data == tmp_path / "other" / "data"
 
 
