@@ -568,8 +568,11 @@ def cmd_export(services: Services, args: argparse.Namespace) -> int:
     if args.format == "md":
         text = export_markdown(services.store, chat.id)
     else:
-        plan = services.plan(chat.id)
-        doc = export_chat(services.store, chat.id, plan.request.body(), services.counter.blocks_of)
+        messages = services.store.messages(chat.id)
+        plan = services.plan(chat.id, stored=messages)
+        doc = export_chat(
+            services.store, chat.id, plan.request.body(), services.counter.blocks_of, messages
+        )
         text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
     if args.output:
         write_atomically(args.output, text.encode("utf-8"))

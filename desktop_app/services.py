@@ -11,7 +11,7 @@ every finished message is stored when the loop announces it; context-state chang
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,11 +136,12 @@ class Services:
         planner.trim_policies = tools.trim_policies()
         return planner, tools
 
-    def plan(self, chat_id: str, draft: str = "") -> Plan:
-        """What the next request would be (with `draft` as the user's next message)."""
+    def plan(self, chat_id: str, draft: str = "", stored: Sequence[Message] | None = None) -> Plan:
+        """What the next request would be (with `draft` as the user's next message);
+        `stored` is the chat's messages when the caller has loaded them already."""
         chat = self.store.chat(chat_id)
         planner, _ = self.planner(chat, backend=_NoBackend())
-        history = list(repair(self.store.messages(chat_id)).messages)
+        history = list(repair(self.store.messages(chat_id) if stored is None else stored).messages)
         return planner.plan([*history, user_text(draft)] if draft else history)
 
     # -- one turn -------------------------------------------------------------------------------

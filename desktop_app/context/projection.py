@@ -368,10 +368,10 @@ class _Projection:
         if entry is not None and entry[0] is msg.blocks and entry[1] == drop_thinking:
             self.block_states.update(entry[3])
             return entry[2]
-        marks_before = len(self.block_states)
         view = self.view(msg, paired_out, drop_thinking)
         if msg.id not in self.message_states:  # whole-message states depend on more than the view
-            marks = list(self.block_states.items())[marks_before:]
+            keys = ((msg.id, j) for j in range(len(msg.blocks)))
+            marks = [(key, self.block_states[key]) for key in keys if key in self.block_states]
             self.view_cache[msg.id] = (msg.blocks, drop_thinking, view, marks)
         return view
 

@@ -89,6 +89,8 @@ class _Reader:
             self.problem(path, "Input should be a valid dictionary")
             return None
         kind = raw.get("type")
+        if kind == "text" and len(raw) == 2 and type(raw.get("text")) is str:
+            return TextBlock(raw["text"])  # the common case, without the general checks
         if not isinstance(kind, str):
             self.problem(f"{path}.type", "Field required")
             return None

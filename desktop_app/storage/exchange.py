@@ -61,12 +61,14 @@ def export_chat(
     chat_id: str,
     request_body: dict[str, Any],
     block_tokens: Callable[[Message], Sequence[int]] | None = None,
+    messages: Sequence[Message] | None = None,
 ) -> dict[str, Any]:
     """The chat as a `contextdesk.chat` document. `request_body` is the exact next request
-    (the caller projects it); `block_tokens` gives each message's per-block estimates."""
+    (the caller projects it); `block_tokens` gives each message's per-block estimates;
+    `messages`, when the caller has loaded them already, saves loading them twice."""
     chat = store.chat(chat_id)
     state = store.context_state(chat_id)
-    messages = store.messages(chat_id)
+    messages = store.messages(chat_id) if messages is None else messages
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -268,7 +270,7 @@ def _import_export(store: ChatStore, data: dict[str, Any]) -> ImportResult:
     new_ids = {}
     for i, (raw, message) in enumerate(zip(raw_messages or [], messages, strict=False)):
         old = raw.get("id") if isinstance(raw, dict) else None
-        fresh = new_id()
+        fresh = message.id  # parsing gave every message a fresh id already
         new_ids[old if isinstance(old, str) else f"#{i}"] = fresh
         messages[i] = Message(
             role=message.role,
