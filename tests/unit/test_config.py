@@ -44,7 +44,7 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(previous)
 
 
-NO_KEYRING = keyring.backends.fail.Keyring()  # type: ignore[no-untyped-call]
+NO_KEYRING = keyring.backends.fail.Keyring()
 
 
 def use(backend: keyring.backend.KeyringBackend) -> None:

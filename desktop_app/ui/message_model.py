@@ -1,0 +1,181 @@
+"""The message list's model: one `QAbstractListModel` for the whole conversation.
+
+Built for long chats (qTox#266, SillyTavern#5703): the model shows the newest
+`PAGE` messages first and loads older ones a page at a time when the view scrolls up
+(`canFetchMore`/`fetchMore`, rows inserted at the top). A streaming reply changes one row
+per flush (`dataChanged` for that row only, never a reset), and a new plan — the context
+state of every block — changes the block roles without touching the text.
+
+Roles carry data, never widgets: the delegate lays out and caches by
+(id, revision, width); `RevisionRole` changes whenever a row's content does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import IntEnum
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt
+
+from desktop_app.core.blocks import TextBlock, block_type
+from desktop_app.core.messages import Message, MessageStatus
+
+PAGE = 200
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class Role(IntEnum):
+    MESSAGE = Qt.ItemDataRole.UserRole + 1  # the Message itself
+    ROLE = Qt.ItemDataRole.UserRole + 2  # "user" | "assistant"
+    STATUS = Qt.ItemDataRole.UserRole + 3  # MessageStatus value
+    BLOCKS = Qt.ItemDataRole.UserRole + 4  # tuple[BlockChip, ...]
+    REVISION = Qt.ItemDataRole.UserRole + 5  # changes whenever the row's content does
+
+
+@dataclass(frozen=True, slots=True)
+class BlockChip:
+    """What the delegate shows on one block: its type, tokens and context state."""
+
+    kind: str
+    tokens: int
+    exact: bool
+    state: str  # "in context", "summarized in #2", "trimmed 8,900 → 1,200 tokens", …
+
+
+# How the model learns each block's chip: from the current plan (the GUI passes
+# `plan.block_status`), or nothing before the first plan exists.
+ChipSource = Callable[[Message, int], BlockChip]
+
+
+class MessageListModel(QAbstractListModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._all: list[Message] = []  # the whole chat, oldest first
+        self._first_shown = 0  # rows show self._all[self._first_shown:]
+        self._row_of: dict[str, int] = {}  # message id → index in self._all
+        self._revisions: dict[str, int] = {}
+        self._chips: ChipSource | None = None
+
+    # -- Qt's side ------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 — Qt's signature
+        return 0 if parent.isValid() else len(self._all) - self._first_shown
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < self.rowCount():
+            return None
+        message = self._all[self._first_shown + index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return message.text
+        if role == Role.MESSAGE:
+            return message
+        if role == Role.ROLE:
+            return message.role
+        if role == Role.STATUS:
+            return message.status.value
+        if role == Role.BLOCKS:
+            return self._block_chips(message)
+        if role == Role.REVISION:
+            return self._revisions.get(message.id, 0)
+        return None
+
+    def roleNames(self) -> dict[int, QByteArray]:
+        names = {
+            Qt.ItemDataRole.DisplayRole: b"display",
+            Role.MESSAGE: b"message",
+            Role.ROLE: b"role",
+            Role.STATUS: b"status",
+            Role.BLOCKS: b"blocks",
+            Role.REVISION: b"revision",
+        }
+        return {int(role): QByteArray(name) for role, name in names.items()}
+
+    def canFetchMore(self, parent: Index) -> bool:
+        return not parent.isValid() and self._first_shown > 0
+
+    def fetchMore(self, parent: Index) -> None:
+        """Show the page of messages before the oldest one shown (the user scrolled up)."""
+        if parent.isValid() or self._first_shown == 0:
+            return
+        count = min(PAGE, self._first_shown)
+        self.beginInsertRows(QModelIndex(), 0, count - 1)
+        self._first_shown -= count
+        self.endInsertRows()
+
+    # -- our side -----------------------------------------------------------------------
+
+    def set_messages(self, messages: Sequence[Message]) -> None:
+        """A chat was opened: show its newest page."""
+        self.beginResetModel()
+        self._all = list(messages)
+        self._row_of = {m.id: i for i, m in enumerate(self._all)}
+        self._revisions = {}
+        self._first_shown = max(0, len(self._all) - PAGE)
+        self.endResetModel()
+
+    def append(self, message: Message) -> None:
+        if message.id in self._row_of:
+            self.replace_message(message)
+            return
+        row = self.rowCount()
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._row_of[message.id] = len(self._all)
+        self._all.append(message)
+        self.endInsertRows()
+
+    def replace_message(self, message: Message) -> None:
+        """A message changed (streaming flush, finished, repaired): one row's dataChanged."""
+        position = self._row_of.get(message.id)
+        if position is None:
+            self.append(message)
+            return
+        self._all[position] = message
+        self._revisions[message.id] = self._revisions.get(message.id, 0) + 1
+        row = position - self._first_shown
+        if row >= 0:
+            index = self.index(row)
+            self.dataChanged.emit(index, index)
+
+    def append_text(self, message_id: str, text: str) -> None:
+        """Add streamed text to a reply's last text block (the caller batches deltas)."""
+        position = self._row_of.get(message_id)
+        if position is None:
+            self.append(
+                Message(
+                    "assistant", (TextBlock(text),), id=message_id, status=MessageStatus.STREAMING
+                )
+            )
+            return
+        message = self._all[position]
+        blocks = message.blocks
+        if blocks and isinstance(blocks[-1], TextBlock):
+            blocks = (*blocks[:-1], TextBlock(blocks[-1].text + text))
+        else:
+            blocks = (*blocks, TextBlock(text))
+        self.replace_message(replace(message, blocks=blocks))
+
+    def set_chip_source(self, source: ChipSource | None) -> None:
+        """A new plan: every block's state may have changed; the texts have not."""
+        self._chips = source
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0), self.index(self.rowCount() - 1), [Role.BLOCKS])
+
+    def message_at(self, row: int) -> Message:
+        return self._all[self._first_shown + row]
+
+    def row_of(self, message_id: str) -> int | None:
+        """The row showing a message, or None if it is not loaded (older than shown)."""
+        position = self._row_of.get(message_id)
+        return (
+            None
+            if position is None or position < self._first_shown
+            else position - self._first_shown
+        )
+
+    def _block_chips(self, message: Message) -> tuple[BlockChip, ...]:
+        if self._chips is None:
+            return tuple(BlockChip(block_type(b), 0, False, "") for b in message.blocks)
+        return tuple(self._chips(message, j) for j in range(len(message.blocks)))

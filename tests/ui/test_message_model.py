@@ -1,0 +1,82 @@
+"""The message list model: Qt's model rules (qtmodeltester), paging, streaming, chips."""
+
+from __future__ import annotations
+
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from desktop_app.core.blocks import TextBlock
+from desktop_app.core.messages import Message, MessageStatus, user_text
+from desktop_app.ui.message_model import PAGE, BlockChip, MessageListModel, Role
+
+
+def chat(n: int) -> list[Message]:
+    return [
+        user_text(f"q{i}") if i % 2 == 0 else Message("assistant", (TextBlock(f"a{i}"),))
+        for i in range(n)
+    ]
+
+
+def test_the_model_follows_qts_rules(qtmodeltester: ModelTester) -> None:
+    model = MessageListModel()
+    model.set_messages(chat(PAGE + 50))
+    qtmodeltester.check(model)
+    model.fetchMore(model.index(-1))  # an invalid parent: the root
+    model.append(user_text("new"))
+    model.append_text("streaming-1", "Hel")
+    model.append_text("streaming-1", "lo")
+    model.set_chip_source(lambda m, j: BlockChip("text", 3, False, "in context"))
+    qtmodeltester.check(model)
+
+
+def test_a_long_chat_opens_at_its_newest_page_and_loads_older_ones_on_demand() -> None:
+    model = MessageListModel()
+    messages = chat(1000)
+    model.set_messages(messages)
+    root = model.index(-1)
+    assert model.rowCount() == PAGE
+    assert model.data(model.index(PAGE - 1), 0) == "a999"
+    assert model.row_of(messages[0].id) is None  # not loaded yet
+    while model.canFetchMore(root):
+        model.fetchMore(root)
+    assert model.rowCount() == 1000
+    assert model.data(model.index(0), 0) == "q0"
+    assert model.row_of(messages[0].id) == 0
+
+
+def test_streaming_changes_one_row_only(qtbot: QtBot) -> None:
+    model = MessageListModel()
+    model.set_messages(chat(10))
+    changed: list[tuple[int, int]] = []
+    model.dataChanged.connect(
+        lambda first, last, roles=(): changed.append((first.row(), last.row()))
+    )
+    with qtbot.assertNotEmitted(model.modelReset):
+        model.append_text("reply-1", "Hello")  # the first delta appends the row
+        model.append_text("reply-1", ", world")
+        model.append_text("reply-1", "!")
+    last = model.rowCount() - 1
+    assert changed == [(last, last), (last, last)]
+    message = model.data(model.index(last), Role.MESSAGE)
+    assert message.text == "Hello, world!"
+    assert message.status is MessageStatus.STREAMING
+    assert model.data(model.index(last), Role.REVISION) == 2
+    model.replace_message(Message("assistant", (TextBlock("Hello, world!"),), id="reply-1"))
+    assert model.data(model.index(last), Role.STATUS) == "complete"
+
+
+def test_a_new_plan_updates_the_chips_of_every_row() -> None:
+    model = MessageListModel()
+    messages = chat(4)
+    model.set_messages(messages)
+    assert model.data(model.index(0), Role.BLOCKS) == (BlockChip("text", 0, False, ""),)
+    summarized = {messages[1].id}
+    model.set_chip_source(
+        lambda m, j: BlockChip(
+            "text", 7, False, "summarized in #1" if m.id in summarized else "in context"
+        )
+    )
+    assert model.data(model.index(1), Role.BLOCKS) == (
+        BlockChip("text", 7, False, "summarized in #1"),
+    )
+    assert model.data(model.index(2), Role.BLOCKS)[0].state == "in context"
