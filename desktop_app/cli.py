@@ -21,6 +21,7 @@ from desktop_app.config.files import write_atomically, write_json_atomically
 from desktop_app.context.compaction import apply_preview
 from desktop_app.context.facts import Fact
 from desktop_app.context.projection import Plan, Section
+from desktop_app.context.state import ContextSettings
 from desktop_app.core.blocks import block_type
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, HistoryFormatError
@@ -195,8 +196,6 @@ def cmd_chat(services: Services, args: argparse.Namespace) -> int:
     store = services.store
     if args.chat_command == "new":
         settings = services.settings
-        from desktop_app.context.state import ContextSettings
-
         chat_settings = ContextSettings(max_tokens=settings.max_tokens)
         overrides = {
             "context_window": args.context_window,
@@ -282,8 +281,6 @@ def _changes(chat: Any, pairs: Sequence[str]) -> dict[str, Any]:
             raise ContextDeskError(
                 "Bad value", f"{key} must be a {kind.__name__}, not {value!r}.", kind="usage"
             ) from None
-    from desktop_app.context.state import ContextSettings
-
     return {**fields, "settings": ContextSettings(**settings)}
 
 

@@ -104,6 +104,7 @@ class AnthropicBackend:
             is_anthropic(self.base_url) if prompt_caching is None else prompt_caching
         )
         self._local = threading.local()  # one event loop + client per thread
+        self._models: list[ModelInfo] | None = None  # fetched once per backend
 
     @classmethod
     def from_environment(cls, **options: Any) -> AnthropicBackend:
@@ -151,7 +152,10 @@ class AnthropicBackend:
         return int(result.input_tokens)
 
     def models(self, cancel: CancelToken | None = None) -> list[ModelInfo]:
-        """The server's models with their limits; the built-in table if it has no list."""
+        """The server's models with their limits; the built-in table if it has no list.
+        A list the server gave is remembered: `model_info` is asked often."""
+        if self._models is not None:
+            return list(self._models)
 
         async def fetch() -> list[ModelInfo]:
             page = await self._client().models.list(extra_headers={PURPOSE_HEADER: "count"})
@@ -164,7 +168,10 @@ class AnthropicBackend:
                 "no models list from %s (%s); using the built-in table", self.base_url, exc.title
             )
             return list(BUILTIN_MODELS)
-        return found or list(BUILTIN_MODELS)
+        if not found:
+            return list(BUILTIN_MODELS)
+        self._models = found
+        return list(found)
 
     def model_info(self, model_id: str, cancel: CancelToken | None = None) -> ModelInfo:
         for info in self.models(cancel):

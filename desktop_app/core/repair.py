@@ -32,7 +32,7 @@ from desktop_app.core.blocks import (
     ToolUseBlock,
 )
 from desktop_app.core.errors import Problem
-from desktop_app.core.history import tool_calls
+from desktop_app.core.history import tool_calls, without_trailing_whitespace
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import (
     SURROGATE,
@@ -500,22 +500,20 @@ class _Fixer:
 
     def final_whitespace(self, entries: list[_Entry]) -> list[_Entry]:
         while entries and self.message(entries[-1]).role == "assistant":
-            last = entries[-1] = self.item(entries[-1])
-            blocks = last.msg.blocks
-            tail = blocks[-1] if blocks else None  # an empty final reply is allowed
-            if not isinstance(tail, TextBlock) or tail.text == tail.text.rstrip():
+            last = self.item(entries[-1])
+            stripped = without_trailing_whitespace(last.msg)
+            if stripped is last.msg:
                 break
             self.report(
                 f"messages.{last.origin}",
                 "removed trailing whitespace",
                 "final assistant content cannot end with trailing whitespace",
             )
-            stripped = tail.text.rstrip()
-            blocks = (*blocks[:-1], replace(tail, text=stripped)) if stripped else blocks[:-1]
-            if blocks:
-                last.msg = _revised(last.msg, blocks)
+            if stripped.blocks:
+                last.msg = _revised(last.msg, stripped.blocks)
+                entries[-1] = last
                 break
-            entries.pop()
+            entries.pop()  # it held nothing but whitespace
         return entries
 
 

@@ -10,8 +10,6 @@ sends nothing. Measured from `cancel()` on another thread to `Cancelled` on the 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import statistics
 import sys
 import threading
@@ -26,6 +24,7 @@ from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled
 from desktop_app.core.messages import user_text
 from desktop_app.core.request import ChatRequest
+from tests.perf.report import Row, report
 
 RUNS = 20
 
@@ -65,32 +64,14 @@ def main() -> int:
         times = [one_cancel(backend, sim) for _ in range(RUNS)]
         backend.close()
     worst, median = max(times), statistics.median(times)
-    machine = f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, {platform.node()}"
-    verdict = "pass" if worst <= 200 else "FAIL"
-    print(f"backend benchmark — {machine}")
-    print(f"{'metric':56} {'worst':>9} {'median':>9} {'target':>9}  result")
-    print(
-        f"{'cancel while the server is silent (20 runs)':56} {worst:6.1f} ms {median:6.1f} ms {'≤ 200 ms':>9}  {verdict}"
+    row = Row(
+        "cancel while the server is silent",
+        worst,
+        "ms",
+        200,
+        f"worst of {RUNS}; median {median:.1f} ms",
     )
-    if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "machine": machine,
-                    "results": [
-                        {
-                            "metric": "cancel while the server is silent",
-                            "worst_ms": round(worst, 2),
-                            "median_ms": round(median, 2),
-                            "target_ms": 200,
-                            "pass": verdict == "pass",
-                        }
-                    ],
-                },
-                indent=2,
-            )
-        )
-    return 0 if verdict == "pass" else 1
+    return report("backend benchmark", [row], args.json)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,6 @@ Best of N runs against the target (noise only adds time); the median beside it.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import statistics
 import sys
 import time
@@ -30,6 +28,7 @@ from desktop_app.core.messages import Message
 from desktop_app.tokens.counter import TokenCounter
 from desktop_app.tokens.encoding import load_cl100k
 from tests.perf.bench_core import transcript
+from tests.perf.report import Row, report
 
 VOCAB = [
     "refund",
@@ -138,27 +137,11 @@ def main() -> int:
         ("recount after appending one block", timed(recount_after_append, 30), 2.0),
         ("projection + breakdown, 10,000 messages", timed(project, 15), 100.0),
     ]
-    machine = f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, {platform.node()}"
-    print(f"context benchmarks — {machine}")
-    print(f"{'metric':56} {'best':>9} {'median':>9} {'target':>9}  result")
-    results = []
-    for name, (best, median), target in rows:
-        verdict = "pass" if best <= target else "FAIL"
-        print(
-            f"{name:56} {best:6.1f} ms {median:6.1f} ms {'≤ ' + format(target, 'g') + ' ms':>9}  {verdict}"
-        )
-        results.append(
-            {
-                "metric": name,
-                "best_ms": round(best, 2),
-                "median_ms": round(median, 2),
-                "target_ms": target,
-                "pass": verdict == "pass",
-            }
-        )
-    if args.json:
-        args.json.write_text(json.dumps({"machine": machine, "results": results}, indent=2))
-    return 0 if all(r["pass"] for r in results) else 1
+    table = [
+        Row(name, best, "ms", target, f"best; median {median:.1f} ms")
+        for name, (best, median), target in rows
+    ]
+    return report("context benchmarks", table, args.json)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,6 @@ machine only ever adds time (this VM's CPU was seen running the same work at 26 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import statistics
 import sys
 import time
@@ -36,6 +34,7 @@ from desktop_app.core.blocks import (
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import validate
 from desktop_app.core.repair import repair
+from tests.perf.report import Row, report
 
 PROSE = " ".join(
     ["The refund of 847.20 was approved on 2026-04-13 for order A-1093; 请尽快处理 🙂."] * 3
@@ -112,26 +111,11 @@ def main() -> int:
         [None, 50.0, 50.0],
         strict=True,
     )
-    machine = f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, {platform.node()}"
-    print(f"core benchmarks — 10,000 messages, {n_blocks:,} blocks — {machine}")
-    print(f"{'metric':56} {'best':>9} {'median':>9} {'target':>9}  result")
-    results = []
-    for name, (best, median), target in rows:
-        verdict = "" if target is None else ("pass" if best <= target else "FAIL")
-        target_text = "" if target is None else f"≤ {target:g} ms"
-        print(f"{name:56} {best:6.1f} ms {median:6.1f} ms {target_text:>9}  {verdict}")
-        results.append(
-            {
-                "metric": name,
-                "best_ms": round(best, 2),
-                "median_ms": round(median, 2),
-                "target_ms": target,
-                "pass": verdict != "FAIL",
-            }
-        )
-    if args.json:
-        args.json.write_text(json.dumps({"machine": machine, "results": results}, indent=2))
-    return 0 if all(r["pass"] for r in results) else 1
+    table = [
+        Row(name, best, "ms", target, f"best of 30, interleaved; median {median:.1f} ms")
+        for name, (best, median), target in rows
+    ]
+    return report(f"core benchmarks — 10,000 messages, {n_blocks:,} blocks", table, args.json)
 
 
 if __name__ == "__main__":

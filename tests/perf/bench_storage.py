@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from desktop_app.storage.store import ChatStore
 from desktop_app.tokens.counter import TokenCounter
 from desktop_app.tokens.encoding import TextEncoder, load_encoder
 from tests.perf.bench_core import transcript
+from tests.perf.report import Row, report
 
 APPENDS = 40
 
@@ -80,36 +80,26 @@ def main() -> int:
         store.close()
     small = min(small, small_again)
     ratio = large / small
-    verdict = "pass" if ratio <= 1.5 else "FAIL"
-    machine = f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, {platform.node()}"
-    print(f"storage benchmark — {machine}")
-    print(
-        f"append to a 100-message chat: {small:.2f} ms; to a 10,000-message chat: {large:.2f} ms (medians of {APPENDS})"
+    return report(
+        "storage benchmarks",
+        [
+            Row(
+                "append: 10,000-message chat / 100-message chat",
+                ratio,
+                "×",
+                1.5,
+                f"medians of {APPENDS}: {large:.2f} ms / {small:.2f} ms",
+            ),
+            Row(
+                "export + import, 10,000 messages",
+                round_trip,
+                "s",
+                3.0,
+                "best of 3, tokenizer loaded",
+            ),
+        ],
+        args.json,
     )
-    print(f"{'ratio (10,000 / 100)':56} {ratio:8.2f}   target ≤ 1.5  {verdict}")
-    trip_verdict = "pass" if round_trip <= 3.0 else "FAIL"
-    print(
-        f"{'export + import, 10,000 messages (best of 3)':56} {round_trip:6.2f} s   target ≤ 3 s  {trip_verdict}"
-    )
-    verdict = "pass" if verdict == trip_verdict == "pass" else "FAIL"
-    if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "machine": machine,
-                    "results": [
-                        {
-                            "metric": "append ratio 10k/100",
-                            "value": round(ratio, 3),
-                            "target": 1.5,
-                            "pass": verdict == "pass",
-                        }
-                    ],
-                },
-                indent=2,
-            )
-        )
-    return 0 if verdict == "pass" else 1
 
 
 if __name__ == "__main__":

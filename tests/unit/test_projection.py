@@ -95,10 +95,10 @@ def test_seed_001_fifty_messages_become_the_first_and_the_last_ten_turns() -> No
     first = plan.request.messages[0]
     assert first.blocks[0] == messages[0].blocks[0]
     assert "29 earlier messages (turns 1–15) are not included" in first.text
-    assert (
-        plan.request.messages[1].text == messages[30].text
-        or first.blocks[-1] == messages[30].blocks[0]
-    )
+    # first message, note and turn 16's question merge into one user message; then its answer
+    assert first.blocks[-1] == messages[30].blocks[0]
+    assert plan.request.messages[1].blocks == messages[31].blocks
+    assert len(plan.request.messages) == 20
     assert plan.fits
     assert validate(plan.request.messages) == []
 
