@@ -335,6 +335,7 @@ def _printer(quiet: bool) -> Any:
 def cmd_send(services: Services, args: argparse.Namespace) -> int:
     chat = services.store.find_chat(args.chat)
     allowed = {t for t in args.allow_tools.split(",") if t}
+    services.backend()  # no key: say so before anything is stored
     finished: TurnFinished = services.send(
         chat.id, args.text, TerminalApprover(allowed), on_event=_printer(args.json)
     )

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desktop_app.api.backend import AnthropicBackend
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
 from desktop_app.config.settings import Settings, load
@@ -49,6 +48,7 @@ from desktop_app.tools.registry import ToolRegistry
 
 CHECKPOINT_EVERY_S = 1.0
 DEMO_KEY = "contextdesk-offline-demo"
+DEMO_MODEL = "contextdesk-demo"
 
 
 @dataclass
@@ -72,8 +72,9 @@ class Services:
         return cls(paths, settings, store, secrets, demo)
 
     def close(self) -> None:
-        if isinstance(self._backend, AnthropicBackend):
-            self._backend.close()
+        close = getattr(self._backend, "close", None)
+        if close is not None:
+            close()
         stop = getattr(self._simulator, "stop", None)
         if stop is not None:
             stop()
@@ -90,6 +91,8 @@ class Services:
     def backend(self) -> ChatBackend:
         """The demo model (a local simulator) or the real API with the key in use."""
         if self._backend is None:
+            from desktop_app.api.backend import AnthropicBackend  # ~0.2 s: only when needed
+
             if self.demo:
                 from desktop_app.api.simulator import SimulatorServer
 
@@ -111,15 +114,16 @@ class Services:
     def planner(
         self, chat: ChatInfo, backend: ChatBackend | None = None
     ) -> tuple[ContextPlanner, ToolRegistry]:
-        """A chat's planner (with its saved context state) and its tools."""
+        """A chat's planner (with its saved context state) and its tools. Without a
+        `backend` the planner connects on first use, so planning never needs a key."""
         workspace = Path(self.settings.workspace) if self.settings.workspace else None
         projector = Projector(self.counter)
         planner = ContextPlanner(
             projector,
-            Compactor(backend or self.backend(), self.counter),
+            Compactor(backend or _LazyBackend(self), self.counter),
             chat.settings,
             self.store.context_state(chat.id),
-            model="contextdesk-demo" if self.demo else chat.model,
+            model=self.model_of(chat),
             system=chat.system_prompt,
             workspace=str(workspace) if workspace else None,
             thinking_budget=self.settings.thinking_budget or None,
@@ -136,6 +140,9 @@ class Services:
         planner.trim_policies = tools.trim_policies()
         return planner, tools
 
+    def model_of(self, chat: ChatInfo) -> str:
+        return DEMO_MODEL if self.demo else chat.model
+
     def plan(self, chat_id: str, draft: str = "", stored: Sequence[Message] | None = None) -> Plan:
         """What the next request would be (with `draft` as the user's next message);
         `stored` is the chat's messages when the caller has loaded them already."""
@@ -146,6 +153,34 @@ class Services:
 
     # -- one turn -------------------------------------------------------------------------------
 
+    def start_turn(
+        self,
+        chat_id: str,
+        message: Message,
+        approver: Approver,
+        parts: tuple[ContextPlanner, ToolRegistry] | None = None,
+    ) -> Turn:
+        """Store the user's `message` (acknowledged: it is on disk) and make the turn that
+        answers it. `parts` is a planner and tools the caller keeps (the GUI keeps one per
+        open chat); otherwise fresh ones are made."""
+        chat = self.store.chat(chat_id)
+        backend = _LazyBackend(self)
+        planner, tools = parts or self.planner(chat, backend)
+        self.store.append_message(chat_id, message)
+        history = list(repair(self.store.messages(chat_id)).messages)
+        ports = LoopPorts(
+            backend=backend, planner=planner, approver=approver, tools=tools, counter=self.counter
+        )
+        return Turn(
+            self.store,
+            chat_id,
+            LoopState(history),
+            ports,
+            LoopConfig(context_window=chat.settings.context_window),
+            planner,
+            TurnRecorder(self.store, chat_id, self.counter),
+        )
+
     def send(
         self,
         chat_id: str,
@@ -155,34 +190,48 @@ class Services:
         on_event: Callable[[LoopEvent], None] | None = None,
     ) -> TurnFinished:
         """Store `text` as the user's message, run the loop, persist what it says."""
-        chat = self.store.chat(chat_id)
-        backend = self.backend()
-        planner, tools = self.planner(chat, backend)
-        message = user_text(text)
-        self.store.append_message(chat_id, message)  # acknowledged: it is on disk
-        history = list(repair(self.store.messages(chat_id)).messages)
-        state = LoopState(history)
-        ports = LoopPorts(
-            backend=backend, planner=planner, approver=approver, tools=tools, counter=self.counter
-        )
-        config = LoopConfig(context_window=chat.settings.context_window)
-        recorder = _Recorder(self.store, chat_id, self.counter)
+        turn = self.start_turn(chat_id, user_text(text), approver)
         finished: TurnFinished | None = None
-        for event in run_turn(state, ports, cancel or CancelToken(), config):
-            recorder.record(event)
-            if isinstance(event, ContextStateChanged) and isinstance(event.state, ContextState):
-                self.store.save_context_state(chat_id, event.state)
+        for event in turn.events(cancel or CancelToken()):
+            turn.record(event)
             if on_event is not None:
                 on_event(event)
             if isinstance(event, TurnFinished):
                 finished = event
-        self.store.save_context_state(chat_id, planner.state)
+        turn.finish()
         assert finished is not None  # run_turn always ends with TurnFinished
         return finished
 
 
 @dataclass
-class _Recorder:
+class Turn:
+    """One user message being answered, split so two threads can share the work:
+    `events` runs the loop (a worker thread may iterate it); `record` and `finish`
+    persist (on the thread that owns the database connection)."""
+
+    store: ChatStore
+    chat_id: str
+    state: LoopState
+    ports: LoopPorts
+    config: LoopConfig
+    planner: ContextPlanner
+    recorder: TurnRecorder
+
+    def events(self, cancel: CancelToken) -> Iterator[LoopEvent]:
+        return run_turn(self.state, self.ports, cancel, self.config)
+
+    def record(self, event: LoopEvent) -> None:
+        self.recorder.record(event)
+        if isinstance(event, ContextStateChanged) and isinstance(event.state, ContextState):
+            self.store.save_context_state(self.chat_id, event.state)
+
+    def finish(self) -> None:
+        """The loop has ended: keep what the planner learned (suggested facts, breaker)."""
+        self.store.save_context_state(self.chat_id, self.planner.state)
+
+
+@dataclass
+class TurnRecorder:
     """Persists the loop's events: streaming checkpoints and finished messages."""
 
     store: ChatStore
@@ -228,6 +277,17 @@ class _Recorder:
         """The API's count of the prompt just sent calibrates the local estimate."""
         if self.last_request is not None and message.usage and message.usage.prompt_tokens:
             self.counter.learn_from_usage(self.last_request, message.usage.prompt_tokens)
+
+
+class _LazyBackend:
+    """Connects on the first request, so a chat can be opened and planned without a key
+    (and without importing the SDK); a missing key becomes the turn's error."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
+        return self.services.backend().stream(request, cancel)
 
 
 class _NoBackend:

@@ -107,7 +107,13 @@ def _v1(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [_v1]  # append only; index + 1 is the schema version
+def _v2(db: sqlite3.Connection) -> None:
+    # The chat list shows each chat's size; counting every block on every listing would
+    # be slow, so the size is kept with the chat (NULL until a count has been made).
+    db.execute("ALTER TABLE chats ADD COLUMN token_total INTEGER")
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

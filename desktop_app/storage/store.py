@@ -49,6 +49,7 @@ class ChatInfo:
     updated_at: float
     deleted_at: float | None
     message_count: int
+    token_total: int | None = None  # the transcript's size in tokens, when counted
 
 
 def settings_to_json(settings: ContextSettings) -> str:
@@ -178,6 +179,11 @@ class ChatStore:
                 ),
             )
         return self.chat(chat_id)
+
+    def set_token_total(self, chat_id: str, tokens: int) -> None:
+        """Remember a chat's size for the chat list (its activity time is not touched)."""
+        with transaction(self.db):
+            self.db.execute("UPDATE chats SET token_total = ? WHERE id = ?", (tokens, chat_id))
 
     def delete_chat(self, chat_id: str) -> None:
         """Move to the trash (restorable)."""
@@ -519,6 +525,7 @@ def _chat_info(row: sqlite3.Row) -> ChatInfo:
         updated_at=row["updated_at"],
         deleted_at=row["deleted_at"],
         message_count=row["n"],
+        token_total=row["token_total"],
     )
 
 

@@ -9,6 +9,7 @@ meter cheap on long chats.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -52,10 +53,26 @@ class TokenCounter:
     def __init__(
         self, encoder: TextEncoder | None = None, calibration: Calibration | None = None
     ) -> None:
-        self.encoder = encoder or load_encoder()
+        self._encoder = encoder
+        self._loading = threading.Lock()
         self.calibration = calibration or Calibration()
         self._by_content: dict[object, int] = {}
         self._by_message: dict[str, tuple[tuple[Block, ...], tuple[int, ...]]] = {}
+
+    @property
+    def encoder(self) -> TextEncoder:
+        """Loaded on first use (~0.3 s), so whoever counts first pays, not whoever builds
+        the counter: the GUI builds it on its thread and counts first on a worker."""
+        if self._encoder is None:
+            with self._loading:
+                if self._encoder is None:
+                    self._encoder = load_encoder()
+        return self._encoder
+
+    @property
+    def ready(self) -> bool:
+        """Counting will not stop to load the encoding."""
+        return self._encoder is not None
 
     # -- raw local estimates (before calibration) ------------------------------------------
 

@@ -67,6 +67,7 @@ def test_send_without_a_key_says_what_to_do(cli: CLI) -> None:
     err = cli("send", chat, "hi", status=1)
     assert "No API key" in err
     assert "contextdesk demo" in err
+    assert json.loads(cli("chat", "show", chat, "--json"))["messages"] == []  # nothing stored
 
 
 def test_facts_are_pinned_listed_sent_and_unpinned(cli: CLI) -> None:

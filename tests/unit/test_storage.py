@@ -71,6 +71,27 @@ def test_a_newer_schema_is_refused_and_left_unchanged(tmp_path: Path) -> None:
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
 
 
+def test_a_version_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
+    from desktop_app.storage import db as schema
+
+    path = tmp_path / "v1.sqlite3"
+    old = sqlite3.connect(path, isolation_level=None)
+    schema.MIGRATIONS[0](old)
+    old.execute("PRAGMA user_version = 1")
+    old.execute(
+        "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at)"
+        " VALUES ('c1', 'Old chat', 'm', '', '{}', 1.0, 2.0)"
+    )
+    old.close()
+    store = ChatStore.open(path)
+    chat = store.chat("c1")
+    assert (chat.title, chat.token_total) == ("Old chat", None)  # unknown until counted
+    store.set_token_total("c1", 1234)
+    assert store.chat("c1").token_total == 1234
+    assert store.chat("c1").updated_at == 2.0  # counting is not activity
+    store.close()
+
+
 def test_chats_by_activity_prefix_lookup_and_trash(store: ChatStore) -> None:
     first = store.create_chat("First", settings=ContextSettings(keep_recent_turns=4))
     second = store.create_chat("Second")

@@ -214,3 +214,10 @@ def test_counter_applies_calibration_and_learns_from_usage(cl100k: TextEncoder) 
 def test_figures_say_whether_they_are_exact() -> None:
     assert str(TokenFigure(1234)) == "≈1,234"
     assert str(TokenFigure(1234, exact=True)) == "1,234"
+
+
+def test_the_encoding_loads_on_first_count_not_when_the_counter_is_built() -> None:
+    counter = TokenCounter()
+    assert not counter.ready  # building it (on the GUI thread) cost nothing
+    assert counter.text("hello world") > 0
+    assert counter.ready
