@@ -21,9 +21,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if args.command in (None, "gui", "demo"):
-        from desktop_app.ui.placeholder import run_placeholder_window
+        from desktop_app.ui.gui import run_gui
 
-        return run_placeholder_window()
+        return run_gui(args.home, demo=args.demo or args.command == "demo")
     try:
         return cli.run(args)
     except BrokenPipeError:  # `contextdesk … | head`: the reader left; that is not an error

@@ -560,18 +560,8 @@ def cmd_context(services: Services, args: argparse.Namespace) -> int:
 
 
 def cmd_export(services: Services, args: argparse.Namespace) -> int:
-    from desktop_app.storage.exchange import export_chat, export_markdown
-
     chat = services.store.find_chat(args.chat)
-    if args.format == "md":
-        text = export_markdown(services.store, chat.id)
-    else:
-        messages = services.store.messages(chat.id)
-        plan = services.plan(chat.id, stored=messages)
-        doc = export_chat(
-            services.store, chat.id, plan.request.body(), services.counter.blocks_of, messages
-        )
-        text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    text = services.export_text(chat.id, args.format)
     if args.output:
         write_atomically(args.output, text.encode("utf-8"))
         print(f"Exported {chat.title!r} to {args.output}")

@@ -10,6 +10,7 @@ every finished message is stored when the loop announces it; context-state chang
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -151,23 +152,63 @@ class Services:
         history = list(repair(self.store.messages(chat_id) if stored is None else stored).messages)
         return planner.plan([*history, user_text(draft)] if draft else history)
 
+    def export_text(self, chat_id: str, fmt: str) -> str:
+        """A chat as JSON (with the request its next turn would send) or as Markdown."""
+        from desktop_app.storage.exchange import export_chat, export_markdown
+
+        if fmt == "md":
+            return export_markdown(self.store, chat_id)
+        messages = self.store.messages(chat_id)
+        plan = self.plan(chat_id, stored=messages)
+        doc = export_chat(
+            self.store, chat_id, plan.request.body(), self.counter.blocks_of, messages
+        )
+        return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+    def reconnect(self, *, demo: bool | None = None) -> None:
+        """The key, the server or demo mode changed: the next request connects afresh."""
+        close = getattr(self._backend, "close", None)
+        if close is not None:
+            close()
+        stop = getattr(self._simulator, "stop", None)
+        if stop is not None:
+            stop()
+        self._backend = self._simulator = None
+        if demo is not None:
+            self.demo = demo
+
     # -- one turn -------------------------------------------------------------------------------
 
     def start_turn(
         self,
         chat_id: str,
-        message: Message,
+        message: Message | None,
         approver: Approver,
         parts: tuple[ContextPlanner, ToolRegistry] | None = None,
     ) -> Turn:
         """Store the user's `message` (acknowledged: it is on disk) and make the turn that
-        answers it. `parts` is a planner and tools the caller keeps (the GUI keeps one per
-        open chat); otherwise fresh ones are made."""
+        answers it; with no message, retry: answer the history as it stands, leaving a
+        failed or interrupted last reply out of the context (it stays in the transcript).
+        `parts` is a planner and tools the caller keeps (the GUI keeps one per open chat);
+        otherwise fresh ones are made."""
         chat = self.store.chat(chat_id)
         backend = _LazyBackend(self)
         planner, tools = parts or self.planner(chat, backend)
-        self.store.append_message(chat_id, message)
+        if message is not None:
+            self.store.append_message(chat_id, message)
         history = list(repair(self.store.messages(chat_id)).messages)
+        if message is None:
+            while (
+                history
+                and history[-1].role == "assistant"
+                and history[-1].status is not MessageStatus.COMPLETE
+            ):
+                planner.state = planner.state.exclude_message(history.pop().id)
+            if not history or history[-1].role != "user":
+                raise ContextDeskError(
+                    "Nothing to retry", "The last reply finished; send a new message instead."
+                )
+            self.store.save_context_state(chat_id, planner.state)
         ports = LoopPorts(
             backend=backend, planner=planner, approver=approver, tools=tools, counter=self.counter
         )

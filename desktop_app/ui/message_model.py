@@ -163,6 +163,10 @@ class MessageListModel(QAbstractListModel):
         if self.rowCount():
             self.dataChanged.emit(self.index(0), self.index(self.rowCount() - 1), [Role.BLOCKS])
 
+    def all_messages(self) -> Sequence[Message]:
+        """The whole chat, oldest first, loaded or not (read it, do not change it)."""
+        return self._all
+
     def message_at(self, row: int) -> Message:
         return self._all[self._first_shown + row]
 

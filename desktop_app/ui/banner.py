@@ -1,0 +1,92 @@
+"""An error, shown where the user is looking: title, message, details on demand, Retry.
+
+Never a modal box that blocks the window, never a status-bar line that goes unseen.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.errors import ErrorInfo
+from desktop_app.ui import theme
+
+
+class ErrorBanner(QFrame):
+    """Signals:
+    retry_requested(): the user pressed Retry.
+    dismissed(): the user closed the banner.
+    """
+
+    retry_requested = Signal()
+    dismissed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("errorBanner")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.title = QLabel()
+        self.title.setObjectName("errorTitle")
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details = QPlainTextEdit()
+        self.details.setReadOnly(True)
+        self.details.setMaximumHeight(140)
+        self.details.setFont(theme.monospace())
+        self.details.hide()
+        self.details_button = QPushButton("Details")
+        self.details_button.setCheckable(True)
+        self.details_button.toggled.connect(self.details.setVisible)
+        self.retry_button = QPushButton("Retry")
+        self.retry_button.clicked.connect(self.retry_requested)
+        close = QToolButton()
+        close.setText("✕")
+        close.setToolTip("Dismiss")
+        close.setAutoRaise(True)
+        close.clicked.connect(self._on_close_clicked)
+
+        text = QVBoxLayout()
+        text.addWidget(self.title)
+        text.addWidget(self.message)
+        row = QHBoxLayout()
+        row.addLayout(text, 1)
+        row.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignTop)
+        row.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignTop)
+        row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(10, 8, 10, 8)
+        outer.addLayout(row)
+        outer.addWidget(self.details)
+        self.hide()
+
+    def show_error(self, error: ErrorInfo | None, *, can_retry: bool = True) -> None:
+        if error is None:
+            self.hide()
+            return
+        colour = theme.status_colour("error", theme.is_dark(self.palette())).name()
+        self.setStyleSheet(
+            f"#errorBanner {{ border: 1px solid {colour}; border-radius: 6px; }}"
+            f"#errorTitle {{ color: {colour}; font-weight: bold; }}"
+        )
+        self.title.setText(error.title)
+        self.message.setText(error.message)
+        self.details.setPlainText(error.details)
+        self.details_button.setVisible(bool(error.details))
+        self.details_button.setChecked(False)
+        self.retry_button.setVisible(can_retry)
+        self.show()
+
+    @Slot()
+    def _on_close_clicked(self) -> None:
+        self.hide()
+        self.dismissed.emit()

@@ -1,0 +1,298 @@
+"""Where the user writes: a multi-line draft with its live token estimate, attachments
+(images pasted or dropped, downscaled to the API's limits; text files), and one button
+that is Send while idle and Stop while a turn runs.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QImage, QKeyEvent
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.blocks import Block, ImageBlock, TextBlock
+from desktop_app.tokens.images import API_MAX_EDGE, FALLBACK_TOKENS, image_tokens
+
+MAX_PIXELS = FALLBACK_TOKENS * 750  # beyond this the API scales down anyway (≈1.15 MP)
+MAX_TEXT_FILE_BYTES = 1_000_000
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"}
+ESTIMATE_DELAY_MS = 150
+
+
+@dataclass(frozen=True)
+class Attachment:
+    name: str
+    block: Block
+    tokens: int
+
+
+class AttachmentError(Exception):
+    pass
+
+
+def image_attachment(image: QImage, name: str = "pasted image") -> Attachment:
+    """Downscale to what the API would keep (long edge ≤ 1568 px, ≈1.15 MP) and encode:
+    PNG when it has transparency, else JPEG (a tenth of the bytes for photos)."""
+    if image.isNull():
+        raise AttachmentError(f"{name}: not an image Qt can read")
+    scale = min(1.0, API_MAX_EDGE / max(image.width(), image.height()))
+    scale = min(scale, (MAX_PIXELS / (image.width() * image.height())) ** 0.5)
+    if scale < 1.0:
+        image = image.scaled(
+            max(1, int(image.width() * scale)),
+            max(1, int(image.height() * scale)),
+            Qt.AspectRatioMode.KeepAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    png = image.hasAlphaChannel()
+    image.save(buffer, b"PNG" if png else b"JPEG", -1 if png else 88)
+    encoded = base64.b64encode(bytes(data.data())).decode("ascii")
+    block = ImageBlock("image/png" if png else "image/jpeg", encoded)
+    return Attachment(name, block, image_tokens(image.width(), image.height()))
+
+
+def file_attachment(path: Path, count: Callable[[str], int | None]) -> Attachment:
+    """An image file, or a UTF-8 text file quoted as a text block."""
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        return image_attachment(QImage(str(path)), path.name)
+    try:
+        size = path.stat().st_size
+        if size > MAX_TEXT_FILE_BYTES:
+            raise AttachmentError(
+                f"{path.name} is {size:,} bytes; text files up to 1 MB can be attached"
+            )
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise AttachmentError(
+            f"{path.name} is not UTF-8 text or a PNG/JPEG/GIF/WebP image"
+        ) from None
+    except OSError as exc:
+        raise AttachmentError(f"{path.name}: {exc.strerror or exc}") from None
+    quoted = f"File: {path.name}\n```\n{text}\n```"
+    return Attachment(path.name, TextBlock(quoted), count(quoted) or 0)
+
+
+class DraftEdit(QPlainTextEdit):
+    """Signals:
+    submitted(): the send key was pressed.
+    attachments_dropped(object): a list of `Attachment`s (or `AttachmentError`s).
+    """
+
+    submitted = Signal()
+    attachments_dropped = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.send_with_enter = True
+        self.count: Callable[[str], int | None] = lambda _text: None
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            modifiers = event.modifiers()
+            ctrl = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
+            shift = bool(modifiers & Qt.KeyboardModifier.ShiftModifier)
+            if ctrl or (self.send_with_enter and not shift):
+                self.submitted.emit()
+                return
+        super().keyPressEvent(event)
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return source.hasImage() or source.hasUrls() or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        found: list[Attachment | AttachmentError] = []
+        if source.hasImage():
+            found.append(_attempt(lambda: image_attachment(QImage(source.imageData()))))
+        elif source.hasUrls() and all(url.isLocalFile() for url in source.urls()):
+            for url in source.urls():
+                path = Path(url.toLocalFile())
+                found.append(_attempt(lambda path=path: file_attachment(path, self.count)))  # type: ignore[misc]
+        if found:
+            self.attachments_dropped.emit(found)
+            return
+        super().insertFromMimeData(source)
+
+
+def _attempt(make: Callable[[], Attachment]) -> Attachment | AttachmentError:
+    try:
+        return make()
+    except AttachmentError as exc:
+        return exc
+
+
+class Composer(QWidget):
+    """Signals:
+    send_requested(object): the blocks of the user's message (text + attachments).
+    stop_requested(): Stop was pressed.
+    draft_changed(str): the draft, after the user paused typing (for the live plan).
+    problem(str): an attachment could not be used.
+    """
+
+    send_requested = Signal(object)
+    stop_requested = Signal()
+    draft_changed = Signal(str)
+    problem = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.busy = False
+        self.attachments: list[Attachment] = []
+        self.edit = DraftEdit()
+        self.edit.setObjectName("draft")
+        self.edit.setPlaceholderText("Message Claude…  (Enter to send, Shift+Enter for a new line)")
+        self.edit.setMaximumHeight(160)
+        self.edit.setMinimumHeight(64)
+        self.edit.submitted.connect(self._on_send_clicked)
+        self.edit.textChanged.connect(self._on_edit_text_changed)
+        self.edit.attachments_dropped.connect(self._on_edit_attachments_dropped)
+        self.attach_button = QToolButton()
+        self.attach_button.setText("Attach…")
+        self.attach_button.setToolTip(
+            "Attach images or text files (you can also paste or drop them)"
+        )
+        self.attach_button.clicked.connect(self._on_attach_clicked)
+        self.estimate = QLabel()
+        self.estimate.setObjectName("draftTokens")
+        self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("send")
+        self.send_button.setDefault(True)
+        self.send_button.clicked.connect(self._on_send_clicked)
+        self.attachment_bar = QHBoxLayout()
+        self.attachment_bar.setContentsMargins(0, 0, 0, 0)
+        self.attachment_bar.addStretch(1)
+        self._estimate_timer = QTimer(self)
+        self._estimate_timer.setSingleShot(True)
+        self._estimate_timer.setInterval(ESTIMATE_DELAY_MS)
+        self._estimate_timer.timeout.connect(self._on_estimate_timer_timeout)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.attach_button)
+        buttons.addWidget(self.estimate, 1)
+        buttons.addWidget(self.send_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 8)
+        layout.addLayout(self.attachment_bar)
+        layout.addWidget(self.edit)
+        layout.addLayout(buttons)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self._show_estimate()
+
+    # -- used by the window -----------------------------------------------------------------
+
+    def set_counter(self, count: Callable[[str], int | None]) -> None:
+        """How to count a draft: returns None while the encoding is still loading."""
+        self.edit.count = count
+        self._show_estimate()
+
+    def set_send_with_enter(self, enabled: bool) -> None:
+        self.edit.send_with_enter = enabled
+        keys = "Enter to send, Shift+Enter for a new line" if enabled else "Ctrl+Enter to send"
+        self.edit.setPlaceholderText(f"Message Claude…  ({keys})")
+
+    def set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.send_button.setText("Stop" if busy else "Send")
+        self.send_button.setToolTip("Stop the reply (Esc)" if busy else "Send (Enter)")
+
+    def set_draft(self, text: str) -> None:
+        self.edit.setPlainText(text)
+        self.edit.setFocus()
+
+    def clear(self) -> None:
+        self.edit.clear()
+        self.attachments.clear()
+        self._rebuild_attachment_bar()
+
+    def add_attachment(self, attachment: Attachment) -> None:
+        self.attachments.append(attachment)
+        self._rebuild_attachment_bar()
+        self._show_estimate()
+
+    # -- slots ----------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_send_clicked(self) -> None:
+        if self.busy:
+            self.stop_requested.emit()
+            return
+        text = self.edit.toPlainText().strip()
+        blocks: list[Block] = [a.block for a in self.attachments]
+        if text:
+            blocks.append(TextBlock(text))
+        if blocks:
+            self.send_requested.emit(blocks)
+
+    @Slot()
+    def _on_edit_text_changed(self) -> None:
+        self._estimate_timer.start()
+
+    @Slot()
+    def _on_estimate_timer_timeout(self) -> None:
+        self._show_estimate()
+        self.draft_changed.emit(self.edit.toPlainText())
+
+    @Slot(object)
+    def _on_edit_attachments_dropped(self, found: list[Attachment | AttachmentError]) -> None:
+        for item in found:
+            if isinstance(item, AttachmentError):
+                self.problem.emit(str(item))
+            else:
+                self.add_attachment(item)
+
+    @Slot()
+    def _on_attach_clicked(self) -> None:
+        names, _ = QFileDialog.getOpenFileNames(
+            self,
+            "Attach files",
+            "",
+            "Images and text (*.png *.jpg *.jpeg *.gif *.webp *.txt *.md *.py *.json *.csv);;All files (*)",
+        )
+        self._on_edit_attachments_dropped(
+            [_attempt(lambda n=name: file_attachment(Path(n), self.edit.count)) for name in names]  # type: ignore[misc]
+        )
+
+    def _remove_attachment(self, attachment: Attachment) -> None:
+        self.attachments.remove(attachment)
+        self._rebuild_attachment_bar()
+        self._show_estimate()
+
+    def _rebuild_attachment_bar(self) -> None:
+        while self.attachment_bar.count() > 1:
+            item = self.attachment_bar.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        for attachment in self.attachments:
+            button = QToolButton()
+            button.setText(f"{attachment.name} · ≈{attachment.tokens:,} tokens  ✕")
+            button.setToolTip("Remove this attachment")
+            button.clicked.connect(lambda _=False, a=attachment: self._remove_attachment(a))
+            self.attachment_bar.insertWidget(self.attachment_bar.count() - 1, button)
+
+    def _show_estimate(self) -> None:
+        text = self.edit.toPlainText()
+        counted = self.edit.count(text) if text.strip() else 0
+        extra = sum(a.tokens for a in self.attachments)
+        if counted is None:
+            self.estimate.setText("counting…")
+        elif counted or extra:
+            self.estimate.setText(f"≈{counted + extra:,} tokens in this message")
+        else:
+            self.estimate.setText("")

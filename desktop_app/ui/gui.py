@@ -1,0 +1,64 @@
+"""Start the desktop app: the application object, the system's colour scheme, a log
+file under the logs folder, the main window."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from logging.handlers import RotatingFileHandler
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from desktop_app import __version__
+from desktop_app.config.settings import AppState, load
+from desktop_app.core.errors import ContextDeskError
+from desktop_app.services import Services
+from desktop_app.ui import theme
+from desktop_app.ui.main_window import MainWindow
+
+
+def make_app(argv: list[str] | None = None) -> QApplication:
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(argv or sys.argv[:1])
+    app.setApplicationName("ContextDesk")
+    app.setApplicationDisplayName("ContextDesk")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("contextdesk")
+    theme.apply_system_scheme(app)
+    app.styleHints().colorSchemeChanged.connect(lambda _scheme: theme.apply_system_scheme(app))
+    return app
+
+
+def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWindow:
+    services = Services.open(home, demo=demo)
+    _log_to_file(services.paths.logs / "contextdesk.log")
+    window = MainWindow(services, load(services.paths.state_file, AppState))
+    if demo and not services.store.list_chats():
+        window.start_demo()
+    return window
+
+
+def run_gui(home: str | Path | None = None, *, demo: bool = False) -> int:
+    app = make_app()
+    try:
+        window = open_window(home, demo=demo)
+    except ContextDeskError as exc:  # e.g. a database from a newer version: say so, change nothing
+        QMessageBox.critical(None, exc.title, exc.message)
+        return 1
+    window.show()
+    code = app.exec()
+    window.services.close()
+    return code
+
+
+def _log_to_file(path: Path) -> None:
+    """Warnings and errors go to a small rotating log the user can attach to a report."""
+    root = logging.getLogger()
+    if any(isinstance(h, RotatingFileHandler) for h in root.handlers):
+        return
+    handler = RotatingFileHandler(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)

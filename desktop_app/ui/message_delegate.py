@@ -1,0 +1,375 @@
+"""Paints one message: a header (who, when, status, tokens), then every block with its
+chip — type, token count, context state — and its content.
+
+Layouts are the expensive part (qt-notes: ~0.7 ms for a short Markdown message, ~20 ms
+for 20 KB), so they are made only for rows Qt asks about and cached by (message id,
+revision, width, which blocks are expanded). A streaming reply is laid out as plain text
+and switches to Markdown once it is complete, so a flush never re-parses Markdown.
+Chips are painted from the model's data on every paint and never cached: a new plan
+changes them without touching any layout.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QHelpEvent,
+    QMouseEvent,
+    QPainter,
+    QPalette,
+    QPen,
+    QTextDocument,
+    QTextOption,
+)
+from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
+
+from desktop_app.core.blocks import (
+    ImageBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from desktop_app.core.messages import Message, MessageStatus
+from desktop_app.tokens.images import image_size
+from desktop_app.ui import theme
+from desktop_app.ui.message_model import BlockChip, Index, Role
+
+PAD = 12  # around a message
+INDENT = 14  # blocks sit under the header
+GAP = 6  # between a chip and its content, and between blocks
+CHIP_GAP = 4
+CACHE_SIZE = 600
+MAX_SHOWN_CHARS = 20_000  # a tool result beyond this is shown cut, with the rest counted
+
+
+@dataclass
+class _Part:
+    """One block as laid out: its chip row at `top`, then `doc` (None when collapsed)."""
+
+    block: int
+    top: float
+    doc: QTextDocument | None
+    collapsible: bool
+    summary: str  # the chip row's text after the chip: "show" hints, image sizes, …
+
+
+@dataclass
+class _Layout:
+    height: int
+    parts: list[_Part] = field(default_factory=list)
+
+
+class MessageDelegate(QStyledItemDelegate):
+    def __init__(self, view: QListView) -> None:
+        super().__init__(view)
+        self._view = view
+        self._cache: OrderedDict[tuple[Any, ...], _Layout] = OrderedDict()
+        self._expanded: set[tuple[str, int]] = set()
+        self._mono = theme.monospace()
+
+    # -- Qt's side ------------------------------------------------------------------------
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        layout = self._layout(index, option.font)
+        return QSize(self._width(), layout.height)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        message: Message = index.data(Role.MESSAGE)
+        chips: tuple[BlockChip, ...] = index.data(Role.BLOCKS)
+        layout = self._layout(index, option.font)
+        palette = option.palette
+        dark = theme.is_dark(palette)
+        rect = option.rect
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        bubble = QRectF(rect.adjusted(6, 3, -6, -3))
+        if message.role == "user":
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(palette.color(QPalette.ColorRole.AlternateBase))
+            painter.drawRoundedRect(bubble, 8, 8)
+        if option.state & QStyle.StateFlag.State_Selected:
+            painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 1.5))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(bubble, 8, 8)
+        self._paint_header(painter, rect, message, chips, option.font, palette, dark)
+        for part in layout.parts:
+            chip = chips[part.block] if part.block < len(chips) else BlockChip("?", 0, False, "")
+            top = rect.top() + part.top
+            chip_right = self._paint_chip(painter, rect.left() + PAD + INDENT, top, chip, dark)
+            if part.summary:
+                painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+                font = QFont(option.font)
+                font.setPointSizeF(font.pointSizeF() * 0.9)
+                painter.setFont(font)
+                room = rect.right() - PAD - chip_right - 8
+                text = QFontMetrics(font).elidedText(
+                    part.summary, Qt.TextElideMode.ElideRight, int(room)
+                )
+                painter.drawText(
+                    QRectF(chip_right + 8, top, room, self._chip_height()),
+                    Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                    text,
+                )
+            if part.doc is not None:
+                painter.save()
+                painter.translate(rect.left() + PAD + INDENT, top + self._chip_height() + GAP / 2)
+                context = QAbstractTextDocumentLayout.PaintContext()
+                context.palette = palette
+                context.palette.setColor(
+                    QPalette.ColorRole.Text, self._text_colour(message, part, palette)
+                )
+                part.doc.documentLayout().draw(painter, context)
+                painter.restore()
+        painter.restore()
+
+    def editorEvent(
+        self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: Index
+    ) -> bool:
+        """A click on a collapsible block's chip row shows or hides its content."""
+        if event.type() != QEvent.Type.MouseButtonRelease or not isinstance(event, QMouseEvent):
+            return False
+        if event.button() != Qt.MouseButton.LeftButton:
+            return False
+        part = self._part_at(index, option, event.position())
+        if part is None or not part.collapsible:
+            return False
+        self.toggle(index, part.block)
+        return True
+
+    def helpEvent(
+        self, event: QHelpEvent, view: Any, option: QStyleOptionViewItem, index: Index
+    ) -> bool:
+        part = self._part_at(index, option, QPointF(event.pos()))
+        chips: tuple[BlockChip, ...] = index.data(Role.BLOCKS) or ()
+        if part is None or part.block >= len(chips):
+            return super().helpEvent(event, view, option, index)
+        chip = chips[part.block]
+        how = "exact (reported by the API)" if chip.exact else "estimated locally"
+        state = chip.state or "not counted yet"
+        tip = f"{chip.kind} block · {chip.tokens:,} tokens, {how}\nIn the next request: {state}"
+        if part.collapsible:
+            tip += "\nClick to show or hide."
+        QToolTip.showText(event.globalPos(), tip, view)
+        return True
+
+    # -- our side -------------------------------------------------------------------------
+
+    def toggle(self, index: Index, block: int) -> None:
+        message: Message = index.data(Role.MESSAGE)
+        key = (message.id, block)
+        self._expanded.symmetric_difference_update({key})
+        self.sizeHintChanged.emit(index)
+
+    def is_expanded(self, message_id: str, block: int) -> bool:
+        return (message_id, block) in self._expanded
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def block_at(self, index: Index, rect: QRect, y: float) -> int | None:
+        """The block whose chip or content is at height `y` of the row (for menus)."""
+        layout = self._layout(index, self._view.font())
+        found = None
+        for part in layout.parts:
+            if rect.top() + part.top <= y:
+                found = part.block
+        return found
+
+    def _width(self) -> int:
+        return max(200, self._view.viewport().width())
+
+    def _chip_height(self) -> int:
+        return QFontMetrics(self._chip_font()).height() + 4
+
+    def _chip_font(self) -> QFont:
+        font = QFont(self._view.font())
+        font.setPointSizeF(font.pointSizeF() * 0.85)
+        return font
+
+    def _part_at(self, index: Index, option: QStyleOptionViewItem, pos: QPointF) -> _Part | None:
+        layout = self._layout(index, option.font)
+        y = pos.y() - option.rect.top()
+        for part in layout.parts:
+            if part.top <= y <= part.top + self._chip_height():
+                return part
+        return None
+
+    def _layout(self, index: Index, font: QFont) -> _Layout:
+        message: Message = index.data(Role.MESSAGE)
+        width = self._width()
+        expanded = tuple(j for j in range(len(message.blocks)) if (message.id, j) in self._expanded)
+        key = (message.id, index.data(Role.REVISION), message.revision, width, expanded, font.key())
+        layout = self._cache.get(key)
+        if layout is not None:
+            self._cache.move_to_end(key)
+            return layout
+        layout = self._make_layout(message, width, font)
+        self._cache[key] = layout
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return layout
+
+    def _make_layout(self, message: Message, width: int, font: QFont) -> _Layout:
+        text_width = max(100, width - 2 * PAD - INDENT)
+        y = float(PAD + QFontMetrics(font).height() + GAP)
+        parts: list[_Part] = []
+        streaming = message.status is MessageStatus.STREAMING
+        for j, block in enumerate(message.blocks):
+            open_ = (message.id, j) in self._expanded
+            doc, collapsible, summary = self._content(block, open_, streaming, font, text_width)
+            parts.append(_Part(j, y, doc, collapsible, summary))
+            y += self._chip_height()
+            if doc is not None:
+                y += GAP / 2 + doc.size().height()
+            y += GAP
+        if not message.blocks:
+            y += QFontMetrics(font).height()  # a reply that has not said anything yet
+        return _Layout(int(y + PAD - GAP), parts)
+
+    def _content(
+        self, block: object, open_: bool, streaming: bool, font: QFont, width: int
+    ) -> tuple[QTextDocument | None, bool, str]:
+        """(document or None, can it be collapsed, text beside the chip)."""
+        if isinstance(block, TextBlock):
+            return self._document(block.text, font, width, markdown=not streaming), False, ""
+        if isinstance(block, ThinkingBlock):
+            if not open_:
+                return (
+                    None,
+                    True,
+                    f"▸ Thinking, {len(block.thinking.split()):,} words — click to show",
+                )
+            doc = self._document(block.thinking, font, width)
+            return doc, True, "▾ Thinking — click to hide"
+        if isinstance(block, ToolUseBlock):
+            arguments = json.dumps(block.input, indent=2, ensure_ascii=False)
+            doc = self._document(_cut(arguments), self._mono, width)
+            return doc, False, f"🔧 {block.name}"
+        if isinstance(block, ToolResultBlock):
+            text = block.content if isinstance(block.content, str) else _result_text(block.content)
+            lines = text.count("\n") + 1
+            what = "Error" if block.is_error else "Result"
+            first = text.strip().splitlines()[0] if text.strip() else "(empty)"
+            if not open_:
+                return None, True, f"▸ {what}, {lines:,} line{'s' * (lines != 1)}: {first}"
+            return self._document(_cut(text), self._mono, width), True, f"▾ {what} — click to hide"
+        if isinstance(block, ImageBlock):
+            size = image_size(block.data)
+            return None, False, f"🖼 image {size[0]}×{size[1]}" if size else "🖼 image"
+        if isinstance(block, RedactedThinkingBlock):
+            return None, False, "redacted thinking (encrypted; sent back unchanged)"
+        return None, False, "kept exactly as received"
+
+    def _document(
+        self, text: str, font: QFont, width: int, *, markdown: bool = False
+    ) -> QTextDocument:
+        doc = QTextDocument()
+        doc.setDefaultFont(font)
+        doc.setDocumentMargin(0)
+        option = QTextOption()
+        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        doc.setDefaultTextOption(option)
+        if markdown:
+            doc.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+        else:
+            doc.setPlainText(text)
+        doc.setTextWidth(width)
+        return doc
+
+    def _paint_header(
+        self,
+        painter: QPainter,
+        rect: QRect,
+        message: Message,
+        chips: tuple[BlockChip, ...],
+        font: QFont,
+        palette: QPalette,
+        dark: bool,
+    ) -> None:
+        metrics = QFontMetrics(font)
+        x, y = rect.left() + PAD, rect.top() + PAD
+        bold = QFont(font)
+        bold.setBold(True)
+        painter.setFont(bold)
+        painter.setPen(palette.color(QPalette.ColorRole.Text))
+        who = "You" if message.role == "user" else "Claude"
+        painter.drawText(QPointF(x, y + metrics.ascent()), who)
+        x += QFontMetrics(bold).horizontalAdvance(who) + 10
+        painter.setFont(font)
+        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+        when = _when(message.created_at)
+        painter.drawText(QPointF(x, y + metrics.ascent()), when)
+        x += metrics.horizontalAdvance(when) + 10
+        status = message.status.value
+        if message.status is not MessageStatus.COMPLETE:
+            painter.setPen(theme.status_colour(status, dark))
+            label = "streaming…" if status == "streaming" else status
+            painter.drawText(QPointF(x, y + metrics.ascent()), f"● {label}")
+        total = sum(c.tokens for c in chips)
+        if total:
+            exact = all(c.exact for c in chips)
+            text = f"{'' if exact else '≈'}{total:,} tokens"
+            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+            painter.drawText(
+                QRectF(rect.left(), y, rect.width() - PAD, metrics.height()),
+                Qt.AlignmentFlag.AlignRight,
+                text,
+            )
+
+    def _paint_chip(
+        self, painter: QPainter, x: float, y: float, chip: BlockChip, dark: bool
+    ) -> float:
+        """The pill: type · tokens · state, outlined and lettered in the state's colour."""
+        font = self._chip_font()
+        parts = [chip.kind]
+        if chip.tokens:
+            parts.append(f"{'' if chip.exact else '≈'}{chip.tokens:,}")
+        parts.append(chip.state or "counting…")
+        text = " · ".join(parts)
+        metrics = QFontMetrics(font)
+        box = QRectF(x, y, metrics.horizontalAdvance(text) + 14, self._chip_height())
+        colour = theme.state_colour(chip.state, dark)
+        fill = QColor(colour)
+        fill.setAlpha(34)
+        painter.setPen(QPen(colour, 1))
+        painter.setBrush(fill)
+        painter.drawRoundedRect(box, box.height() / 2, box.height() / 2)
+        painter.setFont(font)
+        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+        return box.right()
+
+    @staticmethod
+    def _text_colour(message: Message, part: _Part, palette: QPalette) -> QColor:
+        block = message.blocks[part.block] if part.block < len(message.blocks) else None
+        if isinstance(block, ThinkingBlock):
+            return palette.color(QPalette.ColorRole.PlaceholderText)
+        return palette.color(QPalette.ColorRole.Text)
+
+
+def _result_text(parts: tuple[Any, ...]) -> str:
+    return "\n".join(p.text if isinstance(p, TextBlock) else f"[{type(p).__name__}]" for p in parts)
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_SHOWN_CHARS:
+        return text
+    return f"{text[:MAX_SHOWN_CHARS]}\n… {len(text) - MAX_SHOWN_CHARS:,} more characters"
+
+
+def _when(created_at: float) -> str:
+    local = time.localtime(created_at)
+    if time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d"):
+        return time.strftime("%H:%M", local)
+    return time.strftime("%d %b %Y, %H:%M", local)

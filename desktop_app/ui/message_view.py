@@ -1,0 +1,155 @@
+"""The conversation: one `QListView` over the session's model, painted by one delegate.
+
+It opens at the newest messages, loads older pages when scrolled near the top (keeping
+what the user was reading in place), and follows a streaming reply only while the user
+is at the bottom. The context menu holds the per-message actions; the view only says
+what was asked, the window decides what it does.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPoint, Qt, Signal, Slot
+from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
+
+from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
+from desktop_app.core.messages import Message, MessageStatus
+from desktop_app.ui.message_delegate import MessageDelegate
+from desktop_app.ui.message_model import MessageListModel, Role
+
+NEAR_TOP_PX = 40
+AT_BOTTOM_PX = 8
+
+
+class MessageListView(QListView):
+    """Signals (each carries the `Message` it is about):
+    exclude_toggled(object), pin_requested(object), fork_requested(object),
+    edit_requested(object), retry_requested(object).
+    """
+
+    exclude_toggled = Signal(object)
+    pin_requested = Signal(object)
+    fork_requested = Signal(object)
+    edit_requested = Signal(object)
+    retry_requested = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("messages")
+        self.delegate = MessageDelegate(self)
+        self.setItemDelegate(self.delegate)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.verticalScrollBar().setSingleStep(24)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setUniformItemSizes(False)
+        self.setMouseTracking(True)
+        self.setFrameShape(QListView.Shape.NoFrame)
+        self.excluded: set[str] = set()  # for the menu's wording; the window keeps it current
+        self._stick_to_bottom = True
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scroll_value_changed)
+        bar.rangeChanged.connect(self._on_scroll_range_changed)
+
+    def setModel(self, model: QAbstractItemModel | None) -> None:
+        super().setModel(model)
+        self.delegate.clear_cache()
+        self._stick_to_bottom = True
+        self.scrollToBottom()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        stick = self._stick_to_bottom
+        super().resizeEvent(event)
+        if stick:
+            self.scrollToBottom()
+
+    @property
+    def sticks_to_bottom(self) -> bool:
+        return self._stick_to_bottom
+
+    def restore_scroll(self, value: int | None) -> None:
+        """Back to a chat: where the user left it, or the newest messages."""
+        if value is None:
+            self._stick_to_bottom = True
+            self.scrollToBottom()
+        else:
+            self.verticalScrollBar().setValue(value)
+
+    def scroll_to_message(self, message_id: str) -> bool:
+        model = self.model()
+        if not isinstance(model, MessageListModel):
+            return False
+        while (row := model.row_of(message_id)) is None and model.canFetchMore(QModelIndex()):
+            model.fetchMore(QModelIndex())
+        if row is None:
+            return False
+        self.scrollTo(model.index(row), QAbstractItemView.ScrollHint.PositionAtTop)
+        return True
+
+    @Slot(int)
+    def _on_scroll_value_changed(self, value: int) -> None:
+        bar = self.verticalScrollBar()
+        self._stick_to_bottom = value >= bar.maximum() - AT_BOTTOM_PX
+        if value <= NEAR_TOP_PX:
+            self._load_older()
+
+    @Slot(int, int)
+    def _on_scroll_range_changed(self, _minimum: int, maximum: int) -> None:
+        if self._stick_to_bottom:
+            self.verticalScrollBar().setValue(maximum)
+
+    def _load_older(self) -> None:
+        model = self.model()
+        if not isinstance(model, MessageListModel) or not model.canFetchMore(QModelIndex()):
+            return
+        bar = self.verticalScrollBar()
+        before_max, before_value = bar.maximum(), bar.value()
+        model.fetchMore(QModelIndex())
+        self.doItemsLayout()  # measure the new rows now, so the reader stays where they were
+        bar.setValue(before_value + bar.maximum() - before_max)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        index = self.indexAt(event.pos())
+        if not index.isValid():
+            return
+        self.setCurrentIndex(index)
+        message: Message = index.data(Role.MESSAGE)
+        self.menu_for(message).exec(event.globalPos())
+
+    def menu_for(self, message: Message) -> QMenu:
+        menu = QMenu(self)
+        menu.addAction("Copy", lambda: QGuiApplication.clipboard().setText(_plain(message)))
+        excluded = message.id in self.excluded
+        menu.addAction(
+            "Include in context" if excluded else "Exclude from context",
+            lambda: self.exclude_toggled.emit(message),
+        )
+        menu.addAction("Pin text as a fact…", lambda: self.pin_requested.emit(message))
+        menu.addSeparator()
+        menu.addAction("Fork a new chat from here", lambda: self.fork_requested.emit(message))
+        if message.role == "user":
+            menu.addAction("Edit and resend…", lambda: self.edit_requested.emit(message))
+        if message.role == "assistant" and message.status in (
+            MessageStatus.ERROR,
+            MessageStatus.INTERRUPTED,
+        ):
+            menu.addAction("Retry", lambda: self.retry_requested.emit(message))
+        return menu
+
+    def visible_message_at(self, pos: QPoint) -> Message | None:
+        index = self.indexAt(pos)
+        return index.data(Role.MESSAGE) if index.isValid() else None
+
+
+def _plain(message: Message) -> str:
+    """What Copy puts on the clipboard: the text, or a tool call's name and input."""
+    if message.text:
+        return message.text
+    parts = []
+    for block in message.blocks:
+        if isinstance(block, ToolUseBlock):
+            parts.append(f"{block.name} {block.input}")
+        elif isinstance(block, ToolResultBlock) and isinstance(block.content, str):
+            parts.append(block.content)
+    return "\n\n".join(parts)

@@ -1,0 +1,323 @@
+"""One open chat: its message model, its planner and latest plan, its running turn.
+
+A session outlives switching to another chat, so a reply keeps streaming into its
+model while the user reads something else, and coming back finds the scroll position,
+the error banner and the "always allow" answers as they were.
+
+Threads: the turn runs on a `TurnWorker`; planning runs on the shared
+`BackgroundWorker`. Everything here runs on the GUI thread, which owns the database
+connection, so every event is persisted here, in order, before the model shows it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
+
+from desktop_app.context.facts import Fact
+from desktop_app.context.planner import ContextPlanner
+from desktop_app.context.projection import Plan
+from desktop_app.core.blocks import Block, TextBlock, block_type
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import ContextDeskError, ErrorInfo
+from desktop_app.core.events import (
+    LoopEvent,
+    MessageAdded,
+    MessageStarted,
+    TextDelta,
+    TransitionReason,
+    TurnFinished,
+)
+from desktop_app.core.messages import Message, MessageStatus
+from desktop_app.core.repair import repair
+from desktop_app.services import Services, Turn
+from desktop_app.storage.store import ChatInfo
+from desktop_app.ui.message_model import BlockChip, ChipSource, MessageListModel
+from desktop_app.ui.workers import BackgroundWorker, DialogApprover, PendingApproval, TurnWorker
+
+log = logging.getLogger(__name__)
+
+FLUSH_MS = 33  # streamed text reaches the view at most ~30 times a second
+
+
+class ChatSession(QObject):
+    """Signals:
+    busy_changed(bool): a turn started or ended.
+    planned(object): a new `Plan` for the next request (chips, meter).
+    error_changed(): `error` changed (an `ErrorInfo` to show as a banner, or None).
+    approval_requested(object): a `PendingApproval` the window must ask about.
+    approval_withdrawn(): the turn was stopped while a question was open.
+    chat_changed(object): the `ChatInfo` changed (title, message count, size).
+    """
+
+    busy_changed = Signal(bool)
+    planned = Signal(object)
+    error_changed = Signal()
+    approval_requested = Signal(object)
+    approval_withdrawn = Signal()
+    chat_changed = Signal(object)
+
+    def __init__(
+        self,
+        services: Services,
+        background: BackgroundWorker,
+        chat: ChatInfo,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.services = services
+        self.background = background
+        self.chat = chat
+        self.model = MessageListModel(self)
+        self.planner: ContextPlanner | None = None
+        self.plan: Plan | None = None
+        self.error: ErrorInfo | None = None
+        self.always_allowed: set[str] = set()  # "Always for this chat" answers
+        self.scroll_value: int | None = None  # where the view was when the user left
+        self._turn: Turn | None = None
+        self._worker: TurnWorker | None = None
+        self._pending_approval: PendingApproval | None = None
+        self._stream_buffer: dict[str, list[str]] = {}
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(FLUSH_MS)
+        self._flush_timer.timeout.connect(self._on_flush_timer_timeout)
+        self._approver = DialogApprover(self)
+        self._approver.approval_requested.connect(self._on_approver_approval_requested)
+        self._draft = ""
+
+    # -- opening and planning -------------------------------------------------------------
+
+    def load(self) -> None:
+        """Read the chat from disk (the newest page shows first) and plan it."""
+        self.model.set_messages(self.services.store.messages(self.chat.id))
+        self.planner, _ = self.services.planner(self.chat)
+        self.request_plan()
+
+    @property
+    def busy(self) -> bool:
+        return self._worker is not None
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        return self.model.all_messages()
+
+    def request_plan(self, draft: str | None = None) -> None:
+        """Plan the next request off the GUI thread (with the composer's draft, if any);
+        skipped while a turn runs: the turn plans for itself and a plan follows it."""
+        if draft is not None:
+            self._draft = draft
+        if self.busy or self.planner is None:
+            return
+        planner, history, draft_text = self.planner, list(self.messages), self._draft
+
+        def plan() -> tuple[Plan, int]:
+            valid = list(repair(history).messages)
+            draft_message = (
+                [Message("user", (TextBlock(draft_text),))] if draft_text.strip() else []
+            )
+            result = planner.plan([*valid, *draft_message])
+            total = result.counter.calibrated(
+                sum(result.counter.message(m) for m in history), planner.model
+            )
+            return result, total
+
+        self.background.submit(f"plan:{self.chat.id}", plan, self._on_planned, self._on_plan_failed)
+
+    def _on_planned(self, result: tuple[Plan, int]) -> None:
+        plan, total = result
+        self.plan = plan
+        self.model.set_chip_source(_chips_from(plan))
+        self.planned.emit(plan)
+        if total != self.chat.token_total:
+            self.services.store.set_token_total(self.chat.id, total)
+            self._refresh_chat()
+
+    def _on_plan_failed(self, error: ErrorInfo) -> None:
+        self.set_error(error)
+
+    # -- sending, retrying, stopping --------------------------------------------------------
+
+    def send(self, blocks: Sequence[Block]) -> bool:
+        """Store the user's message and start answering it. False if a turn is running."""
+        if self.busy or not blocks:
+            return False
+        message = Message("user", tuple(blocks))
+        return self._start(message)
+
+    def retry(self) -> bool:
+        """Answer the last user message again (after an error or a stop)."""
+        if self.busy:
+            return False
+        return self._start(None)
+
+    def stop(self) -> None:
+        """Stop the running turn; the loop ends within 200 ms and keeps what was said."""
+        if self._worker is not None:
+            self._worker.cancel.cancel()
+        if self._pending_approval is not None:
+            self._pending_approval = None
+            self.approval_withdrawn.emit()
+
+    def _start(self, message: Message | None) -> bool:
+        self.set_error(None)
+        try:
+            turn = self.services.start_turn(self.chat.id, message, self._approver)
+        except ContextDeskError as exc:
+            self.set_error(exc.info)
+            return False
+        turn.state.always_allowed = self.always_allowed  # the same set: answers persist
+        if message is not None:
+            self.model.append(message)
+        else:  # a retry leaves the failed reply out of the context: show that at once
+            self.planner = turn.planner
+        self._turn = turn
+        self._worker = TurnWorker(turn.events, CancelToken())
+        self._worker.event_ready.connect(self._on_worker_event_ready)
+        self._worker.crashed.connect(self._on_worker_crashed)
+        self._worker.done.connect(self._on_worker_done)
+        self._worker.start()
+        self.busy_changed.emit(True)
+        return True
+
+    @Slot(object)
+    def _on_worker_event_ready(self, event: LoopEvent) -> None:
+        turn = self._turn
+        if turn is None:
+            return
+        try:
+            turn.record(event)  # on disk before it is on screen
+        except ContextDeskError as exc:  # a full disk: say so, stop, keep what is shown
+            self.set_error(exc.info)
+            self.stop()
+        if isinstance(event, TextDelta):
+            self._stream_buffer.setdefault(event.message_id, []).append(event.text)
+            if not self._flush_timer.isActive():
+                self._flush_timer.start()
+        elif isinstance(event, MessageStarted):
+            self.model.append(
+                Message("assistant", (), id=event.message_id, status=MessageStatus.STREAMING)
+            )
+        elif isinstance(event, MessageAdded):
+            self._flush()
+            self.model.replace_message(event.message)
+        elif isinstance(event, TurnFinished):
+            self._flush()
+            if event.error is not None and event.reason is not TransitionReason.CANCELLED:
+                self.set_error(event.error)
+
+    @Slot(object)
+    def _on_worker_crashed(self, error: ErrorInfo) -> None:
+        self._flush()
+        self.set_error(error)
+
+    @Slot()
+    def _on_worker_done(self) -> None:
+        turn, worker = self._turn, self._worker
+        self._turn = self._worker = None
+        self._pending_approval = None
+        if worker is not None:
+            worker.wait()
+            worker.deleteLater()
+        if turn is not None:
+            try:
+                turn.finish()
+            except ContextDeskError as exc:
+                self.set_error(exc.info)
+            if self.planner is not None:
+                self.planner.state = turn.planner.state  # suggested facts, compaction, breaker
+        self._refresh_chat()
+        self.busy_changed.emit(False)
+        self.request_plan()
+
+    @Slot()
+    def _on_flush_timer_timeout(self) -> None:
+        self._flush()
+
+    def _flush(self) -> None:
+        buffered, self._stream_buffer = self._stream_buffer, {}
+        for message_id, parts in buffered.items():
+            self.model.append_text(message_id, "".join(parts))
+
+    @Slot(object)
+    def _on_approver_approval_requested(self, pending: PendingApproval) -> None:
+        self._pending_approval = pending
+        self.approval_requested.emit(pending)
+
+    # -- the user's edits to memory and to the chat -------------------------------------------
+
+    def set_error(self, error: ErrorInfo | None) -> None:
+        self.error = error
+        self.error_changed.emit()  # never None through a signal: see workers._Outcome
+
+    def is_excluded(self, message: Message) -> bool:
+        return self.planner is not None and message.id in self.planner.state.excluded_messages
+
+    def set_excluded(self, message: Message, excluded: bool) -> None:
+        self._change_state(lambda s: s.exclude_message(message.id, excluded))
+
+    def pin_fact(self, text: str) -> None:
+        text = text.strip()
+        if text:
+            self._change_state(lambda s: s.pin(Fact(text)))
+
+    def _change_state(self, change: object) -> None:
+        if self.planner is None or not callable(change):
+            return
+        self.planner.state = change(self.planner.state)
+        try:
+            self.services.store.save_context_state(self.chat.id, self.planner.state)
+        except ContextDeskError as exc:
+            self.set_error(exc.info)
+        self.request_plan()
+
+    def fork(self, through: Message) -> ChatInfo:
+        """A new chat with the messages up to and including `through`."""
+        title = f"{self.chat.title} (fork)"
+        return self.services.store.fork(self.chat.id, through.id, title)
+
+    def fork_before(self, message: Message) -> ChatInfo:
+        """A new chat with everything before `message` (edit-and-resend starts there)."""
+        messages = list(self.messages)
+        position = next(i for i, m in enumerate(messages) if m.id == message.id)
+        title = f"{self.chat.title} (edited)"
+        if position == 0:
+            store = self.services.store
+            return store.create_chat(
+                title, self.chat.model, self.chat.system_prompt, self.chat.settings
+            )
+        return self.services.store.fork(self.chat.id, messages[position - 1].id, title)
+
+    def close(self) -> None:
+        """The window is closing: stop the turn and wait for it to store what it has."""
+        worker = self._worker
+        if worker is None:
+            return
+        self.stop()
+        worker.wait(3000)
+        QCoreApplication.sendPostedEvents()  # deliver its last events: they get stored
+
+    def _refresh_chat(self) -> None:
+        try:
+            self.chat = self.services.store.chat(self.chat.id)
+        except ContextDeskError:
+            return  # deleted meanwhile
+        self.chat_changed.emit(self.chat)
+
+
+def _chips_from(plan: Plan) -> ChipSource:
+    """Each block's chip, read from the plan when the view asks for it (only rows on
+    screen are asked, so a 10,000-message chat costs what its visible rows cost)."""
+
+    def chip(message: Message, index: int) -> BlockChip:
+        if message.status is MessageStatus.STREAMING:
+            return BlockChip(block_type(message.blocks[index]), 0, False, "streaming")
+        try:
+            status = plan.block_status(message, index)
+        except (IndexError, KeyError):
+            return BlockChip(block_type(message.blocks[index]), 0, False, "")
+        return BlockChip(block_type(message.blocks[index]), status.tokens, False, status.label)
+
+    return chip

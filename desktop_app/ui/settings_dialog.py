@@ -1,0 +1,193 @@
+"""Settings: the API key (and where the key in use comes from), the server, the model with
+its context window, output and thinking budgets, the default system prompt, and tools.
+
+Keyring trouble is explained where it happens, with the way out beside it: use the key
+for this session only. The key never goes into the settings file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.config.secrets import KeyringUnavailable, SecretStore
+from desktop_app.config.settings import Settings
+from desktop_app.core.errors import ContextDeskError
+from desktop_app.ui import theme
+
+
+class SettingsDialog(QDialog):
+    def __init__(
+        self,
+        settings: Settings,
+        secrets: SecretStore,
+        key_source: str,
+        models: list[Any],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setObjectName("settingsDialog")
+        self.settings = settings
+        self.secrets = secrets
+        self.key_changed = False
+
+        self.key = QLineEdit()
+        self.key.setObjectName("apiKey")
+        self.key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key.setPlaceholderText("sk-ant-…  (leave empty to keep the key in use)")
+        self.key_source = QLabel(f"Key in use: {key_source}")
+        self.key_source.setWordWrap(True)
+        self.session_only = QCheckBox("Use this key for this session only (do not save it)")
+        self.key_problem = QLabel()
+        self.key_problem.setObjectName("keyProblem")
+        self.key_problem.setWordWrap(True)
+        self.key_problem.setStyleSheet(
+            f"color: {theme.status_colour('error', theme.is_dark()).name()}"
+        )
+        self.key_problem.hide()
+
+        self.base_url = QLineEdit(settings.base_url)
+        self.base_url.setPlaceholderText("https://api.anthropic.com (or ANTHROPIC_BASE_URL)")
+        self.model = QComboBox()
+        self.model.setObjectName("model")
+        self.model.setEditable(True)
+        for info in models:
+            self.model.addItem(
+                f"{info.display_name} — {info.context_window:,}-token window", info.id
+            )
+        found = self.model.findData(settings.model)
+        if found < 0:
+            self.model.addItem(settings.model, settings.model)
+            found = self.model.count() - 1
+        self.model.setCurrentIndex(found)
+        self.max_tokens = QSpinBox()
+        self.max_tokens.setRange(256, 128_000)
+        self.max_tokens.setSingleStep(1024)
+        self.max_tokens.setValue(settings.max_tokens)
+        self.thinking = QCheckBox("Extended thinking, with a budget of")
+        self.thinking.setChecked(settings.thinking_budget > 0)
+        self.thinking_budget = QSpinBox()
+        self.thinking_budget.setRange(1024, 64_000)
+        self.thinking_budget.setSingleStep(1024)
+        self.thinking_budget.setValue(settings.thinking_budget or 4096)
+        self.thinking_budget.setSuffix(" tokens")
+        self.thinking_budget.setEnabled(self.thinking.isChecked())
+        self.thinking.toggled.connect(self.thinking_budget.setEnabled)
+        self.system_prompt = QPlainTextEdit(settings.system_prompt)
+        self.system_prompt.setPlaceholderText("The system prompt new chats start with")
+        self.system_prompt.setMaximumHeight(90)
+        self.tools = QCheckBox("Let Claude use tools (reading and writing files ask first)")
+        self.tools.setChecked(settings.tools_enabled)
+        self.commands = QCheckBox("Allow running commands in the workspace (always asks first)")
+        self.commands.setChecked(settings.run_command_enabled)
+        self.workspace = QLineEdit(settings.workspace)
+        self.workspace.setPlaceholderText("No folder: the file tools are off")
+        browse = QPushButton("Choose…")
+        browse.clicked.connect(self._on_browse_clicked)
+        self.send_with_enter = QCheckBox(
+            "Enter sends (Shift+Enter for a new line); otherwise Ctrl+Enter"
+        )
+        self.send_with_enter.setChecked(settings.send_with_enter)
+
+        thinking_row = QHBoxLayout()
+        thinking_row.addWidget(self.thinking)
+        thinking_row.addWidget(self.thinking_budget)
+        thinking_row.addStretch(1)
+        workspace_row = QHBoxLayout()
+        workspace_row.addWidget(self.workspace, 1)
+        workspace_row.addWidget(browse)
+        form = QFormLayout()
+        form.addRow("API key", self.key)
+        form.addRow("", self.key_source)
+        form.addRow("", self.session_only)
+        form.addRow("", self.key_problem)
+        form.addRow("Server", self.base_url)
+        form.addRow("Model", self.model)
+        form.addRow("Max output tokens", self.max_tokens)
+        form.addRow("", _row_widget(thinking_row))
+        form.addRow("System prompt", self.system_prompt)
+        form.addRow("Tools", self.tools)
+        form.addRow("", self.commands)
+        form.addRow("Workspace folder", _row_widget(workspace_row))
+        form.addRow("Sending", self.send_with_enter)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self._on_save_clicked)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+        self.resize(620, self.sizeHint().height())
+
+    def chosen(self) -> Settings:
+        return replace(
+            self.settings,
+            base_url=self.base_url.text().strip(),
+            model=str(self.model.currentData() or self.model.currentText()).strip(),
+            max_tokens=self.max_tokens.value(),
+            thinking_budget=self.thinking_budget.value() if self.thinking.isChecked() else 0,
+            system_prompt=self.system_prompt.toPlainText(),
+            tools_enabled=self.tools.isChecked(),
+            run_command_enabled=self.commands.isChecked(),
+            workspace=self.workspace.text().strip(),
+            send_with_enter=self.send_with_enter.isChecked(),
+        )
+
+    @Slot()
+    def _on_save_clicked(self) -> None:
+        key = self.key.text().strip()
+        if key:
+            try:
+                if self.session_only.isChecked():
+                    self.secrets.use_for_session(key)
+                else:
+                    self.secrets.save(key)
+            except KeyringUnavailable as exc:
+                self._explain(exc)
+                return
+            except ContextDeskError as exc:
+                self._explain(exc)
+                return
+            self.key_changed = True
+        self.accept()
+
+    def _explain(self, exc: ContextDeskError) -> None:
+        self.key_problem.setText(
+            f"{exc.title}: {exc.message}\nTick “this session only” to use the key now without "
+            "saving it; you will be asked again next time."
+        )
+        self.key_problem.show()
+        self.session_only.setChecked(True)
+
+    @Slot()
+    def _on_browse_clicked(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Workspace folder", self.workspace.text())
+        if folder:
+            self.workspace.setText(folder)
+
+
+def _row_widget(layout: QHBoxLayout) -> QWidget:
+    widget = QWidget()
+    layout.setContentsMargins(0, 0, 0, 0)
+    widget.setLayout(layout)
+    return widget

@@ -1,0 +1,213 @@
+"""Work that must not run on the GUI thread, and the way its results come back.
+
+- `TurnWorker` runs one turn's loop (`Turn.events`) on its own `QThread` and forwards
+  every event as a signal; the GUI thread persists them (it owns the database
+  connection) and updates the model. The worker never touches a widget, a model or the
+  database.
+- `BackgroundWorker` is one long-lived thread for planning and other short jobs (loading
+  the token encoding, projecting a long chat): jobs are keyed, and a newer job for a key
+  replaces one still waiting, so typing never queues up stale plans.
+- `DialogApprover` is the loop's `Approver`: called on the worker thread, it asks the GUI
+  thread through a signal and waits, and gives up as soon as the turn is cancelled.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo
+from desktop_app.core.events import LoopEvent
+from desktop_app.core.ports import ApprovalDecision, ApprovalRequest
+
+log = logging.getLogger(__name__)
+
+
+def unexpected(exc: BaseException) -> ErrorInfo:
+    """A bug, not a condition we planned for: still shown, with the traceback on demand."""
+    if isinstance(exc, ContextDeskError):
+        return exc.info
+    details = "".join(traceback.format_exception(exc))
+    return ErrorInfo("Something went wrong", f"{type(exc).__name__}: {exc}", False, details, "bug")
+
+
+class TurnWorker(QObject):
+    """Iterates one turn's events on a worker thread.
+
+    Signals:
+        event_ready(object): one `LoopEvent`, in order.
+        crashed(object): an `ErrorInfo` — the loop raised, which it never should.
+        done(): the loop has ended (after its `TurnFinished`, or after `crashed`).
+    """
+
+    event_ready = Signal(object)
+    crashed = Signal(object)
+    done = Signal()
+
+    def __init__(
+        self, events: Callable[[CancelToken], Iterator[LoopEvent]], cancel: CancelToken
+    ) -> None:
+        super().__init__()
+        self._events = events
+        self.cancel = cancel
+        self._thread = QThread()
+        self._thread.setObjectName("turn")
+        self.moveToThread(self._thread)
+        self._thread.started.connect(self.run)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            for event in self._events(self.cancel):
+                self.event_ready.emit(event)
+        except Exception as exc:  # never silent: the GUI shows it as an error banner
+            log.exception("the turn loop raised")
+            self.crashed.emit(unexpected(exc))
+        finally:
+            self.done.emit()
+            self._thread.quit()
+
+    def wait(self, timeout_ms: int = 5000) -> bool:
+        return bool(self._thread.wait(timeout_ms))
+
+
+@dataclass
+class _Job:
+    key: str
+    run: Callable[[], Any]
+    on_done: Callable[[Any], None]
+    on_error: Callable[[ErrorInfo], None] | None = None
+
+
+@dataclass
+class _Outcome:
+    """A finished job. One object per signal: PySide6 6.x miscounts references to a bare
+    `None` sent through `Signal(object)` and crashes at exit, so None never travels alone."""
+
+    job: _Job
+    result: Any = None
+    error: ErrorInfo | None = None
+
+
+class _JobRunner(QObject):
+    """Lives on the background thread; drains the waiting jobs in order."""
+
+    finished = Signal(object)  # an _Outcome
+
+    def __init__(self, owner: BackgroundWorker) -> None:
+        super().__init__()
+        self._owner = owner
+
+    @Slot()
+    def drain(self) -> None:
+        while (job := self._owner.take()) is not None:
+            try:
+                self.finished.emit(_Outcome(job, job.run()))
+            except Exception as exc:
+                log.exception("background job %s failed", job.key)
+                self.finished.emit(_Outcome(job, error=unexpected(exc)))
+
+
+class BackgroundWorker(QObject):
+    """One thread for short jobs; results come back to the GUI thread as callbacks.
+
+    Signals:
+        wake(): internal — there is work waiting.
+    """
+
+    wake = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._lock = threading.Lock()
+        self._waiting: dict[str, _Job] = {}
+        self._thread = QThread()
+        self._thread.setObjectName("background")
+        self._runner = _JobRunner(self)
+        self._runner.moveToThread(self._thread)
+        self.wake.connect(self._runner.drain)
+        self._runner.finished.connect(self._on_runner_finished)
+        self._thread.start()
+
+    def submit(
+        self,
+        key: str,
+        run: Callable[[], Any],
+        on_done: Callable[[Any], None],
+        on_error: Callable[[ErrorInfo], None] | None = None,
+    ) -> None:
+        """Run `run()` off the GUI thread, then `on_done(result)` on it. A job still
+        waiting under the same key is replaced (only the newest answer matters)."""
+        with self._lock:
+            self._waiting.pop(key, None)
+            self._waiting[key] = _Job(key, run, on_done, on_error)
+        self.wake.emit()
+
+    def take(self) -> _Job | None:
+        with self._lock:
+            if not self._waiting:
+                return None
+            key = next(iter(self._waiting))
+            return self._waiting.pop(key)
+
+    def idle(self) -> bool:
+        with self._lock:
+            return not self._waiting
+
+    def stop(self) -> None:
+        with self._lock:
+            self._waiting.clear()
+        self._thread.quit()
+        self._thread.wait(10_000)
+
+    @Slot(object)
+    def _on_runner_finished(self, outcome: _Outcome) -> None:
+        if outcome.error is None:
+            outcome.job.on_done(outcome.result)
+        elif outcome.job.on_error is not None:
+            outcome.job.on_error(outcome.error)
+
+
+@dataclass
+class PendingApproval:
+    """One question to the user; the GUI thread answers it, the worker waits for it."""
+
+    request: ApprovalRequest
+    decision: ApprovalDecision = ApprovalDecision.DENY
+    answered: threading.Event = field(default_factory=threading.Event)
+
+    def answer(self, decision: ApprovalDecision) -> None:
+        self.decision = decision
+        self.answered.set()
+
+
+class DialogApprover(QObject):
+    """The loop's `Approver` for the GUI.
+
+    Signals:
+        approval_requested(object): a `PendingApproval` for the GUI thread to answer.
+    """
+
+    approval_requested = Signal(object)
+
+    def approve(self, request: ApprovalRequest, cancel: CancelToken) -> ApprovalDecision:
+        pending = PendingApproval(request)
+        self.approval_requested.emit(pending)
+        unregister = cancel.on_cancel(pending.answered.set)  # Stop wakes the wait at once
+        try:
+            pending.answered.wait()
+        finally:
+            unregister()
+        if cancel.cancelled:
+            raise Cancelled()
+        return pending.decision
