@@ -11,10 +11,12 @@ every finished message is stored when the loop announces it; context-state chang
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
@@ -62,6 +64,7 @@ class Services:
     _counter: TokenCounter | None = field(default=None, init=False, repr=False)
     _backend: ChatBackend | None = field(default=None, init=False, repr=False)
     _simulator: object | None = field(default=None, init=False, repr=False)
+    _connecting: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @classmethod
     def open(cls, home: str | Path | None = None, *, demo: bool = False) -> Services:
@@ -73,12 +76,8 @@ class Services:
         return cls(paths, settings, store, secrets, demo)
 
     def close(self) -> None:
-        close = getattr(self._backend, "close", None)
-        if close is not None:
-            close()
-        stop = getattr(self._simulator, "stop", None)
-        if stop is not None:
-            stop()
+        with self._connecting:
+            self._disconnect()
         self.store.close()
 
     # -- parts, made on first use ------------------------------------------------------------
@@ -89,8 +88,17 @@ class Services:
             self._counter = TokenCounter(calibration=Calibration(self.store))
         return self._counter
 
+    @property
+    def simulator(self) -> Any:
+        """The demo's local server (a `SimulatorServer`) once it runs, else None."""
+        return self._simulator
+
     def backend(self) -> ChatBackend:
         """The demo model (a local simulator) or the real API with the key in use."""
+        with self._connecting:  # the turn and the background thread may both ask first
+            return self._connect()
+
+    def _connect(self) -> ChatBackend:
         if self._backend is None:
             from desktop_app.api.backend import AnthropicBackend  # ~0.2 s: only when needed
 
@@ -165,8 +173,20 @@ class Services:
         )
         return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
+    def release_thread(self) -> None:
+        """A worker thread is ending: close what the backend opened on it."""
+        release = getattr(self._backend, "release_thread", None)
+        if release is not None:
+            release()
+
     def reconnect(self, *, demo: bool | None = None) -> None:
         """The key, the server or demo mode changed: the next request connects afresh."""
+        with self._connecting:
+            self._disconnect()
+        if demo is not None:
+            self.demo = demo
+
+    def _disconnect(self) -> None:
         close = getattr(self._backend, "close", None)
         if close is not None:
             close()
@@ -174,8 +194,6 @@ class Services:
         if stop is not None:
             stop()
         self._backend = self._simulator = None
-        if demo is not None:
-            self.demo = demo
 
     # -- one turn -------------------------------------------------------------------------------
 
@@ -261,6 +279,12 @@ class Turn:
     def events(self, cancel: CancelToken) -> Iterator[LoopEvent]:
         return run_turn(self.state, self.ports, cancel, self.config)
 
+    def release_thread(self) -> None:
+        """Call on the thread that iterated `events`, when it is done with them."""
+        release = getattr(self.ports.backend, "release_thread", None)
+        if release is not None:
+            release()
+
     def record(self, event: LoopEvent) -> None:
         self.recorder.record(event)
         if isinstance(event, ContextStateChanged) and isinstance(event.state, ContextState):
@@ -329,6 +353,9 @@ class _LazyBackend:
 
     def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
         return self.services.backend().stream(request, cancel)
+
+    def release_thread(self) -> None:
+        self.services.release_thread()
 
 
 class _NoBackend:

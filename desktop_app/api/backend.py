@@ -254,12 +254,20 @@ class AnthropicBackend:
         return client
 
     def close(self) -> None:
+        self.release_thread()
+
+    def release_thread(self) -> None:
+        """Close the calling thread's client and event loop (and their sockets). A worker
+        thread calls this before it ends; the next use on a thread makes new ones."""
         loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
         client = getattr(self._local, "client", None)
+        self._local.client = None
         if loop is not None and not loop.is_closed():
-            if client is not None:
-                loop.run_until_complete(client.close())
-            loop.close()
+            try:
+                if client is not None:
+                    loop.run_until_complete(client.close())
+            finally:
+                loop.close()
 
 
 async def _as_coroutine(awaitable: Any) -> Any:

@@ -478,7 +478,10 @@ class MainWindow(QMainWindow):
     def _fetch_models(self) -> list[object]:
         backend = self.services.backend()
         models = getattr(backend, "models", None)
-        return list(models()) if models is not None else []
+        try:
+            return list(models()) if models is not None else []
+        finally:
+            self.services.release_thread()  # the background thread keeps no connection
 
     def _on_models_fetched(self, models: list[object]) -> None:
         if models:

@@ -174,7 +174,7 @@ class ChatSession(QObject):
         else:  # a retry leaves the failed reply out of the context: show that at once
             self.planner = turn.planner
         self._turn = turn
-        self._worker = TurnWorker(turn.events, CancelToken())
+        self._worker = TurnWorker(turn.events, CancelToken(), turn.release_thread)
         self._worker.event_ready.connect(self._on_worker_event_ready)
         self._worker.crashed.connect(self._on_worker_crashed)
         self._worker.done.connect(self._on_worker_done)

@@ -52,10 +52,14 @@ class TurnWorker(QObject):
     done = Signal()
 
     def __init__(
-        self, events: Callable[[CancelToken], Iterator[LoopEvent]], cancel: CancelToken
+        self,
+        events: Callable[[CancelToken], Iterator[LoopEvent]],
+        cancel: CancelToken,
+        on_exit: Callable[[], None] = lambda: None,
     ) -> None:
         super().__init__()
         self._events = events
+        self._on_exit = on_exit  # runs on the worker thread: closes what it opened there
         self.cancel = cancel
         self._thread = QThread()
         self._thread.setObjectName("turn")
@@ -74,6 +78,10 @@ class TurnWorker(QObject):
             log.exception("the turn loop raised")
             self.crashed.emit(unexpected(exc))
         finally:
+            try:
+                self._on_exit()
+            except Exception:  # closing sockets failed: nothing the user can act on
+                log.exception("releasing the worker thread's connections failed")
             self.done.emit()
             self._thread.quit()
 

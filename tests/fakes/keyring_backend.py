@@ -22,3 +22,13 @@ class MemoryKeyring(keyring.backend.KeyringBackend):
         if (service, username) not in self.store:
             raise keyring.errors.PasswordDeleteError("not found")
         del self.store[(service, username)]
+
+
+class LockedKeyring(MemoryKeyring):
+    """A keyring the user has not unlocked: every call fails."""
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise keyring.errors.KeyringLocked("locked")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise keyring.errors.KeyringLocked("locked")

@@ -16,15 +16,7 @@ import pytest
 from desktop_app.config.secrets import KeyringUnavailable, KeySource, SecretStore
 from desktop_app.config.settings import AppState, Settings, load, save
 from desktop_app.core.errors import ContextDeskError
-from tests.fakes.keyring_backend import MemoryKeyring
-
-
-class LockedKeyring(MemoryKeyring):
-    def get_password(self, service: str, username: str) -> str | None:
-        raise keyring.errors.KeyringLocked("locked")
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        raise keyring.errors.KeyringLocked("locked")
+from tests.fakes.keyring_backend import LockedKeyring, MemoryKeyring
 
 
 class HangingKeyring(MemoryKeyring):

@@ -1,0 +1,61 @@
+"""A real main window over real parts: a temp home with a SQLite file, the offline demo's
+simulator on a loopback socket, the anthropic SDK, the in-memory keyring."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from desktop_app.api.simulator import SimulatorServer
+from desktop_app.services import Services
+from desktop_app.ui.gui import make_app
+from desktop_app.ui.main_window import MainWindow
+
+TURN_TIMEOUT_MS = 20_000  # the first turn of a run imports the SDK (~2.5 s on 2 cores)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    (folder / "notes.md").write_text("Invoice #88213: refund 847.20 EUR by 2026-04-13.\n")
+    return folder
+
+
+@pytest.fixture
+def services(tmp_path: Path, workspace: Path) -> Iterator[Services]:
+    make_app()
+    services = Services.open(tmp_path / "home", demo=True)
+    services.settings = replace(services.settings, workspace=str(workspace))
+    yield services
+    services.close()
+
+
+@pytest.fixture
+def open_window(qtbot: QtBot) -> Callable[[Services], MainWindow]:
+    def make(services: Services) -> MainWindow:
+        window = MainWindow(services)
+        qtbot.addWidget(window)
+        window.resize(1200, 800)
+        window.show()
+        qtbot.waitExposed(window)
+        return window
+
+    return make
+
+
+@pytest.fixture
+def window(services: Services, open_window: Callable[[Services], MainWindow]) -> MainWindow:
+    return open_window(services)
+
+
+@pytest.fixture
+def simulator(services: Services) -> SimulatorServer:
+    """The demo's simulator, started now so a test can queue replies and faults."""
+    services.backend()
+    assert isinstance(services.simulator, SimulatorServer)
+    return services.simulator
