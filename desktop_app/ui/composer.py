@@ -62,7 +62,8 @@ def image_attachment(image: QImage, name: str = "pasted image") -> Attachment:
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     png = image.hasAlphaChannel()
-    image.save(buffer, b"PNG" if png else b"JPEG", -1 if png else 88)
+    # The stubs say bytes; PySide6 6.11 accepts only str at run time.
+    image.save(buffer, "PNG" if png else "JPEG", -1 if png else 88)  # type: ignore[call-overload]
     encoded = base64.b64encode(bytes(data.data())).decode("ascii")
     block = ImageBlock("image/png" if png else "image/jpeg", encoded)
     return Attachment(name, block, image_tokens(image.width(), image.height()))

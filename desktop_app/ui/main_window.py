@@ -178,11 +178,11 @@ class MainWindow(QMainWindow):
         state = self.app_state
         if state.window_geometry:
             self.restoreGeometry(QByteArray.fromBase64(state.window_geometry.encode("ascii")))
-        if state.splitter_sizes:
-            self.splitter.setSizes(state.splitter_sizes)
 
     def _after_first_paint(self) -> None:
         """Work the first paint must not wait for."""
+        if self.app_state.splitter_sizes:  # once laid out: before that, sizes get rescaled
+            self.splitter.setSizes(self.app_state.splitter_sizes)
         counter = self.services.counter
         self.background.submit("warm-up", lambda: counter.text("warm up"), self._on_counter_ready)
         self.background.submit(

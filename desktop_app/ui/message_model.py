@@ -2,7 +2,7 @@
 
 Built for long chats (qTox#266, SillyTavern#5703): the model shows the newest
 `PAGE` messages first and loads older ones a page at a time when the view scrolls up
-(`canFetchMore`/`fetchMore`, rows inserted at the top). A streaming reply changes one row
+(`has_older`/`load_older`, rows inserted at the top). A streaming reply changes one row
 per flush (`dataChanged` for that row only, never a reset), and a new plan — the context
 state of every block — changes the block roles without touching the text.
 
@@ -93,12 +93,16 @@ class MessageListModel(QAbstractListModel):
         }
         return {int(role): QByteArray(name) for role, name in names.items()}
 
-    def canFetchMore(self, parent: Index) -> bool:
-        return not parent.isValid() and self._first_shown > 0
+    # Not Qt's canFetchMore/fetchMore: Qt calls those whenever the view sits at its
+    # bottom (it expects rows to arrive below), which is exactly where a chat opens — it
+    # would load the whole chat. Older messages arrive above, when the view asks.
 
-    def fetchMore(self, parent: Index) -> None:
+    def has_older(self) -> bool:
+        return self._first_shown > 0
+
+    def load_older(self) -> None:
         """Show the page of messages before the oldest one shown (the user scrolled up)."""
-        if parent.isValid() or self._first_shown == 0:
+        if self._first_shown == 0:
             return
         count = min(PAGE, self._first_shown)
         self.beginInsertRows(QModelIndex(), 0, count - 1)

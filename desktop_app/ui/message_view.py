@@ -8,7 +8,7 @@ what was asked, the window decides what it does.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPoint, Qt, Signal, Slot
+from PySide6.QtCore import QAbstractItemModel, QPoint, Qt, Signal, Slot
 from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
@@ -80,8 +80,8 @@ class MessageListView(QListView):
         model = self.model()
         if not isinstance(model, MessageListModel):
             return False
-        while (row := model.row_of(message_id)) is None and model.canFetchMore(QModelIndex()):
-            model.fetchMore(QModelIndex())
+        while (row := model.row_of(message_id)) is None and model.has_older():
+            model.load_older()
         if row is None:
             return False
         self.scrollTo(model.index(row), QAbstractItemView.ScrollHint.PositionAtTop)
@@ -91,7 +91,7 @@ class MessageListView(QListView):
     def _on_scroll_value_changed(self, value: int) -> None:
         bar = self.verticalScrollBar()
         self._stick_to_bottom = value >= bar.maximum() - AT_BOTTOM_PX
-        if value <= NEAR_TOP_PX:
+        if value <= NEAR_TOP_PX and bar.maximum() > 0:  # 0: not laid out yet
             self._load_older()
 
     @Slot(int, int)
@@ -101,11 +101,11 @@ class MessageListView(QListView):
 
     def _load_older(self) -> None:
         model = self.model()
-        if not isinstance(model, MessageListModel) or not model.canFetchMore(QModelIndex()):
+        if not isinstance(model, MessageListModel) or not model.has_older():
             return
         bar = self.verticalScrollBar()
         before_max, before_value = bar.maximum(), bar.value()
-        model.fetchMore(QModelIndex())
+        model.load_older()
         self.doItemsLayout()  # measure the new rows now, so the reader stays where they were
         bar.setValue(before_value + bar.maximum() - before_max)
 

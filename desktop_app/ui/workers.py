@@ -139,6 +139,7 @@ class BackgroundWorker(QObject):
         super().__init__(parent)
         self._lock = threading.Lock()
         self._waiting: dict[str, _Job] = {}
+        self._stopped = False
         self._thread = QThread()
         self._thread.setObjectName("background")
         self._runner = _JobRunner(self)
@@ -173,6 +174,9 @@ class BackgroundWorker(QObject):
             return not self._waiting
 
     def stop(self) -> None:
+        """Drop waiting jobs and end the thread; answers still in flight are ignored (what
+        they would update, such as the database connection, may be closing too)."""
+        self._stopped = True
         with self._lock:
             self._waiting.clear()
         self._thread.quit()
@@ -180,6 +184,8 @@ class BackgroundWorker(QObject):
 
     @Slot(object)
     def _on_runner_finished(self, outcome: _Outcome) -> None:
+        if self._stopped:
+            return
         if outcome.error is None:
             outcome.job.on_done(outcome.result)
         elif outcome.job.on_error is not None:

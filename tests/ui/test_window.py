@@ -1,0 +1,348 @@
+"""The window around the conversation: first run, the chat list, remembered state, long
+chats, the per-message actions, and what the window looks like."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import keyring
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QDialog
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from desktop_app.config.secrets import KeySource
+from desktop_app.config.settings import AppState, load
+from desktop_app.context.projection import BlockState
+from desktop_app.core.blocks import ImageBlock, ThinkingBlock
+from desktop_app.demo_chat import DEMO_TITLE, create_demo_chat
+from desktop_app.services import Services
+from desktop_app.tokens.images import image_size
+from desktop_app.ui import theme
+from desktop_app.ui.composer import Attachment, AttachmentError, file_attachment
+from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.message_model import PAGE, Role
+from desktop_app.ui.settings_dialog import SettingsDialog
+from tests.fakes.keyring_backend import LockedKeyring
+from tests.ui.conftest import TURN_TIMEOUT_MS
+
+OpenWindow = Callable[[Services], MainWindow]
+
+
+def test_a_new_user_without_a_key_is_offered_a_key_or_the_demo(
+    tmp_path: Path, open_window: OpenWindow, qtbot: QtBot
+) -> None:
+    services = Services.open(tmp_path / "fresh")
+    try:
+        window = open_window(services)
+        qtbot.waitUntil(lambda: window.center.currentWidget() is window.welcome, timeout=5000)
+        assert not window.demo_label.isVisible()
+        qtbot.mouseClick(window.welcome.try_demo, Qt.MouseButton.LeftButton)
+        assert services.demo
+        assert window.demo_label.isVisible()
+        assert "offline demo" in window.windowTitle()
+        assert window.current is not None
+        assert window.current.chat.title == DEMO_TITLE
+        assert window.center.currentWidget() is window.conversation
+        assert window.current.model.rowCount() > 0
+        window.close()
+    finally:
+        services.close()
+
+
+def test_a_stored_key_skips_the_welcome(
+    tmp_path: Path, open_window: OpenWindow, qtbot: QtBot
+) -> None:
+    keyring.set_password("ContextDesk", "anthropic-api-key", "sk-ant-test")
+    services = Services.open(tmp_path / "keyed")
+    try:
+        window = open_window(services)
+        qtbot.waitUntil(lambda: window.key_known, timeout=5000)
+        assert window.key is not None
+        assert window.key.source is KeySource.KEYRING
+        assert window.center.currentWidget() is not window.welcome
+        window.close()
+    finally:
+        services.close()
+
+
+def test_settings_explain_a_locked_keyring_and_offer_the_session(
+    services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keyring.set_keyring(LockedKeyring())
+    dialog = SettingsDialog(services.settings, services.secrets, "none yet", [])
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.key.setText("sk-ant-secret")
+    dialog._on_save_clicked()
+    assert dialog.key_problem.isVisible()
+    assert "session only" in dialog.key_problem.text()
+    assert dialog.session_only.isChecked()
+    assert dialog.result() != QDialog.DialogCode.Accepted  # nothing was lost: still open
+    dialog._on_save_clicked()
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    key = services.secrets.get()  # the session key is found before the locked keyring
+    assert key is not None
+    assert (key.value, key.source) == ("sk-ant-secret", KeySource.SESSION)
+
+
+def test_settings_change_what_new_chats_and_the_composer_use(
+    services: Services, window: MainWindow, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dialog = SettingsDialog(services.settings, services.secrets, "none yet", window.models)
+    qtbot.addWidget(dialog)
+    dialog.system_prompt.setPlainText("Answer in French.")
+    dialog.send_with_enter.setChecked(False)
+    index = dialog.model.findData("claude-haiku-4-5")
+    assert index >= 0
+    assert "200,000-token window" in dialog.model.itemText(index)
+    dialog.model.setCurrentIndex(index)
+    chosen = dialog.chosen()
+    assert (chosen.model, chosen.system_prompt, chosen.send_with_enter) == (
+        "claude-haiku-4-5",
+        "Answer in French.",
+        False,
+    )
+
+
+def test_the_chat_list_searches_renames_and_deletes_with_undo(
+    window: MainWindow, services: Services, qtbot: QtBot, qtmodeltester: ModelTester
+) -> None:
+    for title in ("Tax return", "Holiday plans", "Tax questions"):
+        window.new_chat(title)
+    panel = window.chat_list
+    qtmodeltester.check(panel.model)
+    assert [c.title for c in panel.model.chats()][:3] == [
+        "Tax questions",
+        "Holiday plans",
+        "Tax return",
+    ]  # newest activity first
+    qtbot.keyClicks(panel.search, "tax")
+    assert panel.proxy.rowCount() == 2
+    panel.search.clear()
+    holiday = services.store.list_chats()[1]
+    panel.rename_requested.emit(holiday.id, "Summer 2027")
+    assert services.store.chat(holiday.id).title == "Summer 2027"
+    panel.delete_requested.emit(holiday.id)
+    assert services.store.chat(holiday.id).deleted_at is not None
+    assert panel.model.row_of(holiday.id) is None
+    assert panel.undo_bar.isVisible()
+    panel._on_undo_clicked()
+    assert services.store.chat(holiday.id).deleted_at is None
+    assert panel.model.row_of(holiday.id) is not None
+
+
+def test_the_window_remembers_its_layout_and_last_chat(
+    services: Services, open_window: OpenWindow, qtbot: QtBot
+) -> None:
+    window = open_window(services)
+    window.resize(760, 560)  # inside the offscreen screen (800×600): geometry is clamped to it
+    chat = create_demo_chat(services.store, 3)
+    window.chat_list.set_chats(services.store.list_chats())
+    window.open_chat(chat.id)
+    window.splitter.setSizes([250, 200])
+    expected = window.splitter.sizes()  # what the splitter made of it
+    assert expected[0] != window.splitter.sizes()[1]
+    window.close()
+    state = load(services.paths.state_file, AppState)
+    assert state.last_chat_id == chat.id
+    assert state.splitter_sizes == expected
+    restored = MainWindow(services, state)
+    qtbot.addWidget(restored)
+    restored.show()
+    qtbot.waitUntil(lambda: restored.current is not None, timeout=5000)
+    assert restored.current is not None
+    assert restored.current.chat.id == chat.id
+    assert restored.size() == window.size()
+    assert restored.splitter.sizes() == expected
+
+
+def test_a_long_chat_opens_at_the_newest_messages_and_loads_older_on_scroll(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    chat = create_demo_chat(services.store, 400)  # ~1,000 messages
+    window.chat_list.set_chats(services.store.list_chats())
+    session = window.open_chat(chat.id)
+    assert session is not None
+    view = window.messages
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), timeout=5000)
+    assert session.model.rowCount() == PAGE
+    newest = session.messages[-1]
+    assert view.indexAt(view.viewport().rect().bottomLeft() - _up(10)).data(Role.MESSAGE).id in {
+        m.id for m in session.messages[-3:]
+    }
+    # Reading an older message: the page above loads and the reader stays in place.
+    top_index = view.indexAt(view.viewport().rect().topLeft() + _down(5))
+    reading = top_index.data(Role.MESSAGE).id
+    bar.setValue(0)
+    assert session.model.rowCount() == 2 * PAGE
+    assert bar.value() > 0
+    assert (
+        view.indexAt(view.viewport().rect().topLeft() + _down(5)).data(Role.MESSAGE).id != newest.id
+    )
+    assert session.model.row_of(reading) is not None
+    # While the user reads older messages, a new message does not yank the view down.
+    value = bar.value()
+    session.model.append_text("reply-x", "new words " * 50)
+    qtbot.wait(50)
+    assert bar.value() == value
+    view.restore_scroll(None)
+    session.model.append_text("reply-x", "more words " * 50)
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=2000)
+
+
+def test_excluding_a_message_changes_its_chips_and_the_next_request(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    chat = create_demo_chat(services.store, 3)
+    window.chat_list.set_chats(services.store.list_chats())
+    session = window.open_chat(chat.id)
+    assert session is not None
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    target = session.messages[1]
+    before = session.plan
+    assert before is not None
+    with qtbot.waitSignal(session.planned, timeout=5000):
+        window.messages.exclude_toggled.emit(target)
+    row = session.model.row_of(target.id)
+    assert row is not None
+    chips = session.model.index(row).data(Role.BLOCKS)
+    assert {chip.state for chip in chips} == {BlockState.EXCLUDED.value}
+    plan = session.plan
+    assert plan is not None
+    assert plan.estimated_input < before.estimated_input
+    assert target.id in services.store.context_state(chat.id).excluded_messages
+    assert "Include in context" in [a.text() for a in window.messages.menu_for(target).actions()]
+
+
+def test_pinning_fork_and_edit_and_resend(
+    window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = create_demo_chat(services.store, 3)
+    window.chat_list.set_chats(services.store.list_chats())
+    session = window.open_chat(chat.id)
+    assert session is not None
+    first_question = session.messages[0]
+    session.pin_fact("  Order 4471-B ships on 2026-05-02  ")
+    facts = [f.text for f in services.store.context_state(chat.id).facts]
+    assert "Order 4471-B ships on 2026-05-02" in facts
+    # Fork from the second message: a new chat with the first two.
+    fork = session.fork(session.messages[1])
+    forked = services.store.messages(fork.id)
+    assert [m.text for m in forked] == [m.text for m in session.messages[:2]]
+    # Edit and resend the first question: a new chat; the original is untouched.
+    original = [m.id for m in session.messages]
+    monkeypatch.setattr(
+        "desktop_app.ui.main_window.QInputDialog.getMultiLineText",
+        lambda *args: ("What about invoice #99999?", True),
+    )
+    window.messages.edit_requested.emit(first_question)
+    edited = window.current
+    assert edited is not None
+    assert edited is not session
+    qtbot.waitUntil(lambda: not edited.busy, timeout=TURN_TIMEOUT_MS)
+    assert [m.id for m in services.store.messages(chat.id)] == original
+    texts = [m.text for m in edited.messages]
+    assert texts[0] == "What about invoice #99999?"
+    assert texts[1].startswith("[Simulated reply")
+
+
+def test_the_composer_sends_with_the_configured_key_and_attaches_images(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    composer = window.composer
+    sent: list[object] = []
+    composer.send_requested.disconnect()
+    composer.send_requested.connect(sent.append)
+    qtbot.keyClicks(composer.edit, "line one")
+    qtbot.keyClick(composer.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(composer.edit, "line two")
+    assert composer.edit.toPlainText() == "line one\nline two"
+    qtbot.keyClick(composer.edit, Qt.Key.Key_Return)
+    assert len(sent) == 1
+    composer.set_send_with_enter(False)
+    qtbot.keyClick(composer.edit, Qt.Key.Key_Return)
+    assert len(sent) == 1  # Enter is a new line now
+    qtbot.keyClick(composer.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert len(sent) == 2
+    # A 4000×3000 photo is downscaled to what the API keeps, with its token estimate.
+    photo = QImage(4000, 3000, QImage.Format.Format_RGB32)
+    photo.fill(QColor("#336699"))
+    path = tmp_path / "photo.png"
+    photo.save(str(path))
+    attachment = file_attachment(path, lambda _text: 0)
+    assert isinstance(attachment.block, ImageBlock)
+    size = image_size(attachment.block.data)
+    assert size is not None
+    assert max(size) <= 1568
+    assert size[0] * size[1] <= 1_200_000
+    assert 1000 < attachment.tokens <= 1600
+    problems: list[str] = []
+    composer.problem.connect(problems.append)
+    binary = tmp_path / "data.bin"
+    binary.write_bytes(bytes(range(256)) * 4)
+    composer._on_edit_attachments_dropped([_failure(binary)])
+    assert problems
+    assert "not UTF-8 text" in problems[0]
+
+
+def test_the_window_renders_a_demo_chat(
+    window: MainWindow, services: Services, qtbot: QtBot, tmp_path: Path
+) -> None:
+    chat = create_demo_chat(services.store, 6)
+    window.chat_list.set_chats(services.store.list_chats())
+    session = window.open_chat(chat.id)
+    assert session is not None
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    path = tmp_path / "window.png"
+    assert window.grab().save(str(path))
+    image = QImage(str(path))
+    assert image.width() >= 1000
+    colours = {
+        image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)
+    }
+    assert len(colours) > 50  # text, chips and bubbles, not an empty frame
+    # The chips are painted in their state's colour: green for "in context".
+    green = theme.state_colour("in context", dark=False).rgb()
+    assert green in colours or any(_near(c, green) for c in colours)
+
+
+def test_thinking_and_tool_results_expand_on_click(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    chat = create_demo_chat(services.store, 2)
+    window.chat_list.set_chats(services.store.list_chats())
+    session = window.open_chat(chat.id)
+    assert session is not None
+    view = window.messages
+    row = next(r for r, m in enumerate(session.messages) if isinstance(m.blocks[0], ThinkingBlock))
+    index = session.model.index(row)
+    collapsed = view.sizeHintForIndex(index).height()
+    assert not view.delegate.is_expanded(session.messages[row].id, 0)
+    view.delegate.toggle(index, 0)
+    assert view.delegate.is_expanded(session.messages[row].id, 0)
+    assert view.sizeHintForIndex(index).height() > collapsed
+
+
+def _up(n: int) -> QPoint:
+    return QPoint(0, n)
+
+
+def _down(n: int) -> QPoint:
+    return QPoint(0, n)
+
+
+def _failure(path: Path) -> Attachment | AttachmentError:
+    try:
+        return file_attachment(path, lambda _t: 0)
+    except AttachmentError as exc:
+        return exc
+
+
+def _near(a: int, b: int) -> bool:
+    ca, cb = QColor(a), QColor(b)
+    return abs(ca.red() - cb.red()) + abs(ca.green() - cb.green()) + abs(ca.blue() - cb.blue()) < 30
