@@ -227,8 +227,8 @@ def usage_from_api(data: object) -> Usage | None:
     )
 
 
+_STATUSES = {status.value: status for status in MessageStatus}  # Enum(...) is slow per call
+
+
 def status_from_text(value: object) -> MessageStatus:
-    try:
-        return MessageStatus(str(value))
-    except ValueError:
-        return MessageStatus.COMPLETE
+    return _STATUSES.get(str(value), MessageStatus.COMPLETE)

@@ -199,16 +199,29 @@ class ChatStore:
     # -- messages -------------------------------------------------------------------------
 
     def messages(self, chat_id: str) -> list[Message]:
+        return self.recent_messages(chat_id, None)
+
+    def recent_messages(self, chat_id: str, limit: int | None) -> list[Message]:
+        """The newest `limit` messages, oldest first (all of them for None): a long chat
+        shows its last page without reading the whole history first."""
         self.chat(chat_id)
+        since = -1
+        if limit is not None:
+            row = self.db.execute(
+                "SELECT position FROM messages WHERE chat_id = ? AND NOT deleted ORDER BY position DESC LIMIT 1 OFFSET ?",
+                (chat_id, max(0, limit - 1)),
+            ).fetchone()
+            since = row["position"] if row is not None else -1
         rows = self.db.execute(
-            "SELECT * FROM messages WHERE chat_id = ? AND NOT deleted ORDER BY position", (chat_id,)
+            "SELECT * FROM messages WHERE chat_id = ? AND NOT deleted AND position >= ? ORDER BY position",
+            (chat_id, since),
         ).fetchall()
         blocks: dict[str, list[Any]] = {}
         reader = BlockReader()  # stored blocks were valid API JSON when written
         for b in self.db.execute(
             "SELECT b.message_id, b.raw FROM blocks b JOIN messages m ON m.id = b.message_id "
-            "WHERE m.chat_id = ? AND NOT m.deleted ORDER BY b.message_id, b.position",
-            (chat_id,),
+            "WHERE m.chat_id = ? AND NOT m.deleted AND m.position >= ? ORDER BY b.message_id, b.position",
+            (chat_id, since),
         ):
             blocks.setdefault(b["message_id"], []).append(
                 reader.block(json.loads(b["raw"]), "block")

@@ -158,8 +158,7 @@ class Composer(QWidget):
         self.edit = DraftEdit()
         self.edit.setObjectName("draft")
         self.edit.setPlaceholderText("Message Claude…  (Enter to send, Shift+Enter for a new line)")
-        self.edit.setMaximumHeight(160)
-        self.edit.setMinimumHeight(64)
+        self.edit.document().documentLayout().documentSizeChanged.connect(self._on_draft_resized)
         self.edit.submitted.connect(self._on_send_clicked)
         self.edit.textChanged.connect(self._on_edit_text_changed)
         self.edit.attachments_dropped.connect(self._on_edit_attachments_dropped)
@@ -193,6 +192,7 @@ class Composer(QWidget):
         layout.addWidget(self.edit)
         layout.addLayout(buttons)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self._on_draft_resized()
         self._show_estimate()
 
     # -- used by the window -----------------------------------------------------------------
@@ -239,6 +239,15 @@ class Composer(QWidget):
             blocks.append(TextBlock(text))
         if blocks:
             self.send_requested.emit(blocks)
+
+    @Slot()
+    def _on_draft_resized(self) -> None:
+        """Three lines to start with, growing with the draft up to twelve, then scrolling."""
+        line = self.edit.fontMetrics().lineSpacing()
+        lines = max(3, min(12, int(self.edit.document().size().height())))
+        margins = self.edit.contentsMargins()
+        frame = 2 * self.edit.frameWidth() + int(self.edit.document().documentMargin() * 2)
+        self.edit.setFixedHeight(lines * line + frame + margins.top() + margins.bottom())
 
     @Slot()
     def _on_edit_text_changed(self) -> None:

@@ -19,9 +19,13 @@ from desktop_app.ui.main_window import MainWindow
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:
+    """The application, made and styled once (later calls return it as it is)."""
     app = QApplication.instance()
+    if isinstance(app, QApplication) and app.property("contextdesk-ready"):
+        return app
     if not isinstance(app, QApplication):
         app = QApplication(argv or sys.argv[:1])
+    app.setProperty("contextdesk-ready", True)
     app.setApplicationName("ContextDesk")
     app.setApplicationDisplayName("ContextDesk")
     app.setApplicationVersion(__version__)

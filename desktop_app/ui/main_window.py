@@ -531,6 +531,8 @@ class MainWindow(QMainWindow):
             self.background.submit(
                 "key", self.services.secrets.get, self._on_key_found, self._on_key_failed
             )
+        for session in self.sessions.values():
+            session.settings_changed()
         self._show_mode()
 
     def _show_mode(self) -> None:

@@ -175,18 +175,6 @@ class MessageDelegate(QStyledItemDelegate):
     def is_expanded(self, message_id: str, block: int) -> bool:
         return (message_id, block) in self._expanded
 
-    def clear_cache(self) -> None:
-        self._cache.clear()
-
-    def block_at(self, index: Index, rect: QRect, y: float) -> int | None:
-        """The block whose chip or content is at height `y` of the row (for menus)."""
-        layout = self._layout(index, self._view.font())
-        found = None
-        for part in layout.parts:
-            if rect.top() + part.top <= y:
-                found = part.block
-        return found
-
     def _width(self) -> int:
         return max(200, self._view.viewport().width())
 
@@ -256,7 +244,7 @@ class MessageDelegate(QStyledItemDelegate):
         if isinstance(block, ToolUseBlock):
             arguments = json.dumps(block.input, indent=2, ensure_ascii=False)
             doc = self._document(_cut(arguments), self._mono, width)
-            return doc, False, f"🔧 {block.name}"
+            return doc, False, f"calls {block.name}"
         if isinstance(block, ToolResultBlock):
             text = block.content if isinstance(block.content, str) else _result_text(block.content)
             lines = text.count("\n") + 1
@@ -267,7 +255,7 @@ class MessageDelegate(QStyledItemDelegate):
             return self._document(_cut(text), self._mono, width), True, f"▾ {what} — click to hide"
         if isinstance(block, ImageBlock):
             size = image_size(block.data)
-            return None, False, f"🖼 image {size[0]}×{size[1]}" if size else "🖼 image"
+            return None, False, f"image, {size[0]}×{size[1]} px" if size else "image"
         if isinstance(block, RedactedThinkingBlock):
             return None, False, "redacted thinking (encrypted; sent back unchanged)"
         return None, False, "kept exactly as received"

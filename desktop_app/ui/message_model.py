@@ -58,6 +58,7 @@ class MessageListModel(QAbstractListModel):
         self._row_of: dict[str, int] = {}  # message id → index in self._all
         self._revisions: dict[str, int] = {}
         self._chips: ChipSource | None = None
+        self.history_complete = True  # False while only the newest page has been read
 
     # -- Qt's side ------------------------------------------------------------------------
 
@@ -111,14 +112,27 @@ class MessageListModel(QAbstractListModel):
 
     # -- our side -----------------------------------------------------------------------
 
-    def set_messages(self, messages: Sequence[Message]) -> None:
-        """A chat was opened: show its newest page."""
+    def set_messages(self, messages: Sequence[Message], *, complete: bool = True) -> None:
+        """A chat was opened: show its newest page. With `complete=False` the messages
+        are only the newest ones; `attach_history` brings the rest when it is read."""
         self.beginResetModel()
         self._all = list(messages)
         self._row_of = {m.id: i for i, m in enumerate(self._all)}
         self._revisions = {}
         self._first_shown = max(0, len(self._all) - PAGE)
+        self.history_complete = complete
         self.endResetModel()
+
+    def attach_history(self, history: Sequence[Message]) -> None:
+        """The whole chat, read off the GUI thread: the rows on screen stay as they are;
+        what is older becomes loadable. Messages added meanwhile are kept."""
+        known = {m.id for m in history}
+        shown = self.rowCount()
+        merged = [*history, *(m for m in self._all if m.id not in known)]
+        self._all = merged
+        self._row_of = {m.id: i for i, m in enumerate(merged)}
+        self._first_shown = len(merged) - shown
+        self.history_complete = True
 
     def append(self, message: Message) -> None:
         if message.id in self._row_of:
@@ -142,6 +156,22 @@ class MessageListModel(QAbstractListModel):
         if row >= 0:
             index = self.index(row)
             self.dataChanged.emit(index, index)
+
+    def remove_message(self, message_id: str) -> None:
+        """Take out a row that never became a message (a reply that failed before its
+        first word)."""
+        position = self._row_of.get(message_id)
+        if position is None:
+            return
+        row = position - self._first_shown
+        if row >= 0:
+            self.beginRemoveRows(QModelIndex(), row, row)
+        del self._all[position]
+        self._row_of = {m.id: i for i, m in enumerate(self._all)}
+        if row >= 0:
+            self.endRemoveRows()
+        else:
+            self._first_shown -= 1
 
     def append_text(self, message_id: str, text: str) -> None:
         """Add streamed text to a reply's last text block (the caller batches deltas)."""

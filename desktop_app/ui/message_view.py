@@ -8,7 +8,7 @@ what was asked, the window decides what it does.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QPoint, Qt, Signal, Slot
+from PySide6.QtCore import QAbstractItemModel, Qt, Signal, Slot
 from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
@@ -53,8 +53,7 @@ class MessageListView(QListView):
         bar.rangeChanged.connect(self._on_scroll_range_changed)
 
     def setModel(self, model: QAbstractItemModel | None) -> None:
-        super().setModel(model)
-        self.delegate.clear_cache()
+        super().setModel(model)  # the layout cache stays: it is keyed by message id
         self._stick_to_bottom = True
         self.scrollToBottom()
 
@@ -136,10 +135,6 @@ class MessageListView(QListView):
         ):
             menu.addAction("Retry", lambda: self.retry_requested.emit(message))
         return menu
-
-    def visible_message_at(self, pos: QPoint) -> Message | None:
-        index = self.indexAt(pos)
-        return index.data(Role.MESSAGE) if index.isValid() else None
 
 
 def _plain(message: Message) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
@@ -33,13 +34,14 @@ from desktop_app.core.events import (
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.core.repair import repair
 from desktop_app.services import Services, Turn
-from desktop_app.storage.store import ChatInfo
+from desktop_app.storage.store import ChatInfo, ChatStore
 from desktop_app.ui.message_model import BlockChip, ChipSource, MessageListModel
 from desktop_app.ui.workers import BackgroundWorker, DialogApprover, PendingApproval, TurnWorker
 
 log = logging.getLogger(__name__)
 
 FLUSH_MS = 33  # streamed text reaches the view at most ~30 times a second
+FIRST_PAGE = 60  # messages read and laid out before a chat's first paint
 
 
 class ChatSession(QObject):
@@ -91,9 +93,38 @@ class ChatSession(QObject):
     # -- opening and planning -------------------------------------------------------------
 
     def load(self) -> None:
-        """Read the chat from disk (the newest page shows first) and plan it."""
-        self.model.set_messages(self.services.store.messages(self.chat.id))
+        """Show the chat's newest messages at once; read the whole history on the
+        background thread (its own read-only connection), then plan it."""
+        store = self.services.store
+        recent = store.recent_messages(self.chat.id, FIRST_PAGE)
+        complete = len(recent) >= self.chat.message_count
+        self.model.set_messages(recent, complete=complete)
         self.planner, _ = self.services.planner(self.chat)
+        if complete:
+            self.request_plan()
+            return
+        path, chat_id = self.services.paths.database, self.chat.id
+
+        def read_history() -> list[Message]:
+            reader = ChatStore.open(path)  # WAL: reads alongside the GUI's connection
+            try:
+                return reader.messages(chat_id)
+            finally:
+                reader.close()
+
+        self.background.submit(
+            f"history:{chat_id}", read_history, self._on_history_read, self.set_error
+        )
+
+    def settings_changed(self) -> None:
+        """Tools, thinking or the model changed: plan with a planner made from them (the
+        context state is on disk, so nothing the user pinned or excluded is lost)."""
+        if not self.busy:
+            self.planner, _ = self.services.planner(self.chat)
+            self.request_plan()
+
+    def _on_history_read(self, history: list[Message]) -> None:
+        self.model.attach_history(history)
         self.request_plan()
 
     @property
@@ -109,8 +140,8 @@ class ChatSession(QObject):
         skipped while a turn runs: the turn plans for itself and a plan follows it."""
         if draft is not None:
             self._draft = draft
-        if self.busy or self.planner is None:
-            return
+        if self.busy or self.planner is None or not self.model.history_complete:
+            return  # planned when the turn ends, or when the history has been read
         planner, history, draft_text = self.planner, list(self.messages), self._draft
 
         def plan() -> tuple[Plan, int]:
@@ -205,13 +236,27 @@ class ChatSession(QObject):
             self.model.replace_message(event.message)
         elif isinstance(event, TurnFinished):
             self._flush()
+            self._settle_placeholders()
             if event.error is not None and event.reason is not TransitionReason.CANCELLED:
                 self.set_error(event.error)
 
     @Slot(object)
     def _on_worker_crashed(self, error: ErrorInfo) -> None:
         self._flush()
+        self._settle_placeholders()
         self.set_error(error)
+
+    def _settle_placeholders(self) -> None:
+        """Rows shown as "streaming" that the loop never finished: an empty one goes
+        (the reply failed before its first word); one with words stays, interrupted —
+        as the store has it."""
+        for message in list(self.model.all_messages()[-8:]):
+            if message.role != "assistant" or message.status is not MessageStatus.STREAMING:
+                continue
+            if message.blocks:
+                self.model.replace_message(replace(message, status=MessageStatus.INTERRUPTED))
+            else:
+                self.model.remove_message(message.id)
 
     @Slot()
     def _on_worker_done(self) -> None:
@@ -280,7 +325,7 @@ class ChatSession(QObject):
 
     def fork_before(self, message: Message) -> ChatInfo:
         """A new chat with everything before `message` (edit-and-resend starts there)."""
-        messages = list(self.messages)
+        messages = self.services.store.messages(self.chat.id)  # all of it, even mid-load
         position = next(i for i, m in enumerate(messages) if m.id == message.id)
         title = f"{self.chat.title} (edited)"
         if position == 0:

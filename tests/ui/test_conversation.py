@@ -99,6 +99,7 @@ def test_an_error_shows_a_banner_and_retry_answers_the_same_message(
     wait_idle(qtbot, session)
     assert window.banner.isVisible()
     assert window.banner.title.text()
+    assert roles_and_texts(session) == [("user", "Hello there")]  # no empty "streaming" row
     assert window.banner.retry_button.isVisible()
     if window.banner.details_button.isVisible():
         qtbot.mouseClick(window.banner.details_button, Qt.MouseButton.LeftButton)

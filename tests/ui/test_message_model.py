@@ -26,6 +26,7 @@ def test_the_model_follows_qts_rules(qtmodeltester: ModelTester) -> None:
     model.append_text("streaming-1", "Hel")
     model.append_text("streaming-1", "lo")
     model.set_chip_source(lambda m, j: BlockChip("text", 3, False, "in context"))
+    model.remove_message("streaming-1")
     qtmodeltester.check(model)
 
 
@@ -80,3 +81,22 @@ def test_a_new_plan_updates_the_chips_of_every_row() -> None:
         BlockChip("text", 7, False, "summarized in #1"),
     )
     assert model.data(model.index(2), Role.BLOCKS)[0].state == "in context"
+
+
+def test_a_chat_shows_its_newest_page_then_takes_in_the_whole_history(qtbot: QtBot) -> None:
+    history = chat(500)
+    model = MessageListModel()
+    model.set_messages(history[-60:], complete=False)
+    assert not model.history_complete
+    assert not model.has_older()  # nothing older is known yet
+    model.append(user_text("sent while the history was being read"))
+    with qtbot.assertNotEmitted(model.modelReset), qtbot.assertNotEmitted(model.rowsInserted):
+        model.attach_history(history)
+    assert model.history_complete
+    assert model.rowCount() == 61  # what was on screen stays on screen
+    assert model.data(model.index(0), 0) == history[-60].text
+    assert model.data(model.index(60), 0) == "sent while the history was being read"
+    assert len(model.all_messages()) == 501
+    model.load_older()
+    assert model.rowCount() == 61 + PAGE
+    assert model.row_of(history[0].id) is None

@@ -25,6 +25,7 @@ from desktop_app.ui import theme
 from desktop_app.ui.composer import Attachment, AttachmentError, file_attachment
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import PAGE, Role
+from desktop_app.ui.session import FIRST_PAGE
 from desktop_app.ui.settings_dialog import SettingsDialog
 from tests.fakes.keyring_backend import LockedKeyring
 from tests.ui.conftest import TURN_TIMEOUT_MS
@@ -170,7 +171,8 @@ def test_a_long_chat_opens_at_the_newest_messages_and_loads_older_on_scroll(
     view = window.messages
     bar = view.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), timeout=5000)
-    assert session.model.rowCount() == PAGE
+    assert session.model.rowCount() == FIRST_PAGE  # read and laid out before the first paint
+    qtbot.waitUntil(lambda: session.model.history_complete, timeout=5000)
     newest = session.messages[-1]
     assert view.indexAt(view.viewport().rect().bottomLeft() - _up(10)).data(Role.MESSAGE).id in {
         m.id for m in session.messages[-3:]
@@ -179,7 +181,7 @@ def test_a_long_chat_opens_at_the_newest_messages_and_loads_older_on_scroll(
     top_index = view.indexAt(view.viewport().rect().topLeft() + _down(5))
     reading = top_index.data(Role.MESSAGE).id
     bar.setValue(0)
-    assert session.model.rowCount() == 2 * PAGE
+    assert session.model.rowCount() == FIRST_PAGE + PAGE
     assert bar.value() > 0
     assert (
         view.indexAt(view.viewport().rect().topLeft() + _down(5)).data(Role.MESSAGE).id != newest.id
@@ -298,7 +300,7 @@ def test_the_window_renders_a_demo_chat(
     session = window.open_chat(chat.id)
     assert session is not None
     qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
-    path = tmp_path / "window.png"
+    path = Path("/tmp/shots/test-window.png") if Path("/tmp/shots").is_dir() else tmp_path / "w.png"
     assert window.grab().save(str(path))
     image = QImage(str(path))
     assert image.width() >= 1000
@@ -307,6 +309,10 @@ def test_the_window_renders_a_demo_chat(
     }
     assert len(colours) > 50  # text, chips and bubbles, not an empty frame
     # The chips are painted in their state's colour: green for "in context".
+    chips = window.messages.viewport().grab().toImage()
+    colours = {
+        chips.pixel(x, y) for x in range(0, chips.width(), 2) for y in range(0, chips.height(), 2)
+    }
     green = theme.state_colour("in context", dark=False).rgb()
     assert green in colours or any(_near(c, green) for c in colours)
 
@@ -346,3 +352,33 @@ def _failure(path: Path) -> Attachment | AttachmentError:
 def _near(a: int, b: int) -> bool:
     ca, cb = QColor(a), QColor(b)
     return abs(ca.red() - cb.red()) + abs(ca.green() - cb.green()) + abs(ca.blue() - cb.blue()) < 30
+
+
+def test_saving_settings_replans_open_chats_and_leaves_the_demo_for_a_key(
+    window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = create_demo_chat(services.store, 2)
+    window.chat_list.set_chats(services.store.list_chats())
+    session = window.open_chat(chat.id)
+    assert session is not None
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    assert session.plan is not None
+    assert session.plan.request.tools
+
+    def fill_in(dialog: SettingsDialog) -> int:
+        dialog.tools.setChecked(False)
+        dialog.key.setText("sk-ant-from-settings")
+        dialog._on_save_clicked()
+        return int(dialog.result())
+
+    monkeypatch.setattr(SettingsDialog, "exec", fill_in)
+    with qtbot.waitSignal(session.planned, timeout=5000):
+        window.open_settings()
+    assert session.plan is not None
+    assert not session.plan.request.tools  # the open chat was planned again without tools
+    assert load(services.paths.settings_file, type(services.settings)).tools_enabled is False
+    assert not services.demo  # a real key ends the offline demo
+    assert not window.demo_label.isVisible()
+    stored = keyring.get_password("ContextDesk", "anthropic-api-key")
+    assert stored == "sk-ant-from-settings"
+    assert "sk-ant-from-settings" not in services.paths.settings_file.read_text()

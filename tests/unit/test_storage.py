@@ -248,3 +248,14 @@ def test_fork_copies_up_to_a_message_and_leaves_the_original(store: ChatStore) -
     assert [f.text for f in store.context_state(fork.id).facts] == ["pinned"]
     assert len(store.messages(chat.id)) == 4
     assert {m.id for m in store.messages(fork.id)}.isdisjoint(m.id for m in store.messages(chat.id))
+
+
+def test_the_newest_page_of_a_chat_is_read_without_the_rest(store: ChatStore) -> None:
+    chat = store.create_chat()
+    history = [user_text(f"q{i}") if i % 2 == 0 else a(f"a{i}") for i in range(30)]
+    store.append_messages(chat.id, history)
+    assert [m.id for m in store.recent_messages(chat.id, 5)] == [m.id for m in history[-5:]]
+    assert [m.text for m in store.recent_messages(chat.id, 1)] == ["a29"]
+    assert [m.id for m in store.recent_messages(chat.id, 100)] == [m.id for m in history]
+    assert store.recent_messages(chat.id, 5)[-1].blocks == history[-1].blocks
+    assert store.recent_messages(store.create_chat().id, 5) == []

@@ -1,0 +1,219 @@
+"""Desktop app benchmarks (on demand), offscreen:
+
+    .venv/bin/python tests/perf/bench_gui.py [--json FILE] [--runs 5]
+
+Targets (the chat window issue):
+- process start to the first painted window ≤ 1.0 s (median of 5 runs);
+- opening a 10,000-message chat to its first paint ≤ 300 ms (median), resident memory
+  after ≤ 400 MB;
+- streaming 300 tokens/s into a 5,000-message chat through the real SDK and simulator:
+  the GUI event loop's lag, measured by a 16 ms heartbeat timer, p99 ≤ 33 ms and
+  max ≤ 100 ms; and Stop, pressed mid-stream, ends the turn within 200 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, QTimer
+
+from desktop_app.api.simulator.script import Reply
+from desktop_app.core.blocks import TextBlock
+from desktop_app.demo_chat import create_demo_chat
+from desktop_app.services import Services
+from desktop_app.ui.gui import make_app
+from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.session import ChatSession
+from tests.perf.report import Row, report
+
+HERE = Path(__file__).resolve().parent
+HEARTBEAT_MS = 16
+TOKENS_PER_S = 300
+CHARS_PER_FRAME = 24  # the simulator's text delta size: ≈ 5.5 tokens
+STREAM_SECONDS = 8.0
+
+
+def start_to_first_paint(runs: int) -> list[float]:
+    seconds = []
+    with tempfile.TemporaryDirectory() as home:
+        for _ in range(runs):
+            started = time.perf_counter()
+            child = subprocess.Popen(
+                [sys.executable, str(HERE / "first_paint.py"), home],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert child.stdout is not None
+            line = child.stdout.readline()
+            seconds.append(time.perf_counter() - started)
+            child.wait(30)
+            assert line.strip() == "PAINTED", line
+    return seconds
+
+
+def spin(seconds: float) -> None:
+    app = make_app()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+
+
+def wait_for(condition: object, timeout: float = 60.0) -> None:
+    app = make_app()
+    end = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        if time.monotonic() > end:
+            raise TimeoutError("condition not met")
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+
+
+class PaintSpy(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.painted = False
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.painted = True
+        return False
+
+
+def open_long_chat(window: MainWindow, chat_id: str) -> float:
+    spy = PaintSpy()
+    viewport = window.messages.viewport()
+    viewport.installEventFilter(spy)
+    started = time.perf_counter()
+    window.open_chat(chat_id)
+    wait_for(lambda: spy.painted)
+    elapsed = time.perf_counter() - started
+    viewport.removeEventFilter(spy)
+    return elapsed
+
+
+def resident_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Heartbeat(QObject):
+    """A 16 ms timer; how late each tick comes is how long the event loop was busy."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lags: list[float] = []
+        self.clock = QElapsedTimer()
+        self.timer = QTimer(self)
+        self.timer.setInterval(HEARTBEAT_MS)
+        self.timer.timeout.connect(self._on_timer_timeout)
+
+    def start(self) -> None:
+        self.lags.clear()
+        self.clock.start()
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+    def _on_timer_timeout(self) -> None:
+        elapsed = self.clock.restart()
+        self.lags.append(max(0.0, elapsed - HEARTBEAT_MS))
+
+
+def stream_into(window: MainWindow, session: ChatSession) -> tuple[list[float], float]:
+    """Stream a reply at ~300 tokens/s, measure the loop's lag, then press Stop."""
+    simulator = window.services.simulator
+    tokens_per_frame = CHARS_PER_FRAME / 4.4
+    simulator.state.frame_delay_s = tokens_per_frame / TOKENS_PER_S
+    words = int(TOKENS_PER_S * (STREAM_SECONDS + 30) * 0.75)
+    simulator.queue(Reply.text(" ".join(f"token{i % 97}" for i in range(words))))
+    heartbeat = Heartbeat()
+    session.send((TextBlock("Stream a long answer, please."),))
+    wait_for(
+        lambda: session.messages[-1].role == "assistant" and len(session.messages[-1].text) > 200
+    )
+    heartbeat.start()
+    spin(STREAM_SECONDS)
+    heartbeat.stop()
+    pressed = time.perf_counter()
+    session.stop()
+    wait_for(lambda: not session.busy, timeout=10)
+    return heartbeat.lags, time.perf_counter() - pressed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    starts = start_to_first_paint(args.runs)
+    rows = [
+        Row(
+            "start to first painted window",
+            statistics.median(starts),
+            "s",
+            1.0,
+            f"median of {len(starts)}; best {min(starts):.2f} s, worst {max(starts):.2f} s",
+        )
+    ]
+    make_app()
+    with tempfile.TemporaryDirectory() as home:
+        services = Services.open(home, demo=True)
+        big = create_demo_chat(services.store, 4000)  # 10,000+ messages
+        mid = create_demo_chat(services.store, 2000)  # ~5,000 messages
+        small = create_demo_chat(services.store, 2)
+        window = MainWindow(services)
+        window.resize(1280, 820)
+        window.show()
+        window.open_chat(small.id)
+        wait_for(lambda: window.current is not None and window.current.plan is not None)
+        services.backend()  # start the simulator, import the SDK: not what is measured
+        opens = []
+        for _ in range(args.runs):
+            window.sessions.pop(big.id, None)  # opened afresh each time
+            window.open_chat(small.id)
+            opens.append(open_long_chat(window, big.id))
+        big_session = window.current
+        assert big_session is not None
+        wait_for(lambda: big_session.plan is not None)
+        rows.append(
+            Row(
+                f"open a {big.message_count:,}-message chat to first paint",
+                statistics.median(opens) * 1000,
+                "ms",
+                300,
+                f"median of {len(opens)}; best {min(opens) * 1000:.0f} ms",
+            )
+        )
+        rows.append(
+            Row("resident memory after opening it (and planning it)", resident_mb(), "MB", 400)
+        )
+        session = window.open_chat(mid.id)
+        assert session is not None
+        wait_for(lambda: session.plan is not None)
+        lags, stop_s = stream_into(window, session)
+        lags.sort()
+        p99 = lags[int(len(lags) * 0.99) - 1] if lags else float("nan")
+        note = f"{len(lags)} heartbeats over {STREAM_SECONDS:.0f} s into {mid.message_count:,} messages"
+        rows.append(Row("event-loop lag while streaming 300 tokens/s, p99", p99, "ms", 33, note))
+        rows.append(Row("event-loop lag while streaming, max", max(lags), "ms", 100, note))
+        rows.append(Row("Stop pressed mid-stream to the turn's end", stop_s * 1000, "ms", 200))
+        window.close()
+        services.close()
+    return report("Desktop app", rows, args.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
