@@ -42,7 +42,7 @@ from desktop_app.ui.banner import ErrorBanner
 from desktop_app.ui.chat_list import ChatListPanel
 from desktop_app.ui.composer import Composer
 from desktop_app.ui.message_view import MessageListView
-from desktop_app.ui.session import ChatSession
+from desktop_app.ui.session import NEW_CHAT_TITLE, ChatSession
 from desktop_app.ui.welcome import WelcomePage
 from desktop_app.ui.workers import BackgroundWorker, PendingApproval
 
@@ -239,7 +239,7 @@ class MainWindow(QMainWindow):
         self.sessions[chat_id] = session
         return session
 
-    def new_chat(self, title: str = "New chat") -> ChatSession | None:
+    def new_chat(self, title: str = NEW_CHAT_TITLE) -> ChatSession | None:
         settings = self.services.settings
         chat = self.services.store.create_chat(title, settings.model, settings.system_prompt)
         self.chat_list.update_chat(chat)

@@ -12,7 +12,7 @@ connection, so every event is persisted here, in order, before the model shows i
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
@@ -20,6 +20,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 from desktop_app.context.facts import Fact
 from desktop_app.context.planner import ContextPlanner
 from desktop_app.context.projection import Plan
+from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import Block, TextBlock, block_type
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
@@ -41,6 +42,7 @@ from desktop_app.ui.workers import BackgroundWorker, DialogApprover, PendingAppr
 log = logging.getLogger(__name__)
 
 FLUSH_MS = 33  # streamed text reaches the view at most ~30 times a second
+NEW_CHAT_TITLE = "New chat"
 FIRST_PAGE = 60  # messages read and laid out before a chat's first paint
 
 
@@ -89,6 +91,7 @@ class ChatSession(QObject):
         self._approver = DialogApprover(self)
         self._approver.approval_requested.connect(self._on_approver_approval_requested)
         self._draft = ""
+        self._pending_changes: list[Callable[[ContextState], ContextState]] = []
 
     # -- opening and planning -------------------------------------------------------------
 
@@ -202,6 +205,7 @@ class ChatSession(QObject):
         turn.state.always_allowed = self.always_allowed  # the same set: answers persist
         if message is not None:
             self.model.append(message)
+            self._title_from(message)
         else:  # a retry leaves the failed reply out of the context: show that at once
             self.planner = turn.planner
         self._turn = turn
@@ -275,6 +279,9 @@ class ChatSession(QObject):
                 self.planner.state = turn.planner.state  # suggested facts, compaction, breaker
         self._refresh_chat()
         self.busy_changed.emit(False)
+        changes, self._pending_changes = self._pending_changes, []
+        for change in changes:
+            self._change_state(change)
         self.request_plan()
 
     @Slot()
@@ -308,8 +315,13 @@ class ChatSession(QObject):
         if text:
             self._change_state(lambda s: s.pin(Fact(text)))
 
-    def _change_state(self, change: object) -> None:
-        if self.planner is None or not callable(change):
+    def _change_state(self, change: Callable[[ContextState], ContextState]) -> None:
+        """Apply a user's change to the context now, or — while a turn runs and its
+        planner owns the state — as soon as the turn ends, so neither change is lost."""
+        if self.busy:
+            self._pending_changes.append(change)
+            return
+        if self.planner is None:
             return
         self.planner.state = change(self.planner.state)
         try:
@@ -343,6 +355,18 @@ class ChatSession(QObject):
         self.stop()
         worker.wait(3000)
         QCoreApplication.sendPostedEvents()  # deliver its last events: they get stored
+
+    def _title_from(self, message: Message) -> None:
+        """A new chat is named after its first message (rename it any time)."""
+        if self.chat.title != NEW_CHAT_TITLE or len(self.messages) != 1 or not message.text:
+            return
+        words = " ".join(message.text.split())
+        title = words if len(words) <= 48 else words[:47].rsplit(" ", 1)[0] + "…"
+        try:
+            self.chat = self.services.store.update_chat(self.chat.id, title=title)
+        except ContextDeskError:
+            return  # the name is a nicety; the message is already stored
+        self.chat_changed.emit(self.chat)
 
     def _refresh_chat(self) -> None:
         try:

@@ -58,6 +58,8 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
     # On disk exactly as on screen, and the chat list says so.
     assert [m.id for m in services.store.messages(session.chat.id)] == [m.id for m in messages]
     qtbot.waitUntil(lambda: "4 messages" in _chat_list_text(window), timeout=5000)
+    assert session.chat.title == "What time is it?"  # named after its first message
+    assert window.windowTitle().startswith("What time is it?")
     # Every block gets its chip once the next request is planned.
     qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
     model = session.model
@@ -237,3 +239,17 @@ def test_stop_withdraws_an_open_approval(
 def _chat_list_text(window: MainWindow) -> str:
     model = window.chat_list.model
     return "\n".join(model.index(r).data() for r in range(model.rowCount()))
+
+
+def test_a_fact_pinned_while_a_reply_streams_is_kept(
+    window: MainWindow, services: Services, simulator: SimulatorServer, qtbot: QtBot
+) -> None:
+    simulator.state.frame_delay_s = 0.02
+    simulator.queue(Reply.text("slowly " * 100))
+    window.new_action.trigger()
+    session = type_and_send(window, qtbot, "Refund 847.20 by 2026-04-13")
+    qtbot.waitUntil(lambda: "slowly" in session.messages[-1].text, timeout=TURN_TIMEOUT_MS)
+    session.pin_fact("Refund 847.20 by 2026-04-13")  # the turn's planner owns the state now
+    wait_idle(qtbot, session)
+    facts = [f.text for f in services.store.context_state(session.chat.id).facts]
+    assert facts == ["Refund 847.20 by 2026-04-13"]
