@@ -173,12 +173,6 @@ class Services:
         )
         return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
-    def release_thread(self) -> None:
-        """A worker thread is ending: close what the backend opened on it."""
-        release = getattr(self._backend, "release_thread", None)
-        if release is not None:
-            release()
-
     def reconnect(self, *, demo: bool | None = None) -> None:
         """The key, the server or demo mode changed: the next request connects afresh."""
         with self._connecting:
@@ -350,12 +344,21 @@ class _LazyBackend:
 
     def __init__(self, services: Services) -> None:
         self.services = services
+        self._used: list[ChatBackend] = []  # what this turn's thread opened connections on
 
     def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
-        return self.services.backend().stream(request, cancel)
+        backend = self.services.backend()
+        if backend not in self._used:
+            self._used.append(backend)
+        return backend.stream(request, cancel)
 
     def release_thread(self) -> None:
-        self.services.release_thread()
+        """Release on the backends actually used: the key may have changed meanwhile."""
+        for backend in self._used:
+            release = getattr(backend, "release_thread", None)
+            if release is not None:
+                release()
+        self._used.clear()
 
 
 class _NoBackend:

@@ -478,10 +478,12 @@ class MainWindow(QMainWindow):
     def _fetch_models(self) -> list[object]:
         backend = self.services.backend()
         models = getattr(backend, "models", None)
+        release = getattr(backend, "release_thread", None)
         try:
             return list(models()) if models is not None else []
         finally:
-            self.services.release_thread()  # the background thread keeps no connection
+            if release is not None:  # this backend's: Settings may have replaced it meanwhile
+                release()
 
     def _on_models_fetched(self, models: list[object]) -> None:
         if models:
