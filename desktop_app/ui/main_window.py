@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 from desktop_app.config.files import write_atomically
 from desktop_app.config.secrets import ApiKey
 from desktop_app.config.settings import AppState, save
+from desktop_app.context.facts import Fact
 from desktop_app.context.projection import Plan
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
@@ -41,6 +43,7 @@ from desktop_app.ui.approval_dialog import ApprovalDialog
 from desktop_app.ui.banner import ErrorBanner
 from desktop_app.ui.chat_list import ChatListPanel
 from desktop_app.ui.composer import Composer
+from desktop_app.ui.context_panel import ContextPanel
 from desktop_app.ui.message_view import MessageListView
 from desktop_app.ui.session import NEW_CHAT_TITLE, ChatSession
 from desktop_app.ui.welcome import WelcomePage
@@ -92,16 +95,12 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([280, 1000])
         self.setCentralWidget(self.splitter)
-        self.context_summary = QLabel("Open a chat to see what its next request holds.")
-        self.context_summary.setObjectName("contextSummary")
-        self.context_summary.setWordWrap(True)
-        self.context_summary.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.context_summary.setMargin(10)
+        self.context = ContextPanel()
         self.dock = QDockWidget("Context", self)
         self.dock.setObjectName("contextDock")
-        self.dock.setWidget(self.context_summary)
+        self.dock.setWidget(self.context)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
-        self.resizeDocks([self.dock], [300], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.dock], [340], Qt.Orientation.Horizontal)
         self.demo_label = QLabel(
             "  Offline demo: replies come from a simulator on this computer, not Claude  "
         )
@@ -130,6 +129,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(
             _action(self, "Export as &Markdown…", None, lambda: self._export_current("md"))
         )
+        file_menu.addAction(_action(self, "&Import a chat…", "Ctrl+O", self.import_chat))
         file_menu.addSeparator()
         file_menu.addAction(
             _action(self, "&Settings…", QKeySequence.StandardKey.Preferences, self.open_settings)
@@ -167,6 +167,17 @@ class MainWindow(QMainWindow):
         self.banner.dismissed.connect(self._on_banner_dismissed)
         self.welcome.enter_key_requested.connect(self.open_settings)
         self.welcome.demo_requested.connect(self.start_demo)
+        context = self.context
+        context.jump_requested.connect(self._on_context_jump_requested)
+        context.compact_requested.connect(self._on_context_compact_requested)
+        facts = context.facts
+        facts.add_requested.connect(self._on_facts_add_requested)
+        facts.edit_requested.connect(self._on_facts_edit_requested)
+        facts.delete_requested.connect(self._on_facts_delete_requested)
+        facts.restore_requested.connect(self._on_facts_restore_requested)
+        facts.move_requested.connect(self._on_facts_move_requested)
+        facts.accept_requested.connect(self._on_facts_accept_requested)
+        facts.reject_requested.connect(self._on_facts_delete_requested)
         view = self.messages
         view.exclude_toggled.connect(self._on_messages_exclude_toggled)
         view.pin_requested.connect(self._on_messages_pin_requested)
@@ -219,7 +230,7 @@ class MainWindow(QMainWindow):
         self.center.setCurrentWidget(self.conversation)
         self.banner.show_error(session.error)
         self.composer.set_busy(session.busy)
-        self._show_plan(session.plan)
+        self.context.set_session(session)
         self.chat_list.select(chat_id)
         self.app_state = replace(self.app_state, last_chat_id=chat_id)
         self.setWindowTitle(f"{session.chat.title} — {self._app_title()}")
@@ -235,6 +246,7 @@ class MainWindow(QMainWindow):
         session.error_changed.connect(self._on_session_error_changed)
         session.approval_requested.connect(self._on_session_approval_requested)
         session.chat_changed.connect(self._on_session_chat_changed)
+        session.text_streamed.connect(self._on_session_text_streamed)
         session.load()
         self.sessions[chat_id] = session
         return session
@@ -322,6 +334,55 @@ class MainWindow(QMainWindow):
             images = tuple(b for b in message.blocks if isinstance(b, ImageBlock))
             fork.send((*images, TextBlock(text.strip())))
 
+    # -- the context panel asks ----------------------------------------------------------
+
+    @Slot(str)
+    def _on_context_jump_requested(self, message_id: str) -> None:
+        self.messages.scroll_to_message(message_id)
+
+    @Slot()
+    def _on_context_compact_requested(self) -> None:
+        from desktop_app.ui.compaction_dialog import CompactionDialog
+
+        if self.current is None:
+            return
+        if self.current.busy:
+            self.statusBar().showMessage(
+                "Wait for the reply to finish, or stop it, then compact.", 5000
+            )
+            return
+        CompactionDialog(self.current, self).exec()
+
+    @Slot(str)
+    def _on_facts_add_requested(self, text: str) -> None:
+        if self.current is not None:
+            self.current.add_fact(text)
+
+    @Slot(object, str)
+    def _on_facts_edit_requested(self, fact: Fact, text: str) -> None:
+        if self.current is not None:
+            self.current.edit_fact(fact, text)
+
+    @Slot(object)
+    def _on_facts_delete_requested(self, fact: Fact) -> None:
+        if self.current is not None:
+            self.current.delete_fact(fact)
+
+    @Slot(object, int)
+    def _on_facts_restore_requested(self, fact: Fact, index: int) -> None:
+        if self.current is not None:
+            self.current.restore_fact(fact, index)
+
+    @Slot(object, int)
+    def _on_facts_move_requested(self, fact: Fact, index: int) -> None:
+        if self.current is not None:
+            self.current.move_fact(fact, index)
+
+    @Slot(object, str)
+    def _on_facts_accept_requested(self, fact: Fact, text: str) -> None:
+        if self.current is not None:
+            self.current.accept_fact(fact, text or None)
+
     def _open_new(self, chat: ChatInfo) -> ChatSession | None:
         self.chat_list.update_chat(chat)
         return self.open_chat(chat.id)
@@ -370,6 +431,7 @@ class MainWindow(QMainWindow):
         self.chat_list.removed(chat)
         if self.current is session and session is not None:
             self.current = None
+            self.context.set_session(None)
             self.messages.setModel(None)
             self.center.setCurrentWidget(self.no_chat)
             self.setWindowTitle(self._app_title())
@@ -409,6 +471,37 @@ class MainWindow(QMainWindow):
             return
         self.statusBar().showMessage(f"Exported to {path}", 5000)
 
+    @Slot()
+    def import_chat(self, path: str = "") -> ChatSession | None:
+        """Import a JSON chat (ours, or a Messages API request body): all or nothing; the
+        problems, if any, are listed by their JSON path."""
+        from desktop_app.storage.exchange import import_chat as import_file
+
+        if not path:
+            path, _ = QFileDialog.getOpenFileName(
+                self, "Import a chat", "", "JSON (*.json);;All files (*)"
+            )
+        if not path:
+            return None
+        try:
+            result = import_file(self.services.store, Path(path).read_bytes())
+        except (ContextDeskError, OSError) as exc:
+            info = (
+                exc.info
+                if isinstance(exc, ContextDeskError)
+                else ErrorInfo("Cannot read the file", str(exc))
+            )
+            box = QMessageBox(QMessageBox.Icon.Warning, info.title, info.message, parent=self)
+            box.setObjectName("importProblems")
+            box.setInformativeText(info.details)  # the list: JSON path and problem, one a line
+            box.open()
+            return None
+        if result.repairs:
+            self.statusBar().showMessage(
+                f"Imported, with {len(result.repairs)} repair(s): see the chat's export.", 8000
+            )
+        return self._open_new(result.chat)
+
     def _export_current(self, fmt: str) -> None:
         if self.current is not None:
             self._on_chat_list_export_requested(self.current.chat.id, fmt)
@@ -423,12 +516,17 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_session_planned(self, plan: Plan) -> None:
         if self.sender() is self.current:
-            self._show_plan(plan)
+            self.context.show_plan(plan)
 
     @Slot()
     def _on_session_error_changed(self) -> None:
         if self.sender() is self.current and self.current is not None:
             self.banner.show_error(self.current.error)
+
+    @Slot(int)
+    def _on_session_text_streamed(self, characters: int) -> None:
+        if self.sender() is self.current:
+            self.context.add_streaming(max(1, characters // 4))  # ≈ tokens; exact after the plan
 
     @Slot(object)
     def _on_session_chat_changed(self, chat: ChatInfo) -> None:
@@ -561,27 +659,6 @@ class MainWindow(QMainWindow):
             if self.current
             else self.services.settings.model
         )
-
-    def _show_plan(self, plan: Plan | None) -> None:
-        """The dock's summary until the context panel (next release) fills it."""
-        if plan is None:
-            self.context_summary.setText("Counting…")
-            return
-        used = plan.estimated_input
-        share = used / plan.context_window if plan.context_window else 0.0
-        lines = [
-            f"<b>Next request</b>: ≈{used:,} of {plan.context_window:,} tokens ({share:.0%})",
-            f"Auto-compaction at {plan.threshold:,} tokens; {plan.forecast}.",
-        ]
-        if plan.last_reported is not None:
-            lines.append(
-                f"Last reply's prompt, as the API counted it: {plan.last_reported.value:,} tokens (exact)."
-            )
-        if plan.not_sent_count:
-            lines.append(f"{plan.not_sent_count:,} message(s) of this chat are not sent.")
-        lines.append("")
-        lines.extend(f"{section.value}: ≈{tokens:,}" for section, tokens in plan.sections.items())
-        self.context_summary.setText("<br>".join(lines))
 
     # -- closing ------------------------------------------------------------------------------
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
+from desktop_app.context.compaction import CompactionPreview, apply_preview
 from desktop_app.context.facts import Fact
 from desktop_app.context.planner import ContextPlanner
 from desktop_app.context.projection import Plan
-from desktop_app.context.state import ContextState
+from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.core.blocks import Block, TextBlock, block_type
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
@@ -28,12 +29,14 @@ from desktop_app.core.events import (
     LoopEvent,
     MessageAdded,
     MessageStarted,
+    RequestStarted,
     TextDelta,
     TransitionReason,
     TurnFinished,
 )
-from desktop_app.core.messages import Message, MessageStatus
+from desktop_app.core.messages import Message, MessageStatus, Usage
 from desktop_app.core.repair import repair
+from desktop_app.core.request import ChatRequest
 from desktop_app.services import Services, Turn
 from desktop_app.storage.store import ChatInfo, ChatStore
 from desktop_app.ui.message_model import BlockChip, ChipSource, MessageListModel
@@ -46,6 +49,14 @@ NEW_CHAT_TITLE = "New chat"
 FIRST_PAGE = 60  # messages read and laid out before a chat's first paint
 
 
+@dataclass(frozen=True)
+class SentRequest:
+    """A request exactly as it went out, and what the API reported for its reply."""
+
+    request: ChatRequest
+    usage: Usage | None = None
+
+
 class ChatSession(QObject):
     """Signals:
     busy_changed(bool): a turn started or ended.
@@ -54,6 +65,7 @@ class ChatSession(QObject):
     approval_requested(object): a `PendingApproval` the window must ask about.
     approval_withdrawn(): the turn was stopped while a question was open.
     chat_changed(object): the `ChatInfo` changed (title, message count, size).
+    text_streamed(int): this many characters of a reply were just shown.
     """
 
     busy_changed = Signal(bool)
@@ -62,6 +74,7 @@ class ChatSession(QObject):
     approval_requested = Signal(object)
     approval_withdrawn = Signal()
     chat_changed = Signal(object)
+    text_streamed = Signal(int)
 
     def __init__(
         self,
@@ -92,6 +105,7 @@ class ChatSession(QObject):
         self._approver.approval_requested.connect(self._on_approver_approval_requested)
         self._draft = ""
         self._pending_changes: list[Callable[[ContextState], ContextState]] = []
+        self.last_sent: SentRequest | None = None  # the request of the last reply, as sent
 
     # -- opening and planning -------------------------------------------------------------
 
@@ -235,9 +249,13 @@ class ChatSession(QObject):
             self.model.append(
                 Message("assistant", (), id=event.message_id, status=MessageStatus.STREAMING)
             )
+        elif isinstance(event, RequestStarted):
+            self.last_sent = SentRequest(event.request)
         elif isinstance(event, MessageAdded):
             self._flush()
             self.model.replace_message(event.message)
+            if event.message.usage is not None and self.last_sent is not None:
+                self.last_sent = replace(self.last_sent, usage=event.message.usage)
         elif isinstance(event, TurnFinished):
             self._flush()
             self._settle_placeholders()
@@ -291,7 +309,9 @@ class ChatSession(QObject):
     def _flush(self) -> None:
         buffered, self._stream_buffer = self._stream_buffer, {}
         for message_id, parts in buffered.items():
-            self.model.append_text(message_id, "".join(parts))
+            text = "".join(parts)
+            self.model.append_text(message_id, text)
+            self.text_streamed.emit(len(text))
 
     @Slot(object)
     def _on_approver_approval_requested(self, pending: PendingApproval) -> None:
@@ -302,7 +322,7 @@ class ChatSession(QObject):
 
     def set_error(self, error: ErrorInfo | None) -> None:
         self.error = error
-        self.error_changed.emit()  # never None through a signal: see workers._Outcome
+        self.error_changed.emit()  # never None through a signal: see workers.Outcome
 
     def is_excluded(self, message: Message) -> bool:
         return self.planner is not None and message.id in self.planner.state.excluded_messages
@@ -329,6 +349,62 @@ class ChatSession(QObject):
         except ContextDeskError as exc:
             self.set_error(exc.info)
         self.request_plan()
+
+    # Pinned facts: each change is one new state, saved at once (or after a running turn).
+
+    def add_fact(self, text: str) -> None:
+        self.pin_fact(text)
+
+    def edit_fact(self, fact: Fact, text: str) -> None:
+        if text.strip() and text.strip() != fact.text:
+            self._change_state(lambda s: s.update_fact(fact.edited(text.strip())))
+
+    def delete_fact(self, fact: Fact) -> None:
+        self._change_state(lambda s: s.unpin(fact.id))
+
+    def restore_fact(self, fact: Fact, index: int) -> None:
+        """Undo a deletion: the fact comes back where it was."""
+        self._change_state(lambda s: s.pin(fact).move_fact(fact.id, index))
+
+    def move_fact(self, fact: Fact, index: int) -> None:
+        self._change_state(lambda s: s.move_fact(fact.id, index))
+
+    def accept_fact(self, fact: Fact, text: str | None = None) -> None:
+        """A fact the model suggested is pinned (as the user edited it, if they did)."""
+        accepted = replace(fact.edited(text.strip()) if text else fact, pending=False)
+        self._change_state(lambda s: s.update_fact(accepted))
+
+    # Summaries, settings and the system prompt.
+
+    def apply_compaction(self, preview: CompactionPreview, text: str) -> None:
+        self._change_state(lambda s: apply_preview(s, preview, text))
+
+    def undo_compaction(self) -> None:
+        self._change_state(lambda s: s.undo_summary())
+
+    def resume_auto_compaction(self) -> None:
+        self._change_state(lambda s: s.resume_auto_compaction())
+
+    def clear_tool_results(self, tool_use_ids: set[str]) -> None:
+        self._change_state(lambda s: s.clear_results(tool_use_ids))
+
+    def set_context_settings(self, settings: ContextSettings) -> None:
+        self._update_chat(settings=settings)
+
+    def set_system_prompt(self, text: str) -> None:
+        self._update_chat(system_prompt=text)
+
+    def _update_chat(self, **changes: object) -> None:
+        try:
+            self.chat = self.services.store.update_chat(self.chat.id, **changes)  # type: ignore[arg-type]
+        except ContextDeskError as exc:
+            self.set_error(exc.info)
+            return
+        self.chat_changed.emit(self.chat)
+        self.settings_changed()
+
+    def state(self) -> ContextState:
+        return self.planner.state if self.planner is not None else ContextState()
 
     def fork(self, through: Message) -> ChatInfo:
         """A new chat with the messages up to and including `through`."""

@@ -98,7 +98,7 @@ class _Job:
 
 
 @dataclass
-class _Outcome:
+class Outcome:
     """A finished job. One object per signal: PySide6 6.x miscounts references to a bare
     `None` sent through `Signal(object)` and crashes at exit, so None never travels alone."""
 
@@ -110,7 +110,7 @@ class _Outcome:
 class _JobRunner(QObject):
     """Lives on the background thread; drains the waiting jobs in order."""
 
-    finished = Signal(object)  # an _Outcome
+    finished = Signal(object)  # an Outcome
 
     def __init__(self, owner: BackgroundWorker) -> None:
         super().__init__()
@@ -120,10 +120,10 @@ class _JobRunner(QObject):
     def drain(self) -> None:
         while (job := self._owner.take()) is not None:
             try:
-                self.finished.emit(_Outcome(job, job.run()))
+                self.finished.emit(Outcome(job, job.run()))
             except Exception as exc:
                 log.exception("background job %s failed", job.key)
-                self.finished.emit(_Outcome(job, error=unexpected(exc)))
+                self.finished.emit(Outcome(job, error=unexpected(exc)))
 
 
 class BackgroundWorker(QObject):
@@ -183,7 +183,7 @@ class BackgroundWorker(QObject):
         self._thread.wait(10_000)
 
     @Slot(object)
-    def _on_runner_finished(self, outcome: _Outcome) -> None:
+    def _on_runner_finished(self, outcome: Outcome) -> None:
         if self._stopped:
             return
         if outcome.error is None:
@@ -225,3 +225,48 @@ class DialogApprover(QObject):
         if cancel.cancelled:
             raise Cancelled()
         return pending.decision
+
+
+class CallWorker(QObject):
+    """Runs one cancellable call (a compaction preview asks the model) on its own thread.
+
+    Signals:
+        finished(object): an `Outcome` with the call's result or its error.
+    """
+
+    finished = Signal(object)
+
+    def __init__(self, call: Callable[[CancelToken], Any], on_exit: Callable[[], None]) -> None:
+        super().__init__()
+        self.cancel = CancelToken()
+        self._call = call
+        self._on_exit = on_exit
+        self._thread = QThread()
+        self._thread.setObjectName("call")
+        self.moveToThread(self._thread)
+        self._thread.started.connect(self.run)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @Slot()
+    def run(self) -> None:
+        job = _Job("call", lambda: None, lambda _result: None)
+        try:
+            outcome = Outcome(job, self._call(self.cancel))
+        except Cancelled:
+            outcome = Outcome(
+                job, error=ErrorInfo("Cancelled", "Nothing was changed.", kind="cancelled")
+            )
+        except Exception as exc:
+            outcome = Outcome(job, error=unexpected(exc))
+        finally:
+            try:
+                self._on_exit()
+            except Exception:
+                log.exception("releasing the call thread's connections failed")
+        self.finished.emit(outcome)
+        self._thread.quit()
+
+    def wait(self, timeout_ms: int = 5000) -> bool:
+        return bool(self._thread.wait(timeout_ms))

@@ -1,0 +1,159 @@
+"""Compact now: optional instructions, then a preview — the proposed summary (editable),
+the turns it covers, tokens before → after, and the facts the fidelity check found
+missing, each one click from being pinned. Apply, or discard: nothing changes until
+Apply."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.context.compaction import CompactionPreview
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.repair import repair
+from desktop_app.ui.session import ChatSession
+from desktop_app.ui.workers import CallWorker, Outcome
+
+
+class CompactionDialog(QDialog):
+    def __init__(self, session: ChatSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.preview: CompactionPreview | None = None
+        self.worker: CallWorker | None = None
+        self.setWindowTitle(f"Compact “{session.chat.title}”")
+        self.setObjectName("compactionDialog")
+        self.instructions = QLineEdit()
+        self.instructions.setPlaceholderText(
+            "Optional: what the summary must keep (e.g. every order number)"
+        )
+        self.preview_button = QPushButton("Preview summary")
+        self.preview_button.setDefault(True)
+        self.preview_button.clicked.connect(self._on_preview_clicked)
+        self.status = QLabel("Nothing changes until you apply the summary.")
+        self.status.setWordWrap(True)
+        self.summary = QPlainTextEdit()
+        self.summary.setObjectName("summaryText")
+        self.summary.setPlaceholderText(
+            "The proposed summary appears here; you can edit it before applying."
+        )
+        self.missing_label = QLabel("Not in the summary or the pinned facts — pin any you need:")
+        self.missing = QListWidget()
+        self.missing.setMaximumHeight(110)
+        self.missing_label.hide()
+        self.missing.hide()
+        self.pin_button = QPushButton("Pin selected fact")
+        self.pin_button.clicked.connect(self._on_pin_clicked)
+        self.pin_button.hide()
+        self.apply_button = QPushButton("Apply")
+        self.apply_button.setEnabled(False)
+        self.apply_button.clicked.connect(self._on_apply_clicked)
+        discard = QPushButton("Discard")
+        discard.clicked.connect(self.reject)
+
+        top = QHBoxLayout()
+        top.addWidget(self.instructions, 1)
+        top.addWidget(self.preview_button)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.pin_button)
+        bottom.addStretch(1)
+        bottom.addWidget(self.apply_button)
+        bottom.addWidget(discard)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.status)
+        layout.addWidget(self.summary, 1)
+        layout.addWidget(self.missing_label)
+        layout.addWidget(self.missing)
+        layout.addLayout(bottom)
+        self.resize(640, 520)
+
+    @Slot()
+    def _on_preview_clicked(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel.cancel()
+            return
+        session = self.session
+        services = session.services
+        planner, _ = services.planner(session.chat)
+        history = list(repair(session.messages).messages)
+        instructions = self.instructions.text().strip()
+
+        def ask(cancel: CancelToken) -> CompactionPreview:
+            return planner.compactor.preview(
+                history,
+                session.state(),
+                session.chat.settings,
+                model=planner.model,
+                cancel=cancel,
+                instructions=instructions,
+            )
+
+        release = getattr(planner.compactor.backend, "release_thread", lambda: None)
+        self.worker = CallWorker(ask, release)
+        self.worker.finished.connect(self._on_worker_finished)
+        self.worker.start()
+        self.preview_button.setText("Cancel")
+        self.apply_button.setEnabled(False)
+        self.status.setText("Asking the model for a summary…")
+
+    @Slot(object)
+    def _on_worker_finished(self, outcome: Outcome) -> None:
+        if self.worker is not None:
+            self.worker.wait()
+            self.worker.deleteLater()
+        self.worker = None
+        self.preview_button.setText("Preview summary")
+        if outcome.error is not None:
+            self.status.setText(f"<b>{outcome.error.title}</b>: {outcome.error.message}")
+            return
+        preview: CompactionPreview = outcome.result
+        self.show_preview(preview)
+
+    def show_preview(self, preview: CompactionPreview) -> None:
+        self.preview = preview
+        first, last = preview.span.turns
+        self.status.setText(
+            f"Summarizes turns {first}–{last} ({len(preview.span.covers):,} messages): "
+            f"≈{preview.tokens_before:,} → ≈{preview.tokens_after:,} tokens."
+        )
+        self.summary.setPlainText(preview.text)
+        self.missing.clear()
+        for fact in preview.missing:
+            QListWidgetItem(fact, self.missing)
+        for widget in (self.missing_label, self.missing, self.pin_button):
+            widget.setVisible(bool(preview.missing))
+        self.apply_button.setEnabled(True)
+
+    @Slot()
+    def _on_pin_clicked(self) -> None:
+        item = self.missing.currentItem() or self.missing.item(0)
+        if item is None:
+            return
+        self.session.pin_fact(item.text())
+        self.missing.takeItem(self.missing.row(item))
+        self.status.setText(self.status.text().split(" Pinned")[0] + f" Pinned “{item.text()}”.")
+
+    @Slot()
+    def _on_apply_clicked(self) -> None:
+        if self.preview is None:
+            return
+        self.session.apply_compaction(self.preview, self.summary.toPlainText())
+        self.accept()
+
+    def reject(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel.cancel()
+            self.worker.wait()
+        super().reject()

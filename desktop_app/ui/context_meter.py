@@ -1,0 +1,124 @@
+"""The context meter: the model's window as one stacked bar — system prompt, pinned
+facts, tool definitions, summary, messages, reserved output, free — with the
+auto-compaction threshold marked. Hover a segment to see what it holds; click the
+messages segment to jump to where the context starts."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from desktop_app.context.projection import Plan, Section
+from desktop_app.ui import theme
+
+# section → (colour, what the tooltip says it holds)
+SEGMENTS: dict[Section, tuple[str, str]] = {
+    Section.SYSTEM: ("#5c6bc0", "the chat's system prompt"),
+    Section.FACTS: ("#00897b", "the pinned facts, sent verbatim every turn"),
+    Section.TOOLS: ("#8d6e63", "the tool definitions"),
+    Section.SUMMARY: ("#8e24aa", "the summary of compacted turns"),
+    Section.MESSAGES: ("#1e88e5", "the messages sent (click to see where they start)"),
+    Section.RESERVED: ("#f4511e", "room kept for the reply (max output tokens)"),
+    Section.FREE: ("", "free"),
+}
+
+
+class ContextMeter(QWidget):
+    """Signals:
+    messages_clicked(): the user clicked the messages segment.
+    """
+
+    messages_clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("contextMeter")
+        self.plan: Plan | None = None
+        self.streaming_tokens = 0  # a reply being written: counted into messages live
+        self.setMouseTracking(True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMinimumHeight(30)
+
+    def sizeHint(self) -> QSize:
+        return QSize(260, 30)
+
+    def show_plan(self, plan: Plan | None) -> None:
+        self.plan = plan
+        self.streaming_tokens = 0
+        self.update()
+
+    def add_streaming(self, tokens: int) -> None:
+        self.streaming_tokens += tokens
+        self.update()
+
+    def segments(self) -> list[tuple[Section, int]]:
+        """Each section's tokens, in bar order (the streamed reply taken from free)."""
+        if self.plan is None:
+            return []
+        sizes = dict(self.plan.sections)
+        extra = min(self.streaming_tokens, sizes.get(Section.FREE, 0))
+        sizes[Section.MESSAGES] = sizes.get(Section.MESSAGES, 0) + extra
+        sizes[Section.FREE] = sizes.get(Section.FREE, 0) - extra
+        return [(section, sizes.get(section, 0)) for section in SEGMENTS]
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        bar = self._bar()
+        palette = self.palette()
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(palette.color(QPalette.ColorRole.AlternateBase))
+        painter.drawRoundedRect(bar, 4, 4)
+        for section, rect in self._rects(bar):
+            colour = SEGMENTS[section][0]
+            if colour:
+                painter.setBrush(QColor(colour))
+                painter.drawRect(rect)
+        if self.plan is not None and self.plan.context_window:
+            x = bar.left() + bar.width() * self.plan.threshold / self.plan.context_window
+            painter.setPen(QPen(theme.status_colour("error", theme.is_dark(palette)), 2))
+            painter.drawLine(QPointF(x, bar.top() - 3), QPointF(x, bar.bottom() + 3))
+        painter.setPen(QPen(palette.color(QPalette.ColorRole.Mid), 1))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(bar, 4, 4)
+
+    def event(self, event: QEvent) -> bool:
+        if isinstance(event, QHelpEvent):
+            found = self._section_at(QPointF(event.pos()))
+            if found is None:
+                QToolTip.hideText()
+            else:
+                QToolTip.showText(event.globalPos(), self.describe(found), self)
+            return True
+        return super().event(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self._section_at(event.position()) is Section.MESSAGES:
+            self.messages_clicked.emit()
+
+    def describe(self, section: Section) -> str:
+        tokens = dict(self.segments()).get(section, 0)
+        window = self.plan.context_window if self.plan else 0
+        share = f" ({tokens / window:.0%} of the window)" if window else ""
+        return f"{section.value.capitalize()}: ≈{tokens:,} tokens{share} — {SEGMENTS[section][1]}"
+
+    def _bar(self) -> QRectF:
+        return QRectF(1, 6, self.width() - 2, self.height() - 12)
+
+    def _rects(self, bar: QRectF) -> list[tuple[Section, QRectF]]:
+        window = self.plan.context_window if self.plan else 0
+        if not window:
+            return []
+        rects, x = [], bar.left()
+        for section, tokens in self.segments():
+            width = bar.width() * tokens / window
+            rects.append((section, QRectF(x, bar.top(), width, bar.height())))
+            x += width
+        return rects
+
+    def _section_at(self, pos: QPointF) -> Section | None:
+        for section, rect in self._rects(self._bar()):
+            if rect.left() <= pos.x() < rect.right() and rect.width() > 0:
+                return section
+        return None

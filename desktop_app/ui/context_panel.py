@@ -1,0 +1,358 @@
+"""The context panel (the dock on the right): what the next request holds and the controls
+that change it — the meter, compaction and its history, the auto-compaction settings and
+the circuit breaker, pinned facts, the system prompt, and the exact request."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.context.facts import Fact
+from desktop_app.context.projection import Plan
+from desktop_app.context.state import ContextSettings
+from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
+from desktop_app.core.messages import Message
+from desktop_app.core.repair import repair
+from desktop_app.ui.context_meter import SEGMENTS, ContextMeter
+from desktop_app.ui.facts_panel import FactsPanel
+from desktop_app.ui.request_view import RequestView
+from desktop_app.ui.session import ChatSession
+
+KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
+
+
+class ContextPanel(QTabWidget):
+    """Signals:
+    jump_requested(str): show this message in the conversation (where the context starts).
+    compact_requested(): open the compaction dialog.
+    """
+
+    jump_requested = Signal(str)
+    compact_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("contextPanel")
+        self.session: ChatSession | None = None
+        self._updating = False
+        self.meter = ContextMeter()
+        self.meter.messages_clicked.connect(self._on_meter_messages_clicked)
+        self.legend = QLabel()
+        self.legend.setObjectName("meterLegend")
+        self.legend.setWordWrap(True)
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.figures = QLabel("Open a chat to see what its next request holds.")
+        self.figures.setObjectName("contextFigures")
+        self.figures.setWordWrap(True)
+        self.figures.setTextFormat(Qt.TextFormat.RichText)
+        self.compact_button = QPushButton("Compact now…")
+        self.compact_button.clicked.connect(self.compact_requested)
+        self.clear_results_button = QPushButton("Clear old tool results…")
+        self.clear_results_button.clicked.connect(self._on_clear_results_clicked)
+        self.summaries = QListWidget()
+        self.summaries.setObjectName("summaries")
+        self.summaries.setMaximumHeight(120)
+        self.undo_button = QPushButton("Undo the latest summary")
+        self.undo_button.clicked.connect(self._on_undo_clicked)
+        self.breaker = QLabel()
+        self.breaker.setObjectName("breaker")
+        self.breaker.setWordWrap(True)
+        self.resume_button = QPushButton("Resume auto-compaction")
+        self.resume_button.clicked.connect(self._on_resume_clicked)
+        self.auto = QCheckBox("Compact automatically")
+        self.threshold = _spin(50, 98, "% of the window")
+        self.keep_recent = _spin(1, 200, " turns")
+        self.keep_first = QCheckBox("Keep the first message")
+        self.max_messages = _spin(0, 100_000, " messages")
+        self.max_messages.setSpecialValueText("no limit")
+        self.drop_thinking = QCheckBox("Drop earlier turns' thinking")
+        for box in (self.auto, self.keep_first, self.drop_thinking):
+            box.toggled.connect(self._on_setting_changed)
+        for spin in (self.threshold, self.keep_recent, self.max_messages):
+            spin.valueChanged.connect(self._on_setting_changed)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.compact_button)
+        buttons.addWidget(self.clear_results_button)
+        form = QFormLayout()
+        form.addRow(self.auto)
+        form.addRow("Threshold", self.threshold)
+        form.addRow("Keep recent", self.keep_recent)
+        form.addRow(self.keep_first)
+        form.addRow("Max messages", self.max_messages)
+        form.addRow(self.drop_thinking)
+        overview = QWidget()
+        column = QVBoxLayout(overview)
+        column.addWidget(self.meter)
+        column.addWidget(self.legend)
+        column.addWidget(self.figures)
+        column.addLayout(buttons)
+        column.addWidget(self.breaker)
+        column.addWidget(self.resume_button)
+        column.addWidget(QLabel("<b>Summaries</b>"))
+        column.addWidget(self.summaries)
+        column.addWidget(self.undo_button)
+        column.addWidget(QLabel("<b>Auto-compaction</b>"))
+        column.addLayout(form)
+        column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(overview)
+        self.addTab(scroll, "Overview")
+
+        self.facts = FactsPanel()
+        self.addTab(self.facts, "Facts")
+
+        self.system = QPlainTextEdit()
+        self.system.setObjectName("systemPrompt")
+        self.system.setPlaceholderText("This chat's system prompt (empty: none)")
+        self.system_tokens = QLabel()
+        self.save_system = QPushButton("Save")
+        self.save_system.clicked.connect(self._on_save_system_clicked)
+        self.effective = QPlainTextEdit()
+        self.effective.setObjectName("effectiveSystem")
+        self.effective.setReadOnly(True)
+        system_tab = QWidget()
+        system_column = QVBoxLayout(system_tab)
+        system_column.addWidget(QLabel("<b>Base prompt</b>"))
+        system_column.addWidget(self.system, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.system_tokens, 1)
+        row.addWidget(self.save_system)
+        system_column.addLayout(row)
+        system_column.addWidget(
+            QLabel("<b>Effective system prompt</b> — exactly as sent, with the pinned facts")
+        )
+        system_column.addWidget(self.effective, 1)
+        self.addTab(system_tab, "System")
+
+        self.request = RequestView()
+        self.addTab(self.request, "Request")
+        self.setEnabled(False)
+
+    # -- showing ------------------------------------------------------------------------------
+
+    def set_session(self, session: ChatSession | None) -> None:
+        self.session = session
+        self.setEnabled(session is not None)
+        if session is not None:
+            self.system.setPlainText(session.chat.system_prompt)
+        self.show_plan(session.plan if session else None)
+
+    def show_plan(self, plan: Plan | None) -> None:
+        session = self.session
+        self.meter.show_plan(plan)
+        self.request.show_plan(plan, session.last_sent if session else None)
+        if session is None:
+            return
+        state = session.state()
+        counter = session.services.counter
+        if counter.ready:
+            self.facts.model.count = self.facts.suggested.count = counter.text
+        self.facts.model.last_sent = self.facts.suggested.last_sent = self._last_sent_text(session)
+        self.facts.show_facts(state.facts)
+        self._show_summaries(session)
+        self._show_settings(session.chat.settings)
+        paused = state.breaker.paused
+        self.breaker.setVisible(paused)
+        self.resume_button.setVisible(paused)
+        self.breaker.setText(
+            f"<b>Auto-compaction is paused</b> after {state.breaker.failures} failures in a row: "
+            f"{state.breaker.reason} Trimming keeps the request within the window meanwhile."
+        )
+        if plan is None:
+            self.figures.setText("Counting…")
+            self.legend.setText("")
+            return
+        self.figures.setText(_figures(plan))
+        self.legend.setText(_legend(plan))
+        if plan.request.system:
+            self.effective.setPlainText("\n\n".join(part.text for part in plan.request.system))
+        else:
+            self.effective.setPlainText("")
+        if counter.ready:
+            self.system_tokens.setText(f"≈{counter.text(self.system.toPlainText()):,} tokens")
+
+    def add_streaming(self, tokens: int) -> None:
+        self.meter.add_streaming(tokens)
+
+    def _show_summaries(self, session: ChatSession) -> None:
+        self.summaries.clear()
+        state = session.state()
+        active = state.active_summary
+        if not state.summaries:
+            item = QListWidgetItem(
+                "No summaries yet: every turn is sent as it was said.", self.summaries
+            )
+            item.setFlags(Qt.ItemFlag.NoItemFlags)
+        for summary in reversed(state.summaries):
+            when = _when(summary.created_at)
+            flags = " · undone" if summary.undone else (" · active" if summary is active else "")
+            edited = " · edited" if summary.edited else ""
+            text = f"#{summary.number}: {len(summary.covers):,} messages · {summary.model} · {when}{edited}{flags}"
+            item = QListWidgetItem(text, self.summaries)
+            item.setToolTip(summary.text)
+        self.undo_button.setEnabled(active is not None)
+
+    def _show_settings(self, settings: ContextSettings) -> None:
+        self._updating = True
+        self.auto.setChecked(settings.auto_compact)
+        self.threshold.setValue(round(settings.compaction_threshold * 100))
+        self.keep_recent.setValue(settings.keep_recent_turns)
+        self.keep_first.setChecked(settings.keep_first_message)
+        self.max_messages.setValue(settings.max_context_messages)
+        self.drop_thinking.setChecked(settings.drop_old_thinking)
+        self._updating = False
+
+    def _last_sent_text(self, session: ChatSession) -> Callable[[Fact], str]:
+        """ "last sent in turn N" for facts pinned before the last reply, else "not sent
+        yet" (every accepted fact goes with every request)."""
+        messages = session.messages
+        replies = [m for m in messages if m.role == "assistant"]
+        turns = sum(1 for m in messages if m.role == "user" and not _only_results(m))
+        last_reply = replies[-1].created_at if replies else None
+
+        def last_sent(fact: Fact) -> str:
+            if fact.pending:
+                return "not sent: waiting for you"
+            if last_reply is None or fact.created_at > last_reply:
+                return "not sent yet"
+            return f"last sent in turn {turns}"
+
+        return last_sent
+
+    # -- slots ---------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_meter_messages_clicked(self) -> None:
+        plan = self.meter.plan
+        if plan is not None and plan.first_sent_after_head:
+            self.jump_requested.emit(plan.first_sent_after_head)
+
+    @Slot()
+    def _on_setting_changed(self) -> None:
+        if self._updating or self.session is None:
+            return
+        settings = replace(
+            self.session.chat.settings,
+            auto_compact=self.auto.isChecked(),
+            compaction_threshold=self.threshold.value() / 100,
+            keep_recent_turns=self.keep_recent.value(),
+            keep_first_message=self.keep_first.isChecked(),
+            max_context_messages=self.max_messages.value(),
+            drop_old_thinking=self.drop_thinking.isChecked(),
+        )
+        if settings != self.session.chat.settings:
+            self.session.set_context_settings(settings)
+
+    @Slot()
+    def _on_undo_clicked(self) -> None:
+        if self.session is not None:
+            self.session.undo_compaction()
+
+    @Slot()
+    def _on_resume_clicked(self) -> None:
+        if self.session is not None:
+            self.session.resume_auto_compaction()
+
+    @Slot()
+    def _on_save_system_clicked(self) -> None:
+        if self.session is not None:
+            self.session.set_system_prompt(self.system.toPlainText())
+
+    @Slot()
+    def _on_clear_results_clicked(self) -> None:
+        session = self.session
+        planner = session.planner if session is not None else None
+        if session is None or session.plan is None or planner is None:
+            return
+        ids = old_tool_calls(session.messages, KEEP_RESULTS_OF_LAST_TURNS)
+        if not ids:
+            QMessageBox.information(
+                self, "Nothing to clear", "No older tool results are in the context."
+            )
+            return
+        before = session.plan.estimated_input
+        cleared = replace(planner, state=planner.state.clear_results(ids))
+        after_plan = cleared.plan(list(repair(session.messages).messages))
+        answer = QMessageBox.question(
+            self,
+            "Clear old tool results?",
+            f"{len(ids):,} older tool results will be sent as a short placeholder "
+            f"(the transcript keeps them).\n\nNext request: ≈{before:,} → ≈{after_plan.estimated_input:,} tokens.",
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            session.clear_tool_results(ids)
+
+
+def old_tool_calls(messages: Sequence[Message], keep_turns: int) -> set[str]:
+    """The tool-use ids of every call before the last `keep_turns` user turns."""
+    history = list(messages)
+    starts = [i for i, m in enumerate(history) if m.role == "user" and not _only_results(m)]
+    cut = starts[-keep_turns] if len(starts) >= keep_turns else 0
+    return {b.id for m in history[:cut] for b in m.blocks if isinstance(b, ToolUseBlock)}
+
+
+def _only_results(message: Message) -> bool:
+    return bool(message.blocks) and all(isinstance(b, ToolResultBlock) for b in message.blocks)
+
+
+def _figures(plan: Plan) -> str:
+    share = plan.estimated_input / plan.context_window if plan.context_window else 0.0
+    lines = [
+        f"<b>≈{plan.estimated_input:,}</b> of {plan.context_window:,} tokens ({share:.0%}) — "
+        "estimated locally for the next request",
+    ]
+    if plan.last_reported is not None:
+        lines.append(
+            f"Exact, last reply: {plan.last_reported.value:,} tokens (as the API counted them)"
+        )
+    lines.append(f"Calibration ×{plan.calibration:.2f} (learned from the API's counts)")
+    lines.append(f"Auto-compaction at {plan.threshold:,} tokens (red mark); {plan.forecast}.")
+    if plan.not_sent_count:
+        lines.append(
+            f"{plan.not_sent_count:,} message(s) are not sent (trimmed, summarized or excluded)."
+        )
+    if not plan.fits:
+        lines.append("<b>The request does not fit the window</b>: compact, or exclude something.")
+    return "<br>".join(lines)
+
+
+def _legend(plan: Plan) -> str:
+    """A coloured square, the section and its tokens, for every segment of the bar."""
+    items = []
+    for section, (colour, _holds) in SEGMENTS.items():
+        tokens = plan.sections.get(section, 0)
+        square = f'<span style="color:{colour or "#9e9e9e"}">■</span>'
+        items.append(f"{square}&nbsp;{section.value}&nbsp;≈{tokens:,}")
+    return " &nbsp; ".join(items)
+
+
+def _spin(low: int, high: int, suffix: str) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setSuffix(suffix)
+    return spin
+
+
+def _when(created_at: float) -> str:
+    return time.strftime("%d %b, %H:%M", time.localtime(created_at))

@@ -1,0 +1,286 @@
+"""Pinned facts: sent verbatim with every request, never summarized. Add, edit in place,
+delete with Undo, reorder by dragging; each with its token cost, its source and the turn
+it was last sent in. Facts Claude suggested through `pin_fact` wait below for Accept,
+Edit or Reject."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QByteArray,
+    QMimeData,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QListView,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.context.facts import Fact, FactSource
+
+Index = QModelIndex | QPersistentModelIndex
+FACT_ROLE = Qt.ItemDataRole.UserRole + 1
+MIME = "application/x-contextdesk-fact-id"
+UNDO_SECONDS = 10
+
+
+class FactListModel(QAbstractListModel):
+    """Signals:
+    edited(object, str): a fact and its new text (edited in place).
+    moved(object, int): a fact dragged to a new position.
+    """
+
+    edited = Signal(object, str)
+    moved = Signal(object, int)
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._facts: list[Fact] = []
+        self.count: Callable[[str], int] = lambda _text: 0
+        self.last_sent: Callable[[Fact], str] = lambda _fact: ""
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 — Qt's signature
+        return 0 if parent.isValid() else len(self._facts)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._facts):
+            return None
+        fact = self._facts[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{fact.text}\n{self.describe(fact)}"
+        if role == Qt.ItemDataRole.EditRole:
+            return fact.text
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{fact.text}\n\n{self.describe(fact)}\nDouble-click to edit; drag to reorder."
+        if role == FACT_ROLE:
+            return fact
+        return None
+
+    def describe(self, fact: Fact) -> str:
+        who = "you" if fact.source is FactSource.USER else "Claude"
+        sent = self.last_sent(fact)
+        return f"from {who} · ≈{self.count(fact.text):,} tokens" + (f" · {sent}" if sent else "")
+
+    def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if role != Qt.ItemDataRole.EditRole or not index.isValid():
+            return False
+        text = str(value).strip()
+        if text:
+            self.edited.emit(self._facts[index.row()], text)
+        return bool(text)
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if index.isValid():
+            return base | Qt.ItemFlag.ItemIsEditable | Qt.ItemFlag.ItemIsDragEnabled
+        return base | Qt.ItemFlag.ItemIsDropEnabled
+
+    def roleNames(self) -> dict[int, QByteArray]:
+        return {
+            int(Qt.ItemDataRole.DisplayRole): QByteArray(b"display"),
+            int(FACT_ROLE): QByteArray(b"fact"),
+        }
+
+    def supportedDropActions(self) -> Qt.DropAction:
+        return Qt.DropAction.MoveAction
+
+    def mimeTypes(self) -> list[str]:
+        return [MIME]
+
+    def mimeData(self, indexes: Sequence[QModelIndex]) -> QMimeData:
+        data = QMimeData()
+        if indexes:
+            data.setData(MIME, QByteArray(self._facts[indexes[0].row()].id.encode()))
+        return data
+
+    def dropMimeData(
+        self, data: QMimeData, action: Qt.DropAction, row: int, column: int, parent: Index
+    ) -> bool:
+        fact_id = bytes(data.data(MIME).data()).decode()
+        fact = next((f for f in self._facts if f.id == fact_id), None)
+        if fact is None:
+            return False
+        target = row if row >= 0 else (parent.row() if parent.isValid() else len(self._facts))
+        if target > self._facts.index(fact):
+            target -= 1  # the fact leaves its old place first
+        self.moved.emit(fact, target)
+        return False  # the new order arrives with the new state; the view removes nothing
+
+    def set_facts(self, facts: Sequence[Fact]) -> None:
+        self.beginResetModel()
+        self._facts = list(facts)
+        self.endResetModel()
+
+    def facts(self) -> Sequence[Fact]:
+        return self._facts
+
+
+class FactsPanel(QWidget):
+    """Signals:
+    add_requested(str), edit_requested(object, str), delete_requested(object),
+    restore_requested(object, int), move_requested(object, int),
+    accept_requested(object, str), reject_requested(object).
+    """
+
+    add_requested = Signal(str)
+    edit_requested = Signal(object, str)
+    delete_requested = Signal(object)
+    restore_requested = Signal(object, int)
+    move_requested = Signal(object, int)
+    accept_requested = Signal(object, str)
+    reject_requested = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = FactListModel(self)
+        self.model.edited.connect(self.edit_requested)
+        self.model.moved.connect(self.move_requested)
+        self.list = QListView()
+        self.list.setObjectName("facts")
+        self.list.setModel(self.model)
+        self.list.setWordWrap(True)
+        self.list.setSpacing(2)
+        self.list.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
+        self.list.setDefaultDropAction(Qt.DropAction.MoveAction)
+        self.list.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+        )
+        self.suggested = FactListModel(self)
+        self.suggested_list = QListView()
+        self.suggested_list.setObjectName("suggestedFacts")
+        self.suggested_list.setModel(self.suggested)
+        self.suggested_list.setWordWrap(True)
+        self.suggested_list.setMaximumHeight(110)
+        self.suggested_list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.suggested_label = QLabel("<b>Suggested by Claude</b> — not sent until you accept them")
+
+        add = QPushButton("Add…")
+        add.clicked.connect(self._on_add_clicked)
+        edit = QPushButton("Edit")
+        edit.clicked.connect(self._on_edit_clicked)
+        self.delete_button = QPushButton("Delete")
+        self.delete_button.clicked.connect(self._on_delete_clicked)
+        accept = QPushButton("Accept")
+        accept.clicked.connect(self._on_accept_clicked)
+        accept_edit = QPushButton("Edit…")
+        accept_edit.clicked.connect(self._on_accept_edit_clicked)
+        reject = QPushButton("Reject")
+        reject.clicked.connect(self._on_reject_clicked)
+        self.undo_bar = QWidget()
+        self.undo_label = QLabel()
+        undo = QPushButton("Undo")
+        undo.clicked.connect(self._on_undo_clicked)
+        undo_row = QHBoxLayout(self.undo_bar)
+        undo_row.setContentsMargins(0, 0, 0, 0)
+        undo_row.addWidget(self.undo_label, 1)
+        undo_row.addWidget(undo)
+        self.undo_bar.hide()
+        self._deleted: tuple[Fact, int] | None = None
+        self._undo_timer = QTimer(self)
+        self._undo_timer.setSingleShot(True)
+        self._undo_timer.timeout.connect(self.undo_bar.hide)
+
+        buttons = QHBoxLayout()
+        for button in (add, edit, self.delete_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        suggestion_buttons = QHBoxLayout()
+        for button in (accept, accept_edit, reject):
+            suggestion_buttons.addWidget(button)
+        suggestion_buttons.addStretch(1)
+        self.suggestions = QWidget()
+        suggestions = QVBoxLayout(self.suggestions)
+        suggestions.setContentsMargins(0, 6, 0, 0)
+        suggestions.addWidget(self.suggested_label)
+        suggestions.addWidget(self.suggested_list)
+        suggestions.addLayout(suggestion_buttons)
+        hint = QLabel("Sent verbatim at the top of every request; never summarized.")
+        hint.setWordWrap(True)
+        hint.setEnabled(False)
+        layout = QVBoxLayout(self)
+        layout.addWidget(hint)
+        layout.addWidget(self.list, 1)
+        layout.addLayout(buttons)
+        layout.addWidget(self.undo_bar)
+        layout.addWidget(self.suggestions)
+
+    def show_facts(self, facts: Sequence[Fact]) -> None:
+        self.model.set_facts([f for f in facts if not f.pending])
+        pending = [f for f in facts if f.pending]
+        self.suggested.set_facts(pending)
+        self.suggestions.setVisible(bool(pending))
+
+    def _selected(self, view: QListView) -> Fact | None:
+        index = view.currentIndex()
+        return index.data(FACT_ROLE) if index.isValid() else None
+
+    @Slot()
+    def _on_add_clicked(self) -> None:
+        text, ok = QInputDialog.getMultiLineText(
+            self, "Pin a fact", "Sent, verbatim, with every request:"
+        )
+        if ok and text.strip():
+            self.add_requested.emit(text.strip())
+
+    @Slot()
+    def _on_edit_clicked(self) -> None:
+        index = self.list.currentIndex()
+        if index.isValid():
+            self.list.edit(index)
+
+    @Slot()
+    def _on_delete_clicked(self) -> None:
+        fact = self._selected(self.list)
+        if fact is None:
+            return
+        self._deleted = (fact, list(self.model.facts()).index(fact))
+        self.delete_requested.emit(fact)
+        short = fact.text if len(fact.text) <= 40 else fact.text[:39] + "…"
+        self.undo_label.setText(f"Unpinned “{short}”.")
+        self.undo_bar.show()
+        self._undo_timer.start(UNDO_SECONDS * 1000)
+
+    @Slot()
+    def _on_undo_clicked(self) -> None:
+        self.undo_bar.hide()
+        if self._deleted is not None:
+            self.restore_requested.emit(*self._deleted)
+            self._deleted = None
+
+    @Slot()
+    def _on_accept_clicked(self) -> None:
+        fact = self._selected(self.suggested_list)
+        if fact is not None:
+            self.accept_requested.emit(fact, "")
+
+    @Slot()
+    def _on_accept_edit_clicked(self) -> None:
+        fact = self._selected(self.suggested_list)
+        if fact is None:
+            return
+        text, ok = QInputDialog.getMultiLineText(
+            self, "Edit, then pin", "The fact as it will be sent:", fact.text
+        )
+        if ok and text.strip():
+            self.accept_requested.emit(fact, text.strip())
+
+    @Slot()
+    def _on_reject_clicked(self) -> None:
+        fact = self._selected(self.suggested_list)
+        if fact is not None:
+            self.reject_requested.emit(fact)

@@ -1,0 +1,333 @@
+"""The context panel: the meter, pinned facts, compaction preview and undo, the circuit
+breaker, the system prompt, the request inspector, and import/export from the window."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+from pytestqt.wait_signal import SignalBlocker
+
+from desktop_app.api.simulator import SimulatorServer
+from desktop_app.api.simulator.script import Fault, FaultKind
+from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.projection import Section
+from desktop_app.context.state import ContextState
+from desktop_app.core.blocks import TextBlock
+from desktop_app.demo_chat import create_demo_chat
+from desktop_app.services import Services
+from desktop_app.ui.compaction_dialog import CompactionDialog
+from desktop_app.ui.context_panel import old_tool_calls
+from desktop_app.ui.facts_panel import MIME
+from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.message_model import Role
+from desktop_app.ui.session import ChatSession
+from tests.ui.conftest import TURN_TIMEOUT_MS
+
+
+def open_demo(window: MainWindow, services: Services, qtbot: QtBot, turns: int = 6) -> ChatSession:
+    chat = create_demo_chat(services.store, turns)
+    window.chat_list.set_chats(services.store.list_chats())
+    session = window.open_chat(chat.id)
+    assert session is not None
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    return session
+
+
+def replanned(qtbot: QtBot, session: ChatSession) -> SignalBlocker:
+    """Wait for the plan that follows a change (planning runs off the GUI thread)."""
+    return qtbot.waitSignal(session.planned, timeout=5000)
+
+
+def test_the_meter_adds_up_to_the_plan(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    session = open_demo(window, services, qtbot)
+    plan = session.plan
+    assert plan is not None
+    meter = window.context.meter
+    segments = dict(meter.segments())
+    assert segments == {section: plan.sections.get(section, 0) for section in Section}
+    assert sum(segments.values()) == plan.context_window
+    assert f"≈{plan.estimated_input:,}" in window.context.figures.text()
+    assert "estimated" in window.context.figures.text()
+    assert "exact" in window.context.figures.text().lower()  # the demo chat has a reported reply
+    assert "facts" in meter.describe(Section.FACTS)
+    meter.add_streaming(500)  # a reply being written shows up at once
+    assert dict(meter.segments())[Section.MESSAGES] == plan.sections[Section.MESSAGES] + 500
+    assert sum(dict(meter.segments()).values()) == plan.context_window
+
+
+def test_clicking_the_messages_segment_shows_where_the_context_starts(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    session = open_demo(window, services, qtbot, turns=30)
+    settings = replace(session.chat.settings, keep_recent_turns=2)
+    with replanned(qtbot, session):
+        session.set_context_settings(settings)
+    plan = session.plan
+    assert plan is not None
+    assert plan.first_sent_after_head is not None
+    with qtbot.waitSignal(window.context.jump_requested) as jumped:
+        window.context.meter.messages_clicked.emit()
+    assert jumped.args == [plan.first_sent_after_head]
+    row = session.model.row_of(plan.first_sent_after_head)
+    assert row is not None
+    assert window.messages.visualRect(session.model.index(row)).intersects(
+        window.messages.viewport().rect()
+    )
+
+
+def test_pinning_a_fact_changes_the_next_request(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    session = open_demo(window, services, qtbot)
+    with replanned(qtbot, session):
+        window.context.facts.add_requested.emit("Ticket 5521 is escalated to tier 2")
+    plan = session.plan
+    assert plan is not None
+    system = "\n".join(part.text for part in plan.request.system)
+    assert "Ticket 5521 is escalated to tier 2" in system
+    assert "Ticket 5521" in window.context.request.body_text()
+    assert "Ticket 5521" in window.context.effective.toPlainText()
+    texts = [f.text for f in window.context.facts.model.facts()]
+    assert texts[-1] == "Ticket 5521 is escalated to tier 2"
+    assert "from you" in window.context.facts.model.describe(window.context.facts.model.facts()[-1])
+
+
+def test_facts_are_edited_reordered_deleted_with_undo(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    session = open_demo(window, services, qtbot)
+    panel = window.context.facts
+    first, second = panel.model.facts()
+    with replanned(qtbot, session):
+        panel.model.setData(panel.model.index(0), "Refund: 847.20 EUR, due 2026-04-14")
+    assert session.state().facts[0].text == "Refund: 847.20 EUR, due 2026-04-14"
+    assert session.state().facts[0].id == first.id  # the same fact, edited
+    drag = QMimeData()
+    drag.setData(MIME, second.id.encode())
+    with replanned(qtbot, session):
+        panel.model.dropMimeData(drag, Qt.DropAction.MoveAction, 0, 0, panel.model.index(-1))
+    assert [f.id for f in session.state().facts] == [second.id, first.id]
+    panel.list.setCurrentIndex(panel.model.index(1))
+    with replanned(qtbot, session):
+        panel._on_delete_clicked()
+    assert [f.id for f in session.state().facts] == [second.id]
+    assert not panel.undo_bar.isHidden()
+    with replanned(qtbot, session):
+        panel._on_undo_clicked()
+    assert [f.id for f in session.state().facts] == [second.id, first.id]
+    assert [f.id for f in services.store.context_state(session.chat.id).facts] == [
+        second.id,
+        first.id,
+    ]
+
+
+def test_suggested_facts_wait_for_accept_edit_or_reject(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    session = open_demo(window, services, qtbot)
+    for text in ("Customer id C-77", "Prefers French"):
+        suggestion = Fact(text, source=FactSource.MODEL, pending=True)
+        with replanned(qtbot, session):
+            session._change_state(functools.partial(ContextState.pin, fact=suggestion))
+    panel = window.context.facts
+    assert not panel.suggestions.isHidden()
+    assert [f.text for f in panel.suggested.facts()] == ["Customer id C-77", "Prefers French"]
+    plan = session.plan
+    assert plan is not None
+    assert "C-77" not in "".join(p.text for p in plan.request.system)  # not sent until accepted
+    panel.suggested_list.setCurrentIndex(panel.suggested.index(0))
+    with replanned(qtbot, session):
+        panel._on_accept_clicked()
+    panel.suggested_list.setCurrentIndex(panel.suggested.index(0))
+    with replanned(qtbot, session):
+        panel._on_reject_clicked()
+    plan = session.plan
+    assert plan is not None
+    system = "".join(p.text for p in plan.request.system)
+    assert "Customer id C-77" in system
+    assert "Prefers French" not in system
+    assert panel.suggestions.isHidden()
+
+
+def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
+    window: MainWindow, services: Services, simulator: SimulatorServer, qtbot: QtBot
+) -> None:
+    session = open_demo(window, services, qtbot, turns=12)
+    with replanned(qtbot, session):
+        session.set_context_settings(replace(session.chat.settings, keep_recent_turns=3))
+    before = session.plan
+    assert before is not None
+    original = json.dumps(before.request.body(), sort_keys=True)
+    dialog = CompactionDialog(session, window)
+    qtbot.addWidget(dialog)
+    dialog.instructions.setText("keep every amount")
+    dialog._on_preview_clicked()
+    qtbot.waitUntil(lambda: dialog.apply_button.isEnabled(), timeout=TURN_TIMEOUT_MS)
+    assert "Summarizes turns" in dialog.status.text()
+    assert "→" in dialog.status.text()
+    assert dialog.summary.toPlainText().startswith("[Simulated summary")
+    assert simulator.message_requests()[-1].headers.get("x-contextdesk-purpose") == "compaction"
+    dialog.summary.setPlainText("Edited summary: amounts 100.00–110.10 EUR were promised.")
+    with replanned(qtbot, session):
+        dialog._on_apply_clicked()
+    compacted = session.plan
+    assert compacted is not None
+    body = json.dumps(compacted.request.body(), ensure_ascii=False)
+    assert "Edited summary: amounts 100.00–110.10 EUR were promised." in body
+    assert compacted.estimated_input < before.estimated_input
+    summaries = window.context.summaries
+    assert "#1" in summaries.item(0).text()
+    assert "edited" in summaries.item(0).text()
+    chips = [
+        c.state
+        for r in range(session.model.rowCount())
+        for c in session.model.index(r).data(Role.BLOCKS)
+    ]
+    assert "summarized in #1" in chips
+    with replanned(qtbot, session):
+        window.context._on_undo_clicked()
+    after_undo = session.plan
+    assert after_undo is not None
+    assert json.dumps(after_undo.request.body(), sort_keys=True) == original
+
+
+def test_three_failed_compactions_pause_auto_compaction_with_the_reason(
+    window: MainWindow, services: Services, simulator: SimulatorServer, qtbot: QtBot
+) -> None:
+    session = open_demo(window, services, qtbot, turns=10)
+    tight = replace(
+        session.chat.settings, context_window=6000, compaction_threshold=0.3, keep_recent_turns=2
+    )
+    with replanned(qtbot, session):
+        session.set_context_settings(tight)
+    for n in range(3):
+        simulator.queue(Fault(FaultKind.SERVER_ERROR))  # the compaction request fails
+        assert session.send((TextBlock(f"question {n}"),))
+        qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+        assert session.messages[-1].text.startswith("[Simulated reply")  # trimming took over
+    qtbot.waitUntil(lambda: window.context.breaker.isVisible(), timeout=5000)
+    state = services.store.context_state(session.chat.id)
+    assert state.breaker.paused
+    assert state.breaker.failures == 3
+    assert "paused" in window.context.breaker.text()
+    assert state.breaker.reason in window.context.breaker.text()
+    assert window.context.resume_button.isVisible()
+    with replanned(qtbot, session):
+        window.context._on_resume_clicked()
+    assert not services.store.context_state(session.chat.id).breaker.paused
+    assert not window.context.breaker.isVisible()
+
+
+def test_the_system_prompt_is_edited_and_the_effective_one_shown(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    session = open_demo(window, services, qtbot)
+    window.context.system.setPlainText("You are a careful support agent.")
+    with replanned(qtbot, session):
+        window.context._on_save_system_clicked()
+    assert services.store.chat(session.chat.id).system_prompt == "You are a careful support agent."
+    effective = window.context.effective.toPlainText()
+    assert effective.startswith("You are a careful support agent.")
+    assert "847.20" in effective  # the pinned facts follow the base prompt, verbatim
+    assert "tokens" in window.context.system_tokens.text()
+
+
+def test_the_request_tab_shows_the_last_request_sent_and_its_usage(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    session = open_demo(window, services, qtbot, turns=2)
+    view = window.context.request
+    view.which.setCurrentText(view.LAST)
+    assert "Nothing has been sent" in view.sections.text()
+    session.send((TextBlock("hello"),))
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: "Reported usage" in view.sections.text(), timeout=5000)
+    assert "(exact)" in view.sections.text()
+    assert '"hello"' in view.body_text()
+    view.which.setCurrentText(view.NEXT)
+    assert "Tokens by section" in view.sections.text()
+    view.search.setText("hello")
+    view._on_search_return_pressed()
+    assert view.text.textCursor().selectedText() == "hello"
+
+
+def test_clearing_old_tool_results_previews_the_change(
+    window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = open_demo(window, services, qtbot, turns=12)
+    ids = old_tool_calls(session.messages, 2)
+    assert ids  # the demo chat calls read_file every third turn
+    asked: list[str] = []
+
+    def answer(parent: object, title: str, text: str) -> QMessageBox.StandardButton:
+        asked.append(text)
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", answer)
+    with replanned(qtbot, session):
+        window.context._on_clear_results_clicked()
+    assert "→" in asked[0]
+    found = re.search(r"≈([\d,]+) → ≈([\d,]+) tokens", asked[0])
+    assert found is not None
+    before, after = (int(n.replace(",", "")) for n in found.groups())
+    plan = session.plan
+    assert plan is not None
+    assert after == plan.estimated_input
+    assert after < before
+    states = {
+        c.state
+        for r in range(session.model.rowCount())
+        for c in session.model.index(r).data(Role.BLOCKS)
+        if c.kind == "tool_result"
+    }
+    assert "cleared" in states
+
+
+def test_import_lists_the_problems_and_imports_nothing(
+    window: MainWindow, services: Services, qtbot: QtBot, tmp_path: Path
+) -> None:
+    before = len(services.store.list_chats())
+    broken = tmp_path / "broken.json"
+    broken.write_text(
+        '{"messages": [{"role": "robot", "content": "x"}, {"role": "user", "content": 5}]}'
+    )
+    assert window.import_chat(str(broken)) is None
+    box = window.findChild(QMessageBox, "importProblems")
+    assert box is not None
+    assert "nothing was changed" in box.text()
+    assert "messages.0.role: Input should be 'user' or 'assistant'" in box.informativeText()
+    assert "messages.1.content" in box.informativeText()  # every problem, not only the first
+    assert len(services.store.list_chats()) == before
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
+    session = window.import_chat(str(good))
+    assert session is not None
+    assert [m.text for m in session.messages] == ["hi"]
+
+
+def test_export_from_the_chat_list_writes_json(
+    window: MainWindow,
+    services: Services,
+    qtbot: QtBot,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    session = open_demo(window, services, qtbot, turns=2)
+    target = tmp_path / "out.json"
+    monkeypatch.setattr(
+        "desktop_app.ui.main_window.QFileDialog.getSaveFileName", lambda *args: (str(target), "")
+    )
+    window.chat_list.export_requested.emit(session.chat.id, "json")
+    exported = json.loads(target.read_text())
+    assert exported["format"] == "contextdesk.chat"
+    assert len(exported["messages"]) == len(session.messages)
