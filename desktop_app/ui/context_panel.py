@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.context.facts import Fact
 from desktop_app.context.projection import Plan
-from desktop_app.context.state import ContextSettings
+from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message
 from desktop_app.core.repair import repair
@@ -250,10 +250,12 @@ class ContextPanel(QTabWidget):
 
     @Slot()
     def _on_setting_changed(self) -> None:
-        if self._updating or self.session is None:
+        session = self.session
+        if self._updating or session is None:
             return
+        current = session.chat.settings
         settings = replace(
-            self.session.chat.settings,
+            current,
             auto_compact=self.auto.isChecked(),
             compaction_threshold=self.threshold.value() / 100,
             keep_recent_turns=self.keep_recent.value(),
@@ -261,8 +263,37 @@ class ContextPanel(QTabWidget):
             max_context_messages=self.max_messages.value(),
             drop_old_thinking=self.drop_thinking.isChecked(),
         )
-        if settings != self.session.chat.settings:
-            self.session.set_context_settings(settings)
+        if settings == current:
+            return
+        if settings.drop_old_thinking != current.drop_old_thinking:
+            what = "sent again" if not settings.drop_old_thinking else "left out"
+            if not self._confirm(f"Earlier turns' thinking will be {what}.", settings=settings):
+                self._show_settings(current)
+                return
+        session.set_context_settings(settings)
+
+    def _confirm(
+        self,
+        what: str,
+        *,
+        settings: ContextSettings | None = None,
+        state: ContextState | None = None,
+    ) -> bool:
+        """Show the next request's size before and after a change; True to go ahead."""
+        session = self.session
+        planner = session.planner if session is not None else None
+        if session is None or planner is None or session.plan is None:
+            return True
+        changed = replace(
+            planner, settings=settings or planner.settings, state=state or planner.state
+        )
+        after = changed.plan(list(repair(session.messages).messages)).estimated_input
+        answer = QMessageBox.question(
+            self,
+            "Change what is sent?",
+            f"{what}\n\nNext request: ≈{session.plan.estimated_input:,} → ≈{after:,} tokens.",
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     @Slot()
     def _on_undo_clicked(self) -> None:
@@ -282,8 +313,7 @@ class ContextPanel(QTabWidget):
     @Slot()
     def _on_clear_results_clicked(self) -> None:
         session = self.session
-        planner = session.planner if session is not None else None
-        if session is None or session.plan is None or planner is None:
+        if session is None:
             return
         ids = old_tool_calls(session.messages, KEEP_RESULTS_OF_LAST_TURNS)
         if not ids:
@@ -291,16 +321,11 @@ class ContextPanel(QTabWidget):
                 self, "Nothing to clear", "No older tool results are in the context."
             )
             return
-        before = session.plan.estimated_input
-        cleared = replace(planner, state=planner.state.clear_results(ids))
-        after_plan = cleared.plan(list(repair(session.messages).messages))
-        answer = QMessageBox.question(
-            self,
-            "Clear old tool results?",
+        what = (
             f"{len(ids):,} older tool results will be sent as a short placeholder "
-            f"(the transcript keeps them).\n\nNext request: ≈{before:,} → ≈{after_plan.estimated_input:,} tokens.",
+            "(the transcript keeps them)."
         )
-        if answer == QMessageBox.StandardButton.Yes:
+        if self._confirm(what, state=session.state().clear_results(ids)):
             session.clear_tool_results(ids)
 
 

@@ -43,6 +43,7 @@ class BlockChip:
     tokens: int
     exact: bool
     state: str  # "in context", "summarized in #2", "trimmed 8,900 → 1,200 tokens", …
+    sent: int = 0  # what it costs in the next request (0 unless in context or trimmed)
 
 
 # How the model learns each block's chip: from the current plan (the GUI passes

@@ -108,6 +108,16 @@ class MessageListView(QListView):
         self.doItemsLayout()  # measure the new rows now, so the reader stays where they were
         bar.setValue(before_value + bar.maximum() - before_max)
 
+    def _sent_tokens(self, message: Message) -> int:
+        """What this message costs in the next request (its chips' sent tokens)."""
+        model = self.model()
+        if not isinstance(model, MessageListModel):
+            return 0
+        row = model.row_of(message.id)
+        if row is None:
+            return 0
+        return sum(chip.sent for chip in model.index(row).data(Role.BLOCKS) or ())
+
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         index = self.indexAt(event.pos())
         if not index.isValid():
@@ -120,10 +130,12 @@ class MessageListView(QListView):
         menu = QMenu(self)
         menu.addAction("Copy", lambda: QGuiApplication.clipboard().setText(_plain(message)))
         excluded = message.id in self.excluded
-        menu.addAction(
-            "Include in context" if excluded else "Exclude from context",
-            lambda: self.exclude_toggled.emit(message),
-        )
+        if excluded:
+            label = "Include in context"
+        else:
+            sent = self._sent_tokens(message)
+            label = f"Exclude from context (−≈{sent:,} tokens)" if sent else "Exclude from context"
+        menu.addAction(label, lambda: self.exclude_toggled.emit(message))
         menu.addAction("Pin text as a fact…", lambda: self.pin_requested.emit(message))
         menu.addSeparator()
         menu.addAction("Fork a new chat from here", lambda: self.fork_requested.emit(message))

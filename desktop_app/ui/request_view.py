@@ -83,7 +83,7 @@ class RequestView(QWidget):
         self.text.setObjectName("requestJson")
         self.text.setReadOnly(True)
         self.text.setFont(theme.monospace())
-        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.highlighter = JsonHighlighter(self.text.document())
         row = QHBoxLayout()
         row.addWidget(self.search, 1)

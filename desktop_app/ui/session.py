@@ -463,6 +463,7 @@ def _chips_from(plan: Plan) -> ChipSource:
             status = plan.block_status(message, index)
         except (IndexError, KeyError):
             return BlockChip(block_type(message.blocks[index]), 0, False, "")
-        return BlockChip(block_type(message.blocks[index]), status.tokens, False, status.label)
+        kind = block_type(message.blocks[index])
+        return BlockChip(kind, status.tokens, False, status.label, status.sent_tokens)
 
     return chip

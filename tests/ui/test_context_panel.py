@@ -331,3 +331,31 @@ def test_export_from_the_chat_list_writes_json(
     exported = json.loads(target.read_text())
     assert exported["format"] == "contextdesk.chat"
     assert len(exported["messages"]) == len(session.messages)
+
+
+def test_sending_old_thinking_again_is_confirmed_with_its_cost(
+    window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = open_demo(window, services, qtbot, turns=9)
+    answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
+    asked: list[str] = []
+
+    def answer(parent: object, title: str, text: str) -> QMessageBox.StandardButton:
+        asked.append(text)
+        return answers.pop(0)
+
+    monkeypatch.setattr(QMessageBox, "question", answer)
+    box = window.context.drop_thinking
+    box.setChecked(False)  # declined: nothing changes
+    assert box.isChecked()
+    assert services.store.chat(session.chat.id).settings.drop_old_thinking
+    with replanned(qtbot, session):
+        box.setChecked(False)  # accepted
+    assert not services.store.chat(session.chat.id).settings.drop_old_thinking
+    found = re.search(r"≈([\d,]+) → ≈([\d,]+) tokens", asked[1])
+    assert found is not None
+    before, after = (int(n.replace(",", "")) for n in found.groups())
+    assert after > before  # thinking costs tokens when it is sent
+    plan = session.plan
+    assert plan is not None
+    assert plan.estimated_input == after

@@ -208,6 +208,9 @@ def test_excluding_a_message_changes_its_chips_and_the_next_request(
     target = session.messages[1]
     before = session.plan
     assert before is not None
+    cost = sum(before.block_status(target, j).sent_tokens for j in range(len(target.blocks)))
+    label = window.messages.menu_for(target).actions()[1].text()
+    assert label == f"Exclude from context (−≈{cost:,} tokens)"  # the change, before it is made
     with qtbot.waitSignal(session.planned, timeout=5000):
         window.messages.exclude_toggled.emit(target)
     row = session.model.row_of(target.id)
