@@ -16,14 +16,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
 from desktop_app.config.settings import Settings, load
-from desktop_app.context.compaction import Compactor
-from desktop_app.context.planner import ContextPlanner
-from desktop_app.context.projection import Plan, Projector
 from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.cancel import CancelToken
@@ -38,7 +35,6 @@ from desktop_app.core.events import (
     TextDelta,
     TurnFinished,
 )
-from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState, run_turn
 from desktop_app.core.messages import Message, MessageStatus, user_text
 from desktop_app.core.ports import Approver, ChatBackend
 from desktop_app.core.repair import repair
@@ -46,8 +42,13 @@ from desktop_app.core.request import ChatRequest
 from desktop_app.storage.store import ChatInfo, ChatStore
 from desktop_app.tokens.calibration import Calibration
 from desktop_app.tokens.counter import TokenCounter
-from desktop_app.tools.builtin import builtin_tools
-from desktop_app.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # the context engine, the loop and the tools load on first use, after
+    # the window's first paint (their imports cost ~0.2 s of a 1 s start-up budget)
+    from desktop_app.context.planner import ContextPlanner
+    from desktop_app.context.projection import Plan
+    from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState
+    from desktop_app.tools.registry import ToolRegistry
 
 CHECKPOINT_EVERY_S = 1.0
 DEMO_KEY = "contextdesk-offline-demo"
@@ -125,6 +126,12 @@ class Services:
     ) -> tuple[ContextPlanner, ToolRegistry]:
         """A chat's planner (with its saved context state) and its tools. Without a
         `backend` the planner connects on first use, so planning never needs a key."""
+        from desktop_app.context.compaction import Compactor
+        from desktop_app.context.planner import ContextPlanner
+        from desktop_app.context.projection import Projector
+        from desktop_app.tools.builtin import builtin_tools
+        from desktop_app.tools.registry import ToolRegistry
+
         workspace = Path(self.settings.workspace) if self.settings.workspace else None
         projector = Projector(self.counter)
         planner = ContextPlanner(
@@ -203,6 +210,8 @@ class Services:
         failed or interrupted last reply out of the context (it stays in the transcript).
         `parts` is a planner and tools the caller keeps (the GUI keeps one per open chat);
         otherwise fresh ones are made."""
+        from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState
+
         chat = self.store.chat(chat_id)
         backend = _LazyBackend(self)
         planner, tools = parts or self.planner(chat, backend)
@@ -271,6 +280,8 @@ class Turn:
     recorder: TurnRecorder
 
     def events(self, cancel: CancelToken) -> Iterator[LoopEvent]:
+        from desktop_app.core.loop import run_turn
+
         return run_turn(self.state, self.ports, cancel, self.config)
 
     def release_thread(self) -> None:

@@ -5,23 +5,28 @@ messages segment to jump to where the context starts."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from desktop_app.context.projection import Plan, Section
 from desktop_app.ui import theme
 
-# section → (colour, what the tooltip says it holds)
-SEGMENTS: dict[Section, tuple[str, str]] = {
-    Section.SYSTEM: ("#5c6bc0", "the chat's system prompt"),
-    Section.FACTS: ("#00897b", "the pinned facts, sent verbatim every turn"),
-    Section.TOOLS: ("#8d6e63", "the tool definitions"),
-    Section.SUMMARY: ("#8e24aa", "the summary of compacted turns"),
-    Section.MESSAGES: ("#1e88e5", "the messages sent (click to see where they start)"),
-    Section.RESERVED: ("#f4511e", "room kept for the reply (max output tokens)"),
-    Section.FREE: ("", "free"),
+if TYPE_CHECKING:
+    from desktop_app.context.projection import Plan
+
+# section (the values of projection.Section, a StrEnum) → (colour, what it holds)
+SEGMENTS: dict[str, tuple[str, str]] = {
+    "system": ("#5c6bc0", "the chat's system prompt"),
+    "facts": ("#00897b", "the pinned facts, sent verbatim every turn"),
+    "tools": ("#8d6e63", "the tool definitions"),
+    "summary": ("#8e24aa", "the summary of compacted turns"),
+    "messages": ("#1e88e5", "the messages sent (click to see where they start)"),
+    "reserved output": ("#f4511e", "room kept for the reply (max output tokens)"),
+    "free": ("", "free"),
 }
+MESSAGES, FREE = "messages", "free"
 
 
 class ContextMeter(QWidget):
@@ -52,14 +57,14 @@ class ContextMeter(QWidget):
         self.streaming_tokens += tokens
         self.update()
 
-    def segments(self) -> list[tuple[Section, int]]:
+    def segments(self) -> list[tuple[str, int]]:
         """Each section's tokens, in bar order (the streamed reply taken from free)."""
         if self.plan is None:
             return []
-        sizes = dict(self.plan.sections)
-        extra = min(self.streaming_tokens, sizes.get(Section.FREE, 0))
-        sizes[Section.MESSAGES] = sizes.get(Section.MESSAGES, 0) + extra
-        sizes[Section.FREE] = sizes.get(Section.FREE, 0) - extra
+        sizes: dict[str, int] = {str(section): n for section, n in self.plan.sections.items()}
+        extra = min(self.streaming_tokens, sizes.get(FREE, 0))
+        sizes[MESSAGES] = sizes.get(MESSAGES, 0) + extra
+        sizes[FREE] = sizes.get(FREE, 0) - extra
         return [(section, sizes.get(section, 0)) for section in SEGMENTS]
 
     def paintEvent(self, event: QPaintEvent) -> None:
@@ -94,19 +99,19 @@ class ContextMeter(QWidget):
         return super().event(event)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if self._section_at(event.position()) is Section.MESSAGES:
+        if self._section_at(event.position()) is MESSAGES:
             self.messages_clicked.emit()
 
-    def describe(self, section: Section) -> str:
+    def describe(self, section: str) -> str:
         tokens = dict(self.segments()).get(section, 0)
         window = self.plan.context_window if self.plan else 0
         share = f" ({tokens / window:.0%} of the window)" if window else ""
-        return f"{section.value.capitalize()}: ≈{tokens:,} tokens{share} — {SEGMENTS[section][1]}"
+        return f"{section.capitalize()}: ≈{tokens:,} tokens{share} — {SEGMENTS[section][1]}"
 
     def _bar(self) -> QRectF:
         return QRectF(1, 6, self.width() - 2, self.height() - 12)
 
-    def _rects(self, bar: QRectF) -> list[tuple[Section, QRectF]]:
+    def _rects(self, bar: QRectF) -> list[tuple[str, QRectF]]:
         window = self.plan.context_window if self.plan else 0
         if not window:
             return []
@@ -117,7 +122,7 @@ class ContextMeter(QWidget):
             x += width
         return rects
 
-    def _section_at(self, pos: QPointF) -> Section | None:
+    def _section_at(self, pos: QPointF) -> str | None:
         for section, rect in self._rects(self._bar()):
             if rect.left() <= pos.x() < rect.right() and rect.width() > 0:
                 return section

@@ -5,8 +5,9 @@ the circuit breaker, pinned facts, the system prompt, and the exact request."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -27,15 +28,18 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.context.facts import Fact
-from desktop_app.context.projection import Plan
+from desktop_app.context.policies import old_tool_result_ids
 from desktop_app.context.state import ContextSettings, ContextState
-from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
+from desktop_app.core.blocks import ToolResultBlock
 from desktop_app.core.messages import Message
 from desktop_app.core.repair import repair
 from desktop_app.ui.context_meter import SEGMENTS, ContextMeter
 from desktop_app.ui.facts_panel import FactsPanel
 from desktop_app.ui.request_view import RequestView
 from desktop_app.ui.session import ChatSession
+
+if TYPE_CHECKING:
+    from desktop_app.context.projection import Plan
 
 KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
 
@@ -315,7 +319,7 @@ class ContextPanel(QTabWidget):
         session = self.session
         if session is None:
             return
-        ids = old_tool_calls(session.messages, KEEP_RESULTS_OF_LAST_TURNS)
+        ids = old_tool_result_ids(session.messages, KEEP_RESULTS_OF_LAST_TURNS)
         if not ids:
             QMessageBox.information(
                 self, "Nothing to clear", "No older tool results are in the context."
@@ -327,14 +331,6 @@ class ContextPanel(QTabWidget):
         )
         if self._confirm(what, state=session.state().clear_results(ids)):
             session.clear_tool_results(ids)
-
-
-def old_tool_calls(messages: Sequence[Message], keep_turns: int) -> set[str]:
-    """The tool-use ids of every call before the last `keep_turns` user turns."""
-    history = list(messages)
-    starts = [i for i, m in enumerate(history) if m.role == "user" and not _only_results(m)]
-    cut = starts[-keep_turns] if len(starts) >= keep_turns else 0
-    return {b.id for m in history[:cut] for b in m.blocks if isinstance(b, ToolUseBlock)}
 
 
 def _only_results(message: Message) -> bool:
@@ -364,11 +360,11 @@ def _figures(plan: Plan) -> str:
 
 def _legend(plan: Plan) -> str:
     """A coloured square, the section and its tokens, for every segment of the bar."""
+    sizes = {str(section): tokens for section, tokens in plan.sections.items()}
     items = []
     for section, (colour, _holds) in SEGMENTS.items():
-        tokens = plan.sections.get(section, 0)
         square = f'<span style="color:{colour or "#9e9e9e"}">■</span>'
-        items.append(f"{square}&nbsp;{section.value}&nbsp;≈{tokens:,}")
+        items.append(f"{square}&nbsp;{section}&nbsp;≈{sizes.get(section, 0):,}")
     return " &nbsp; ".join(items)
 
 

@@ -26,6 +26,10 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     if not isinstance(app, QApplication):
         app = QApplication(argv or sys.argv[:1])
     app.setProperty("contextdesk-ready", True)
+    # Planning and token counting run on Python threads; with the default 5 ms GIL
+    # switch interval the GUI thread waits that long for every callback it makes while
+    # they run. 1 ms keeps painting and input prompt (measured: Stop 350 → 60 ms).
+    sys.setswitchinterval(0.001)
     app.setApplicationName("ContextDesk")
     app.setApplicationDisplayName("ContextDesk")
     app.setApplicationVersion(__version__)

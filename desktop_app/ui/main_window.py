@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
@@ -32,7 +33,6 @@ from desktop_app.config.files import write_atomically
 from desktop_app.config.secrets import ApiKey
 from desktop_app.config.settings import AppState, save
 from desktop_app.context.facts import Fact
-from desktop_app.context.projection import Plan
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.core.messages import Message
@@ -48,6 +48,9 @@ from desktop_app.ui.message_view import MessageListView
 from desktop_app.ui.session import NEW_CHAT_TITLE, ChatSession
 from desktop_app.ui.welcome import WelcomePage
 from desktop_app.ui.workers import BackgroundWorker, PendingApproval
+
+if TYPE_CHECKING:
+    from desktop_app.context.projection import Plan
 
 log = logging.getLogger(__name__)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Slot
 from PySide6.QtGui import (
@@ -26,9 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.context.projection import Plan
 from desktop_app.ui import theme
 from desktop_app.ui.session import SentRequest
+
+if TYPE_CHECKING:
+    from desktop_app.context.projection import Plan
 
 _TOKENS = re.compile(
     r'(?P<key>"(?:[^"\\]|\\.)*"(?=\s*:))|(?P<string>"(?:[^"\\]|\\.)*")|(?P<number>-?\d+(?:\.\d+)?)|(?P<word>\btrue\b|\bfalse\b|\bnull\b)'

@@ -14,13 +14,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
-from desktop_app.context.compaction import CompactionPreview, apply_preview
 from desktop_app.context.facts import Fact
-from desktop_app.context.planner import ContextPlanner
-from desktop_app.context.projection import Plan
 from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.core.blocks import Block, TextBlock, block_type
 from desktop_app.core.cancel import CancelToken
@@ -41,6 +39,11 @@ from desktop_app.services import Services, Turn
 from desktop_app.storage.store import ChatInfo, ChatStore
 from desktop_app.ui.message_model import BlockChip, ChipSource, MessageListModel
 from desktop_app.ui.workers import BackgroundWorker, DialogApprover, PendingApproval, TurnWorker
+
+if TYPE_CHECKING:  # loaded with the first chat, after the first paint
+    from desktop_app.context.compaction import CompactionPreview
+    from desktop_app.context.planner import ContextPlanner
+    from desktop_app.context.projection import Plan
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +98,7 @@ class ChatSession(QObject):
         self.scroll_value: int | None = None  # where the view was when the user left
         self._turn: Turn | None = None
         self._worker: TurnWorker | None = None
+        self._retiring: set[TurnWorker] = set()  # finished turns still closing connections
         self._pending_approval: PendingApproval | None = None
         self._stream_buffer: dict[str, list[str]] = {}
         self._flush_timer = QTimer(self)
@@ -285,9 +289,9 @@ class ChatSession(QObject):
         turn, worker = self._turn, self._worker
         self._turn = self._worker = None
         self._pending_approval = None
-        if worker is not None:
-            worker.wait()
-            worker.deleteLater()
+        if worker is not None:  # it still closes its connections: keep it until it ends
+            self._retiring.add(worker)
+            worker.thread_finished.connect(self._on_worker_thread_finished)
         if turn is not None:
             try:
                 turn.finish()
@@ -301,6 +305,12 @@ class ChatSession(QObject):
         for change in changes:
             self._change_state(change)
         self.request_plan()
+
+    @Slot()
+    def _on_worker_thread_finished(self) -> None:
+        for worker in [w for w in self._retiring if w.wait(0)]:
+            self._retiring.discard(worker)
+            worker.deleteLater()
 
     @Slot()
     def _on_flush_timer_timeout(self) -> None:
@@ -377,6 +387,8 @@ class ChatSession(QObject):
     # Summaries, settings and the system prompt.
 
     def apply_compaction(self, preview: CompactionPreview, text: str) -> None:
+        from desktop_app.context.compaction import apply_preview
+
         self._change_state(lambda s: apply_preview(s, preview, text))
 
     def undo_compaction(self) -> None:
@@ -424,13 +436,15 @@ class ChatSession(QObject):
         return self.services.store.fork(self.chat.id, messages[position - 1].id, title)
 
     def close(self) -> None:
-        """The window is closing: stop the turn and wait for it to store what it has."""
+        """The window is closing: stop the turn, let it store what it has, and wait for
+        every worker thread to close its connections."""
         worker = self._worker
-        if worker is None:
-            return
-        self.stop()
-        worker.wait(3000)
-        QCoreApplication.sendPostedEvents()  # deliver its last events: they get stored
+        if worker is not None:
+            self.stop()
+            worker.wait(3000)
+            QCoreApplication.sendPostedEvents()  # deliver its last events: they get stored
+        for retiring in list(self._retiring):
+            retiring.wait(3000)
 
     def _title_from(self, message: Message) -> None:
         """A new chat is named after its first message (rename it any time)."""

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
 
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo
@@ -44,7 +44,8 @@ class TurnWorker(QObject):
     Signals:
         event_ready(object): one `LoopEvent`, in order.
         crashed(object): an `ErrorInfo` — the loop raised, which it never should.
-        done(): the loop has ended (after its `TurnFinished`, or after `crashed`).
+        done(): the loop has ended (after its `TurnFinished`, or after `crashed`); the
+            thread then closes its connections and ends (`thread_finished`).
     """
 
     event_ready = Signal(object)
@@ -78,12 +79,17 @@ class TurnWorker(QObject):
             log.exception("the turn loop raised")
             self.crashed.emit(unexpected(exc))
         finally:
+            self.done.emit()  # the turn is over for the user now; closing comes after
             try:
-                self._on_exit()
+                self._on_exit()  # closing the HTTP client can take a few hundred ms
             except Exception:  # closing sockets failed: nothing the user can act on
                 log.exception("releasing the worker thread's connections failed")
-            self.done.emit()
             self._thread.quit()
+
+    @property
+    def thread_finished(self) -> SignalInstance:
+        """Emitted once the thread has released its connections and ended."""
+        return self._thread.finished
 
     def wait(self, timeout_ms: int = 5000) -> bool:
         return bool(self._thread.wait(timeout_ms))

@@ -18,13 +18,13 @@ from pytestqt.wait_signal import SignalBlocker
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.api.simulator.script import Fault, FaultKind
 from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.policies import old_tool_result_ids
 from desktop_app.context.projection import Section
 from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import TextBlock
 from desktop_app.demo_chat import create_demo_chat
 from desktop_app.services import Services
 from desktop_app.ui.compaction_dialog import CompactionDialog
-from desktop_app.ui.context_panel import old_tool_calls
 from desktop_app.ui.facts_panel import MIME
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import Role
@@ -265,7 +265,7 @@ def test_clearing_old_tool_results_previews_the_change(
     window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = open_demo(window, services, qtbot, turns=12)
-    ids = old_tool_calls(session.messages, 2)
+    ids = old_tool_result_ids(session.messages, 2)
     assert ids  # the demo chat calls read_file every third turn
     asked: list[str] = []
 

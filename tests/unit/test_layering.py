@@ -64,3 +64,17 @@ def test_the_backend_defers_the_slow_anthropic_import() -> None:
         "desktop_app.cli",
     ]
     assert loaded_after_importing(modules, ["anthropic", "httpx2"]) == []
+
+
+def test_the_window_starts_without_the_engine_the_sdk_or_the_encoding() -> None:
+    """The first paint must come within 1 s: what a chat needs loads after it."""
+    deferred = [
+        "anthropic",
+        "tiktoken",
+        "desktop_app.api.backend",
+        "desktop_app.context.projection",
+        "desktop_app.context.compaction",
+        "desktop_app.core.loop",
+        "desktop_app.tools.builtin",
+    ]
+    assert loaded_after_importing(["desktop_app.ui.gui"], deferred) == []

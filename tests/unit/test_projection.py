@@ -384,3 +384,17 @@ def test_clearing_old_tool_results_keeps_the_recent_turns_and_shows_the_saving()
     assert after.estimated_input < before.estimated_input  # the change the UI shows first
     assert after.block_status(messages[2], 0).state is BlockState.CLEARED
     assert after.block_status(messages[6], 0).state is BlockState.IN_CONTEXT
+
+
+def test_an_equal_state_read_back_from_disk_keeps_the_view_cache() -> None:
+    projector = Projector(word_counter())
+    messages = [u("one"), a("two"), u("three")]
+    state = ContextState(excluded_messages=frozenset({messages[1].id}))
+    projector.project(messages, state, ContextSettings(), model="m")
+    views = projector.views
+    reread = ContextState(excluded_messages=frozenset(set(state.excluded_messages)))
+    assert reread.excluded_messages is not state.excluded_messages
+    projector.project(messages, reread, ContextSettings(), model="m")
+    assert projector.views is views  # equal shapers: nothing to rebuild
+    projector.project(messages, ContextState(), ContextSettings(), model="m")
+    assert projector.views is not views  # a real change empties the cache
