@@ -124,6 +124,13 @@ class ContextPanel(QTabWidget):
         self.addTab(scroll, "Overview")
 
         self.facts = FactsPanel()
+        self.facts.add_requested.connect(self._on_facts_add_requested)
+        self.facts.edit_requested.connect(self._on_facts_edit_requested)
+        self.facts.delete_requested.connect(self._on_facts_delete_requested)
+        self.facts.restore_requested.connect(self._on_facts_restore_requested)
+        self.facts.move_requested.connect(self._on_facts_move_requested)
+        self.facts.accept_requested.connect(self._on_facts_accept_requested)
+        self.facts.reject_requested.connect(self._on_facts_delete_requested)
         self.addTab(self.facts, "Facts")
 
         self.system = QPlainTextEdit()
@@ -245,6 +252,36 @@ class ContextPanel(QTabWidget):
         return last_sent
 
     # -- slots ---------------------------------------------------------------------------------
+
+    @Slot(str)
+    def _on_facts_add_requested(self, text: str) -> None:
+        if self.session is not None:
+            self.session.add_fact(text)
+
+    @Slot(object, str)
+    def _on_facts_edit_requested(self, fact: Fact, text: str) -> None:
+        if self.session is not None:
+            self.session.edit_fact(fact, text)
+
+    @Slot(object)
+    def _on_facts_delete_requested(self, fact: Fact) -> None:
+        if self.session is not None:
+            self.session.delete_fact(fact)
+
+    @Slot(object, int)
+    def _on_facts_restore_requested(self, fact: Fact, index: int) -> None:
+        if self.session is not None:
+            self.session.restore_fact(fact, index)
+
+    @Slot(object, int)
+    def _on_facts_move_requested(self, fact: Fact, index: int) -> None:
+        if self.session is not None:
+            self.session.move_fact(fact, index)
+
+    @Slot(object, str)
+    def _on_facts_accept_requested(self, fact: Fact, text: str) -> None:
+        if self.session is not None:
+            self.session.accept_fact(fact, text or None)
 
     @Slot()
     def _on_meter_messages_clicked(self) -> None:

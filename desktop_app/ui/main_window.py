@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
 from desktop_app.config.files import write_atomically
 from desktop_app.config.secrets import ApiKey
 from desktop_app.config.settings import AppState, save
-from desktop_app.context.facts import Fact
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.core.messages import Message
@@ -173,14 +172,6 @@ class MainWindow(QMainWindow):
         context = self.context
         context.jump_requested.connect(self._on_context_jump_requested)
         context.compact_requested.connect(self._on_context_compact_requested)
-        facts = context.facts
-        facts.add_requested.connect(self._on_facts_add_requested)
-        facts.edit_requested.connect(self._on_facts_edit_requested)
-        facts.delete_requested.connect(self._on_facts_delete_requested)
-        facts.restore_requested.connect(self._on_facts_restore_requested)
-        facts.move_requested.connect(self._on_facts_move_requested)
-        facts.accept_requested.connect(self._on_facts_accept_requested)
-        facts.reject_requested.connect(self._on_facts_delete_requested)
         view = self.messages
         view.exclude_toggled.connect(self._on_messages_exclude_toggled)
         view.pin_requested.connect(self._on_messages_pin_requested)
@@ -226,9 +217,7 @@ class MainWindow(QMainWindow):
             )
         self.current = session
         self.messages.setModel(session.model)
-        self.messages.excluded = (
-            set(session.planner.state.excluded_messages) if session.planner else set()
-        )
+        self.messages.excluded = set(session.state().excluded_messages)
         self.messages.restore_scroll(session.scroll_value)
         self.center.setCurrentWidget(self.conversation)
         self.banner.show_error(session.error)
@@ -299,9 +288,7 @@ class MainWindow(QMainWindow):
         if session is None:
             return
         session.set_excluded(message, not session.is_excluded(message))
-        self.messages.excluded = (
-            set(session.planner.state.excluded_messages) if session.planner else set()
-        )
+        self.messages.excluded = set(session.state().excluded_messages)
 
     @Slot(object)
     def _on_messages_pin_requested(self, message: Message) -> None:
@@ -355,36 +342,6 @@ class MainWindow(QMainWindow):
             )
             return
         CompactionDialog(self.current, self).exec()
-
-    @Slot(str)
-    def _on_facts_add_requested(self, text: str) -> None:
-        if self.current is not None:
-            self.current.add_fact(text)
-
-    @Slot(object, str)
-    def _on_facts_edit_requested(self, fact: Fact, text: str) -> None:
-        if self.current is not None:
-            self.current.edit_fact(fact, text)
-
-    @Slot(object)
-    def _on_facts_delete_requested(self, fact: Fact) -> None:
-        if self.current is not None:
-            self.current.delete_fact(fact)
-
-    @Slot(object, int)
-    def _on_facts_restore_requested(self, fact: Fact, index: int) -> None:
-        if self.current is not None:
-            self.current.restore_fact(fact, index)
-
-    @Slot(object, int)
-    def _on_facts_move_requested(self, fact: Fact, index: int) -> None:
-        if self.current is not None:
-            self.current.move_fact(fact, index)
-
-    @Slot(object, str)
-    def _on_facts_accept_requested(self, fact: Fact, text: str) -> None:
-        if self.current is not None:
-            self.current.accept_fact(fact, text or None)
 
     def _open_new(self, chat: ChatInfo) -> ChatSession | None:
         self.chat_list.update_chat(chat)
@@ -518,8 +475,10 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_session_planned(self, plan: Plan) -> None:
-        if self.sender() is self.current:
+        session = self.current
+        if self.sender() is session and session is not None:
             self.context.show_plan(plan)
+            self.messages.excluded = set(session.state().excluded_messages)
 
     @Slot()
     def _on_session_error_changed(self) -> None:
