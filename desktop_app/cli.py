@@ -482,6 +482,8 @@ def cmd_compact(services: Services, args: argparse.Namespace) -> int:
         cancel=CancelToken(),
         instructions=args.instructions,
     )
+    if not args.dry_run:  # applied before anything is printed: `| head` cannot stop it
+        services.store.save_context_state(chat.id, apply_preview(planner.state, preview))
     a, b = preview.span.turns
     print(
         f"Summary of turns {a}–{b} ({len(preview.span.covers)} messages): ≈{preview.tokens_before:,} → ≈{preview.tokens_after:,} tokens\n"
@@ -493,9 +495,8 @@ def cmd_compact(services: Services, args: argparse.Namespace) -> int:
             print(f"  - {item}")
     if args.dry_run:
         print("\n(dry run: nothing was changed)")
-        return 0
-    services.store.save_context_state(chat.id, apply_preview(planner.state, preview))
-    print("\nApplied. Undo is available in the context panel.")
+    else:
+        print("\nApplied. Undo is available in the context panel.")
     return 0
 
 

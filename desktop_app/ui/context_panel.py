@@ -386,6 +386,8 @@ def _figures(plan: Plan) -> str:
         )
     lines.append(f"Calibration ×{plan.calibration:.2f} (learned from the API's counts)")
     lines.append(f"Auto-compaction at {plan.threshold:,} tokens (red mark); {plan.forecast}.")
+    if plan.compaction_due:
+        lines.append(f"Due because {plan.due_reason}; until then trimming keeps the request small.")
     if plan.not_sent_count:
         lines.append(
             f"{plan.not_sent_count:,} message(s) are not sent (trimmed, summarized or excluded)."

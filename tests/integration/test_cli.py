@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,3 +163,29 @@ def test_a_canary_key_reaches_no_file_no_export_no_log_and_no_subprocess(
         if path.is_file():
             assert canary.encode() not in path.read_bytes(), path  # ...written nowhere...
     assert all(canary not in record.getMessage() for record in caplog.records)  # ...nor logged
+
+
+def test_compact_into_a_closed_pipe_still_applies(cli: CLI, tmp_path: Path) -> None:
+    chat = cli("chat", "new", "--keep-recent", "1").strip()
+    for n in range(3):
+        cli("--demo", "send", chat, f"Order #8821{n} costs {840 + n}.20, due 2026-04-1{n}.")
+    command = [
+        sys.executable,
+        "-m",
+        "desktop_app",
+        "--home",
+        str(cli.home),
+        "--demo",
+        "compact",
+        chat,
+    ]
+    piped = subprocess.run(
+        f"{shlex.join(command)} | head -1", shell=True, capture_output=True, text=True, timeout=120
+    )
+    assert piped.stdout.startswith("Summary of turns")
+    summaries = [
+        b["state"]
+        for m in json.loads(cli("context", chat, "--json"))["messages"]
+        for b in m["blocks"]
+    ]
+    assert "summarized in #1" in summaries
