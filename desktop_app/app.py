@@ -23,7 +23,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in (None, "gui", "demo"):
         from desktop_app.ui.gui import run_gui
 
-        return run_gui(args.home, demo=args.demo or args.command == "demo")
+        smoke_test = getattr(args, "smoke_test", False)
+        return run_gui(args.home, demo=args.demo or args.command == "demo", smoke_test=smoke_test)
     try:
         return cli.run(args)
     except BrokenPipeError:  # `contextdesk … | head`: the reader left; that is not an error

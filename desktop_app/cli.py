@@ -70,8 +70,17 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("gui", help="open the window (the default)")
-    sub.add_parser("demo", help="open the window on the offline demo model")
+    for name, text in (
+        ("gui", "open the window (the default)"),
+        ("demo", "open the window on the offline demo model"),
+    ):
+        window = sub.add_parser(name, help=text)
+        window.add_argument(
+            "--smoke-test",
+            action="store_true",
+            help="open the window, ask the demo model one question that uses a tool, "
+            "then quit: exit 0 if it all worked (used to check a build)",
+        )
 
     chat = sub.add_parser("chat", help="create, list, show, change or delete chats").add_subparsers(
         dest="chat_command", metavar="ACTION", required=True

@@ -13,6 +13,7 @@ import base64
 import hashlib
 import logging
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,11 @@ def bundled_encoding_path() -> Path | None:
     import importlib.util
 
     spec = importlib.util.find_spec("tiktoken_ext")
-    for root in (spec.submodule_search_locations or []) if spec else []:
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    frozen = getattr(sys, "_MEIPASS", None)  # the PyInstaller build keeps it beside the app
+    if frozen:
+        roots.append(str(Path(frozen) / "tiktoken_ext"))
+    for root in roots:
         candidate = Path(root) / "data" / "cl100k_base.tiktoken"
         if candidate.is_file():
             return candidate

@@ -8,14 +8,20 @@ import sys
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app import __version__
+from desktop_app.bundled import bundled
 from desktop_app.config.settings import AppState, load
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.services import Services
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+ICON_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:
@@ -33,10 +39,22 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app.setApplicationName("ContextDesk")
     app.setApplicationDisplayName("ContextDesk")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("contextdesk")
+    app.setDesktopFileName("org.contextdesk.ContextDesk")
+    app.setWindowIcon(app_icon())
     theme.apply_system_scheme(app)
     app.styleHints().colorSchemeChanged.connect(lambda _scheme: theme.apply_system_scheme(app))
     return app
+
+
+def app_icon() -> QIcon:
+    """The icon at every size it is drawn at (window, task bar, switcher)."""
+    icon = QIcon()
+    for size in ICON_SIZES:
+        try:
+            icon.addFile(str(bundled("icons", f"contextdesk-{size}.png")))
+        except FileNotFoundError:  # a broken install: no icon, but the app still opens
+            log.warning("icon contextdesk-%s.png is missing", size)
+    return icon
 
 
 def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWindow:
@@ -48,14 +66,19 @@ def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWi
     return window
 
 
-def run_gui(home: str | Path | None = None, *, demo: bool = False) -> int:
+def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: bool = False) -> int:
     app = make_app()
     try:
-        window = open_window(home, demo=demo)
+        window = open_window(home, demo=demo or smoke_test)
     except ContextDeskError as exc:  # e.g. a database from a newer version: say so, change nothing
         QMessageBox.critical(None, exc.title, exc.message)
         return 1
     window.show()
+    if smoke_test:
+        from desktop_app.ui.smoke import SmokeTest
+
+        checker = SmokeTest(window)
+        QTimer.singleShot(0, checker.start)
     code = app.exec()
     window.services.close()
     return code

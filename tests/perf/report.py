@@ -28,12 +28,12 @@ def machine() -> str:
 def report(title: str, rows: list[Row], json_path: Path | None = None) -> int:
     """Print the table (and write JSON); the exit status says whether every target held."""
     print(f"{title} — {machine()}")
-    print(f"{'metric':56} {'value':>12} {'target':>12}  result  how")
+    print(f"{'metric':66} {'value':>12} {'target':>12}  result  how")
     for row in rows:
         target = "" if row.target is None else f"≤ {row.target:g} {row.unit}"
         verdict = "" if row.target is None else ("pass" if row.passed else "FAIL")
         print(
-            f"{row.metric:56} {row.value:9.2f} {row.unit:<2} {target:>12}  {verdict:<6}  {row.note}"
+            f"{row.metric:66} {row.value:9.2f} {row.unit:<2} {target:>12}  {verdict:<6}  {row.note}"
         )
     if json_path is not None:
         results = [{**asdict(row), "pass": row.passed} for row in rows]

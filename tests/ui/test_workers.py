@@ -4,12 +4,14 @@ waiting approval, and PySide6 survives thousands of cross-thread signals."""
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 import sys
 import textwrap
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -108,3 +110,20 @@ def test_the_users_answer_reaches_the_loop(qtbot: QtBot, decision: ApprovalDecis
     qtbot.waitUntil(lambda: bool(outcome), timeout=5000)
     thread.join(5)
     assert outcome == [decision]
+
+
+def test_the_smoke_test_runs_the_whole_app_and_exits_cleanly(tmp_path: Path) -> None:
+    """What packaging/build.sh runs against the built app, run here against the source."""
+    run = subprocess.run(
+        [sys.executable, "-m", "desktop_app", "--home", str(tmp_path), "demo", "--smoke-test"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "QT_QPA_PLATFORM": "offscreen",
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",  # never the real one
+        },
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "smoke test passed" in run.stdout
