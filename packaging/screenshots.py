@@ -1,6 +1,6 @@
 """Render the README's screenshots from the offline demo (offscreen; no display, no key):
 
-    .venv/bin/python packaging/screenshots.py [OUT_DIR]     (default: resources/screenshots)
+    .venv/bin/python packaging/screenshots.py [OUT_DIR]     (default: packaging/screenshots)
 
 Every picture is the real window over a temporary home: the first run, a demo chat with
 its block chips, the context panel before and after a compaction, the compaction
@@ -53,7 +53,7 @@ def save(widget: QWidget, out: Path, name: str) -> None:
 
 
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "resources" / "screenshots"
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "packaging" / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
     make_app()
     with tempfile.TemporaryDirectory() as home:
@@ -90,10 +90,10 @@ def main() -> int:
         dialog._on_apply_clicked()
         settle(1.0)
         save(window, out, "context-panel")
-        window.context.setCurrentWidget(window.context.facts)
+        window.context.tabs.setCurrentWidget(window.context.facts)
         settle()
         save(window, out, "facts")
-        window.context.setCurrentWidget(window.context.request)
+        window.context.tabs.setCurrentWidget(window.context.request)
         settle()
         save(window, out, "next-request")
         window.close()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
+    QStackedWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
 
 
-class ContextPanel(QTabWidget):
+class ContextPanel(QStackedWidget):
     """Signals:
     jump_requested(str): show this message in the conversation (where the context starts).
     compact_requested(): open the compaction dialog.
@@ -56,6 +57,16 @@ class ContextPanel(QTabWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("contextPanel")
+        self.tabs = QTabWidget()
+        self.empty = QLabel(
+            "Open a chat to see what its next request holds: every section's tokens, the "
+            "pinned facts, the summaries, and the exact JSON that will be sent."
+        )
+        self.empty.setObjectName("contextEmpty")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setMargin(24)
+        self.empty.setEnabled(False)  # drawn in the muted colour
         self.session: ChatSession | None = None
         self._updating = False
         self.meter = ContextMeter()
@@ -121,7 +132,7 @@ class ContextPanel(QTabWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(overview)
-        self.addTab(scroll, "Overview")
+        self.tabs.addTab(scroll, "Overview")
 
         self.facts = FactsPanel()
         self.facts.add_requested.connect(self._on_facts_add_requested)
@@ -131,7 +142,7 @@ class ContextPanel(QTabWidget):
         self.facts.move_requested.connect(self._on_facts_move_requested)
         self.facts.accept_requested.connect(self._on_facts_accept_requested)
         self.facts.reject_requested.connect(self._on_facts_delete_requested)
-        self.addTab(self.facts, "Facts")
+        self.tabs.addTab(self.facts, "Facts")
 
         self.system = QPlainTextEdit()
         self.system.setObjectName("systemPrompt")
@@ -154,17 +165,20 @@ class ContextPanel(QTabWidget):
             QLabel("<b>Effective system prompt</b> — exactly as sent, with the pinned facts")
         )
         system_column.addWidget(self.effective, 1)
-        self.addTab(system_tab, "System")
+        self.tabs.addTab(system_tab, "System")
 
         self.request = RequestView()
-        self.addTab(self.request, "Request")
-        self.setEnabled(False)
+        self.tabs.addTab(self.request, "Request")
+        self.addWidget(self.empty)
+        self.addWidget(self.tabs)
+        self.breaker.hide()
+        self.resume_button.hide()
 
     # -- showing ------------------------------------------------------------------------------
 
     def set_session(self, session: ChatSession | None) -> None:
         self.session = session
-        self.setEnabled(session is not None)
+        self.setCurrentWidget(self.tabs if session is not None else self.empty)
         if session is not None:
             self.system.setPlainText(session.chat.system_prompt)
         self.show_plan(session.plan if session else None)

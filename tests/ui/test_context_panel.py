@@ -359,3 +359,8 @@ def test_sending_old_thinking_again_is_confirmed_with_its_cost(
     plan = session.plan
     assert plan is not None
     assert plan.estimated_input == after
+
+
+def test_without_a_chat_the_panel_says_what_it_will_show(window: MainWindow) -> None:
+    assert window.context.currentWidget() is window.context.empty
+    assert "next request" in window.context.empty.text()

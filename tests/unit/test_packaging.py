@@ -20,7 +20,7 @@ def test_every_package_is_listed_for_the_wheel() -> None:
         ".".join(init.parent.relative_to(ROOT).parts)
         for init in (ROOT / "desktop_app").rglob("__init__.py")
     }
-    assert found | {"desktop_app.resources"} == listed
+    assert found | {"desktop_app.resources", "desktop_app.resources.icons"} == listed
 
 
 def test_bundled_files_are_found() -> None:
