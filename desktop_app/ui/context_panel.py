@@ -35,8 +35,6 @@ from desktop_app.core.blocks import ToolResultBlock
 from desktop_app.core.messages import Message
 from desktop_app.core.repair import repair
 from desktop_app.ui.context_meter import SEGMENTS, ContextMeter
-from desktop_app.ui.facts_panel import FactsPanel
-from desktop_app.ui.request_view import RequestView
 from desktop_app.ui.session import ChatSession
 
 if TYPE_CHECKING:
@@ -69,6 +67,15 @@ class ContextPanel(QStackedWidget):
         self.empty.setEnabled(False)  # drawn in the muted colour
         self.session: ChatSession | None = None
         self._updating = False
+        self.built = False  # the tabs are made with the first chat, after the first paint
+        self.addWidget(self.empty)
+        self.addWidget(self.tabs)
+
+    def _build(self) -> None:
+        from desktop_app.ui.facts_panel import FactsPanel
+        from desktop_app.ui.request_view import RequestView
+
+        self.built = True
         self.meter = ContextMeter()
         self.meter.messages_clicked.connect(self._on_meter_messages_clicked)
         self.legend = QLabel()
@@ -169,14 +176,14 @@ class ContextPanel(QStackedWidget):
 
         self.request = RequestView()
         self.tabs.addTab(self.request, "Request")
-        self.addWidget(self.empty)
-        self.addWidget(self.tabs)
         self.breaker.hide()
         self.resume_button.hide()
 
     # -- showing ------------------------------------------------------------------------------
 
     def set_session(self, session: ChatSession | None) -> None:
+        if session is not None and not self.built:
+            self._build()
         self.session = session
         self.setCurrentWidget(self.tabs if session is not None else self.empty)
         if session is not None:
@@ -184,6 +191,8 @@ class ContextPanel(QStackedWidget):
         self.show_plan(session.plan if session else None)
 
     def show_plan(self, plan: Plan | None) -> None:
+        if not self.built:
+            return
         session = self.session
         self.meter.show_plan(plan)
         self.request.show_plan(plan, session.last_sent if session else None)
@@ -218,7 +227,8 @@ class ContextPanel(QStackedWidget):
             self.system_tokens.setText(f"≈{counter.text(self.system.toPlainText()):,} tokens")
 
     def add_streaming(self, tokens: int) -> None:
-        self.meter.add_streaming(tokens)
+        if self.built:
+            self.meter.add_streaming(tokens)
 
     def _show_summaries(self, session: ChatSession) -> None:
         self.summaries.clear()
