@@ -305,10 +305,8 @@ class MessageDelegate(QStyledItemDelegate):
             painter.setPen(theme.status_colour(status, dark))
             label = "streaming…" if status == "streaming" else status
             painter.drawText(QPointF(x, y + metrics.ascent()), f"● {label}")
-        total = sum(c.tokens for c in chips)
-        if total:
-            exact = all(c.exact for c in chips)
-            text = f"{'' if exact else '≈'}{total:,} tokens"
+        text = token_label(message, chips)
+        if text:
             painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
             painter.drawText(
                 QRectF(rect.left(), y, rect.width() - PAD, metrics.height()),
@@ -344,6 +342,20 @@ class MessageDelegate(QStyledItemDelegate):
         if isinstance(block, ThinkingBlock):
             return palette.color(QPalette.ColorRole.PlaceholderText)
         return palette.color(QPalette.ColorRole.Text)
+
+
+def token_label(message: Message, chips: tuple[BlockChip, ...]) -> str:
+    """The header's figures: the blocks' tokens (≈ unless exact) and, for a reply, how
+    many tokens the API reported generating (exact)."""
+    total = sum(c.tokens for c in chips)
+    if not total:
+        return ""
+    exact = all(c.exact for c in chips)
+    text = f"{'' if exact else '≈'}{total:,} tokens"
+    usage = message.usage
+    if message.role == "assistant" and usage is not None and usage.output_tokens:
+        text += f" · {usage.output_tokens:,} generated (exact)"
+    return text
 
 
 def _result_text(parts: tuple[Any, ...]) -> str:

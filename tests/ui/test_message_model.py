@@ -6,7 +6,8 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from desktop_app.core.blocks import TextBlock
-from desktop_app.core.messages import Message, MessageStatus, user_text
+from desktop_app.core.messages import Message, MessageStatus, Usage, user_text
+from desktop_app.ui.message_delegate import token_label
 from desktop_app.ui.message_model import PAGE, BlockChip, MessageListModel, Role
 
 
@@ -100,3 +101,14 @@ def test_a_chat_shows_its_newest_page_then_takes_in_the_whole_history(qtbot: QtB
     model.load_older()
     assert model.rowCount() == 61 + PAGE
     assert model.row_of(history[0].id) is None
+
+
+def test_a_replys_header_shows_its_estimate_and_the_exact_output() -> None:
+    chips = (
+        BlockChip("text", 70, False, "in context"),
+        BlockChip("tool_use", 15, False, "in context"),
+    )
+    reply = Message("assistant", (TextBlock("a"), TextBlock("b")), usage=Usage(900, 120))
+    assert token_label(reply, chips) == "≈85 tokens · 120 generated (exact)"
+    assert token_label(user_text("q"), chips[:1]) == "≈70 tokens"
+    assert token_label(user_text("q"), ()) == ""
