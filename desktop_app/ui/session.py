@@ -332,7 +332,7 @@ class ChatSession(QObject):
 
     def set_error(self, error: ErrorInfo | None) -> None:
         self.error = error
-        self.error_changed.emit()  # never None through a signal: see workers.Outcome
+        self.error_changed.emit()
 
     def is_excluded(self, message: Message) -> bool:
         return self.planner is not None and message.id in self.planner.state.excluded_messages

@@ -105,12 +105,11 @@ class _Job:
 
 @dataclass
 class Outcome:
-    """A finished job. One object per signal: PySide6 6.x miscounts references to a bare
-    `None` sent through `Signal(object)` and crashes at exit, so None never travels alone."""
+    """A finished call: its result, or the error it ended with (one signal argument)."""
 
-    job: _Job
     result: Any = None
     error: ErrorInfo | None = None
+    job: _Job | None = None  # a background job's callbacks; None for a CallWorker
 
 
 class _JobRunner(QObject):
@@ -126,10 +125,10 @@ class _JobRunner(QObject):
     def drain(self) -> None:
         while (job := self._owner.take()) is not None:
             try:
-                self.finished.emit(Outcome(job, job.run()))
+                self.finished.emit(Outcome(job.run(), job=job))
             except Exception as exc:
                 log.exception("background job %s failed", job.key)
-                self.finished.emit(Outcome(job, error=unexpected(exc)))
+                self.finished.emit(Outcome(error=unexpected(exc), job=job))
 
 
 class BackgroundWorker(QObject):
@@ -190,12 +189,13 @@ class BackgroundWorker(QObject):
 
     @Slot(object)
     def _on_runner_finished(self, outcome: Outcome) -> None:
-        if self._stopped:
+        job = outcome.job
+        if self._stopped or job is None:
             return
         if outcome.error is None:
-            outcome.job.on_done(outcome.result)
-        elif outcome.job.on_error is not None:
-            outcome.job.on_error(outcome.error)
+            job.on_done(outcome.result)
+        elif job.on_error is not None:
+            job.on_error(outcome.error)
 
 
 @dataclass
@@ -257,15 +257,14 @@ class CallWorker(QObject):
 
     @Slot()
     def run(self) -> None:
-        job = _Job("call", lambda: None, lambda _result: None)
         try:
-            outcome = Outcome(job, self._call(self.cancel))
+            outcome = Outcome(self._call(self.cancel))
         except Cancelled:
             outcome = Outcome(
-                job, error=ErrorInfo("Cancelled", "Nothing was changed.", kind="cancelled")
+                error=ErrorInfo("Cancelled", "Nothing was changed.", kind="cancelled")
             )
         except Exception as exc:
-            outcome = Outcome(job, error=unexpected(exc))
+            outcome = Outcome(error=unexpected(exc))
         finally:
             try:
                 self._on_exit()
