@@ -422,11 +422,7 @@ class MainWindow(QMainWindow):
         try:
             write_atomically(Path(path), self.services.export_text(chat_id, fmt).encode("utf-8"))
         except (ContextDeskError, OSError) as exc:
-            info = (
-                exc.info
-                if isinstance(exc, ContextDeskError)
-                else ErrorInfo("Export failed", str(exc))
-            )
+            info = error_info(exc, "Export failed")
             self.banner.show_error(info, can_retry=False)
             return
         self.statusBar().showMessage(f"Exported to {path}", 5000)
@@ -446,11 +442,7 @@ class MainWindow(QMainWindow):
         try:
             result = import_file(self.services.store, Path(path).read_bytes())
         except (ContextDeskError, OSError) as exc:
-            info = (
-                exc.info
-                if isinstance(exc, ContextDeskError)
-                else ErrorInfo("Cannot read the file", str(exc))
-            )
+            info = error_info(exc, "Cannot read the file")
             box = QMessageBox(QMessageBox.Icon.Warning, info.title, info.message, parent=self)
             box.setObjectName("importProblems")
             box.setInformativeText(info.details)  # the list: JSON path and problem, one a line
@@ -577,11 +569,7 @@ class MainWindow(QMainWindow):
         try:
             save(self.services.paths.settings_file, settings)
         except (ContextDeskError, OSError) as exc:
-            info = (
-                exc.info
-                if isinstance(exc, ContextDeskError)
-                else ErrorInfo("Settings not saved", str(exc))
-            )
+            info = error_info(exc, "Settings not saved")
             self.banner.show_error(info, can_retry=False)
             return
         server_changed = settings.base_url != self.services.settings.base_url
@@ -640,6 +628,13 @@ class MainWindow(QMainWindow):
             log.warning("window state not saved: %s", exc)
         self.background.stop()
         super().closeEvent(event)
+
+
+def error_info(exc: ContextDeskError | OSError, title: str) -> ErrorInfo:
+    """What to show for a failure: our errors say it themselves; the OS's get a title."""
+    if isinstance(exc, ContextDeskError):
+        return exc.info
+    return ErrorInfo(title, str(exc))
 
 
 def _action(

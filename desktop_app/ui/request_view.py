@@ -12,6 +12,7 @@ from PySide6.QtCore import Slot
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
+    QShowEvent,
     QSyntaxHighlighter,
     QTextCharFormat,
     QTextDocument,
@@ -71,6 +72,7 @@ class RequestView(QWidget):
         super().__init__(parent)
         self.plan: Plan | None = None
         self.sent: SentRequest | None = None
+        self._stale = False  # a plan arrived while the tab was hidden
         self.which = QComboBox()
         self.which.addItems([self.NEXT, self.LAST])
         self.which.currentIndexChanged.connect(self._on_which_changed)
@@ -98,13 +100,23 @@ class RequestView(QWidget):
         layout.addWidget(self.text, 1)
 
     def show_plan(self, plan: Plan | None, sent: SentRequest | None) -> None:
+        """Keep the newest plan; lay out its JSON only while the tab is on screen. A long
+        chat's request is megabytes of JSON, and plans arrive as the user types."""
         self.plan, self.sent = plan, sent
-        self._refresh()
+        self._stale = True
+        if self.isVisible():
+            self._refresh()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._refresh()
 
     def body_text(self) -> str:
         return self.text.toPlainText()
 
     def _refresh(self) -> None:
+        self._stale = False
         if self.which.currentText() == self.LAST:
             if self.sent is None:
                 self.sections.setText("Nothing has been sent in this chat since the app started.")

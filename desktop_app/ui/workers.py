@@ -38,7 +38,43 @@ def unexpected(exc: BaseException) -> ErrorInfo:
     return ErrorInfo("Something went wrong", f"{type(exc).__name__}: {exc}", False, details, "bug")
 
 
-class TurnWorker(QObject):
+class _ThreadWorker(QObject):
+    """A QObject living on a thread of its own: the thread starts it, `run` does the work
+    (subclasses), then `_release` closes what the work opened on that thread and the
+    thread ends (`thread_finished`)."""
+
+    def __init__(self, name: str, cancel: CancelToken, on_exit: Callable[[], None]) -> None:
+        super().__init__()
+        self.cancel = cancel
+        self._on_exit = on_exit  # runs on the worker thread: closes what it opened there
+        self._thread = QThread()
+        self._thread.setObjectName(name)
+        self.moveToThread(self._thread)
+        self._thread.started.connect(self.run)
+
+    def run(self) -> None:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _release(self) -> None:
+        try:
+            self._on_exit()  # closing the HTTP client can take a few hundred ms
+        except Exception:  # closing sockets failed: nothing the user can act on
+            log.exception("releasing the %s thread's connections failed", self._thread.objectName())
+        self._thread.quit()
+
+    @property
+    def thread_finished(self) -> SignalInstance:
+        """Emitted once the thread has released its connections and ended."""
+        return self._thread.finished
+
+    def wait(self, timeout_ms: int = 5000) -> bool:
+        return bool(self._thread.wait(timeout_ms))
+
+
+class TurnWorker(_ThreadWorker):
     """Iterates one turn's events on a worker thread.
 
     Signals:
@@ -58,17 +94,8 @@ class TurnWorker(QObject):
         cancel: CancelToken,
         on_exit: Callable[[], None] = lambda: None,
     ) -> None:
-        super().__init__()
+        super().__init__("turn", cancel, on_exit)
         self._events = events
-        self._on_exit = on_exit  # runs on the worker thread: closes what it opened there
-        self.cancel = cancel
-        self._thread = QThread()
-        self._thread.setObjectName("turn")
-        self.moveToThread(self._thread)
-        self._thread.started.connect(self.run)
-
-    def start(self) -> None:
-        self._thread.start()
 
     @Slot()
     def run(self) -> None:
@@ -80,19 +107,7 @@ class TurnWorker(QObject):
             self.crashed.emit(unexpected(exc))
         finally:
             self.done.emit()  # the turn is over for the user now; closing comes after
-            try:
-                self._on_exit()  # closing the HTTP client can take a few hundred ms
-            except Exception:  # closing sockets failed: nothing the user can act on
-                log.exception("releasing the worker thread's connections failed")
-            self._thread.quit()
-
-    @property
-    def thread_finished(self) -> SignalInstance:
-        """Emitted once the thread has released its connections and ended."""
-        return self._thread.finished
-
-    def wait(self, timeout_ms: int = 5000) -> bool:
-        return bool(self._thread.wait(timeout_ms))
+            self._release()
 
 
 @dataclass
@@ -233,7 +248,7 @@ class DialogApprover(QObject):
         return pending.decision
 
 
-class CallWorker(QObject):
+class CallWorker(_ThreadWorker):
     """Runs one cancellable call (a compaction preview asks the model) on its own thread.
 
     Signals:
@@ -243,17 +258,8 @@ class CallWorker(QObject):
     finished = Signal(object)
 
     def __init__(self, call: Callable[[CancelToken], Any], on_exit: Callable[[], None]) -> None:
-        super().__init__()
-        self.cancel = CancelToken()
+        super().__init__("call", CancelToken(), on_exit)
         self._call = call
-        self._on_exit = on_exit
-        self._thread = QThread()
-        self._thread.setObjectName("call")
-        self.moveToThread(self._thread)
-        self._thread.started.connect(self.run)
-
-    def start(self) -> None:
-        self._thread.start()
 
     @Slot()
     def run(self) -> None:
@@ -265,13 +271,5 @@ class CallWorker(QObject):
             )
         except Exception as exc:
             outcome = Outcome(error=unexpected(exc))
-        finally:
-            try:
-                self._on_exit()
-            except Exception:
-                log.exception("releasing the call thread's connections failed")
+        self._release()  # before the answer: the dialog waits for this thread to end
         self.finished.emit(outcome)
-        self._thread.quit()
-
-    def wait(self, timeout_ms: int = 5000) -> bool:
-        return bool(self._thread.wait(timeout_ms))

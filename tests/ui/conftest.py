@@ -11,9 +11,11 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
+from desktop_app.demo_chat import create_demo_chat
 from desktop_app.services import Services
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.session import ChatSession
 
 TURN_TIMEOUT_MS = 20_000  # the first turn of a run imports the SDK (~2.5 s on 2 cores)
 
@@ -59,3 +61,16 @@ def simulator(services: Services) -> SimulatorServer:
     services.backend()
     assert isinstance(services.simulator, SimulatorServer)
     return services.simulator
+
+
+def open_demo(
+    window: MainWindow, services: Services, qtbot: QtBot, turns: int = 6, *, planned: bool = True
+) -> ChatSession:
+    """A demo chat of `turns` exchanges, opened in the window (and planned, by default)."""
+    chat = create_demo_chat(services.store, turns)
+    window.chat_list.set_chats(services.store.list_chats())
+    session = window.open_chat(chat.id)
+    assert session is not None
+    if planned:
+        qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    return session

@@ -22,23 +22,13 @@ from desktop_app.context.policies import old_tool_result_ids
 from desktop_app.context.projection import Section
 from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import TextBlock
-from desktop_app.demo_chat import create_demo_chat
 from desktop_app.services import Services
 from desktop_app.ui.compaction_dialog import CompactionDialog
 from desktop_app.ui.facts_panel import MIME
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import Role
 from desktop_app.ui.session import ChatSession
-from tests.ui.conftest import TURN_TIMEOUT_MS
-
-
-def open_demo(window: MainWindow, services: Services, qtbot: QtBot, turns: int = 6) -> ChatSession:
-    chat = create_demo_chat(services.store, turns)
-    window.chat_list.set_chats(services.store.list_chats())
-    session = window.open_chat(chat.id)
-    assert session is not None
-    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
-    return session
+from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 
 
 def replanned(qtbot: QtBot, session: ChatSession) -> SignalBlocker:
@@ -95,6 +85,7 @@ def test_pinning_a_fact_changes_the_next_request(
     assert plan is not None
     system = "\n".join(part.text for part in plan.request.system)
     assert "Ticket 5521 is escalated to tier 2" in system
+    window.context.tabs.setCurrentWidget(window.context.request)
     assert "Ticket 5521" in window.context.request.body_text()
     assert "Ticket 5521" in window.context.effective.toPlainText()
     texts = [f.text for f in window.context.facts.model.facts()]
@@ -247,6 +238,7 @@ def test_the_request_tab_shows_the_last_request_sent_and_its_usage(
 ) -> None:
     session = open_demo(window, services, qtbot, turns=2)
     view = window.context.request
+    window.context.tabs.setCurrentWidget(view)
     view.which.setCurrentText(view.LAST)
     assert "Nothing has been sent" in view.sections.text()
     session.send((TextBlock("hello"),))
@@ -364,3 +356,17 @@ def test_sending_old_thinking_again_is_confirmed_with_its_cost(
 def test_without_a_chat_the_panel_says_what_it_will_show(window: MainWindow) -> None:
     assert window.context.currentWidget() is window.context.empty
     assert "next request" in window.context.empty.text()
+
+
+def test_a_hidden_request_tab_is_not_rebuilt_on_every_plan(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    session = open_demo(window, services, qtbot)
+    view = window.context.request
+    assert not view.isVisible()
+    assert view.body_text() == ""  # typing re-plans; nothing serialized while hidden
+    with replanned(qtbot, session):
+        session.pin_fact("Order 4471-B ships on 2026-05-02")
+    assert view.body_text() == ""
+    window.context.tabs.setCurrentWidget(view)  # shown: brought up to date at once
+    assert "Order 4471-B ships on 2026-05-02" in view.body_text()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import keyring
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QMimeData, QPoint, Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QDialog
 from pytestqt.modeltest import ModelTester
@@ -28,7 +28,7 @@ from desktop_app.ui.message_model import PAGE, Role
 from desktop_app.ui.session import FIRST_PAGE
 from desktop_app.ui.settings_dialog import SettingsDialog
 from tests.fakes.keyring_backend import LockedKeyring
-from tests.ui.conftest import TURN_TIMEOUT_MS
+from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 
 OpenWindow = Callable[[Services], MainWindow]
 
@@ -146,7 +146,6 @@ def test_the_window_remembers_its_layout_and_last_chat(
     window.open_chat(chat.id)
     window.splitter.setSizes([250, 200])
     expected = window.splitter.sizes()  # what the splitter made of it
-    assert expected[0] != window.splitter.sizes()[1]
     window.close()
     state = load(services.paths.state_file, AppState)
     assert state.last_chat_id == chat.id
@@ -164,10 +163,7 @@ def test_the_window_remembers_its_layout_and_last_chat(
 def test_a_long_chat_opens_at_the_newest_messages_and_loads_older_on_scroll(
     window: MainWindow, services: Services, qtbot: QtBot
 ) -> None:
-    chat = create_demo_chat(services.store, 400)  # ~1,000 messages
-    window.chat_list.set_chats(services.store.list_chats())
-    session = window.open_chat(chat.id)
-    assert session is not None
+    session = open_demo(window, services, qtbot, turns=400, planned=False)  # ~1,000 messages
     view = window.messages
     bar = view.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), timeout=5000)
@@ -200,11 +196,8 @@ def test_a_long_chat_opens_at_the_newest_messages_and_loads_older_on_scroll(
 def test_excluding_a_message_changes_its_chips_and_the_next_request(
     window: MainWindow, services: Services, qtbot: QtBot
 ) -> None:
-    chat = create_demo_chat(services.store, 3)
-    window.chat_list.set_chats(services.store.list_chats())
-    session = window.open_chat(chat.id)
-    assert session is not None
-    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    session = open_demo(window, services, qtbot, turns=3)
+    chat = session.chat
     target = session.messages[1]
     before = session.plan
     assert before is not None
@@ -227,10 +220,8 @@ def test_excluding_a_message_changes_its_chips_and_the_next_request(
 def test_pinning_fork_and_edit_and_resend(
     window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    chat = create_demo_chat(services.store, 3)
-    window.chat_list.set_chats(services.store.list_chats())
-    session = window.open_chat(chat.id)
-    assert session is not None
+    session = open_demo(window, services, qtbot, turns=3, planned=False)
+    chat = session.chat
     first_question = session.messages[0]
     session.pin_fact("  Order 4471-B ships on 2026-05-02  ")
     facts = [f.text for f in services.store.context_state(chat.id).facts]
@@ -298,12 +289,8 @@ def test_the_composer_sends_with_the_configured_key_and_attaches_images(
 def test_the_window_renders_a_demo_chat(
     window: MainWindow, services: Services, qtbot: QtBot, tmp_path: Path
 ) -> None:
-    chat = create_demo_chat(services.store, 6)
-    window.chat_list.set_chats(services.store.list_chats())
-    session = window.open_chat(chat.id)
-    assert session is not None
-    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
-    path = Path("/tmp/shots/test-window.png") if Path("/tmp/shots").is_dir() else tmp_path / "w.png"
+    open_demo(window, services, qtbot, turns=6)
+    path = tmp_path / "window.png"
     assert window.grab().save(str(path))
     image = QImage(str(path))
     assert image.width() >= 1000
@@ -323,10 +310,7 @@ def test_the_window_renders_a_demo_chat(
 def test_thinking_and_tool_results_expand_on_click(
     window: MainWindow, services: Services, qtbot: QtBot
 ) -> None:
-    chat = create_demo_chat(services.store, 2)
-    window.chat_list.set_chats(services.store.list_chats())
-    session = window.open_chat(chat.id)
-    assert session is not None
+    session = open_demo(window, services, qtbot, turns=2, planned=False)
     view = window.messages
     row = next(r for r, m in enumerate(session.messages) if isinstance(m.blocks[0], ThinkingBlock))
     index = session.model.index(row)
@@ -360,11 +344,7 @@ def _near(a: int, b: int) -> bool:
 def test_saving_settings_replans_open_chats_and_leaves_the_demo_for_a_key(
     window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    chat = create_demo_chat(services.store, 2)
-    window.chat_list.set_chats(services.store.list_chats())
-    session = window.open_chat(chat.id)
-    assert session is not None
-    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    session = open_demo(window, services, qtbot, turns=2)
     assert session.plan is not None
     assert session.plan.request.tools
 
@@ -385,3 +365,28 @@ def test_saving_settings_replans_open_chats_and_leaves_the_demo_for_a_key(
     stored = keyring.get_password("ContextDesk", "anthropic-api-key")
     assert stored == "sk-ant-from-settings"
     assert "sk-ant-from-settings" not in services.paths.settings_file.read_text()
+
+
+def test_keyboard_ctrl_n_makes_a_chat_and_ctrl_k_searches(
+    window: MainWindow, services: Services, qtbot: QtBot
+) -> None:
+    before = len(services.store.list_chats())
+    qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert len(services.store.list_chats()) == before + 1
+    assert window.current is not None
+    assert window.composer.edit.hasFocus()
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    assert window.chat_list.search.hasFocus()
+
+
+def test_a_pasted_image_becomes_an_attachment_with_its_cost(window: MainWindow) -> None:
+    photo = QImage(3000, 2000, QImage.Format.Format_RGB32)
+    photo.fill(QColor("#884422"))
+    clipboard = QMimeData()
+    clipboard.setImageData(photo)
+    window.composer.edit.insertFromMimeData(clipboard)
+    (attachment,) = window.composer.attachments
+    assert isinstance(attachment.block, ImageBlock)
+    assert 1000 < attachment.tokens <= 1600
+    assert f"≈{attachment.tokens:,}" in window.composer.estimate.text()
+    assert window.composer.edit.toPlainText() == ""  # the image did not land in the text
