@@ -1,9 +1,10 @@
-"""The `contextdesk` command line: the same engine as the GUI (`services.Services`).
+"""The `contextdesk` command line: a face over the application layer (`desktop_app.chats`).
 
-Everything the GUI can do to a chat's memory — pin, compact, preview the request,
-export — the command line can do too. CHAT is a chat id or a unique prefix of one.
-Errors print their title and message on stderr and exit 1 (2 for usage and unreadable
-input), so scripts can rely on the status.
+Everything the window can do to a chat's memory — pin, compact, preview the request,
+export — the command line can do too, through the same `Chat` methods; this module only
+parses and prints. CHAT is a chat id or a unique prefix of one. Errors print their title
+and message on stderr and exit 1 (2 for usage and unreadable input), so scripts can rely
+on the status.
 """
 
 from __future__ import annotations
@@ -11,20 +12,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, replace
+from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app import __version__
-from desktop_app.config.files import write_atomically, write_json_atomically
-from desktop_app.context.compaction import apply_preview
-from desktop_app.context.facts import Fact
-from desktop_app.context.projection import Plan, Section
-from desktop_app.context.state import ContextSettings
+from desktop_app.chats.chat import CHAT_FIELDS
+from desktop_app.config.settings import SETTINGS, Settings
 from desktop_app.core.blocks import block_type
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.errors import ContextDeskError, HistoryFormatError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.events import (
     LoopEvent,
     MessageAdded,
@@ -33,27 +31,13 @@ from desktop_app.core.events import (
     TurnFinished,
 )
 from desktop_app.core.ports import ApprovalDecision, ApprovalRequest
-from desktop_app.core.protocol import validate
-from desktop_app.core.repair import repair
-from desktop_app.core.wire import messages_from_api
 
-if TYPE_CHECKING:  # services pulls in the whole engine: only when a command needs it
-    from desktop_app.services import Services
+if TYPE_CHECKING:  # the engine loads only when a command needs it
+    from desktop_app.chats import Engine
+    from desktop_app.context.projection import Plan
+    from desktop_app.storage.store import ChatInfo
 
-MAX_CHECK_BYTES = 256 * 1024 * 1024
-SETTABLE = {
-    "title": "title",
-    "model": "model",
-    "system": "system_prompt",
-    "context_window": "context_window",
-    "threshold": "compaction_threshold",
-    "keep_recent": "keep_recent_turns",
-    "max_tokens": "max_tokens",
-    "auto_compact": "auto_compact",
-    "keep_first": "keep_first_message",
-    "max_messages": "max_context_messages",
-    "tool_result_cap": "tool_result_cap",
-}
+USAGE_KINDS = (ErrorKind.USAGE, ErrorKind.FORMAT)  # exit 2: the input, not the world
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -100,7 +84,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     show.add_argument("chat")
     show.add_argument("--json", action="store_true")
     change = chat.add_parser(
-        "set", help=f"change a chat: KEY=VALUE with KEY in {', '.join(SETTABLE)}"
+        "set", help=f"change a chat: KEY=VALUE with KEY in {', '.join(CHAT_FIELDS)}"
     )
     change.add_argument("chat")
     change.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
@@ -158,6 +142,17 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     importing.add_argument("file", type=Path)
 
+    settings = sub.add_parser(
+        "settings",
+        help="show or change the settings (what the Settings dialog has)",
+        description="With no KEY, every setting; KEY shows one; KEY=VALUE changes it (checked "
+        "as the Settings dialog checks it). Keys: "
+        + ", ".join(f"{spec.key} ({spec.help})" for spec in SETTINGS)
+        + ".",
+    )
+    settings.add_argument("pairs", nargs="*", metavar="KEY[=VALUE]")
+    settings.add_argument("--json", action="store_true")
+
     check = sub.add_parser(
         "check",
         help="check a Messages-API history file and show its repair",
@@ -174,21 +169,21 @@ def run(args: argparse.Namespace) -> int:
             return check(args.file, args.fix)
         except ContextDeskError as exc:
             return _fail(exc, 2)
-    from desktop_app.services import Services
+    from desktop_app.chats import Engine
 
     try:
-        services = Services.open(args.home, demo=args.demo)
+        engine = Engine.open(args.home, demo=args.demo)
     except ContextDeskError as exc:
         return _fail(exc)
     try:
-        return _COMMANDS[args.command](services, args)
+        return _COMMANDS[args.command](engine, args)
     except ContextDeskError as exc:
-        return _fail(exc, 2 if isinstance(exc, HistoryFormatError) else 1)
+        return _fail(exc, 2 if exc.kind in USAGE_KINDS else 1)
     except KeyboardInterrupt:
         print("\nStopped.", file=sys.stderr)
         return 130
     finally:
-        services.close()
+        engine.close()
 
 
 def _fail(exc: ContextDeskError, status: int = 1) -> int:
@@ -198,102 +193,75 @@ def _fail(exc: ContextDeskError, status: int = 1) -> int:
     return status
 
 
+def _pairs(pairs: list[str]) -> dict[str, str]:
+    assignments = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ContextDeskError(
+                "Not KEY=VALUE", f"{pair!r}: give a value, as in {pair}=…", kind=ErrorKind.USAGE
+            )
+        assignments[key.strip()] = value
+    return assignments
+
+
 # -- chats ----------------------------------------------------------------------------------
 
 
-def cmd_chat(services: Services, args: argparse.Namespace) -> int:
-    store = services.store
+def cmd_chat(engine: Engine, args: argparse.Namespace) -> int:
     if args.chat_command == "new":
-        settings = services.settings
-        chat_settings = ContextSettings(max_tokens=settings.max_tokens)
         overrides = {
             "context_window": args.context_window,
             "compaction_threshold": args.threshold,
             "keep_recent_turns": args.keep_recent,
         }
-        chat_settings = replace(
-            chat_settings, **{k: v for k, v in overrides.items() if v is not None}
-        )
-        chat = store.create_chat(
+        chat = engine.new_chat(
             args.title,
-            args.model or settings.model,
-            args.system or settings.system_prompt,
-            chat_settings,
+            model=args.model,
+            system_prompt=args.system or None,
+            **{k: v for k, v in overrides.items() if v is not None},
         )
         print(chat.id)
     elif args.chat_command == "list":
-        chats = store.list_chats()
+        chats = engine.list_chats()
         if args.json:
             print(json.dumps([_chat_json(c) for c in chats], ensure_ascii=False, indent=2))
         for c in [] if args.json else chats:
             print(f"{c.id}  {c.message_count:>5} messages  {c.model:<22} {c.title}")
     elif args.chat_command == "show":
-        chat = store.find_chat(args.chat)
-        messages = store.messages(chat.id)
+        chat = engine.find(args.chat)
+        messages = chat.messages()
         if args.json:
-            print(
-                json.dumps(
+            shown = {
+                **_chat_json(chat.info),
+                "system_prompt": chat.info.system_prompt,
+                "messages": [
                     {
-                        **_chat_json(chat),
-                        "system_prompt": chat.system_prompt,
-                        "messages": [
-                            {
-                                "id": m.id,
-                                "role": m.role,
-                                "status": m.status.value,
-                                "content": m.to_api()["content"],
-                            }
-                            for m in messages
-                        ],
-                    },
-                    ensure_ascii=False,
-                    indent=2,
-                )
-            )
+                        "id": m.id,
+                        "role": m.role,
+                        "status": m.status.value,
+                        "content": m.to_api()["content"],
+                    }
+                    for m in messages
+                ],
+            }
+            print(json.dumps(shown, ensure_ascii=False, indent=2))
             return 0
-        print(f"{chat.title}  ({chat.id}, {chat.model})")
+        print(f"{chat.title}  ({chat.id}, {chat.info.model})")
         for m in messages:
             status = "" if m.status.value == "complete" else f" [{m.status.value}]"
             kinds = ", ".join(block_type(b) for b in m.blocks)
             print(f"\n{m.role}{status} ({kinds}):\n{m.text or '(no text)'}")
     elif args.chat_command == "set":
-        chat = store.find_chat(args.chat)
-        store.update_chat(chat.id, **_changes(chat, args.pairs))
+        engine.find(args.chat).change(_pairs(args.pairs))
     elif args.chat_command == "delete":
-        chat = store.find_chat(args.chat)
-        store.delete_chat(chat.id)
+        chat = engine.find(args.chat)
+        chat.delete()
         print(f"Moved {chat.title!r} to the trash.")
     return 0
 
 
-def _changes(chat: Any, pairs: Sequence[str]) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    settings = asdict(chat.settings)
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or key not in SETTABLE:
-            raise ContextDeskError(
-                "Unknown setting",
-                f"{pair!r}: use KEY=VALUE with KEY one of {', '.join(SETTABLE)}.",
-                kind="usage",
-            )
-        name = SETTABLE[key]
-        if name in ("title", "model", "system_prompt"):
-            fields[name] = value
-            continue
-        kind = type(settings[name])
-        try:
-            settings[name] = (
-                value.lower() in ("1", "true", "yes", "on") if kind is bool else kind(value)
-            )
-        except ValueError:
-            raise ContextDeskError(
-                "Bad value", f"{key} must be a {kind.__name__}, not {value!r}.", kind="usage"
-            ) from None
-    return {**fields, "settings": ContextSettings(**settings)}
-
-
-def _chat_json(chat: Any) -> dict[str, Any]:
+def _chat_json(chat: ChatInfo) -> dict[str, Any]:
     return {
         "id": chat.id,
         "title": chat.title,
@@ -301,7 +269,37 @@ def _chat_json(chat: Any) -> dict[str, Any]:
         "messages": chat.message_count,
         "created_at": chat.created_at,
         "updated_at": chat.updated_at,
+        "settings": asdict(chat.settings),
     }
+
+
+def cmd_settings(engine: Engine, args: argparse.Namespace) -> int:
+    wanted = [p for p in args.pairs if "=" not in p]
+    changes = _pairs([p for p in args.pairs if "=" in p])
+    settings = engine.change_settings(changes) if changes else engine.settings
+    shown = _settings_json(settings)
+    unknown = [key for key in wanted if key not in shown]
+    if unknown:
+        raise ContextDeskError(
+            "Unknown setting",
+            f"{unknown[0]!r}: the settings are {', '.join(shown)}.",
+            kind=ErrorKind.USAGE,
+        )
+    if wanted:
+        shown = {key: shown[key] for key in wanted}
+    if args.json:
+        print(json.dumps(shown, ensure_ascii=False, indent=2))
+        return 0
+    for key, value in shown.items():
+        print(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+    if changes:
+        print(f"Saved to {engine.paths.settings_file}; new chats use it.", file=sys.stderr)
+    return 0
+
+
+def _settings_json(settings: Settings) -> dict[str, Any]:
+    values = asdict(settings)
+    return {spec.key: values[spec.attr] for spec in SETTINGS}
 
 
 # -- talking --------------------------------------------------------------------------------
@@ -323,7 +321,7 @@ class TerminalApprover:
         return ApprovalDecision.DENY
 
 
-def _printer(quiet: bool) -> Any:
+def _printer(quiet: bool) -> Callable[[LoopEvent], None]:
     def show(event: LoopEvent) -> None:
         if quiet:
             return
@@ -341,15 +339,15 @@ def _printer(quiet: bool) -> Any:
     return show
 
 
-def cmd_send(services: Services, args: argparse.Namespace) -> int:
-    chat = services.store.find_chat(args.chat)
+def cmd_send(engine: Engine, args: argparse.Namespace) -> int:
+    chat = engine.find(args.chat)
     allowed = {t for t in args.allow_tools.split(",") if t}
-    services.backend()  # no key: say so before anything is stored
-    finished: TurnFinished = services.send(
-        chat.id, args.text, TerminalApprover(allowed), on_event=_printer(args.json)
+    engine.connection.backend()  # no key: say so before anything is stored
+    finished: TurnFinished = chat.send(
+        args.text, TerminalApprover(allowed), on_event=_printer(args.json)
     )
     if args.json:
-        reply = services.store.messages(chat.id)[-1]
+        reply = chat.messages()[-1]
         print(
             json.dumps(
                 {
@@ -368,9 +366,12 @@ def cmd_send(services: Services, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_repl(services: Services, args: argparse.Namespace) -> int:
-    chat = services.store.find_chat(args.chat)
-    print(f"{chat.title} — type a message; /pin /facts /compact /context /request /export /quit")
+REPL_COMMANDS = "/pin /facts /compact /context /request /export /quit"
+
+
+def cmd_repl(engine: Engine, args: argparse.Namespace) -> int:
+    chat = engine.find(args.chat)
+    print(f"{chat.title} — type a message; {REPL_COMMANDS}")
     while True:
         try:
             line = input("> ").strip()
@@ -385,35 +386,28 @@ def cmd_repl(services: Services, args: argparse.Namespace) -> int:
         namespace = argparse.Namespace(
             chat=chat.id,
             json=False,
-            request=False,
+            request=command == "/request",
             text=rest,
             instructions=rest,
             dry_run=False,
             output=Path(rest) if rest else None,
             format="json",
-            allow_tools="",
         )
-        handlers = {
+        handlers: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
             "/pin": cmd_pin,
             "/facts": cmd_facts,
             "/compact": cmd_compact,
             "/context": cmd_context,
-            "/request": lambda s, a: cmd_context(
-                s, argparse.Namespace(**{**vars(a), "request": True})
-            ),
+            "/request": cmd_context,
             "/export": cmd_export,
         }
         try:
             if command in handlers:
-                handlers[command](services, namespace)
+                handlers[command](engine, namespace)
             elif line.startswith("/"):
-                print(
-                    f"Unknown command {command}; try /pin /facts /compact /context /request /export /quit"
-                )
+                print(f"Unknown command {command}; try {REPL_COMMANDS}")
             else:
-                finished = services.send(
-                    chat.id, line, TerminalApprover(set()), on_event=_printer(False)
-                )
+                finished = chat.send(line, TerminalApprover(set()), on_event=_printer(False))
                 print()
                 if finished.error:
                     print(f"{finished.error.title}: {finished.error.message}")
@@ -424,36 +418,25 @@ def cmd_repl(services: Services, args: argparse.Namespace) -> int:
 # -- memory ----------------------------------------------------------------------------------
 
 
-def cmd_pin(services: Services, args: argparse.Namespace) -> int:
-    chat = services.store.find_chat(args.chat)
-    if not args.text.strip():
-        raise ContextDeskError("Nothing to pin", "Give the fact's text.", kind="usage")
-    fact = Fact(args.text)
-    services.store.save_context_state(chat.id, services.store.context_state(chat.id).pin(fact))
-    print(fact.id)
+def cmd_pin(engine: Engine, args: argparse.Namespace) -> int:
+    print(engine.find(args.chat).pin(args.text).id)
     return 0
 
 
-def cmd_facts(services: Services, args: argparse.Namespace) -> int:
-    chat = services.store.find_chat(args.chat)
-    facts = services.store.context_state(chat.id).facts
+def cmd_facts(engine: Engine, args: argparse.Namespace) -> int:
+    facts = engine.find(args.chat).state.facts
     if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "id": f.id,
-                        "text": f.text,
-                        "fields": [list(p) for p in f.fields],
-                        "source": f.source.value,
-                        "pending": f.pending,
-                    }
-                    for f in facts
-                ],
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+        listed = [
+            {
+                "id": f.id,
+                "text": f.text,
+                "fields": [list(p) for p in f.fields],
+                "source": f.source.value,
+                "pending": f.pending,
+            }
+            for f in facts
+        ]
+        print(json.dumps(listed, ensure_ascii=False, indent=2))
         return 0
     for f in facts:
         origin = (
@@ -467,32 +450,19 @@ def cmd_facts(services: Services, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_unpin(services: Services, args: argparse.Namespace) -> int:
-    chat = services.store.find_chat(args.chat)
-    state = services.store.context_state(chat.id)
-    matches = [f for f in state.facts if f.id.startswith(args.fact_id)]
-    if len(matches) != 1:
-        why = "no fact has this id" if not matches else f"{len(matches)} facts start with it"
-        raise ContextDeskError("Fact not found", f"{args.fact_id!r}: {why}.", kind="not_found")
-    services.store.save_context_state(chat.id, state.unpin(matches[0].id))
-    print(f"Unpinned: {matches[0].text}")
+def cmd_unpin(engine: Engine, args: argparse.Namespace) -> int:
+    chat = engine.find(args.chat)
+    fact = chat.fact(args.fact_id)
+    chat.unpin(fact)
+    print(f"Unpinned: {fact.text}")
     return 0
 
 
-def cmd_compact(services: Services, args: argparse.Namespace) -> int:
-    chat = services.store.find_chat(args.chat)
-    planner, _ = services.planner(chat)
-    history = list(repair(services.store.messages(chat.id)).messages)
-    preview = planner.compactor.preview(
-        history,
-        planner.state,
-        chat.settings,
-        model=planner.model,
-        cancel=CancelToken(),
-        instructions=args.instructions,
-    )
+def cmd_compact(engine: Engine, args: argparse.Namespace) -> int:
+    chat = engine.find(args.chat)
+    preview = chat.preview_compaction(args.instructions)
     if not args.dry_run:  # applied before anything is printed: `| head` cannot stop it
-        services.store.save_context_state(chat.id, apply_preview(planner.state, preview))
+        chat.apply_compaction(preview)
     a, b = preview.span.turns
     print(
         f"Summary of turns {a}–{b} ({len(preview.span.covers)} messages): ≈{preview.tokens_before:,} → ≈{preview.tokens_after:,} tokens\n"
@@ -509,46 +479,17 @@ def cmd_compact(services: Services, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_context(services: Services, args: argparse.Namespace) -> int:
-    chat = services.store.find_chat(args.chat)
-    plan: Plan = services.plan(chat.id)
+def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
+    from desktop_app.context.projection import Section
+
+    chat = engine.find(args.chat)
+    messages = chat.messages()
+    plan: Plan = chat.plan(history=messages)
     if args.request:
         print(json.dumps(plan.request.body(), ensure_ascii=False, indent=2))
         return 0
-    messages = services.store.messages(chat.id)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "window": plan.context_window,
-                    "estimated_input": plan.estimated_input,
-                    "calibration": plan.calibration,
-                    "compaction_due": plan.compaction_due,
-                    "forecast": plan.forecast,
-                    "sections": {s.value: v for s, v in plan.sections.items()},
-                    "messages": [
-                        {
-                            "id": m.id,
-                            "role": m.role,
-                            "blocks": [
-                                {
-                                    "type": block_type(b),
-                                    "tokens": st.tokens,
-                                    "sent_tokens": st.sent_tokens,
-                                    "state": st.label,
-                                }
-                                for b, st in (
-                                    (b, plan.block_status(m, j)) for j, b in enumerate(m.blocks)
-                                )
-                            ],
-                        }
-                        for m in messages
-                    ],
-                },
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+        print(json.dumps(_context_json(plan, messages), ensure_ascii=False, indent=2))
         return 0
     print(
         f"{chat.title}: ≈{plan.estimated_input:,} of {plan.context_window:,} tokens (calibration ×{plan.calibration:.2f}); {plan.forecast}"
@@ -566,83 +507,75 @@ def cmd_context(services: Services, args: argparse.Namespace) -> int:
     return 0
 
 
+def _context_json(plan: Plan, messages: list[Any]) -> dict[str, Any]:
+    return {
+        "window": plan.context_window,
+        "estimated_input": plan.estimated_input,
+        "calibration": plan.calibration,
+        "compaction_due": plan.compaction_due,
+        "forecast": plan.forecast,
+        "sections": {s.value: v for s, v in plan.sections.items()},
+        "messages": [
+            {
+                "id": m.id,
+                "role": m.role,
+                "blocks": [
+                    {
+                        "type": block_type(b),
+                        "tokens": st.tokens,
+                        "sent_tokens": st.sent_tokens,
+                        "state": st.label,
+                    }
+                    for b, st in ((b, plan.block_status(m, j)) for j, b in enumerate(m.blocks))
+                ],
+            }
+            for m in messages
+        ],
+    }
+
+
 # -- files -----------------------------------------------------------------------------------
 
 
-def cmd_export(services: Services, args: argparse.Namespace) -> int:
-    chat = services.store.find_chat(args.chat)
-    text = services.export_text(chat.id, args.format)
+def cmd_export(engine: Engine, args: argparse.Namespace) -> int:
+    chat = engine.find(args.chat)
     if args.output:
-        write_atomically(args.output, text.encode("utf-8"))
+        chat.export_to(args.output, args.format)
         print(f"Exported {chat.title!r} to {args.output}")
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(chat.export(args.format))
     return 0
 
 
-def cmd_import(services: Services, args: argparse.Namespace) -> int:
-    from desktop_app.storage.exchange import MAX_IMPORT_BYTES, ImportFailed, import_chat
-
-    try:
-        size = args.file.stat().st_size
-        if size > MAX_IMPORT_BYTES:
-            raise ImportFailed(
-                "File too large",
-                f"{args.file} is {size / 1e6:.0f} MB; the limit is {MAX_IMPORT_BYTES // 2**20} MB.",
-            )
-        raw = args.file.read_bytes()
-    except OSError as exc:
-        raise ContextDeskError(
-            "Cannot read the file", f"{args.file}: {exc.strerror or exc}", kind="io"
-        ) from exc
-    result = import_chat(services.store, raw)
-    for change in result.repairs:
+def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
+    imported = engine.import_file(args.file)
+    for change in imported.repairs:
         print(f"repaired: {change}", file=sys.stderr)
-    print(result.chat.id)
+    print(imported.chat.id)
     return 0
 
 
 def check(path: Path, fix: Path | None) -> int:
-    data = _read_json(path)
-    body: dict[str, Any] | None = data if isinstance(data, dict) else None
-    raw_messages = body.get("messages") if body is not None else data
-    messages = messages_from_api(raw_messages)
-    problems = validate(messages)
-    if not problems:
-        print(f"{path}: valid — {len(messages)} messages follow the Messages API's rules.")
+    from desktop_app.chats.checking import check_file
+
+    report = check_file(path, fix)
+    if not report.problems:
+        print(f"{path}: valid — {report.messages} messages follow the Messages API's rules.")
         return 0
-    print(f"{path}: {len(problems)} problem(s) the API would reject:")
-    for problem in problems:
+    print(f"{path}: {len(report.problems)} problem(s) the API would reject:")
+    for problem in report.problems:
         print(f"  {problem}")
-    result = repair(messages)
-    print(f"\nThe repair makes {len(result.repairs)} change(s), keeping all content:")
-    for change in result.repairs:
+    print(f"\nThe repair makes {len(report.repairs)} change(s), keeping all content:")
+    for change in report.repairs:
         print(f"  {change}")
     if fix is not None:
-        repaired: Any = [m.to_api() for m in result.messages]
-        if body is not None:
-            repaired = {**body, "messages": repaired}
-        write_json_atomically(fix, repaired)
         print(f"\nWrote the repaired JSON to {fix}")
     return 1
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        size = path.stat().st_size
-        if size > MAX_CHECK_BYTES:
-            raise ContextDeskError(
-                "File too large", f"{path} is {size / 1e6:.0f} MB; the limit is 256 MB."
-            )
-        return json.loads(path.read_bytes())
-    except OSError as exc:
-        raise ContextDeskError("Cannot read the file", f"{path}: {exc.strerror or exc}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ContextDeskError("Not JSON", f"{path} is not valid JSON: {exc}") from exc
-
-
-_COMMANDS: dict[str, Callable[[Services, argparse.Namespace], int]] = {
+_COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "chat": cmd_chat,
+    "settings": cmd_settings,
     "send": cmd_send,
     "repl": cmd_repl,
     "pin": cmd_pin,

@@ -25,9 +25,8 @@ sys.path.insert(0, str(ROOT))
 from PySide6.QtCore import QEventLoop  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
+from desktop_app.chats import Engine  # noqa: E402
 from desktop_app.context.facts import Fact, FactSource  # noqa: E402
-from desktop_app.demo_chat import create_demo_chat  # noqa: E402
-from desktop_app.services import Services  # noqa: E402
 from desktop_app.ui.compaction_dialog import CompactionDialog  # noqa: E402
 from desktop_app.ui.gui import make_app  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
@@ -57,28 +56,27 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     make_app()
     with tempfile.TemporaryDirectory() as home:
-        services = Services.open(Path(home) / "first-run")
-        window = MainWindow(services)
+        engine = Engine.open(Path(home) / "first-run")
+        window = MainWindow(engine)
         window.resize(*SIZE)
         window.show()
-        settle(until=lambda: window.key_known)
+        settle(until=lambda: window.connection.key_known)
         save(window, out, "first-run")
         window.close()
-        services.close()
+        engine.close()
 
-        services = Services.open(Path(home) / "demo", demo=True)
-        chat = create_demo_chat(services.store, 40)
-        services.store.update_chat(
-            chat.id, settings=replace(chat.settings, context_window=16_000, keep_recent_turns=4)
-        )
-        window = MainWindow(services)
+        engine = Engine.open(Path(home) / "demo", demo=True)
+        chat = engine.create_demo_chat(40)
+        chat.set_settings(replace(chat.settings, context_window=16_000, keep_recent_turns=4))
+        suggestion = Fact("Customer id C-77 (from the CRM)", source=FactSource.MODEL, pending=True)
+        engine.store.save_context_state(chat.id, chat.state.pin(suggestion))  # as Claude would
+        chat.reload()
+        window = MainWindow(engine)
         window.resize(*SIZE)
         window.show()
         session = window.open_chat(chat.id)
         assert session is not None
         settle(until=lambda: session.plan is not None)
-        suggestion = Fact("Customer id C-77 (from the CRM)", source=FactSource.MODEL, pending=True)
-        session._change_state(lambda state: state.pin(suggestion))
         settle(1.0)
         save(window, out, "conversation")
         dialog = CompactionDialog(session, window)
@@ -97,7 +95,7 @@ def main() -> int:
         settle()
         save(window, out, "next-request")
         window.close()
-        services.close()
+        engine.close()
     return 0
 
 

@@ -17,14 +17,14 @@ import logging
 import os
 import threading
 from collections.abc import AsyncGenerator, Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
 from desktop_app.api.errors import map_error
+from desktop_app.api.models import BUILTIN_MODELS, DEFAULT_CONTEXT_WINDOW
 from desktop_app.core.blocks import OpaqueBlock, RedactedThinkingBlock
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.errors import Cancelled, ContextDeskError
+from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorKind
 from desktop_app.core.events import (
     StreamBlockStart,
     StreamBlockStop,
@@ -38,6 +38,7 @@ from desktop_app.core.events import (
     StreamThinkingDelta,
 )
 from desktop_app.core.messages import Usage
+from desktop_app.core.ports import ModelInfo
 from desktop_app.core.request import ChatRequest
 from desktop_app.tokens.counter import TokenCounter
 
@@ -46,25 +47,6 @@ log = logging.getLogger(__name__)
 ANTHROPIC_HOST = "api.anthropic.com"
 PURPOSE_HEADER = "x-contextdesk-purpose"
 DEFAULT_TIMEOUT_S = 600.0
-
-
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
-    id: str
-    display_name: str
-    context_window: int
-    max_output: int
-
-
-# When the server has no models endpoint (or is unreachable): what we know.
-BUILTIN_MODELS = (
-    # Conservative where unsure: the models endpoint, when the server has one, wins.
-    ModelInfo("claude-opus-5-5", "Claude Opus 5.5", 1_000_000, 32_000),
-    ModelInfo("claude-sonnet-5-5", "Claude Sonnet 5.5", 1_000_000, 32_000),
-    ModelInfo("claude-haiku-5-5", "Claude Haiku 5.5", 200_000, 32_000),
-    ModelInfo("claude-haiku-4-5", "Claude Haiku 4.5", 200_000, 64_000),
-)
-DEFAULT_CONTEXT_WINDOW = 200_000
 
 
 def is_anthropic(base_url: str | None) -> bool:
@@ -82,7 +64,8 @@ def without_cache_control(value: Any) -> Any:
 
 
 class AnthropicBackend:
-    """Talks to Anthropic's API or any Anthropic-compatible server."""
+    """Talks to Anthropic's API or any Anthropic-compatible server: the `ChatBackend`
+    and `ModelLister` ports."""
 
     def __init__(
         self,
@@ -112,7 +95,9 @@ class AnthropicBackend:
         key = os.environ.get("ANTHROPIC_API_KEY", "")
         if not key:
             raise ContextDeskError(
-                "No API key", "Set ANTHROPIC_API_KEY, or enter a key in Settings.", kind="auth"
+                "No API key",
+                "Set ANTHROPIC_API_KEY, or enter a key in Settings.",
+                kind=ErrorKind.AUTH,
             )
         return cls(key, os.environ.get("ANTHROPIC_BASE_URL") or None, **options)
 
@@ -239,7 +224,7 @@ class AnthropicBackend:
                 raise ContextDeskError(
                     "No API key",
                     "Enter an API key in Settings, set ANTHROPIC_API_KEY, or try the offline demo.",
-                    kind="auth",
+                    kind=ErrorKind.AUTH,
                 )
             import anthropic  # slow: on the worker thread, on first use
 

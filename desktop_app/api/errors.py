@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 
 def _details(exc: Any) -> str:
@@ -30,7 +30,9 @@ def map_error(exc: BaseException, base_url: str) -> ContextDeskError:
     api_message = getattr(exc, "api_message", None) or str(exc)
     details = _details(exc)
 
-    def error(title: str, message: str, kind: str, retryable: bool = False) -> ContextDeskError:
+    def error(
+        title: str, message: str, kind: ErrorKind, retryable: bool = False
+    ) -> ContextDeskError:
         return ContextDeskError(title, message, retryable=retryable, details=details, kind=kind)
 
     if status == 200 or (
@@ -41,79 +43,79 @@ def map_error(exc: BaseException, base_url: str) -> ContextDeskError:
                 "Claude is overloaded",
                 "The reply stopped because the service is busy. "
                 "What arrived is kept; Retry in a moment.",
-                "overloaded",
+                ErrorKind.OVERLOADED,
                 True,
             )
         return error(
             "The reply stream failed",
             f"The server sent an error mid-reply: {api_message}",
-            "stream_error",
+            ErrorKind.STREAM_ERROR,
             True,
         )
     if status == 401:
         return error(
             "The API key was not accepted",
             "Check the key in Settings: it may be mistyped, revoked or for another organisation.",
-            "auth",
+            ErrorKind.AUTH,
         )
     if status == 403:
         return error(
             "Access denied",
             f"The key may not use this model or feature: {api_message}",
-            "permission",
+            ErrorKind.PERMISSION,
         )
     if status == 404:
         return error(
             "Not found",
             f"The server does not know this model or endpoint ({api_message}). "
             "Pick another model in Settings, or check the base URL.",
-            "not_found",
+            ErrorKind.NOT_FOUND,
         )
     if status == 413:
         return error(
             "The request is too large",
             "Remove large images or attachments from the context, or compact the chat.",
-            "request_too_large",
+            ErrorKind.REQUEST_TOO_LARGE,
         )
     if status == 429:
         return error(
             "Rate limited",
             "Too many requests or tokens per minute for this key. "
             "ContextDesk already retried; wait a minute, then Retry.",
-            "rate_limit",
+            ErrorKind.RATE_LIMIT,
             True,
         )
     if status == 529 or name == "OverloadedError":
         return error(
             "Claude is overloaded",
             "The service is busy right now. ContextDesk already retried; Retry in a minute.",
-            "overloaded",
+            ErrorKind.OVERLOADED,
             True,
         )
     if status is not None and status >= 500:
         return error(
             "The API had a server error",
             f"The server answered {status}. ContextDesk already retried; Retry later.",
-            "server_error",
+            ErrorKind.SERVER_ERROR,
             True,
         )
     if status == 400 and "prompt is too long" in api_message:
         return error(
             "The conversation is too long for the model",
             f"{api_message}. Compact the chat or exclude old messages.",
-            "context_overflow",
+            ErrorKind.CONTEXT_OVERFLOW,
         )
     if status is not None and 400 <= status < 500:
         return error(
             "The API rejected the request",
             f"{api_message} (HTTP {status}). Sending it again would fail the same way.",
-            "invalid_request",
+            ErrorKind.INVALID_REQUEST,
         )
     if name == "APITimeoutError":
         return error(
             "The server did not answer in time",
             f"No reply from {base_url} before the timeout. Retry, or check the server.",
-            "timeout",
+            ErrorKind.TIMEOUT,
             True,
         )
     if name == "APIConnectionError" or name.startswith("Connect"):
@@ -121,13 +123,13 @@ def map_error(exc: BaseException, base_url: str) -> ContextDeskError:
             "Cannot reach the server",
             f"Could not connect to {base_url}. Check your "
             "network connection, or the base URL in Settings.",
-            "connection",
+            ErrorKind.CONNECTION,
             True,
         )
     return error(
         "The connection dropped",
         f"The reply stopped because the connection to "
         f"{base_url} broke ({name}). What arrived is kept; Retry to ask again.",
-        "stream_cut",
+        ErrorKind.STREAM_CUT,
         True,
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.config.files import write_atomically
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class KeyringUnavailable(ContextDeskError):
             f"{why}. The key was not saved anywhere. You can use it for this session only, "
             "or, knowing anyone with access to your account could read it, store it in a "
             "plaintext file.",
-            kind="keyring",
+            kind=ErrorKind.KEYRING,
         )
 
 
@@ -108,7 +108,7 @@ class SecretStore:
             raise ContextDeskError(
                 "Plaintext storage is off",
                 "Turn on 'store the key in a plaintext file' in Settings first.",
-                kind="keyring",
+                kind=ErrorKind.KEYRING,
             )
         write_atomically(self.plaintext_file, key.strip().encode("utf-8"), mode=0o600)
         log.warning(

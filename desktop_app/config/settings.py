@@ -1,19 +1,27 @@
 """Settings (the user's choices) and state (what the app remembers), as JSON files.
 
-Both load leniently — unknown keys are ignored, missing ones take their defaults — and a
-file that cannot be read is set aside (renamed `.bad`, never deleted) with a warning, so
-a damaged file can cost the user their preferences but never their ability to start.
+Both load leniently — unknown keys are ignored, missing ones take their defaults, a value
+of the wrong type or out of range is dropped with a warning — and a file that cannot be
+read at all is set aside (renamed `.bad`, never deleted), so a damaged file can cost the
+user their preferences but never their ability to start.
+
+`SETTINGS` describes each setting once — its name on the command line, how a typed value
+is read, what values are allowed — for the Settings dialog, `contextdesk settings` and
+the loader alike.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlparse
 
 from desktop_app.config.files import write_json_atomically
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +50,137 @@ class AppState:
     last_chat_id: str = ""
 
 
+MAX_TOKENS_RANGE = (256, 128_000)
+THINKING_RANGE = (1024, 64_000)  # the API's minimum budget; 0 turns thinking off
+
+
+class BadSetting(ContextDeskError):
+    def __init__(self, key: str, why: str) -> None:
+        super().__init__("Bad setting", f"{key}: {why}", kind=ErrorKind.USAGE)
+        self.key = key
+
+
+@dataclass(frozen=True, slots=True)
+class SettingSpec:
+    key: str  # the name `contextdesk settings` uses
+    attr: str  # the `Settings` field
+    help: str
+    check: Callable[[Any, Settings], str]  # "" when the value is allowed, else why not
+
+    @property
+    def kind(self) -> type:
+        return type(getattr(Settings(), self.attr))
+
+    def parse(self, text: str) -> Any:
+        """A value typed on the command line, as this setting's type."""
+        if self.kind is bool:
+            word = text.strip().lower()
+            if word in ("1", "true", "yes", "on"):
+                return True
+            if word in ("0", "false", "no", "off"):
+                return False
+            raise BadSetting(self.key, f"say on or off, not {text!r}")
+        if self.kind is int:
+            try:
+                return int(text.strip().replace("_", "").replace(",", ""))
+            except ValueError:
+                raise BadSetting(self.key, f"a whole number is needed, not {text!r}") from None
+        return text.strip() if self.attr != "system_prompt" else text
+
+
+def _server(value: str, _: Settings) -> str:
+    if not value:
+        return ""
+    url = urlparse(value)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        return f"{value!r} is not an http(s) URL (e.g. http://localhost:11434)"
+    return ""
+
+
+def _model(value: str, _: Settings) -> str:
+    if not value or any(c.isspace() for c in value):
+        return "a model id without spaces is needed (e.g. claude-sonnet-5-5)"
+    return ""
+
+
+def _in_range(low: int, high: int) -> Callable[[int, Settings], str]:
+    def check(value: int, _: Settings) -> str:
+        return "" if low <= value <= high else f"must be between {low:,} and {high:,}"
+
+    return check
+
+
+def _thinking(value: int, settings: Settings) -> str:
+    if value == 0:
+        return ""
+    low, high = THINKING_RANGE
+    if not low <= value <= high:
+        return f"0 (off) or a budget between {low:,} and {high:,} tokens"
+    if value >= settings.max_tokens:
+        return f"the budget must be below max_tokens ({settings.max_tokens:,}): the API says so"
+    return ""
+
+
+def _workspace(value: str, _: Settings) -> str:
+    if value and not Path(value).is_dir():
+        return f"{value} is not a folder"
+    return ""
+
+
+def _anything(_value: Any, _: Settings) -> str:
+    return ""
+
+
+SETTINGS: tuple[SettingSpec, ...] = (
+    SettingSpec(
+        "server", "base_url", "server URL; empty: ANTHROPIC_BASE_URL or Anthropic's", _server
+    ),
+    SettingSpec("model", "model", "the model new chats use", _model),
+    SettingSpec(
+        "max_tokens", "max_tokens", "max output tokens of new chats", _in_range(*MAX_TOKENS_RANGE)
+    ),
+    SettingSpec(
+        "thinking", "thinking_budget", "extended thinking budget of new chats; 0: off", _thinking
+    ),
+    SettingSpec("system", "system_prompt", "the system prompt new chats start with", _anything),
+    SettingSpec("tools", "tools_enabled", "let Claude use tools", _anything),
+    SettingSpec("run_command", "run_command_enabled", "allow commands (always asks)", _anything),
+    SettingSpec("workspace", "workspace", "folder for the file tools; empty: off", _workspace),
+    SettingSpec("send_with_enter", "send_with_enter", "Enter sends (else Ctrl+Enter)", _anything),
+    SettingSpec("auto_pin", "auto_pin", "facts Claude proposes are pinned at once", _anything),
+)
+SETTING_BY_KEY = {spec.key: spec for spec in SETTINGS}
+
+
+def problems(settings: Settings) -> list[str]:
+    """What is wrong with these settings, one line each, named as on the command line."""
+    found = []
+    for spec in SETTINGS:
+        why = spec.check(getattr(settings, spec.attr), settings)
+        if why:
+            found.append(f"{spec.key}: {why}")
+    return found
+
+
+def change(settings: Settings, assignments: dict[str, str]) -> Settings:
+    """`settings` with typed values (KEY → text) applied and checked together; raises
+    `BadSetting` for an unknown key, a value that cannot be read, or one not allowed."""
+    values: dict[str, Any] = {}
+    for key, text in assignments.items():
+        spec = SETTING_BY_KEY.get(key)
+        if spec is None:
+            raise BadSetting(key, f"no such setting; the settings are {', '.join(SETTING_BY_KEY)}")
+        value = spec.parse(text)
+        if spec.attr == "workspace" and value:
+            value = str(Path(value).expanduser().resolve())
+        values[spec.attr] = value
+    changed = replace(settings, **values)
+    found = problems(changed)
+    if found:
+        raise BadSetting(found[0].partition(":")[0], found[0].partition(": ")[2])
+    return changed
+
+
 T = TypeVar("T", Settings, AppState)
 
 
@@ -53,12 +192,37 @@ def load(path: Path, kind: type[T]) -> T:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
         known = {f.name for f in fields(kind)}
-        return kind(**{k: v for k, v in data.items() if k in known})
+        loaded = kind(**{k: v for k, v in data.items() if k in known and _typed(kind, k, v, path)})
     except (OSError, ValueError, TypeError) as exc:
         aside = path.with_suffix(path.suffix + ".bad")
         path.replace(aside)
         log.warning("%s unreadable (%s); set aside as %s, defaults in use", path, exc, aside.name)
         return kind()
+    if isinstance(loaded, Settings):
+        for problem in problems(loaded):
+            key = problem.partition(":")[0]
+            attr = SETTING_BY_KEY[key].attr
+            if attr == "workspace":
+                continue  # a folder on a drive not mounted yet: the file tools say so
+            log.warning("%s: %s; the default is used", path, problem)
+            loaded = replace(loaded, **{attr: getattr(Settings(), attr)})
+    return loaded
+
+
+def _typed(kind: type, name: str, value: Any, path: Path) -> bool:
+    """Keep a stored value only if it has the field's type: "false" is not False."""
+    default = getattr(kind(), name)
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        log.warning(
+            "%s: %s=%r is not a %s; the default is used", path, name, value, type(default).__name__
+        )
+    return ok
 
 
 def save(path: Path, value: Settings | AppState) -> None:

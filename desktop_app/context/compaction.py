@@ -27,7 +27,7 @@ from desktop_app.core.blocks import (
     ToolUseBlock,
 )
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message, new_id, user_text
 from desktop_app.core.ports import ChatBackend
 from desktop_app.core.protocol import is_clean_start
@@ -87,7 +87,7 @@ class CompactionPreview:
 
 class NothingToCompact(ContextDeskError):
     def __init__(self, why: str) -> None:
-        super().__init__("Nothing to compact", why, kind="nothing_to_compact")
+        super().__init__("Nothing to compact", why, kind=ErrorKind.NOTHING_TO_COMPACT)
 
 
 def plan_span(
@@ -242,7 +242,7 @@ class Compactor:
                 "The model returned no text for the summary. Nothing was changed; try again, "
                 "or compact with instructions.",
                 retryable=True,
-                kind="compaction_empty",
+                kind=ErrorKind.COMPACTION_EMPTY,
             )
         if reply.stop_reason == "max_tokens":
             text += "\n\n[The summary was cut off at its length limit.]"

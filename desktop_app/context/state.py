@@ -25,6 +25,7 @@ class ContextSettings:
     max_context_messages: int = 0  # sliding window by count; 0 = off (seed 000)
     tool_result_cap: int = 8000  # tokens; longer results enter the context head + tail
     drop_old_thinking: bool = True  # earlier turns' thinking: the API ignores it anyway
+    thinking_budget: int = 0  # extended thinking's budget; 0: off (from Settings at creation)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from desktop_app.core.blocks import (
     ThinkingBlock,
     ToolUseBlock,
 )
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.events import (
     BlockFinished,
     BlockStarted,
@@ -60,7 +60,7 @@ class MalformedToolInput(ContextDeskError):
             "Retry the reply; if it keeps happening, try another model.",
             retryable=True,
             details=raw[:2000],
-            kind="malformed_tool_input",
+            kind=ErrorKind.MALFORMED_TOOL_INPUT,
         )
 
 
@@ -119,7 +119,7 @@ class MessageAssembler:
                 "The connection ended before the reply was complete. What arrived is kept; "
                 "Retry to ask again.",
                 retryable=True,
-                kind="stream_cut",
+                kind=ErrorKind.STREAM_CUT,
             )
         blocks = tuple(p.done for _, p in sorted(self._blocks.items()) if p.done is not None)
         return Message(

@@ -8,6 +8,52 @@ frozen, thread-safe snapshot, which events carry across to the GUI.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ErrorKind(StrEnum):
+    """What went wrong, for callers that act on it (the window picks a banner's actions
+    from it: Retry, Settings…, Compact…). Values are stable: they appear in `--json`."""
+
+    ERROR = "error"  # nothing more specific is known
+    BUG = "bug"  # an exception nobody planned for
+    USAGE = "usage"  # a command or value given the wrong way
+    NOT_FOUND = "not_found"
+    FORMAT = "format"  # input that is not a conversation at all
+    IMPORT = "import"
+    IO = "io"  # a file could not be read or written
+    PROTOCOL = "protocol"  # a request the API would reject, caught before sending
+    NOTHING_TO_RETRY = "nothing_to_retry"
+    # The context engine
+    CONTEXT_OVERFLOW = "context_overflow"
+    REQUEST_TOO_LARGE = "request_too_large"
+    NOTHING_TO_COMPACT = "nothing_to_compact"
+    COMPACTION_EMPTY = "compaction_empty"
+    # Tools
+    MALFORMED_TOOL_INPUT = "malformed_tool_input"
+    PATH_REFUSED = "path_refused"
+    # The key and the server
+    AUTH = "auth"
+    KEYRING = "keyring"
+    PERMISSION = "permission"
+    RATE_LIMIT = "rate_limit"
+    OVERLOADED = "overloaded"
+    SERVER_ERROR = "server_error"
+    INVALID_REQUEST = "invalid_request"
+    TIMEOUT = "timeout"
+    CONNECTION = "connection"
+    STREAM_CUT = "stream_cut"
+    STREAM_ERROR = "stream_error"
+    CANCELLED = "cancelled"
+    # The database (storage/db.py says which SQLite failure is which)
+    NEWER_SCHEMA = "newer_schema"
+    DISK_FULL = "disk_full"
+    DATABASE_LOCKED = "database_locked"
+    READ_ONLY = "read_only"
+    DATABASE_DAMAGED = "database_damaged"
+    STORAGE = "storage"
+    # The app itself
+    ALREADY_RUNNING = "already_running"
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,7 +62,7 @@ class ErrorInfo:
     message: str
     retryable: bool = False
     details: str = ""
-    kind: str = "error"
+    kind: ErrorKind = ErrorKind.ERROR
 
 
 class ContextDeskError(Exception):
@@ -27,7 +73,7 @@ class ContextDeskError(Exception):
         *,
         retryable: bool = False,
         details: str = "",
-        kind: str = "error",
+        kind: ErrorKind = ErrorKind.ERROR,
     ) -> None:
         super().__init__(f"{title}: {message}")
         self.info = ErrorInfo(title, message, retryable, details, kind)
@@ -43,6 +89,10 @@ class ContextDeskError(Exception):
     @property
     def retryable(self) -> bool:
         return self.info.retryable
+
+    @property
+    def kind(self) -> ErrorKind:
+        return self.info.kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +116,7 @@ class HistoryFormatError(ContextDeskError):
             "This is not a valid conversation",
             f"{len(problems)} problem(s) found; nothing was changed. First: {problems[0]}",
             details=shown + more,
-            kind="format",
+            kind=ErrorKind.FORMAT,
         )
         self.problems = problems
 
@@ -79,7 +129,7 @@ class ProtocolViolationError(ContextDeskError):
             "The request breaks the Messages API's rules",
             f"Not sent, because the API would reject it: {problems[0]}",
             details="\n".join(str(p) for p in problems),
-            kind="protocol",
+            kind=ErrorKind.PROTOCOL,
         )
         self.problems = problems
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from desktop_app.core.assembly import MessageAssembler
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo
+from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.core.events import (
     LoopEvent,
     MessageAdded,
@@ -130,7 +130,7 @@ def run_turn(
             "Your messages are kept; Retry to try again.",
             retryable=True,
             details=traceback.format_exc(),
-            kind="internal",
+            kind=ErrorKind.BUG,
         )
         yield from turn.settle(MessageStatus.ERROR)
         yield turn.stop(TransitionReason.ERROR, info)

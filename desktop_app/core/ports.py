@@ -1,6 +1,6 @@
 """The ports: what the loop needs from the outside world, as `Protocol`s.
 
-Outer layers implement them (`api` a ChatBackend, `tools` a ToolRunner, `tokens` a
+Outer layers implement them (`api` a ChatBackend and a ModelLister, `tools` a ToolRunner, `tokens` a
 TokenCounter, `context` a RequestPlanner, the GUI and CLI an Approver); tests use fakes.
 """
 
@@ -22,6 +22,31 @@ class ChatBackend(Protocol):
     def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
         """Send `request`, yield its stream. Raise `ContextDeskError` on failure and
         `Cancelled` once `cancel` fires (promptly, even while the server is silent)."""
+        ...
+
+    def release_thread(self) -> None:
+        """Close what the calling thread opened (its client, event loop, sockets). A
+        worker thread calls this before it ends; a later call on it opens new ones."""
+        ...
+
+    def close(self) -> None:
+        """Done with the backend: close what the calling thread holds. Threads that used
+        it have released their own (`release_thread`)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    id: str
+    display_name: str
+    context_window: int
+    max_output: int
+
+
+class ModelLister(Protocol):
+    def models(self, cancel: CancelToken | None = None) -> list[ModelInfo]:
+        """The server's models (fetched once per connection); raise `ContextDeskError`
+        when the server cannot say."""
         ...
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from desktop_app.core.blocks import JSONObject, RedactedThinkingBlock, ThinkingBlock
-from desktop_app.core.errors import ContextDeskError, Problem, ProtocolViolationError
+from desktop_app.core.errors import ContextDeskError, ErrorKind, Problem, ProtocolViolationError
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import lone_surrogate_at, validate
 
@@ -119,7 +119,7 @@ def check_request(
             f"About {estimated_input:,} input tokens plus {request.max_tokens:,} reserved for the "
             f"reply exceed the model's {context_window:,}-token window. Compact the chat, exclude "
             "old messages, or lower the maximum reply length.",
-            kind="context_overflow",
+            kind=ErrorKind.CONTEXT_OVERFLOW,
         )
     size = len(json.dumps(request.body(), ensure_ascii=False).encode("utf-8"))
     if size > MAX_REQUEST_BYTES:
@@ -127,5 +127,5 @@ def check_request(
             "The request is too large",
             f"The request body is {size / 1e6:.1f} MB; the API accepts at most 32 MB. Remove "
             "large images or attachments from the context, or compact the chat.",
-            kind="request_too_large",
+            kind=ErrorKind.REQUEST_TOO_LARGE,
         )

@@ -4,16 +4,23 @@ WAL (readers never block the writer), synchronous=FULL (a committed message surv
 power cut), foreign keys on, a busy timeout. The schema version lives in
 `PRAGMA user_version`; a database from a newer ContextDesk is refused, unchanged, with a
 message that says so — an update must never be undone by an older copy of the app.
+
+SQLite reports trouble as `sqlite3.Error` (a full disk is `OperationalError`, never
+`OSError`). `storage_error` turns each into a `StorageError` that says what happened and
+what to do; every write is one transaction, so a failed one has changed nothing.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+
+BUSY_TIMEOUT_S = 10.0  # how long a write waits for another program's lock
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -123,36 +130,119 @@ class NewerSchema(ContextDeskError):
             "This database is from a newer ContextDesk",
             f"{path} has schema version {found}; this copy of ContextDesk understands up to "
             f"{SCHEMA_VERSION}. Nothing was changed. Update ContextDesk to open it.",
-            kind="newer_schema",
+            kind=ErrorKind.NEWER_SCHEMA,
         )
 
 
-def connect(path: Path) -> sqlite3.Connection:
+class StorageError(ContextDeskError):
+    """The database could not be read or written; `kind` says why."""
+
+
+# SQLite's primary result codes (https://sqlite.org/rescode.html), the low byte of
+# `sqlite_errorcode`.
+_PERM, _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = (
+    3,
+    5,
+    6,
+    8,
+    10,
+    11,
+    13,
+    14,
+    26,
+)
+
+
+def storage_error(exc: sqlite3.Error, path: Path) -> StorageError:
+    """What a SQLite failure means for the user, and what they can do about it."""
+    code = int(getattr(exc, "sqlite_errorcode", -1)) & 0xFF
+    details = f"{type(exc).__name__}: {exc} (SQLite {getattr(exc, 'sqlite_errorname', '?')})"
+    unchanged = "Nothing was changed: what was saved before is intact."
+    if code == _FULL or "disk is full" in str(exc):
+        return StorageError(
+            "The disk is full",
+            f"ContextDesk could not save to {path}: there is no space left on its disk. "
+            f"{unchanged} Free some space, then try again.",
+            retryable=True,
+            details=details,
+            kind=ErrorKind.DISK_FULL,
+        )
+    if code in (_BUSY, _LOCKED):
+        return StorageError(
+            "The chat database is busy",
+            f"Another program (or another copy of ContextDesk) has kept {path} locked for "
+            f"over {BUSY_TIMEOUT_S:.0f} seconds. {unchanged} Close it, then try again.",
+            retryable=True,
+            details=details,
+            kind=ErrorKind.DATABASE_LOCKED,
+        )
+    if code in (_READONLY, _PERM) or (
+        code == _CANTOPEN and not os.access(path.parent, os.W_OK | os.X_OK)
+    ):
+        return StorageError(
+            "The data folder is read-only",
+            f"ContextDesk cannot write to {path}. {unchanged} Make the folder writable, or "
+            "start ContextDesk with --home (or CONTEXTDESK_HOME) set to one that is.",
+            details=details,
+            kind=ErrorKind.READ_ONLY,
+        )
+    if code in (_CORRUPT, _NOTADB):
+        return StorageError(
+            "The chat database is damaged",
+            f"{path} is not a readable ContextDesk database: it is damaged, or another kind "
+            "of file. ContextDesk did not change it. Restore it from a backup, or move it "
+            "aside and ContextDesk starts with a new one.",
+            details=details,
+            kind=ErrorKind.DATABASE_DAMAGED,
+        )
+    return StorageError(
+        "The chat database could not be used",
+        f"Reading or writing {path} failed ({exc}). {unchanged} Check the disk, then try again.",
+        retryable=True,
+        details=details,
+        kind=ErrorKind.STORAGE,
+    )
+
+
+def connect(path: Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
     """Open (creating and migrating if needed) the database at `path`."""
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
-    db.row_factory = sqlite3.Row
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version > SCHEMA_VERSION:
+    try:
+        return _connect(path, busy_timeout)
+    except sqlite3.Error as exc:
+        raise storage_error(exc, path) from exc
+
+
+def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=busy_timeout)
+    try:
+        db.row_factory = sqlite3.Row
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise NewerSchema(version, path)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        for number in range(version, SCHEMA_VERSION):
+            with transaction(db):
+                MIGRATIONS[number](db)
+                db.execute(f"PRAGMA user_version = {number + 1}")
+    except BaseException:
         db.close()
-        raise NewerSchema(version, path)
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = FULL")
-    db.execute("PRAGMA foreign_keys = ON")
-    db.execute("PRAGMA busy_timeout = 10000")
-    for number in range(version, SCHEMA_VERSION):
-        with transaction(db):
-            MIGRATIONS[number](db)
-            db.execute(f"PRAGMA user_version = {number + 1}")
+        raise
     return db
 
 
 @contextmanager
 def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception: all or nothing."""
+    """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception: all or nothing. SQLite
+    rolls back by itself after some failures (a full disk, a failed COMMIT): then there
+    is nothing left to roll back, and the first error is the one that counts."""
     db.execute("BEGIN IMMEDIATE")
     try:
         yield db
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:
+            db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")

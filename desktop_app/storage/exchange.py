@@ -31,7 +31,7 @@ from desktop_app.core.blocks import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from desktop_app.core.errors import ContextDeskError, HistoryFormatError, Problem
+from desktop_app.core.errors import ContextDeskError, ErrorKind, HistoryFormatError, Problem
 from desktop_app.core.messages import Message, new_id
 from desktop_app.core.repair import repair, sanitize
 from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
@@ -50,7 +50,7 @@ class ImportResult:
 
 class ImportFailed(ContextDeskError):
     def __init__(self, title: str, message: str) -> None:
-        super().__init__(title, f"{message} Nothing was imported.", kind="import")
+        super().__init__(title, f"{message} Nothing was imported.", kind=ErrorKind.IMPORT)
 
 
 # -- export --------------------------------------------------------------------------------

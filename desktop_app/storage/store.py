@@ -6,28 +6,32 @@ summaries, exclusions, breaker), forking and deleting are each all or nothing. A
 being streamed is checkpointed by the caller at most about once a second (`checkpoint`),
 never per token; at startup, leftover `streaming` rows become `interrupted` and the
 chat's unanswered tool calls get their interrupted results (`recover`).
+
+Every public method turns a `sqlite3.Error` into a `StorageError` (`_sqlite_errors_explained`),
+so no caller ever meets a raw SQLite exception.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from desktop_app.config.settings import DEFAULT_MODEL
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import Breaker, ContextSettings, ContextState, Summary
 from desktop_app.core.blocks import Block, ToolResultBlock, block_to_api, block_type
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.history import unanswered_calls
 from desktop_app.core.messages import Message, MessageStatus, Role, new_id
 from desktop_app.core.repair import INTERRUPTED_RESULT
 from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
-from desktop_app.storage.db import connect, transaction
+from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error, transaction
 
 # Every chat query: the row and how many messages it has.
 _CHATS = "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id AND NOT m.deleted) AS n FROM chats c"
@@ -35,7 +39,7 @@ _CHATS = "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id AN
 
 class ChatNotFound(ContextDeskError):
     def __init__(self, ref: str, why: str = "no chat has this id") -> None:
-        super().__init__("Chat not found", f"{ref!r}: {why}.", kind="not_found")
+        super().__init__("Chat not found", f"{ref!r}: {why}.", kind=ErrorKind.NOT_FOUND)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,16 +71,49 @@ def settings_from_json(text: str) -> ContextSettings:
     return ContextSettings(**{k: v for k, v in data.items() if k in known})
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+StoreT = TypeVar("StoreT", bound="type[ChatStore]")
+
+
+def _explained(method: Callable[P, R]) -> Callable[P, R]:
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as exc:
+            store = args[0]
+            assert isinstance(store, ChatStore)
+            raise storage_error(exc, store.path) from exc
+
+    return call
+
+
+def _sqlite_errors_explained(cls: StoreT) -> StoreT:
+    """Wrap every public method: a raw `sqlite3.Error` leaves as a `StorageError`."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and callable(member):
+            setattr(cls, name, _explained(member))
+    return cls
+
+
+@_sqlite_errors_explained
 class ChatStore:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self.db = db
+        self.path = path
 
     @classmethod
-    def open(cls, path: Path) -> ChatStore:
-        return cls(connect(path))
+    def open(cls, path: Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> ChatStore:
+        return cls(connect(path, busy_timeout=busy_timeout), path)
 
     def close(self) -> None:
         self.db.close()
+
+    def data_version(self) -> int:
+        """Changes whenever another connection (the CLI, another program) commits to the
+        database; this connection's own writes leave it as it is (`PRAGMA data_version`)."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
 
     # -- chats --------------------------------------------------------------------------
 
@@ -314,7 +351,7 @@ class ChatStore:
             raise ContextDeskError(
                 "Cannot fork",
                 f"message {through_message_id} is not in this chat.",
-                kind="not_found",
+                kind=ErrorKind.NOT_FOUND,
             )
         kept = history[: ids.index(through_message_id) + 1]
         state = self.context_state(chat_id)

@@ -11,13 +11,15 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 
 class OutsideWorkspace(ContextDeskError):
     def __init__(self, path: str, why: str) -> None:
         super().__init__(
-            "Path outside the workspace", f"{path!r} was refused: {why}.", kind="path_refused"
+            "Path outside the workspace",
+            f"{path!r} was refused: {why}.",
+            kind=ErrorKind.PATH_REFUSED,
         )
 
 

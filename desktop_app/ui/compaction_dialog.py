@@ -5,6 +5,8 @@ Apply."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
     QDialog,
@@ -19,11 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.context.compaction import CompactionPreview
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.repair import repair
 from desktop_app.ui.session import ChatSession
 from desktop_app.ui.workers import CallWorker, Outcome
+
+if TYPE_CHECKING:
+    from desktop_app.context.compaction import CompactionPreview
 
 
 class CompactionDialog(QDialog):
@@ -84,24 +87,15 @@ class CompactionDialog(QDialog):
         if self.worker is not None:
             self.worker.cancel.cancel()
             return
-        session = self.session
-        services = session.services
-        planner, _ = services.planner(session.chat)
-        history = list(repair(session.messages).messages)
-        instructions = self.instructions.text().strip()
+        chat = self.session.chat
+        chat.planner()  # on this thread: the worker must not read the database
+        history = list(self.session.messages)
+        instructions = self.instructions.text()
 
         def ask(cancel: CancelToken) -> CompactionPreview:
-            return planner.compactor.preview(
-                history,
-                session.state(),
-                session.chat.settings,
-                model=planner.model,
-                cancel=cancel,
-                instructions=instructions,
-            )
+            return chat.preview_compaction(instructions, cancel, history)
 
-        release = getattr(planner.compactor.backend, "release_thread", lambda: None)
-        self.worker = CallWorker(ask, release)
+        self.worker = CallWorker(ask, chat.release_thread)
         self.worker.finished.connect(self._on_worker_finished)
         self.worker.start()
         self.preview_button.setText("Cancel")
@@ -149,8 +143,11 @@ class CompactionDialog(QDialog):
     def _on_apply_clicked(self) -> None:
         if self.preview is None:
             return
-        self.session.apply_compaction(self.preview, self.summary.toPlainText())
-        self.accept()
+        if self.session.apply_compaction(self.preview, self.summary.toPlainText()):
+            self.accept()
+            return
+        error = self.session.error  # not saved: the preview stays, to apply once it can be
+        self.status.setText(f"<b>Not applied</b>: {error.message}" if error else "Not applied.")
 
     def reject(self) -> None:
         if self.worker is not None:

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.chats.attachments import API_MAX_EDGE, FALLBACK_TOKENS, image_tokens
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
-from desktop_app.tokens.images import API_MAX_EDGE, FALLBACK_TOKENS, image_tokens
 
 MAX_PIXELS = FALLBACK_TOKENS * 750  # beyond this the API scales down anyway (≈1.15 MP)
 MAX_TEXT_FILE_BYTES = 1_000_000

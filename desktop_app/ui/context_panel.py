@@ -29,18 +29,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.context.facts import Fact
-from desktop_app.context.policies import old_tool_result_ids
 from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.core.blocks import ToolResultBlock
 from desktop_app.core.messages import Message
-from desktop_app.core.repair import repair
 from desktop_app.ui.context_meter import SEGMENTS, ContextMeter
 from desktop_app.ui.session import ChatSession
 
 if TYPE_CHECKING:
     from desktop_app.context.projection import Plan
-
-KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
 
 
 class ContextPanel(QStackedWidget):
@@ -187,7 +183,7 @@ class ContextPanel(QStackedWidget):
         self.session = session
         self.setCurrentWidget(self.tabs if session is not None else self.empty)
         if session is not None:
-            self.system.setPlainText(session.chat.system_prompt)
+            self.system.setPlainText(session.chat.info.system_prompt)
         self.show_plan(session.plan if session else None)
 
     def show_plan(self, plan: Plan | None) -> None:
@@ -199,7 +195,7 @@ class ContextPanel(QStackedWidget):
         if session is None:
             return
         state = session.state()
-        counter = session.services.counter
+        counter = session.chat.engine.counter
         if counter.ready:
             self.facts.model.count = self.facts.suggested.count = counter.text
         self.facts.model.last_sent = self.facts.suggested.last_sent = self._last_sent_text(session)
@@ -280,7 +276,7 @@ class ContextPanel(QStackedWidget):
     @Slot(str)
     def _on_facts_add_requested(self, text: str) -> None:
         if self.session is not None:
-            self.session.add_fact(text)
+            self.session.pin_fact(text)
 
     @Slot(object, str)
     def _on_facts_edit_requested(self, fact: Fact, text: str) -> None:
@@ -346,17 +342,13 @@ class ContextPanel(QStackedWidget):
     ) -> bool:
         """Show the next request's size before and after a change; True to go ahead."""
         session = self.session
-        planner = session.planner if session is not None else None
-        if session is None or planner is None or session.plan is None:
+        if session is None or session.plan is None:
             return True
-        changed = replace(
-            planner, settings=settings or planner.settings, state=state or planner.state
-        )
-        after = changed.plan(list(repair(session.messages).messages)).estimated_input
+        after = session.chat.plan_if(session.messages, settings=settings, state=state)
         answer = QMessageBox.question(
             self,
             "Change what is sent?",
-            f"{what}\n\nNext request: ≈{session.plan.estimated_input:,} → ≈{after:,} tokens.",
+            f"{what}\n\nNext request: ≈{session.plan.estimated_input:,} → ≈{after.estimated_input:,} tokens.",
         )
         return answer == QMessageBox.StandardButton.Yes
 
@@ -380,7 +372,7 @@ class ContextPanel(QStackedWidget):
         session = self.session
         if session is None:
             return
-        ids = old_tool_result_ids(session.messages, KEEP_RESULTS_OF_LAST_TURNS)
+        ids = session.chat.old_tool_results(session.messages)
         if not ids:
             QMessageBox.information(
                 self, "Nothing to clear", "No older tool results are in the context."

@@ -14,9 +14,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app import __version__
 from desktop_app.bundled import bundled
-from desktop_app.config.settings import AppState, load
+from desktop_app.chats import Engine
 from desktop_app.core.errors import ContextDeskError
-from desktop_app.services import Services
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
 
@@ -58,10 +57,10 @@ def app_icon() -> QIcon:
 
 
 def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWindow:
-    services = Services.open(home, demo=demo)
-    _log_to_file(services.paths.logs / "contextdesk.log")
-    window = MainWindow(services, load(services.paths.state_file, AppState))
-    if demo and not services.store.list_chats():
+    engine = Engine.open(home, demo=demo)
+    _log_to_file(engine.paths.logs / "contextdesk.log")
+    window = MainWindow(engine, engine.load_window_state())
+    if demo and not engine.list_chats():
         window.start_demo()
     return window
 
@@ -80,7 +79,7 @@ def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: b
         checker = SmokeTest(window)
         QTimer.singleShot(0, checker.start)
     code = app.exec()
-    window.services.close()
+    window.engine.close()
     return code
 
 

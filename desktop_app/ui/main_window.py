@@ -1,5 +1,8 @@
 """The main window: chats on the left, the conversation in the middle, the context dock on
-the right. It owns the open chats' sessions and turns the views' requests into actions.
+the right. It lays them out, builds the menus, and shows one chat's session at a time;
+what the chat list's actions do is in `ChatListController`, the key, the models and
+Settings in `ConnectionController`, and what any action does to a chat in the
+application layer (`desktop_app.chats`).
 
 Startup is built for a fast first paint (≤ 1 s): the window shows with the chat list
 first; the token encoding, the key lookup (a keyring may take seconds) and the last
@@ -8,43 +11,41 @@ chat's plan all happen on the background thread afterwards.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDockWidget,
-    QFileDialog,
     QInputDialog,
     QLabel,
     QMainWindow,
-    QMessageBox,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop_app.config.files import write_atomically
-from desktop_app.config.secrets import ApiKey
-from desktop_app.config.settings import AppState, save
-from desktop_app.core.blocks import Block, ImageBlock, TextBlock
-from desktop_app.core.errors import ContextDeskError, ErrorInfo
+from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine
+from desktop_app.config.settings import AppState
+from desktop_app.core.blocks import Block
+from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.core.messages import Message
-from desktop_app.services import Services
 from desktop_app.storage.store import ChatInfo
 from desktop_app.ui import theme
 from desktop_app.ui.approval_dialog import ApprovalDialog
 from desktop_app.ui.banner import ErrorBanner
 from desktop_app.ui.chat_list import ChatListPanel
+from desktop_app.ui.chat_list_controller import ChatListController
 from desktop_app.ui.composer import Composer
+from desktop_app.ui.connection_controller import ConnectionController
 from desktop_app.ui.context_panel import ContextPanel
 from desktop_app.ui.message_view import MessageListView
-from desktop_app.ui.session import NEW_CHAT_TITLE, ChatSession
+from desktop_app.ui.session import ChatSession
 from desktop_app.ui.welcome import WelcomePage
 from desktop_app.ui.workers import BackgroundWorker, PendingApproval
 
@@ -54,20 +55,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 APP_NAME = "ContextDesk"
+WATCH_MS = 1500  # how often the window looks for changes made by another program
+# Errors a retry cannot fix, so their banner has no Retry button.
+NOT_RETRYABLE = {ErrorKind.NOTHING_TO_RETRY, ErrorKind.USAGE, ErrorKind.IO}
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, services: Services, state: AppState | None = None) -> None:
+    def __init__(self, engine: Engine, state: AppState | None = None) -> None:
         super().__init__()
-        self.services = services
+        self.engine = engine
         self.app_state = state or AppState()
         self.background = BackgroundWorker(self)
         self.sessions: dict[str, ChatSession] = {}
         self.current: ChatSession | None = None
-        self.key: ApiKey | None = None
-        self.key_known = False  # the background lookup has answered
         self.approvals: list[ApprovalDialog] = []
-        self.models: list[object] = _known_models()  # the server's list replaces it
         self.setObjectName("mainWindow")
         self.resize(1280, 820)
 
@@ -75,21 +76,20 @@ class MainWindow(QMainWindow):
         self.messages = MessageListView()
         self.banner = ErrorBanner()
         self.composer = Composer()
-        self.composer.set_send_with_enter(services.settings.send_with_enter)
+        self.composer.set_send_with_enter(engine.settings.send_with_enter)
         self.welcome = WelcomePage()
         self.no_chat = QLabel("Pick a chat on the left, or press Ctrl+N for a new one.")
         self.no_chat.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        conversation = QWidget()
-        column = QVBoxLayout(conversation)
+        self.conversation = QWidget()
+        column = QVBoxLayout(self.conversation)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(4)
         column.addWidget(self.messages, 1)
         column.addWidget(self.banner)
         column.addWidget(self.composer)
         self.center = QStackedWidget()
-        for page in (self.no_chat, self.welcome, conversation):
+        for page in (self.no_chat, self.welcome, self.conversation):
             self.center.addWidget(page)
-        self.conversation = conversation
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.chat_list)
@@ -109,12 +109,17 @@ class MainWindow(QMainWindow):
         self.demo_label.setObjectName("demoLabel")
         self.statusBar().addPermanentWidget(self.demo_label)
 
+        self.chats = ChatListController(engine, self.chat_list, self)
+        self.connection = ConnectionController(engine, self.background, self)
         self._build_menus()
         self._connect()
         self._restore_state()
         self._show_mode()
-        self.chat_list.set_chats(services.store.list_chats())
+        self.chats.refresh()
         self.center.setCurrentWidget(self.no_chat)
+        self.watch_timer = QTimer(self)
+        self.watch_timer.setInterval(WATCH_MS)
+        self.watch_timer.timeout.connect(self._on_watch_timer_timeout)
         QTimer.singleShot(0, self._after_first_paint)
 
     # -- building ---------------------------------------------------------------------------
@@ -154,13 +159,17 @@ class MainWindow(QMainWindow):
         self.stop_shortcut.activated.connect(self._on_stop_triggered)
 
     def _connect(self) -> None:
-        panel = self.chat_list
-        panel.chat_selected.connect(self._on_chat_list_chat_selected)
-        panel.new_requested.connect(self._on_new_triggered)
-        panel.rename_requested.connect(self._on_chat_list_rename_requested)
-        panel.delete_requested.connect(self._on_chat_list_delete_requested)
-        panel.undo_delete_requested.connect(self._on_chat_list_undo_delete_requested)
-        panel.export_requested.connect(self._on_chat_list_export_requested)
+        self.chat_list.chat_selected.connect(self._on_chat_list_chat_selected)
+        self.chat_list.new_requested.connect(self._on_new_triggered)
+        self.chats.open_requested.connect(self._on_chats_open_requested)
+        self.chats.renamed.connect(self._on_session_chat_changed)
+        self.chats.trashed.connect(self._on_chats_trashed)
+        self.chats.problem.connect(self._on_problem)
+        self.chats.status.connect(self._on_status)
+        self.connection.mode_changed.connect(self._on_connection_mode_changed)
+        self.connection.counter_ready.connect(self._on_connection_counter_ready)
+        self.connection.settings_saved.connect(self._on_connection_settings_saved)
+        self.connection.problem.connect(self._on_problem)
         self.composer.send_requested.connect(self._on_composer_send_requested)
         self.composer.stop_requested.connect(self._on_stop_triggered)
         self.composer.draft_changed.connect(self._on_composer_draft_changed)
@@ -169,9 +178,8 @@ class MainWindow(QMainWindow):
         self.banner.dismissed.connect(self._on_banner_dismissed)
         self.welcome.enter_key_requested.connect(self.open_settings)
         self.welcome.demo_requested.connect(self.start_demo)
-        context = self.context
-        context.jump_requested.connect(self._on_context_jump_requested)
-        context.compact_requested.connect(self._on_context_compact_requested)
+        self.context.jump_requested.connect(self._on_context_jump_requested)
+        self.context.compact_requested.connect(self._on_context_compact_requested)
         view = self.messages
         view.exclude_toggled.connect(self._on_messages_exclude_toggled)
         view.pin_requested.connect(self._on_messages_pin_requested)
@@ -188,16 +196,13 @@ class MainWindow(QMainWindow):
         """Work the first paint must not wait for."""
         if self.app_state.splitter_sizes:  # once laid out: before that, sizes get rescaled
             self.splitter.setSizes(self.app_state.splitter_sizes)
-        counter = self.services.counter
-        self.background.submit("warm-up", lambda: counter.text("warm up"), self._on_counter_ready)
-        self.background.submit(
-            "key", self.services.secrets.get, self._on_key_found, self._on_key_failed
-        )
+        self.connection.start()
+        self.watch_timer.start()
         last = self.app_state.last_chat_id
         if last and self.chat_list.model.row_of(last) is not None:
             self.open_chat(last)
 
-    # -- chats ------------------------------------------------------------------------------
+    # -- which chat is shown ------------------------------------------------------------------
 
     def open_chat(self, chat_id: str) -> ChatSession | None:
         """Show a chat, opening its session on first use (sessions stay while the app runs)."""
@@ -209,56 +214,88 @@ class MainWindow(QMainWindow):
         except ContextDeskError as exc:
             self.banner.show_error(exc.info, can_retry=False)
             return None
-        if self.current is not None:
-            self.current.scroll_value = (
-                None
-                if self.messages.sticks_to_bottom
-                else self.messages.verticalScrollBar().value()
-            )
-        self.current = session
-        self.messages.setModel(session.model)
-        self.messages.excluded = set(session.state().excluded_messages)
-        self.messages.restore_scroll(session.scroll_value)
-        self.center.setCurrentWidget(self.conversation)
-        self.banner.show_error(session.error)
-        self.composer.set_busy(session.busy)
-        self.context.set_session(session)
+        self._set_current(session)
         self.chat_list.select(chat_id)
         self.app_state = replace(self.app_state, last_chat_id=chat_id)
-        self.setWindowTitle(f"{session.chat.title} — {self._app_title()}")
         self.composer.edit.setFocus()
         return session
 
     def _open_session(self, chat_id: str) -> ChatSession:
-        session = ChatSession(
-            self.services, self.background, self.services.store.chat(chat_id), self
-        )
-        session.busy_changed.connect(self._on_session_busy_changed)
-        session.planned.connect(self._on_session_planned)
-        session.error_changed.connect(self._on_session_error_changed)
-        session.approval_requested.connect(self._on_session_approval_requested)
+        session = ChatSession(self.engine.chat(chat_id), self.background, self)
+        # Every session, shown or not, may ask for approval and may change its chat.
+        session.approval_requested.connect(functools.partial(self._ask_approval, session))
         session.chat_changed.connect(self._on_session_chat_changed)
-        session.text_streamed.connect(self._on_session_text_streamed)
         session.load()
         self.sessions[chat_id] = session
         return session
 
+    def _set_current(self, session: ChatSession | None) -> None:
+        """Swap the session the window shows: the old one's signals are disconnected
+        from the window and the new one's connected, so no slot asks who sent it."""
+        old = self.current
+        if old is not None:
+            old.scroll_value = (
+                None
+                if self.messages.sticks_to_bottom
+                else self.messages.verticalScrollBar().value()
+            )
+            old.busy_changed.disconnect(self._on_session_busy_changed)
+            old.planned.disconnect(self._on_session_planned)
+            old.error_changed.disconnect(self._on_session_error_changed)
+            old.text_streamed.disconnect(self._on_session_text_streamed)
+        self.current = session
+        self.context.set_session(session)
+        if session is None:
+            self.messages.setModel(None)
+            self.center.setCurrentWidget(self.no_chat)
+            self._show_mode()
+            return
+        session.busy_changed.connect(self._on_session_busy_changed)
+        session.planned.connect(self._on_session_planned)
+        session.error_changed.connect(self._on_session_error_changed)
+        session.text_streamed.connect(self._on_session_text_streamed)
+        self.messages.setModel(session.model)
+        self.messages.excluded = set(session.state().excluded_messages)
+        self.messages.restore_scroll(session.scroll_value)
+        self.center.setCurrentWidget(self.conversation)
+        self._show_error(session.error)
+        self.composer.set_busy(session.busy)
+        self._show_mode()
+
+    @Slot(str)
+    def _on_chat_list_chat_selected(self, chat_id: str) -> None:
+        self.open_chat(chat_id)
+
+    @Slot(str)
+    def _on_chats_open_requested(self, chat_id: str) -> None:
+        self.open_chat(chat_id)
+
+    @Slot(str)
+    def _on_chats_trashed(self, chat_id: str) -> None:
+        session = self.sessions.pop(chat_id, None)
+        if session is None:
+            return
+        session.close()
+        if self.current is session:
+            self._set_current(None)
+
     def new_chat(self, title: str = NEW_CHAT_TITLE) -> ChatSession | None:
-        settings = self.services.settings
-        chat = self.services.store.create_chat(title, settings.model, settings.system_prompt)
-        self.chat_list.update_chat(chat)
-        return self.open_chat(chat.id)
+        chat = self.chats.new_chat(title)
+        return self.sessions.get(chat.id) if chat is not None else None
 
     @Slot()
     def start_demo(self) -> None:
         """Switch to the offline demo model and open a demo chat to look around in."""
-        from desktop_app.demo_chat import create_demo_chat
+        try:
+            chat = self.connection.start_demo()
+        except ContextDeskError as exc:
+            self._on_problem(exc.info)
+            return
+        self.chats.show_new(chat)
 
-        self.services.reconnect(demo=True)
-        self._show_mode()
-        chat = create_demo_chat(self.services.store)
-        self.chat_list.update_chat(chat)
-        self.open_chat(chat.id)
+    def import_chat(self, path: str = "") -> ChatSession | None:
+        chat = self.chats.import_chat(path)
+        return self.sessions.get(chat.id) if chat is not None else None
 
     # -- the current chat's actions ----------------------------------------------------------
 
@@ -267,7 +304,7 @@ class MainWindow(QMainWindow):
         session = self.current or self.new_chat()
         if session is None:
             return
-        if session.send(blocks):
+        if session.send(blocks):  # stored: only then is the draft cleared
             self.composer.clear()
             self.messages.restore_scroll(None)  # sending jumps to the newest message
 
@@ -300,14 +337,13 @@ class MainWindow(QMainWindow):
             "Keep the part that matters; it is sent, verbatim, with every request:",
             message.text,
         )
-        if ok and text.strip():
-            self.current.pin_fact(text)
+        if ok and text.strip() and self.current.pin_fact(text):
             self.statusBar().showMessage("Pinned. It is sent with every request from now on.", 4000)
 
     @Slot(object)
     def _on_messages_fork_requested(self, message: Message) -> None:
         if self.current is not None:
-            self._open_new(self.current.fork(message))
+            self._open_made(functools.partial(self.current.chat.fork, message))
 
     @Slot(object)
     def _on_messages_edit_requested(self, message: Message) -> None:
@@ -319,10 +355,54 @@ class MainWindow(QMainWindow):
         )
         if not ok or not text.strip():
             return
-        fork = self._open_new(session.fork_before(message))
-        if fork is not None:
-            images = tuple(b for b in message.blocks if isinstance(b, ImageBlock))
-            fork.send((*images, TextBlock(text.strip())))
+        try:
+            fork, edited = session.chat.edit_and_resend(message, text)
+        except ContextDeskError as exc:
+            self._on_problem(exc.info)
+            return
+        self.chats.show_new(fork)
+        if self.current is not None and self.current.chat is fork:
+            self.current.send(edited.blocks)
+
+    def _open_made(self, make: Callable[[], Chat]) -> None:
+        try:
+            chat = make()
+        except ContextDeskError as exc:
+            self._on_problem(exc.info)
+            return
+        self.chats.show_new(chat)
+
+    @Slot(str)
+    def _on_composer_draft_changed(self, text: str) -> None:
+        if self.current is not None:
+            self.current.request_plan(text)
+
+    @Slot(str)
+    def _on_composer_problem(self, text: str) -> None:
+        self.banner.show_error(ErrorInfo("Could not attach", text), can_retry=False)
+
+    @Slot()
+    def _on_banner_dismissed(self) -> None:
+        if self.current is not None:
+            self.current.error = None
+
+    @Slot()
+    def _on_new_triggered(self) -> None:
+        self.new_chat()
+
+    @Slot()
+    def _on_rename_triggered(self) -> None:
+        if self.current is not None:
+            self.chat_list.rename(self.current.chat.id)
+
+    @Slot()
+    def _on_trash_triggered(self) -> None:
+        if self.current is not None:
+            self.chats.trash(self.current.chat.id)
+
+    def _export_current(self, fmt: str) -> None:
+        if self.current is not None:
+            self.chats.export(self.current.chat.id, fmt)
 
     # -- the context panel asks ----------------------------------------------------------
 
@@ -343,159 +423,38 @@ class MainWindow(QMainWindow):
             return
         CompactionDialog(self.current, self).exec()
 
-    def _open_new(self, chat: ChatInfo) -> ChatSession | None:
-        self.chat_list.update_chat(chat)
-        return self.open_chat(chat.id)
-
-    @Slot(str)
-    def _on_composer_draft_changed(self, text: str) -> None:
-        if self.current is not None:
-            self.current.request_plan(text)
-
-    @Slot(str)
-    def _on_composer_problem(self, text: str) -> None:
-        self.banner.show_error(ErrorInfo("Could not attach", text), can_retry=False)
-
-    @Slot()
-    def _on_banner_dismissed(self) -> None:
-        if self.current is not None:
-            self.current.error = None
-
-    # -- the chat list --------------------------------------------------------------------
-
-    @Slot(str)
-    def _on_chat_list_chat_selected(self, chat_id: str) -> None:
-        self.open_chat(chat_id)
-
-    @Slot()
-    def _on_new_triggered(self) -> None:
-        self.new_chat()
-
-    @Slot(str, str)
-    def _on_chat_list_rename_requested(self, chat_id: str, title: str) -> None:
-        chat = self.services.store.update_chat(chat_id, title=title)
-        self._on_session_chat_changed(chat)
-
-    @Slot()
-    def _on_rename_triggered(self) -> None:
-        if self.current is not None:
-            self.chat_list.rename(self.current.chat.id)
-
-    @Slot(str)
-    def _on_chat_list_delete_requested(self, chat_id: str) -> None:
-        session = self.sessions.pop(chat_id, None)
-        if session is not None:
-            session.close()
-        chat = self.services.store.chat(chat_id)
-        self.services.store.delete_chat(chat_id)
-        self.chat_list.removed(chat)
-        if self.current is session and session is not None:
-            self.current = None
-            self.context.set_session(None)
-            self.messages.setModel(None)
-            self.center.setCurrentWidget(self.no_chat)
-            self.setWindowTitle(self._app_title())
-
-    @Slot()
-    def _on_trash_triggered(self) -> None:
-        if self.current is not None:
-            self._on_chat_list_delete_requested(self.current.chat.id)
-
-    @Slot(str)
-    def _on_chat_list_undo_delete_requested(self, chat_id: str) -> None:
-        self.services.store.restore_chat(chat_id)
-        self.chat_list.set_chats(self.services.store.list_chats())
-        self.open_chat(chat_id)
-
-    @Slot(str, str)
-    def _on_chat_list_export_requested(self, chat_id: str, fmt: str) -> None:
-        chat = self.services.store.chat(chat_id)
-        suffix = "json" if fmt == "json" else "md"
-        name = (
-            "".join(c if c.isalnum() or c in " -_" else "_" for c in chat.title).strip() or "chat"
-        )
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export chat", f"{name}.{suffix}", f"*.{suffix}"
-        )
-        if not path:
-            return
-        try:
-            write_atomically(Path(path), self.services.export_text(chat_id, fmt).encode("utf-8"))
-        except (ContextDeskError, OSError) as exc:
-            info = error_info(exc, "Export failed")
-            self.banner.show_error(info, can_retry=False)
-            return
-        self.statusBar().showMessage(f"Exported to {path}", 5000)
-
-    @Slot()
-    def import_chat(self, path: str = "") -> ChatSession | None:
-        """Import a JSON chat (ours, or a Messages API request body): all or nothing; the
-        problems, if any, are listed by their JSON path."""
-        from desktop_app.storage.exchange import import_chat as import_file
-
-        if not path:
-            path, _ = QFileDialog.getOpenFileName(
-                self, "Import a chat", "", "JSON (*.json);;All files (*)"
-            )
-        if not path:
-            return None
-        try:
-            result = import_file(self.services.store, Path(path).read_bytes())
-        except (ContextDeskError, OSError) as exc:
-            info = error_info(exc, "Cannot read the file")
-            box = QMessageBox(QMessageBox.Icon.Warning, info.title, info.message, parent=self)
-            box.setObjectName("importProblems")
-            box.setInformativeText(info.details)  # the list: JSON path and problem, one a line
-            box.open()
-            return None
-        if result.repairs:
-            self.statusBar().showMessage(
-                f"Imported, with {len(result.repairs)} repair(s): see the chat's export.", 8000
-            )
-        return self._open_new(result.chat)
-
-    def _export_current(self, fmt: str) -> None:
-        if self.current is not None:
-            self._on_chat_list_export_requested(self.current.chat.id, fmt)
-
-    # -- sessions tell us -----------------------------------------------------------------
+    # -- the shown session tells us ---------------------------------------------------------
 
     @Slot(bool)
     def _on_session_busy_changed(self, busy: bool) -> None:
-        if self.sender() is self.current:
-            self.composer.set_busy(busy)
+        self.composer.set_busy(busy)
 
     @Slot(object)
     def _on_session_planned(self, plan: Plan) -> None:
-        session = self.current
-        if self.sender() is session and session is not None:
-            self.context.show_plan(plan)
-            self.messages.excluded = set(session.state().excluded_messages)
+        self.context.show_plan(plan)
+        if self.current is not None:
+            self.messages.excluded = set(self.current.state().excluded_messages)
 
     @Slot()
     def _on_session_error_changed(self) -> None:
-        if self.sender() is self.current and self.current is not None:
-            self.banner.show_error(self.current.error)
+        if self.current is not None:
+            self._show_error(self.current.error)
 
     @Slot(int)
     def _on_session_text_streamed(self, characters: int) -> None:
-        if self.sender() is self.current:
-            self.context.add_streaming(max(1, characters // 4))  # ≈ tokens; exact after the plan
+        self.context.add_streaming(max(1, characters // 4))  # ≈ tokens; exact after the plan
+
+    # -- any session tells us ------------------------------------------------------------------
 
     @Slot(object)
     def _on_session_chat_changed(self, chat: ChatInfo) -> None:
         self.chat_list.update_chat(chat)
         if self.current is not None and self.current.chat.id == chat.id:
-            self.current.chat = chat
-            self.setWindowTitle(f"{chat.title} — {self._app_title()}")
+            self._show_mode()
 
-    @Slot(object)
-    def _on_session_approval_requested(self, pending: PendingApproval) -> None:
-        session = self.sender()
-        title = session.chat.title if isinstance(session, ChatSession) else ""
-        dialog = ApprovalDialog(pending, title, self)
-        if isinstance(session, ChatSession):
-            session.approval_withdrawn.connect(dialog.withdraw)
+    def _ask_approval(self, session: ChatSession, pending: PendingApproval) -> None:
+        dialog = ApprovalDialog(pending, session.chat.title, self)
+        session.approval_withdrawn.connect(dialog.withdraw)
         dialog.finished.connect(lambda _result, d=dialog: self._forget_dialog(d))
         self.approvals.append(dialog)
         dialog.show()  # not modal: Stop must stay reachable
@@ -507,91 +466,68 @@ class MainWindow(QMainWindow):
             self.approvals.remove(dialog)
         dialog.deleteLater()
 
-    # -- key, settings, mode -------------------------------------------------------------
+    # -- errors and notes -----------------------------------------------------------------------
 
-    def _on_counter_ready(self, _count: int) -> None:
-        counter = self.services.counter
+    def _show_error(self, error: ErrorInfo | None) -> None:
+        self.banner.show_error(
+            error, can_retry=error is not None and error.kind not in NOT_RETRYABLE
+        )
+
+    @Slot(object)
+    def _on_problem(self, error: ErrorInfo) -> None:
+        self.banner.show_error(error, can_retry=False)
+
+    @Slot(str)
+    def _on_status(self, text: str) -> None:
+        self.statusBar().showMessage(text, 6000)
+
+    # -- another program wrote to the database ---------------------------------------------------
+
+    @Slot()
+    def _on_watch_timer_timeout(self) -> None:
+        try:
+            changed = self.engine.changed_elsewhere()
+        except ContextDeskError:
+            return  # the next write will say what is wrong
+        if not changed:
+            return
+        self.chats.refresh()
+        for session in self.sessions.values():
+            session.reload()
+        if self.current is not None:
+            self.chat_list.select(self.current.chat.id)
+
+    # -- the connection tells us ------------------------------------------------------------
+
+    @Slot()
+    def _on_connection_mode_changed(self) -> None:
+        self._show_mode()
+
+    @Slot()
+    def _on_connection_counter_ready(self) -> None:
+        counter = self.engine.counter
 
         def count(text: str) -> int | None:
-            return (
-                counter.calibrated(counter.encoder.count(text), self._model())
-                if counter.ready
-                else None
-            )
+            return counter.calibrated(counter.encoder.count(text), self._model())
 
         self.composer.set_counter(count)
 
-    def _on_key_found(self, key: ApiKey | None) -> None:
-        self.key, self.key_known = key, True
-        self._show_mode()
-        if key is not None or self.services.demo:  # also imports the SDK early, off-thread
-            self.background.submit("models", self._fetch_models, self._on_models_fetched)
-
-    def _fetch_models(self) -> list[object]:
-        backend = self.services.backend()
-        models = getattr(backend, "models", None)
-        release = getattr(backend, "release_thread", None)
-        try:
-            return list(models()) if models is not None else []
-        finally:
-            if release is not None:  # this backend's: Settings may have replaced it meanwhile
-                release()
-
-    def _on_models_fetched(self, models: list[object]) -> None:
-        if models:
-            self.models = models
-
-    def _on_key_failed(self, error: ErrorInfo) -> None:
-        self.key_known = True
-        self.banner.show_error(
-            ErrorInfo(
-                error.title,
-                f"{error.message} Open Settings to use a key for this session only.",
-                details=error.details,
-                kind=error.kind,
-            ),
-            can_retry=False,
-        )
+    @Slot()
+    def _on_connection_settings_saved(self) -> None:
+        self.composer.set_send_with_enter(self.engine.settings.send_with_enter)
+        for session in self.sessions.values():
+            session.settings_changed()
 
     @Slot()
     def open_settings(self) -> None:
-        from desktop_app.ui.settings_dialog import SettingsDialog
-
-        source = self.key.source.value if self.key else "none yet"
-        if self.services.demo:
-            source += " (the offline demo needs none)"
-        dialog = SettingsDialog(
-            self.services.settings, self.services.secrets, source, self.models, self
-        )
-        if dialog.exec() != SettingsDialog.DialogCode.Accepted:
-            return
-        settings = dialog.chosen()
-        try:
-            save(self.services.paths.settings_file, settings)
-        except (ContextDeskError, OSError) as exc:
-            info = error_info(exc, "Settings not saved")
-            self.banner.show_error(info, can_retry=False)
-            return
-        server_changed = settings.base_url != self.services.settings.base_url
-        self.services.settings = settings
-        self.composer.set_send_with_enter(settings.send_with_enter)
-        if dialog.key_changed or server_changed:
-            self.services.reconnect(demo=False if dialog.key_changed else None)
-            self.models = _known_models()
-            self.background.submit(
-                "key", self.services.secrets.get, self._on_key_found, self._on_key_failed
-            )
-        for session in self.sessions.values():
-            session.settings_changed()
-        self._show_mode()
+        self.connection.open_settings()
 
     def _show_mode(self) -> None:
-        demo = self.services.demo
+        demo = self.engine.demo
         self.demo_label.setVisible(demo)
         colour = theme.status_colour("streaming", theme.is_dark()).name()
         self.demo_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
-        no_key = self.key_known and self.key is None and not demo
-        if no_key and self.current is None:
+        if self.connection.no_key and self.current is None:
             self.center.setCurrentWidget(self.welcome)
         elif self.center.currentWidget() is self.welcome:
             self.center.setCurrentWidget(
@@ -601,18 +537,15 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(title + self._app_title())
 
     def _app_title(self) -> str:
-        return f"{APP_NAME} — offline demo" if self.services.demo else APP_NAME
+        return f"{APP_NAME} — offline demo" if self.engine.demo else APP_NAME
 
     def _model(self) -> str:
-        return (
-            self.services.model_of(self.current.chat)
-            if self.current
-            else self.services.settings.model
-        )
+        return self.current.chat.model if self.current else self.engine.settings.model
 
     # -- closing ------------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.watch_timer.stop()
         for session in self.sessions.values():
             session.close()  # stops turns; their partial replies are stored
         for dialog in list(self.approvals):
@@ -623,18 +556,11 @@ class MainWindow(QMainWindow):
             splitter_sizes=list(self.splitter.sizes()),
         )
         try:
-            save(self.services.paths.state_file, self.app_state)
-        except (ContextDeskError, OSError) as exc:
+            self.engine.save_window_state(self.app_state)
+        except ContextDeskError as exc:
             log.warning("window state not saved: %s", exc)
         self.background.stop()
         super().closeEvent(event)
-
-
-def error_info(exc: ContextDeskError | OSError, title: str) -> ErrorInfo:
-    """What to show for a failure: our errors say it themselves; the OS's get a title."""
-    if isinstance(exc, ContextDeskError):
-        return exc.info
-    return ErrorInfo(title, str(exc))
 
 
 def _action(
@@ -648,9 +574,3 @@ def _action(
         action.setShortcut(shortcut)
     action.triggered.connect(slot)
     return action
-
-
-def _known_models() -> list[object]:
-    from desktop_app.api.backend import BUILTIN_MODELS
-
-    return list(BUILTIN_MODELS)

@@ -33,6 +33,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
+from desktop_app.chats.attachments import image_size
 from desktop_app.core.blocks import (
     ImageBlock,
     RedactedThinkingBlock,
@@ -42,7 +43,6 @@ from desktop_app.core.blocks import (
     ToolUseBlock,
 )
 from desktop_app.core.messages import Message, MessageStatus
-from desktop_app.tokens.images import image_size
 from desktop_app.ui import theme
 from desktop_app.ui.message_model import BlockChip, Index, Role
 

@@ -1,8 +1,10 @@
-"""One open chat: its message model, its planner and latest plan, its running turn.
+"""One open chat in the window: a Qt adapter over the application layer's `Chat`.
 
-A session outlives switching to another chat, so a reply keeps streaming into its
-model while the user reads something else, and coming back finds the scroll position,
-the error banner and the "always allow" answers as they were.
+The `Chat` has every action (pin, exclude, compact, send…); this adds what only a window
+needs: threads, timers, signals, the message model and the latest plan. A session
+outlives switching to another chat, so a reply keeps streaming into its model while the
+user reads something else, and coming back finds the scroll position, the error banner
+and the "always allow" answers as they were.
 
 Threads: the turn runs on a `TurnWorker`; planning runs on the shared
 `BackgroundWorker`. Everything here runs on the GUI thread, which owns the database
@@ -18,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
+from desktop_app.chats import Chat, Turn
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextSettings, ContextState
-from desktop_app.core.blocks import Block, TextBlock, block_type
+from desktop_app.core.blocks import Block, block_type
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.core.events import (
@@ -33,22 +36,17 @@ from desktop_app.core.events import (
     TurnFinished,
 )
 from desktop_app.core.messages import Message, MessageStatus, Usage
-from desktop_app.core.repair import repair
 from desktop_app.core.request import ChatRequest
-from desktop_app.services import Services, Turn
-from desktop_app.storage.store import ChatInfo, ChatStore
 from desktop_app.ui.message_model import BlockChip, ChipSource, MessageListModel
 from desktop_app.ui.workers import BackgroundWorker, DialogApprover, PendingApproval, TurnWorker
 
 if TYPE_CHECKING:  # loaded with the first chat, after the first paint
     from desktop_app.context.compaction import CompactionPreview
-    from desktop_app.context.planner import ContextPlanner
     from desktop_app.context.projection import Plan
 
 log = logging.getLogger(__name__)
 
 FLUSH_MS = 33  # streamed text reaches the view at most ~30 times a second
-NEW_CHAT_TITLE = "New chat"
 FIRST_PAGE = 60  # messages read and laid out before a chat's first paint
 
 
@@ -80,22 +78,17 @@ class ChatSession(QObject):
     text_streamed = Signal(int)
 
     def __init__(
-        self,
-        services: Services,
-        background: BackgroundWorker,
-        chat: ChatInfo,
-        parent: QObject | None = None,
+        self, chat: Chat, background: BackgroundWorker, parent: QObject | None = None
     ) -> None:
         super().__init__(parent)
-        self.services = services
-        self.background = background
         self.chat = chat
+        self.background = background
         self.model = MessageListModel(self)
-        self.planner: ContextPlanner | None = None
         self.plan: Plan | None = None
         self.error: ErrorInfo | None = None
         self.always_allowed: set[str] = set()  # "Always for this chat" answers
         self.scroll_value: int | None = None  # where the view was when the user left
+        self.last_sent: SentRequest | None = None  # the request of the last reply, as sent
         self._turn: Turn | None = None
         self._worker: TurnWorker | None = None
         self._retiring: set[TurnWorker] = set()  # finished turns still closing connections
@@ -108,40 +101,48 @@ class ChatSession(QObject):
         self._approver = DialogApprover(self)
         self._approver.approval_requested.connect(self._on_approver_approval_requested)
         self._draft = ""
-        self._pending_changes: list[Callable[[ContextState], ContextState]] = []
-        self.last_sent: SentRequest | None = None  # the request of the last reply, as sent
+        self._planning_ready = False
 
     # -- opening and planning -------------------------------------------------------------
 
     def load(self) -> None:
         """Show the chat's newest messages at once; read the whole history on the
         background thread (its own read-only connection), then plan it."""
-        store = self.services.store
-        recent = store.recent_messages(self.chat.id, FIRST_PAGE)
-        complete = len(recent) >= self.chat.message_count
+        recent = self.chat.recent_messages(FIRST_PAGE)
+        complete = len(recent) >= self.chat.info.message_count
         self.model.set_messages(recent, complete=complete)
-        self.planner, _ = self.services.planner(self.chat)
+        self._prepare_planning()
         if complete:
             self.request_plan()
             return
-        path, chat_id = self.services.paths.database, self.chat.id
-
-        def read_history() -> list[Message]:
-            reader = ChatStore.open(path)  # WAL: reads alongside the GUI's connection
-            try:
-                return reader.messages(chat_id)
-            finally:
-                reader.close()
-
+        read = self.chat.engine.reader(self.chat.id)
         self.background.submit(
-            f"history:{chat_id}", read_history, self._on_history_read, self.set_error
+            f"history:{self.chat.id}", read, self._on_history_read, self.set_error
         )
 
+    def reload(self) -> None:
+        """The chat changed in another program (the command line): show it as stored."""
+        if self.busy:
+            return
+        self.chat.reload()
+        self._planning_ready = False
+        self.load()
+        self.chat_changed.emit(self.chat.info)
+
+    def _prepare_planning(self) -> None:
+        try:
+            self.chat.planner()  # loads the context engine and the chat's state
+        except ContextDeskError as exc:
+            self.set_error(exc.info)
+            return
+        self._planning_ready = True
+
     def settings_changed(self) -> None:
-        """Tools, thinking or the model changed: plan with a planner made from them (the
-        context state is on disk, so nothing the user pinned or excluded is lost)."""
+        """Tools, thinking or the model changed: plan afresh (the context state is on
+        disk, so nothing the user pinned or excluded is lost)."""
         if not self.busy:
-            self.planner, _ = self.services.planner(self.chat)
+            self.chat.settings_changed()
+            self._prepare_planning()
             self.request_plan()
 
     def _on_history_read(self, history: list[Message]) -> None:
@@ -156,25 +157,20 @@ class ChatSession(QObject):
     def messages(self) -> Sequence[Message]:
         return self.model.all_messages()
 
+    def state(self) -> ContextState:
+        return self.chat.state
+
     def request_plan(self, draft: str | None = None) -> None:
         """Plan the next request off the GUI thread (with the composer's draft, if any);
         skipped while a turn runs: the turn plans for itself and a plan follows it."""
         if draft is not None:
             self._draft = draft
-        if self.busy or self.planner is None or not self.model.history_complete:
+        if self.busy or not self._planning_ready or not self.model.history_complete:
             return  # planned when the turn ends, or when the history has been read
-        planner, history, draft_text = self.planner, list(self.messages), self._draft
+        chat, history, draft_text = self.chat, list(self.messages), self._draft
 
         def plan() -> tuple[Plan, int]:
-            valid = list(repair(history).messages)
-            draft_message = (
-                [Message("user", (TextBlock(draft_text),))] if draft_text.strip() else []
-            )
-            result = planner.plan([*valid, *draft_message])
-            total = result.counter.calibrated(
-                sum(result.counter.message(m) for m in history), planner.model
-            )
-            return result, total
+            return chat.plan(draft_text, history), chat.transcript_tokens(history)
 
         self.background.submit(f"plan:{self.chat.id}", plan, self._on_planned, self._on_plan_failed)
 
@@ -183,9 +179,11 @@ class ChatSession(QObject):
         self.plan = plan
         self.model.set_chip_source(_chips_from(plan))
         self.planned.emit(plan)
-        if total != self.chat.token_total:
-            self.services.store.set_token_total(self.chat.id, total)
-            self._refresh_chat()
+        try:
+            if self.chat.remember_size(total):
+                self.chat_changed.emit(self.chat.info)
+        except ContextDeskError:
+            log.warning("the chat's size was not saved", exc_info=True)  # shown anyway
 
     def _on_plan_failed(self, error: ErrorInfo) -> None:
         self.set_error(error)
@@ -193,11 +191,11 @@ class ChatSession(QObject):
     # -- sending, retrying, stopping --------------------------------------------------------
 
     def send(self, blocks: Sequence[Block]) -> bool:
-        """Store the user's message and start answering it. False if a turn is running."""
+        """Store the user's message and start answering it. False if it was not stored
+        (a turn is running, or the disk said no: the banner says why)."""
         if self.busy or not blocks:
             return False
-        message = Message("user", tuple(blocks))
-        return self._start(message)
+        return self._start(Message("user", tuple(blocks)))
 
     def retry(self) -> bool:
         """Answer the last user message again (after an error or a stop)."""
@@ -216,16 +214,14 @@ class ChatSession(QObject):
     def _start(self, message: Message | None) -> bool:
         self.set_error(None)
         try:
-            turn = self.services.start_turn(self.chat.id, message, self._approver)
+            turn = self.chat.start_turn(message, self._approver)
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return False
         turn.state.always_allowed = self.always_allowed  # the same set: answers persist
         if message is not None:
             self.model.append(message)
-            self._title_from(message)
-        else:  # a retry leaves the failed reply out of the context: show that at once
-            self.planner = turn.planner
+            self.chat_changed.emit(self.chat.info)  # named after its first message
         self._turn = turn
         self._worker = TurnWorker(turn.events, CancelToken(), turn.release_thread)
         self._worker.event_ready.connect(self._on_worker_event_ready)
@@ -293,17 +289,9 @@ class ChatSession(QObject):
             self._retiring.add(worker)
             worker.thread_finished.connect(self._on_worker_thread_finished)
         if turn is not None:
-            try:
-                turn.finish()
-            except ContextDeskError as exc:
-                self.set_error(exc.info)
-            if self.planner is not None:
-                self.planner.state = turn.planner.state  # suggested facts, compaction, breaker
-        self._refresh_chat()
+            self._act(turn.finish)  # keeps suggested facts, applies edits made meanwhile
+        self.chat_changed.emit(self.chat.info)
         self.busy_changed.emit(False)
-        changes, self._pending_changes = self._pending_changes, []
-        for change in changes:
-            self._change_state(change)
         self.request_plan()
 
     @Slot()
@@ -334,106 +322,67 @@ class ChatSession(QObject):
         self.error = error
         self.error_changed.emit()
 
+    def _act(self, action: Callable[[], object]) -> bool:
+        """Run one of the chat's actions; a failure (a full disk…) becomes the banner
+        and changes nothing. Then plan: what is sent may have changed."""
+        try:
+            action()
+        except ContextDeskError as exc:
+            self.set_error(exc.info)
+            return False
+        finally:
+            self.request_plan()
+        return True
+
     def is_excluded(self, message: Message) -> bool:
-        return self.planner is not None and message.id in self.planner.state.excluded_messages
+        return self.chat.is_excluded(message)
 
     def set_excluded(self, message: Message, excluded: bool) -> None:
-        self._change_state(lambda s: s.exclude_message(message.id, excluded))
+        self._act(lambda: self.chat.set_excluded(message, excluded))
 
-    def pin_fact(self, text: str) -> None:
-        text = text.strip()
-        if text:
-            self._change_state(lambda s: s.pin(Fact(text)))
-
-    def _change_state(self, change: Callable[[ContextState], ContextState]) -> None:
-        """Apply a user's change to the context now, or — while a turn runs and its
-        planner owns the state — as soon as the turn ends, so neither change is lost."""
-        if self.busy:
-            self._pending_changes.append(change)
-            return
-        if self.planner is None:
-            return
-        self.planner.state = change(self.planner.state)
-        try:
-            self.services.store.save_context_state(self.chat.id, self.planner.state)
-        except ContextDeskError as exc:
-            self.set_error(exc.info)
-        self.request_plan()
-
-    # Pinned facts: each change is one new state, saved at once (or after a running turn).
-
-    def add_fact(self, text: str) -> None:
-        self.pin_fact(text)
+    def pin_fact(self, text: str) -> bool:
+        return self._act(lambda: self.chat.pin(text))
 
     def edit_fact(self, fact: Fact, text: str) -> None:
-        if text.strip() and text.strip() != fact.text:
-            self._change_state(lambda s: s.update_fact(fact.edited(text.strip())))
+        self._act(lambda: self.chat.edit_fact(fact, text))
 
     def delete_fact(self, fact: Fact) -> None:
-        self._change_state(lambda s: s.unpin(fact.id))
+        self._act(lambda: self.chat.unpin(fact))
 
     def restore_fact(self, fact: Fact, index: int) -> None:
-        """Undo a deletion: the fact comes back where it was."""
-        self._change_state(lambda s: s.pin(fact).move_fact(fact.id, index))
+        self._act(lambda: self.chat.restore_fact(fact, index))
 
     def move_fact(self, fact: Fact, index: int) -> None:
-        self._change_state(lambda s: s.move_fact(fact.id, index))
+        self._act(lambda: self.chat.move_fact(fact, index))
 
     def accept_fact(self, fact: Fact, text: str | None = None) -> None:
-        """A fact the model suggested is pinned (as the user edited it, if they did)."""
-        accepted = replace(fact.edited(text.strip()) if text else fact, pending=False)
-        self._change_state(lambda s: s.update_fact(accepted))
+        self._act(lambda: self.chat.accept_fact(fact, text))
 
-    # Summaries, settings and the system prompt.
-
-    def apply_compaction(self, preview: CompactionPreview, text: str) -> None:
-        from desktop_app.context.compaction import apply_preview
-
-        self._change_state(lambda s: apply_preview(s, preview, text))
+    def apply_compaction(self, preview: CompactionPreview, text: str) -> bool:
+        return self._act(lambda: self.chat.apply_compaction(preview, text))
 
     def undo_compaction(self) -> None:
-        self._change_state(lambda s: s.undo_summary())
+        self._act(self.chat.undo_compaction)
 
     def resume_auto_compaction(self) -> None:
-        self._change_state(lambda s: s.resume_auto_compaction())
+        self._act(self.chat.resume_auto_compaction)
 
     def clear_tool_results(self, tool_use_ids: set[str]) -> None:
-        self._change_state(lambda s: s.clear_results(tool_use_ids))
+        self._act(lambda: self.chat.clear_tool_results(tool_use_ids))
 
     def set_context_settings(self, settings: ContextSettings) -> None:
-        self._update_chat(settings=settings)
+        self._update_chat(lambda: self.chat.set_settings(settings))
 
     def set_system_prompt(self, text: str) -> None:
-        self._update_chat(system_prompt=text)
+        self._update_chat(lambda: self.chat.set_system_prompt(text))
 
-    def _update_chat(self, **changes: object) -> None:
-        try:
-            self.chat = self.services.store.update_chat(self.chat.id, **changes)  # type: ignore[arg-type]
-        except ContextDeskError as exc:
-            self.set_error(exc.info)
-            return
-        self.chat_changed.emit(self.chat)
-        self.settings_changed()
+    def rename(self, title: str) -> None:
+        self._update_chat(lambda: self.chat.rename(title))
 
-    def state(self) -> ContextState:
-        return self.planner.state if self.planner is not None else ContextState()
-
-    def fork(self, through: Message) -> ChatInfo:
-        """A new chat with the messages up to and including `through`."""
-        title = f"{self.chat.title} (fork)"
-        return self.services.store.fork(self.chat.id, through.id, title)
-
-    def fork_before(self, message: Message) -> ChatInfo:
-        """A new chat with everything before `message` (edit-and-resend starts there)."""
-        messages = self.services.store.messages(self.chat.id)  # all of it, even mid-load
-        position = next(i for i, m in enumerate(messages) if m.id == message.id)
-        title = f"{self.chat.title} (edited)"
-        if position == 0:
-            store = self.services.store
-            return store.create_chat(
-                title, self.chat.model, self.chat.system_prompt, self.chat.settings
-            )
-        return self.services.store.fork(self.chat.id, messages[position - 1].id, title)
+    def _update_chat(self, action: Callable[[], None]) -> None:
+        if self._act(action):
+            self.chat_changed.emit(self.chat.info)
+            self.settings_changed()
 
     def close(self) -> None:
         """The window is closing: stop the turn, let it store what it has, and wait for
@@ -445,25 +394,6 @@ class ChatSession(QObject):
             QCoreApplication.sendPostedEvents()  # deliver its last events: they get stored
         for retiring in list(self._retiring):
             retiring.wait(3000)
-
-    def _title_from(self, message: Message) -> None:
-        """A new chat is named after its first message (rename it any time)."""
-        if self.chat.title != NEW_CHAT_TITLE or len(self.messages) != 1 or not message.text:
-            return
-        words = " ".join(message.text.split())
-        title = words if len(words) <= 48 else words[:47].rsplit(" ", 1)[0] + "…"
-        try:
-            self.chat = self.services.store.update_chat(self.chat.id, title=title)
-        except ContextDeskError:
-            return  # the name is a nicety; the message is already stored
-        self.chat_changed.emit(self.chat)
-
-    def _refresh_chat(self) -> None:
-        try:
-            self.chat = self.services.store.chat(self.chat.id)
-        except ContextDeskError:
-            return  # deleted meanwhile
-        self.chat_changed.emit(self.chat)
 
 
 def _chips_from(plan: Plan) -> ChipSource:

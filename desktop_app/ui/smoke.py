@@ -49,9 +49,9 @@ class SmokeTest(QObject):
             return
         messages = list(session.messages)
         called = any(isinstance(b, ToolUseBlock) for m in messages[-3:] for b in m.blocks)
-        stored = session.services.store.messages(session.chat.id)
+        stored = session.chat.messages()
         answered = bool(stored) and stored[-1].role == "assistant" and bool(stored[-1].text)
-        if not session.services.counter.encoder.exact_tokenizer:
+        if not session.chat.engine.counter.encoder.exact_tokenizer:
             self._finish(False, "token counts fell back to the heuristic: the encoding is missing")
             return
         ok = called and answered and stored[-1].id == messages[-1].id

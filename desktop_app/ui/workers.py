@@ -23,7 +23,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
 
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo
+from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.core.events import LoopEvent
 from desktop_app.core.ports import ApprovalDecision, ApprovalRequest
 
@@ -35,7 +35,9 @@ def unexpected(exc: BaseException) -> ErrorInfo:
     if isinstance(exc, ContextDeskError):
         return exc.info
     details = "".join(traceback.format_exception(exc))
-    return ErrorInfo("Something went wrong", f"{type(exc).__name__}: {exc}", False, details, "bug")
+    return ErrorInfo(
+        "Something went wrong", f"{type(exc).__name__}: {exc}", False, details, ErrorKind.BUG
+    )
 
 
 class _ThreadWorker(QObject):
@@ -267,7 +269,7 @@ class CallWorker(_ThreadWorker):
             outcome = Outcome(self._call(self.cancel))
         except Cancelled:
             outcome = Outcome(
-                error=ErrorInfo("Cancelled", "Nothing was changed.", kind="cancelled")
+                error=ErrorInfo("Cancelled", "Nothing was changed.", kind=ErrorKind.CANCELLED)
             )
         except Exception as exc:
             outcome = Outcome(error=unexpected(exc))

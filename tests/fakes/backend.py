@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from desktop_app.core.blocks import RedactedThinkingBlock
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.errors import Cancelled, ContextDeskError, Problem
+from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorKind, Problem
 from desktop_app.core.events import (
     StreamBlockStart,
     StreamBlockStop,
@@ -47,7 +47,7 @@ class RejectedRequest(ContextDeskError):
     """What a strict server answers to a request that breaks the protocol: a 400."""
 
     def __init__(self, problems: list[Problem]) -> None:
-        super().__init__("Bad request (400)", str(problems[0]), kind="invalid_request")
+        super().__init__("Bad request (400)", str(problems[0]), kind=ErrorKind.INVALID_REQUEST)
         self.problems = problems
 
 
@@ -79,6 +79,12 @@ class ScriptedBackend:
             if isinstance(step, BaseException):
                 raise step
             yield step
+
+    def release_thread(self) -> None:
+        """Nothing is held per thread: there is no socket."""
+
+    def close(self) -> None:
+        """Nothing to close."""
 
 
 class ReplyBuilder:

@@ -6,7 +6,7 @@ from desktop_app.core.cancel import CancelToken
 from desktop_app.core.events import LoopEvent, TurnFinished
 from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState, run_turn
 from desktop_app.core.messages import Message, user_text
-from desktop_app.core.planner import WholeHistoryPlanner
+from desktop_app.core.whole_history import WholeHistoryPlanner
 from tests.fakes.backend import ScriptedBackend
 from tests.fakes.tools import FakeTools, ScriptedApprover
 

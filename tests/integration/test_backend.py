@@ -17,10 +17,10 @@ from desktop_app.core.events import LoopEvent, TransitionReason, TurnFinished
 from desktop_app.core.history import merge_same_role
 from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState, run_turn
 from desktop_app.core.messages import Message, MessageStatus, user_text
-from desktop_app.core.planner import WholeHistoryPlanner
 from desktop_app.core.ports import ApprovalDecision
 from desktop_app.core.protocol import validate
 from desktop_app.core.request import ChatRequest
+from desktop_app.core.whole_history import WholeHistoryPlanner
 from desktop_app.core.wire import messages_from_api
 from desktop_app.tools.builtin import builtin_tools
 from desktop_app.tools.registry import ToolRegistry

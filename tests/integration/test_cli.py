@@ -43,8 +43,8 @@ def test_chats_are_created_listed_shown_changed_and_trashed(cli: CLI) -> None:
     cli("chat", "set", chat[:14], "title=Refund case", "keep_recent=4", "auto_compact=off")
     shown = json.loads(cli("chat", "show", chat, "--json"))
     assert shown["title"] == "Refund case"
-    assert "Unknown setting" in cli("chat", "set", chat, "colour=blue", status=1)
-    assert "must be a int" in cli("chat", "set", chat, "keep_recent=many", status=1)
+    assert "Unknown setting" in cli("chat", "set", chat, "colour=blue", status=2)
+    assert "must be a int" in cli("chat", "set", chat, "keep_recent=many", status=2)
     cli("chat", "new", "--title", "Other")
     assert "chats start with it" in cli("chat", "show", "chat_", status=1)
     assert "Moved 'Refund case' to the trash." in cli("chat", "delete", chat)

@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, QTimer
 
 from desktop_app.api.simulator.script import Reply
+from desktop_app.chats import Engine
 from desktop_app.core.blocks import TextBlock
 from desktop_app.demo_chat import create_demo_chat
-from desktop_app.services import Services
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.session import ChatSession
@@ -134,7 +134,8 @@ class Heartbeat(QObject):
 
 def stream_into(window: MainWindow, session: ChatSession) -> tuple[list[float], float]:
     """Stream a reply at ~300 tokens/s, measure the loop's lag, then press Stop."""
-    simulator = window.services.simulator
+    simulator = window.engine.connection.simulator
+    assert simulator is not None  # the demo connected before the measurement
     tokens_per_frame = CHARS_PER_FRAME / 4.4
     simulator.state.frame_delay_s = tokens_per_frame / TOKENS_PER_S
     words = int(TOKENS_PER_S * (STREAM_SECONDS + 30) * 0.75)
@@ -170,16 +171,16 @@ def main() -> int:
     ]
     make_app()
     with tempfile.TemporaryDirectory() as home:
-        services = Services.open(home, demo=True)
-        big = create_demo_chat(services.store, 4000)  # 10,000+ messages
-        mid = create_demo_chat(services.store, 2000)  # ~5,000 messages
-        small = create_demo_chat(services.store, 2)
-        window = MainWindow(services)
+        engine = Engine.open(home, demo=True)
+        big = create_demo_chat(engine.store, 4000)  # 10,000+ messages
+        mid = create_demo_chat(engine.store, 2000)  # ~5,000 messages
+        small = create_demo_chat(engine.store, 2)
+        window = MainWindow(engine)
         window.resize(1280, 820)
         window.show()
         window.open_chat(small.id)
         wait_for(lambda: window.current is not None and window.current.plan is not None)
-        services.backend()  # start the simulator, import the SDK: not what is measured
+        engine.connection.backend()  # start the simulator, import the SDK: not what is measured
         opens = []
         for _ in range(args.runs):
             window.sessions.pop(big.id, None)  # opened afresh each time
@@ -211,7 +212,7 @@ def main() -> int:
         rows.append(Row("event-loop lag while streaming, max", max(lags), "ms", 100, note))
         rows.append(Row("Stop pressed mid-stream to the turn's end", stop_s * 1000, "ms", 200))
         window.close()
-        services.close()
+        engine.close()
     return report("Desktop app", rows, args.json)
 
 

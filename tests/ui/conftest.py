@@ -11,8 +11,8 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
+from desktop_app.chats import Engine
 from desktop_app.demo_chat import create_demo_chat
-from desktop_app.services import Services
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.session import ChatSession
@@ -29,18 +29,18 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def services(tmp_path: Path, workspace: Path) -> Iterator[Services]:
+def engine(tmp_path: Path, workspace: Path) -> Iterator[Engine]:
     make_app()
-    services = Services.open(tmp_path / "home", demo=True)
-    services.settings = replace(services.settings, workspace=str(workspace))
-    yield services
-    services.close()
+    engine = Engine.open(tmp_path / "home", demo=True)
+    engine.settings = replace(engine.settings, workspace=str(workspace))
+    yield engine
+    engine.close()
 
 
 @pytest.fixture
-def open_window(qtbot: QtBot) -> Callable[[Services], MainWindow]:
-    def make(services: Services) -> MainWindow:
-        window = MainWindow(services)
+def open_window(qtbot: QtBot) -> Callable[[Engine], MainWindow]:
+    def make(engine: Engine) -> MainWindow:
+        window = MainWindow(engine)
         qtbot.addWidget(window)
         window.resize(1200, 800)
         window.show()
@@ -51,24 +51,24 @@ def open_window(qtbot: QtBot) -> Callable[[Services], MainWindow]:
 
 
 @pytest.fixture
-def window(services: Services, open_window: Callable[[Services], MainWindow]) -> MainWindow:
-    return open_window(services)
+def window(engine: Engine, open_window: Callable[[Engine], MainWindow]) -> MainWindow:
+    return open_window(engine)
 
 
 @pytest.fixture
-def simulator(services: Services) -> SimulatorServer:
+def simulator(engine: Engine) -> SimulatorServer:
     """The demo's simulator, started now so a test can queue replies and faults."""
-    services.backend()
-    assert isinstance(services.simulator, SimulatorServer)
-    return services.simulator
+    engine.connection.backend()
+    assert isinstance(engine.connection.simulator, SimulatorServer)
+    return engine.connection.simulator
 
 
 def open_demo(
-    window: MainWindow, services: Services, qtbot: QtBot, turns: int = 6, *, planned: bool = True
+    window: MainWindow, engine: Engine, qtbot: QtBot, turns: int = 6, *, planned: bool = True
 ) -> ChatSession:
     """A demo chat of `turns` exchanges, opened in the window (and planned, by default)."""
-    chat = create_demo_chat(services.store, turns)
-    window.chat_list.set_chats(services.store.list_chats())
+    chat = create_demo_chat(engine.store, turns)
+    window.chat_list.set_chats(engine.store.list_chats())
     session = window.open_chat(chat.id)
     assert session is not None
     if planned:

@@ -3,7 +3,6 @@ breaker, the system prompt, the request inspector, and import/export from the wi
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from dataclasses import replace
@@ -17,12 +16,11 @@ from pytestqt.wait_signal import SignalBlocker
 
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.api.simulator.script import Fault, FaultKind
+from desktop_app.chats import Engine
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.policies import old_tool_result_ids
 from desktop_app.context.projection import Section
-from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import TextBlock
-from desktop_app.services import Services
 from desktop_app.ui.compaction_dialog import CompactionDialog
 from desktop_app.ui.facts_panel import MIME
 from desktop_app.ui.main_window import MainWindow
@@ -36,10 +34,8 @@ def replanned(qtbot: QtBot, session: ChatSession) -> SignalBlocker:
     return qtbot.waitSignal(session.planned, timeout=5000)
 
 
-def test_the_meter_adds_up_to_the_plan(
-    window: MainWindow, services: Services, qtbot: QtBot
-) -> None:
-    session = open_demo(window, services, qtbot)
+def test_the_meter_adds_up_to_the_plan(window: MainWindow, engine: Engine, qtbot: QtBot) -> None:
+    session = open_demo(window, engine, qtbot)
     plan = session.plan
     assert plan is not None
     meter = window.context.meter
@@ -56,9 +52,9 @@ def test_the_meter_adds_up_to_the_plan(
 
 
 def test_clicking_the_messages_segment_shows_where_the_context_starts(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=30)
+    session = open_demo(window, engine, qtbot, turns=30)
     settings = replace(session.chat.settings, keep_recent_turns=2)
     with replanned(qtbot, session):
         session.set_context_settings(settings)
@@ -76,9 +72,9 @@ def test_clicking_the_messages_segment_shows_where_the_context_starts(
 
 
 def test_pinning_a_fact_changes_the_next_request(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot)
+    session = open_demo(window, engine, qtbot)
     with replanned(qtbot, session):
         window.context.facts.add_requested.emit("Ticket 5521 is escalated to tier 2")
     plan = session.plan
@@ -94,9 +90,9 @@ def test_pinning_a_fact_changes_the_next_request(
 
 
 def test_facts_are_edited_reordered_deleted_with_undo(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot)
+    session = open_demo(window, engine, qtbot)
     panel = window.context.facts
     first, second = panel.model.facts()
     with replanned(qtbot, session):
@@ -116,20 +112,22 @@ def test_facts_are_edited_reordered_deleted_with_undo(
     with replanned(qtbot, session):
         panel._on_undo_clicked()
     assert [f.id for f in session.state().facts] == [second.id, first.id]
-    assert [f.id for f in services.store.context_state(session.chat.id).facts] == [
+    assert [f.id for f in engine.store.context_state(session.chat.id).facts] == [
         second.id,
         first.id,
     ]
 
 
 def test_suggested_facts_wait_for_accept_edit_or_reject(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot)
-    for text in ("Customer id C-77", "Prefers French"):
-        suggestion = Fact(text, source=FactSource.MODEL, pending=True)
-        with replanned(qtbot, session):
-            session._change_state(functools.partial(ContextState.pin, fact=suggestion))
+    session = open_demo(window, engine, qtbot)
+    state = session.state()
+    for text in ("Customer id C-77", "Prefers French"):  # as Claude's pin_fact tool suggests
+        state = state.pin(Fact(text, source=FactSource.MODEL, pending=True))
+    engine.store.save_context_state(session.chat.id, state)
+    with replanned(qtbot, session):
+        session.reload()
     panel = window.context.facts
     assert not panel.suggestions.isHidden()
     assert [f.text for f in panel.suggested.facts()] == ["Customer id C-77", "Prefers French"]
@@ -151,9 +149,9 @@ def test_suggested_facts_wait_for_accept_edit_or_reject(
 
 
 def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
-    window: MainWindow, services: Services, simulator: SimulatorServer, qtbot: QtBot
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=12)
+    session = open_demo(window, engine, qtbot, turns=12)
     with replanned(qtbot, session):
         session.set_context_settings(replace(session.chat.settings, keep_recent_turns=3))
     before = session.plan
@@ -193,9 +191,9 @@ def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
 
 
 def test_three_failed_compactions_pause_auto_compaction_with_the_reason(
-    window: MainWindow, services: Services, simulator: SimulatorServer, qtbot: QtBot
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=10)
+    session = open_demo(window, engine, qtbot, turns=10)
     tight = replace(
         session.chat.settings, context_window=6000, compaction_threshold=0.3, keep_recent_turns=2
     )
@@ -207,7 +205,7 @@ def test_three_failed_compactions_pause_auto_compaction_with_the_reason(
         qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
         assert session.messages[-1].text.startswith("[Simulated reply")  # trimming took over
     qtbot.waitUntil(lambda: window.context.breaker.isVisible(), timeout=5000)
-    state = services.store.context_state(session.chat.id)
+    state = engine.store.context_state(session.chat.id)
     assert state.breaker.paused
     assert state.breaker.failures == 3
     assert "paused" in window.context.breaker.text()
@@ -215,18 +213,18 @@ def test_three_failed_compactions_pause_auto_compaction_with_the_reason(
     assert window.context.resume_button.isVisible()
     with replanned(qtbot, session):
         window.context._on_resume_clicked()
-    assert not services.store.context_state(session.chat.id).breaker.paused
+    assert not engine.store.context_state(session.chat.id).breaker.paused
     assert not window.context.breaker.isVisible()
 
 
 def test_the_system_prompt_is_edited_and_the_effective_one_shown(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot)
+    session = open_demo(window, engine, qtbot)
     window.context.system.setPlainText("You are a careful support agent.")
     with replanned(qtbot, session):
         window.context._on_save_system_clicked()
-    assert services.store.chat(session.chat.id).system_prompt == "You are a careful support agent."
+    assert engine.store.chat(session.chat.id).system_prompt == "You are a careful support agent."
     effective = window.context.effective.toPlainText()
     assert effective.startswith("You are a careful support agent.")
     assert "847.20" in effective  # the pinned facts follow the base prompt, verbatim
@@ -234,9 +232,9 @@ def test_the_system_prompt_is_edited_and_the_effective_one_shown(
 
 
 def test_the_request_tab_shows_the_last_request_sent_and_its_usage(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=2)
+    session = open_demo(window, engine, qtbot, turns=2)
     view = window.context.request
     window.context.tabs.setCurrentWidget(view)
     view.which.setCurrentText(view.LAST)
@@ -254,9 +252,9 @@ def test_the_request_tab_shows_the_last_request_sent_and_its_usage(
 
 
 def test_clearing_old_tool_results_previews_the_change(
-    window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=12)
+    session = open_demo(window, engine, qtbot, turns=12)
     ids = old_tool_result_ids(session.messages, 2)
     assert ids  # the demo chat calls read_file every third turn
     asked: list[str] = []
@@ -286,9 +284,9 @@ def test_clearing_old_tool_results_previews_the_change(
 
 
 def test_import_lists_the_problems_and_imports_nothing(
-    window: MainWindow, services: Services, qtbot: QtBot, tmp_path: Path
+    window: MainWindow, engine: Engine, qtbot: QtBot, tmp_path: Path
 ) -> None:
-    before = len(services.store.list_chats())
+    before = len(engine.store.list_chats())
     broken = tmp_path / "broken.json"
     broken.write_text(
         '{"messages": [{"role": "robot", "content": "x"}, {"role": "user", "content": 5}]}'
@@ -299,7 +297,7 @@ def test_import_lists_the_problems_and_imports_nothing(
     assert "nothing was changed" in box.text()
     assert "messages.0.role: Input should be 'user' or 'assistant'" in box.informativeText()
     assert "messages.1.content" in box.informativeText()  # every problem, not only the first
-    assert len(services.store.list_chats()) == before
+    assert len(engine.store.list_chats()) == before
     good = tmp_path / "good.json"
     good.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
     session = window.import_chat(str(good))
@@ -309,15 +307,16 @@ def test_import_lists_the_problems_and_imports_nothing(
 
 def test_export_from_the_chat_list_writes_json(
     window: MainWindow,
-    services: Services,
+    engine: Engine,
     qtbot: QtBot,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=2)
+    session = open_demo(window, engine, qtbot, turns=2)
     target = tmp_path / "out.json"
     monkeypatch.setattr(
-        "desktop_app.ui.main_window.QFileDialog.getSaveFileName", lambda *args: (str(target), "")
+        "desktop_app.ui.chat_list_controller.QFileDialog.getSaveFileName",
+        lambda *args: (str(target), ""),
     )
     window.chat_list.export_requested.emit(session.chat.id, "json")
     exported = json.loads(target.read_text())
@@ -326,9 +325,9 @@ def test_export_from_the_chat_list_writes_json(
 
 
 def test_sending_old_thinking_again_is_confirmed_with_its_cost(
-    window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=9)
+    session = open_demo(window, engine, qtbot, turns=9)
     answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
     asked: list[str] = []
 
@@ -340,10 +339,10 @@ def test_sending_old_thinking_again_is_confirmed_with_its_cost(
     box = window.context.drop_thinking
     box.setChecked(False)  # declined: nothing changes
     assert box.isChecked()
-    assert services.store.chat(session.chat.id).settings.drop_old_thinking
+    assert engine.store.chat(session.chat.id).settings.drop_old_thinking
     with replanned(qtbot, session):
         box.setChecked(False)  # accepted
-    assert not services.store.chat(session.chat.id).settings.drop_old_thinking
+    assert not engine.store.chat(session.chat.id).settings.drop_old_thinking
     found = re.search(r"≈([\d,]+) → ≈([\d,]+) tokens", asked[1])
     assert found is not None
     before, after = (int(n.replace(",", "")) for n in found.groups())
@@ -359,9 +358,9 @@ def test_without_a_chat_the_panel_says_what_it_will_show(window: MainWindow) -> 
 
 
 def test_a_hidden_request_tab_is_not_rebuilt_on_every_plan(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot)
+    session = open_demo(window, engine, qtbot)
     view = window.context.request
     assert not view.isVisible()
     assert view.body_text() == ""  # typing re-plans; nothing serialized while hidden

@@ -12,9 +12,9 @@ from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.api.simulator.script import Fault, FaultKind, Reply
+from desktop_app.chats import Engine
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import MessageStatus
-from desktop_app.services import Services
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import Role
 from desktop_app.ui.session import ChatSession
@@ -38,7 +38,7 @@ def roles_and_texts(session: ChatSession) -> list[tuple[str, str]]:
 
 
 def test_a_turn_with_a_tool_call_runs_through_the_widgets(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     window.new_action.trigger()
     session = type_and_send(window, qtbot, "What time is it?")
@@ -56,7 +56,7 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
     assert not result.is_error
     assert messages[3].text.startswith("[Simulated reply")
     # On disk exactly as on screen, and the chat list says so.
-    assert [m.id for m in services.store.messages(session.chat.id)] == [m.id for m in messages]
+    assert [m.id for m in engine.store.messages(session.chat.id)] == [m.id for m in messages]
     qtbot.waitUntil(lambda: "4 messages" in _chat_list_text(window), timeout=5000)
     assert session.chat.title == "What time is it?"  # named after its first message
     assert window.windowTitle().startswith("What time is it?")
@@ -70,7 +70,7 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
 
 
 def test_stop_mid_stream_keeps_the_partial_reply(
-    window: MainWindow, services: Services, simulator: SimulatorServer, qtbot: QtBot
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:
     simulator.state.frame_delay_s = 0.05
     simulator.queue(Reply.text(" ".join(f"word{i}" for i in range(400))))
@@ -86,14 +86,14 @@ def test_stop_mid_stream_keeps_the_partial_reply(
     assert reply.status is MessageStatus.INTERRUPTED
     assert reply.text.startswith("word0 word1")
     assert "word399" not in reply.text
-    stored = services.store.messages(session.chat.id)[-1]
+    stored = engine.store.messages(session.chat.id)[-1]
     assert (stored.id, stored.status, stored.text) == (reply.id, reply.status, reply.text)
     assert not window.banner.isVisible()  # stopping is not an error
     assert window.composer.send_button.text() == "Send"
 
 
 def test_an_error_shows_a_banner_and_retry_answers_the_same_message(
-    window: MainWindow, services: Services, simulator: SimulatorServer, qtbot: QtBot
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:
     simulator.queue(Fault(FaultKind.SERVER_ERROR))
     window.new_action.trigger()
@@ -109,7 +109,7 @@ def test_an_error_shows_a_banner_and_retry_answers_the_same_message(
     qtbot.mouseClick(window.banner.retry_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
     assert not window.banner.isVisible()
-    stored = services.store.messages(session.chat.id)
+    stored = engine.store.messages(session.chat.id)
     assert [(m.role, m.text[:13]) for m in stored] == [
         ("user", "Hello there"),
         ("assistant", "[Simulated re"),
@@ -117,7 +117,7 @@ def test_an_error_shows_a_banner_and_retry_answers_the_same_message(
 
 
 def test_a_reply_cut_off_mid_stream_is_kept_and_left_out_on_retry(
-    window: MainWindow, services: Services, simulator: SimulatorServer, qtbot: QtBot
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:
     simulator.queue(
         Fault(FaultKind.MID_STREAM_ERROR, after_events=4, reply=Reply.text("partial " * 40))
@@ -132,7 +132,7 @@ def test_a_reply_cut_off_mid_stream_is_kept_and_left_out_on_retry(
     window.banner.retry_requested.emit()
     wait_idle(qtbot, session)
     assert session.messages[-1].text.startswith("[Simulated reply")
-    assert failed.id in services.store.context_state(session.chat.id).excluded_messages
+    assert failed.id in engine.store.context_state(session.chat.id).excluded_messages
     request = simulator.message_requests()[-1].body
     assert all("partial" not in str(m["content"]) for m in request["messages"])
 
@@ -242,7 +242,7 @@ def _chat_list_text(window: MainWindow) -> str:
 
 
 def test_a_fact_pinned_while_a_reply_streams_is_kept(
-    window: MainWindow, services: Services, simulator: SimulatorServer, qtbot: QtBot
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:
     simulator.state.frame_delay_s = 0.02
     simulator.queue(Reply.text("slowly " * 100))
@@ -251,5 +251,5 @@ def test_a_fact_pinned_while_a_reply_streams_is_kept(
     qtbot.waitUntil(lambda: "slowly" in session.messages[-1].text, timeout=TURN_TIMEOUT_MS)
     session.pin_fact("Refund 847.20 by 2026-04-13")  # the turn's planner owns the state now
     wait_idle(qtbot, session)
-    facts = [f.text for f in services.store.context_state(session.chat.id).facts]
+    facts = [f.text for f in engine.store.context_state(session.chat.id).facts]
     assert facts == ["Refund 847.20 by 2026-04-13"]

@@ -9,17 +9,18 @@ from pathlib import Path
 import keyring
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, Qt
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QAction, QColor, QImage
 from PySide6.QtWidgets import QDialog
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from desktop_app.chats import Engine
 from desktop_app.config.secrets import KeySource
 from desktop_app.config.settings import AppState, load
 from desktop_app.context.projection import BlockState
 from desktop_app.core.blocks import ImageBlock, ThinkingBlock
+from desktop_app.core.messages import Message
 from desktop_app.demo_chat import DEMO_TITLE, create_demo_chat
-from desktop_app.services import Services
 from desktop_app.tokens.images import image_size
 from desktop_app.ui import theme
 from desktop_app.ui.composer import Attachment, AttachmentError, file_attachment
@@ -30,19 +31,19 @@ from desktop_app.ui.settings_dialog import SettingsDialog
 from tests.fakes.keyring_backend import LockedKeyring
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 
-OpenWindow = Callable[[Services], MainWindow]
+OpenWindow = Callable[[Engine], MainWindow]
 
 
 def test_a_new_user_without_a_key_is_offered_a_key_or_the_demo(
     tmp_path: Path, open_window: OpenWindow, qtbot: QtBot
 ) -> None:
-    services = Services.open(tmp_path / "fresh")
+    engine = Engine.open(tmp_path / "fresh")
     try:
-        window = open_window(services)
+        window = open_window(engine)
         qtbot.waitUntil(lambda: window.center.currentWidget() is window.welcome, timeout=5000)
         assert not window.demo_label.isVisible()
         qtbot.mouseClick(window.welcome.try_demo, Qt.MouseButton.LeftButton)
-        assert services.demo
+        assert engine.demo
         assert window.demo_label.isVisible()
         assert "offline demo" in window.windowTitle()
         assert window.current is not None
@@ -51,30 +52,30 @@ def test_a_new_user_without_a_key_is_offered_a_key_or_the_demo(
         assert window.current.model.rowCount() > 0
         window.close()
     finally:
-        services.close()
+        engine.close()
 
 
 def test_a_stored_key_skips_the_welcome(
     tmp_path: Path, open_window: OpenWindow, qtbot: QtBot
 ) -> None:
     keyring.set_password("ContextDesk", "anthropic-api-key", "sk-ant-test")
-    services = Services.open(tmp_path / "keyed")
+    engine = Engine.open(tmp_path / "keyed")
     try:
-        window = open_window(services)
-        qtbot.waitUntil(lambda: window.key_known, timeout=5000)
-        assert window.key is not None
-        assert window.key.source is KeySource.KEYRING
+        window = open_window(engine)
+        qtbot.waitUntil(lambda: window.connection.key_known, timeout=5000)
+        assert window.connection.key is not None
+        assert window.connection.key.source is KeySource.KEYRING
         assert window.center.currentWidget() is not window.welcome
         window.close()
     finally:
-        services.close()
+        engine.close()
 
 
 def test_settings_explain_a_locked_keyring_and_offer_the_session(
-    services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     keyring.set_keyring(LockedKeyring())
-    dialog = SettingsDialog(services.settings, services.secrets, "none yet", [])
+    dialog = SettingsDialog(engine.settings, engine.secrets, "none yet", [])
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.key.setText("sk-ant-secret")
@@ -85,15 +86,15 @@ def test_settings_explain_a_locked_keyring_and_offer_the_session(
     assert dialog.result() != QDialog.DialogCode.Accepted  # nothing was lost: still open
     dialog._on_save_clicked()
     assert dialog.result() == QDialog.DialogCode.Accepted
-    key = services.secrets.get()  # the session key is found before the locked keyring
+    key = engine.secrets.get()  # the session key is found before the locked keyring
     assert key is not None
     assert (key.value, key.source) == ("sk-ant-secret", KeySource.SESSION)
 
 
 def test_settings_change_what_new_chats_and_the_composer_use(
-    services: Services, window: MainWindow, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, window: MainWindow, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    dialog = SettingsDialog(services.settings, services.secrets, "none yet", window.models)
+    dialog = SettingsDialog(engine.settings, engine.secrets, "none yet", window.connection.models)
     qtbot.addWidget(dialog)
     dialog.system_prompt.setPlainText("Answer in French.")
     dialog.send_with_enter.setChecked(False)
@@ -110,7 +111,7 @@ def test_settings_change_what_new_chats_and_the_composer_use(
 
 
 def test_the_chat_list_searches_renames_and_deletes_with_undo(
-    window: MainWindow, services: Services, qtbot: QtBot, qtmodeltester: ModelTester
+    window: MainWindow, engine: Engine, qtbot: QtBot, qtmodeltester: ModelTester
 ) -> None:
     for title in ("Tax return", "Holiday plans", "Tax questions"):
         window.new_chat(title)
@@ -124,33 +125,33 @@ def test_the_chat_list_searches_renames_and_deletes_with_undo(
     qtbot.keyClicks(panel.search, "tax")
     assert panel.proxy.rowCount() == 2
     panel.search.clear()
-    holiday = services.store.list_chats()[1]
+    holiday = engine.store.list_chats()[1]
     panel.rename_requested.emit(holiday.id, "Summer 2027")
-    assert services.store.chat(holiday.id).title == "Summer 2027"
+    assert engine.store.chat(holiday.id).title == "Summer 2027"
     panel.delete_requested.emit(holiday.id)
-    assert services.store.chat(holiday.id).deleted_at is not None
+    assert engine.store.chat(holiday.id).deleted_at is not None
     assert panel.model.row_of(holiday.id) is None
     assert panel.undo_bar.isVisible()
     panel._on_undo_clicked()
-    assert services.store.chat(holiday.id).deleted_at is None
+    assert engine.store.chat(holiday.id).deleted_at is None
     assert panel.model.row_of(holiday.id) is not None
 
 
 def test_the_window_remembers_its_layout_and_last_chat(
-    services: Services, open_window: OpenWindow, qtbot: QtBot
+    engine: Engine, open_window: OpenWindow, qtbot: QtBot
 ) -> None:
-    window = open_window(services)
+    window = open_window(engine)
     window.resize(760, 560)  # inside the offscreen screen (800×600): geometry is clamped to it
-    chat = create_demo_chat(services.store, 3)
-    window.chat_list.set_chats(services.store.list_chats())
+    chat = create_demo_chat(engine.store, 3)
+    window.chat_list.set_chats(engine.store.list_chats())
     window.open_chat(chat.id)
     window.splitter.setSizes([250, 200])
     expected = window.splitter.sizes()  # what the splitter made of it
     window.close()
-    state = load(services.paths.state_file, AppState)
+    state = load(engine.paths.state_file, AppState)
     assert state.last_chat_id == chat.id
     assert state.splitter_sizes == expected
-    restored = MainWindow(services, state)
+    restored = MainWindow(engine, state)
     qtbot.addWidget(restored)
     restored.show()
     qtbot.waitUntil(lambda: restored.current is not None, timeout=5000)
@@ -161,9 +162,9 @@ def test_the_window_remembers_its_layout_and_last_chat(
 
 
 def test_a_long_chat_opens_at_the_newest_messages_and_loads_older_on_scroll(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=400, planned=False)  # ~1,000 messages
+    session = open_demo(window, engine, qtbot, turns=400, planned=False)  # ~1,000 messages
     view = window.messages
     bar = view.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), timeout=5000)
@@ -194,9 +195,9 @@ def test_a_long_chat_opens_at_the_newest_messages_and_loads_older_on_scroll(
 
 
 def test_excluding_a_message_changes_its_chips_and_the_next_request(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=3)
+    session = open_demo(window, engine, qtbot, turns=3)
     chat = session.chat
     target = session.messages[1]
     before = session.plan
@@ -205,7 +206,7 @@ def test_excluding_a_message_changes_its_chips_and_the_next_request(
     label = window.messages.menu_for(target).actions()[1].text()
     assert label == f"Exclude from context (−≈{cost:,} tokens)"  # the change, before it is made
     with qtbot.waitSignal(session.planned, timeout=5000):
-        window.messages.exclude_toggled.emit(target)
+        menu_action(window, target, "Exclude from context").trigger()
     row = session.model.row_of(target.id)
     assert row is not None
     chips = session.model.index(row).data(Role.BLOCKS)
@@ -213,38 +214,51 @@ def test_excluding_a_message_changes_its_chips_and_the_next_request(
     plan = session.plan
     assert plan is not None
     assert plan.estimated_input < before.estimated_input
-    assert target.id in services.store.context_state(chat.id).excluded_messages
+    assert target.id in engine.store.context_state(chat.id).excluded_messages
     assert "Include in context" in [a.text() for a in window.messages.menu_for(target).actions()]
 
 
 def test_pinning_fork_and_edit_and_resend(
-    window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=3, planned=False)
+    session = open_demo(window, engine, qtbot, turns=3, planned=False)
     chat = session.chat
     first_question = session.messages[0]
     session.pin_fact("  Order 4471-B ships on 2026-05-02  ")
-    facts = [f.text for f in services.store.context_state(chat.id).facts]
+    facts = [f.text for f in engine.store.context_state(chat.id).facts]
     assert "Order 4471-B ships on 2026-05-02" in facts
-    # Fork from the second message: a new chat with the first two.
-    fork = session.fork(session.messages[1])
-    forked = services.store.messages(fork.id)
+    # Fork from the second message: a new chat with the first two, opened.
+    menu_action(window, session.messages[1], "Fork a new chat from here").trigger()
+    fork = window.current
+    assert fork is not None
+    assert fork is not session
+    assert fork.chat.title == f"{chat.title} (fork)"
+    forked = engine.store.messages(fork.chat.id)
     assert [m.text for m in forked] == [m.text for m in session.messages[:2]]
     # Edit and resend the first question: a new chat; the original is untouched.
+    window.chat_list.select(chat.id)
+    assert window.current is session
     original = [m.id for m in session.messages]
     monkeypatch.setattr(
         "desktop_app.ui.main_window.QInputDialog.getMultiLineText",
         lambda *args: ("What about invoice #99999?", True),
     )
-    window.messages.edit_requested.emit(first_question)
+    menu_action(window, first_question, "Edit and resend…").trigger()
     edited = window.current
     assert edited is not None
     assert edited is not session
     qtbot.waitUntil(lambda: not edited.busy, timeout=TURN_TIMEOUT_MS)
-    assert [m.id for m in services.store.messages(chat.id)] == original
+    assert [m.id for m in engine.store.messages(chat.id)] == original
     texts = [m.text for m in edited.messages]
     assert texts[0] == "What about invoice #99999?"
     assert texts[1].startswith("[Simulated reply")
+
+
+def menu_action(window: MainWindow, message: Message, text: str) -> QAction:
+    """The message's right-click menu item that starts with `text`."""
+    actions = [a for a in window.messages.menu_for(message).actions() if a.text().startswith(text)]
+    assert actions, f"no {text!r} in the menu"
+    return actions[0]
 
 
 def test_the_composer_sends_with_the_configured_key_and_attaches_images(
@@ -287,9 +301,9 @@ def test_the_composer_sends_with_the_configured_key_and_attaches_images(
 
 
 def test_the_window_renders_a_demo_chat(
-    window: MainWindow, services: Services, qtbot: QtBot, tmp_path: Path
+    window: MainWindow, engine: Engine, qtbot: QtBot, tmp_path: Path
 ) -> None:
-    open_demo(window, services, qtbot, turns=6)
+    open_demo(window, engine, qtbot, turns=6)
     path = tmp_path / "window.png"
     assert window.grab().save(str(path))
     image = QImage(str(path))
@@ -308,9 +322,9 @@ def test_the_window_renders_a_demo_chat(
 
 
 def test_thinking_and_tool_results_expand_on_click(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=2, planned=False)
+    session = open_demo(window, engine, qtbot, turns=2, planned=False)
     view = window.messages
     row = next(r for r, m in enumerate(session.messages) if isinstance(m.blocks[0], ThinkingBlock))
     index = session.model.index(row)
@@ -342,9 +356,9 @@ def _near(a: int, b: int) -> bool:
 
 
 def test_saving_settings_replans_open_chats_and_leaves_the_demo_for_a_key(
-    window: MainWindow, services: Services, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    session = open_demo(window, services, qtbot, turns=2)
+    session = open_demo(window, engine, qtbot, turns=2)
     assert session.plan is not None
     assert session.plan.request.tools
 
@@ -359,20 +373,20 @@ def test_saving_settings_replans_open_chats_and_leaves_the_demo_for_a_key(
         window.open_settings()
     assert session.plan is not None
     assert not session.plan.request.tools  # the open chat was planned again without tools
-    assert load(services.paths.settings_file, type(services.settings)).tools_enabled is False
-    assert not services.demo  # a real key ends the offline demo
+    assert load(engine.paths.settings_file, type(engine.settings)).tools_enabled is False
+    assert not engine.demo  # a real key ends the offline demo
     assert not window.demo_label.isVisible()
     stored = keyring.get_password("ContextDesk", "anthropic-api-key")
     assert stored == "sk-ant-from-settings"
-    assert "sk-ant-from-settings" not in services.paths.settings_file.read_text()
+    assert "sk-ant-from-settings" not in engine.paths.settings_file.read_text()
 
 
 def test_keyboard_ctrl_n_makes_a_chat_and_ctrl_k_searches(
-    window: MainWindow, services: Services, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    before = len(services.store.list_chats())
+    before = len(engine.store.list_chats())
     qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
-    assert len(services.store.list_chats()) == before + 1
+    assert len(engine.store.list_chats()) == before + 1
     assert window.current is not None
     assert window.composer.edit.hasFocus()
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)

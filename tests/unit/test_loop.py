@@ -8,7 +8,7 @@ import pytest
 
 from desktop_app.core.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.errors import ContextDeskError, ErrorInfo
+from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.core.events import (
     LoopEvent,
     MessageAdded,
@@ -253,7 +253,7 @@ def test_thinking_blocks_are_kept_byte_exact_across_turns() -> None:
 
 def test_a_backend_error_is_reported_and_the_partial_reply_kept() -> None:
     failure = ContextDeskError(
-        "Claude is overloaded", "Try again in a minute.", retryable=True, kind="overloaded"
+        "Claude is overloaded", "Try again in a minute.", retryable=True, kind=ErrorKind.OVERLOADED
     )
     backend = ScriptedBackend().queue(
         ReplyBuilder().text("Half a sent").then(StreamTextDelta(0, "ence")).then(failure).cut()

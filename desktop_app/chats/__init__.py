@@ -1,0 +1,11 @@
+"""The application layer (docs/architecture.md, "Layers"): Qt-free, the one home of every
+action a user takes. `Engine` opens the app's parts and hands out one `Chat` per chat;
+a `Chat` has every action on it; a `Turn` is one message being answered. The window
+(`ui/`) and the command line (`cli.py`) call these and keep only widgets and printing.
+"""
+
+from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat, repaired
+from desktop_app.chats.engine import DEMO_MODEL, Engine, Imported
+from desktop_app.chats.turn import Turn
+
+__all__ = ["DEMO_MODEL", "NEW_CHAT_TITLE", "Chat", "Engine", "Imported", "Turn", "repaired"]

@@ -1,0 +1,584 @@
+"""`Chat`: one chat, and every action a user can take on it — the one home of each.
+
+The window and the command line both call these methods and keep only widgets and
+printing. A `Chat` lives on the thread that owns the database connection (the GUI
+thread, or the command line's only thread). Two methods may also run on a worker thread
+when given the history: `plan` and `preview_compaction` (neither touches the database).
+
+Context edits (pin, exclude, compact…) made while a turn runs are queued and applied
+when it ends: during a turn the loop's planner owns the chat's context state, and
+applying them at once would be overwritten by it (docs/architecture.md, "Context edits
+during a turn").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from desktop_app.chats.turn import Turn, TurnRecorder
+from desktop_app.config.files import write_atomically
+from desktop_app.context.facts import Fact
+from desktop_app.context.state import ContextSettings, ContextState
+from desktop_app.core.blocks import Block, ImageBlock, TextBlock
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.events import LoopEvent, TurnFinished
+from desktop_app.core.messages import Message, MessageStatus
+from desktop_app.core.ports import Approver
+from desktop_app.core.repair import repair
+from desktop_app.storage.store import ChatInfo
+
+if TYPE_CHECKING:  # the context engine, the loop and the tools load with the first plan
+    from desktop_app.chats.engine import Engine
+    from desktop_app.context.compaction import CompactionPreview
+    from desktop_app.context.planner import ContextPlanner
+    from desktop_app.context.projection import Plan, Projector
+    from desktop_app.tools.registry import ToolRegistry
+
+NEW_CHAT_TITLE = "New chat"
+TITLE_CHARS = 48  # a chat named after its first message: about one line of the list
+KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
+
+# `contextdesk chat set KEY=VALUE`: the chat's own settings (KEY → ChatInfo or
+# ContextSettings field).
+CHAT_FIELDS = {
+    "title": "title",
+    "model": "model",
+    "system": "system_prompt",
+    "context_window": "context_window",
+    "threshold": "compaction_threshold",
+    "keep_recent": "keep_recent_turns",
+    "max_tokens": "max_tokens",
+    "thinking": "thinking_budget",
+    "auto_compact": "auto_compact",
+    "keep_first": "keep_first_message",
+    "max_messages": "max_context_messages",
+    "tool_result_cap": "tool_result_cap",
+    "drop_old_thinking": "drop_old_thinking",
+}
+
+StateChange = Callable[[ContextState], ContextState]
+
+
+def repaired(messages: Sequence[Message]) -> list[Message]:
+    """A stored history made valid for the API (the stored one is never changed)."""
+    return list(repair(messages).messages)
+
+
+class Chat:
+    def __init__(self, engine: Engine, info: ChatInfo) -> None:
+        self.engine = engine
+        self.info = info
+        self._state: ContextState | None = None  # read on first use
+        self._planner: ContextPlanner | None = None
+        self._tools: ToolRegistry | None = None
+        self._projector: Projector | None = None  # kept across planners: its view cache
+        self._turn: Turn | None = None
+        self._queued: list[StateChange] = []
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def title(self) -> str:
+        return self.info.title
+
+    @property
+    def settings(self) -> ContextSettings:
+        return self.info.settings
+
+    @property
+    def model(self) -> str:
+        """The model requests go to (the demo's simulator in demo mode)."""
+        return self.engine.model_of(self.info)
+
+    @property
+    def busy(self) -> bool:
+        """A turn is running: context edits wait for it (see the module's docstring)."""
+        return self._turn is not None
+
+    @property
+    def state(self) -> ContextState:
+        """Pinned facts, summaries, exclusions and the breaker, as the next request uses them."""
+        if self._state is None:
+            self._state = self.engine.store.context_state(self.id)
+        return self._state
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def messages(self) -> list[Message]:
+        """The transcript as stored: every message, whatever its state in the context."""
+        return self.engine.store.messages(self.id)
+
+    def recent_messages(self, limit: int) -> list[Message]:
+        return self.engine.store.recent_messages(self.id, limit)
+
+    def history(self, messages: Sequence[Message] | None = None) -> list[Message]:
+        """The transcript (or `messages`, read already) repaired for the API."""
+        return repaired(self.messages() if messages is None else messages)
+
+    def reload(self) -> None:
+        """Another program changed the chat: read it again (not while a turn runs)."""
+        if self.busy:
+            return
+        self.info = self.engine.store.chat(self.id)
+        self._state = None
+        self._planner = None
+
+    def refresh_info(self) -> ChatInfo:
+        """Re-read the title, counts and settings (after a turn, a rename elsewhere)."""
+        self.info = self.engine.store.chat(self.id)
+        return self.info
+
+    # -- planning -------------------------------------------------------------------------
+
+    def planner(self) -> ContextPlanner:
+        """The chat's planner, with its current state. Built on first use (which loads
+        the context engine) and again when a setting it depends on changes."""
+        if self._planner is None:
+            self._planner, self._tools = self._build_planner()
+        elif not self.busy:  # during a turn the loop owns the planner's state
+            self._planner.state = self.state
+        return self._planner
+
+    def settings_changed(self) -> None:
+        """Tools, the workspace, the model or the chat's settings changed."""
+        if not self.busy:
+            self._planner = self._tools = None
+
+    def _build_planner(self) -> tuple[ContextPlanner, ToolRegistry]:
+        from desktop_app.context.compaction import Compactor
+        from desktop_app.context.planner import ContextPlanner
+        from desktop_app.context.projection import Projector
+        from desktop_app.tools.builtin import builtin_tools
+        from desktop_app.tools.registry import ToolRegistry
+
+        settings = self.engine.settings
+        counter = self.engine.counter
+        if self._projector is None:
+            self._projector = Projector(counter)
+        workspace = Path(settings.workspace) if settings.workspace else None
+        planner = ContextPlanner(
+            self._projector,
+            Compactor(self.engine.connection.lazy(), counter),
+            self.settings,
+            self.state,
+            model=self.model,
+            system=self.info.system_prompt,
+            workspace=str(workspace) if workspace else None,
+            thinking_budget=self.settings.thinking_budget or None,
+            auto_pin=settings.auto_pin,
+        )
+        tools = ToolRegistry(
+            builtin_tools(files=workspace is not None, commands=settings.run_command_enabled)
+            if settings.tools_enabled
+            else [],
+            workspace=workspace,
+            on_pin=planner.propose_fact,
+        )
+        planner.tools = tools.specs()
+        planner.trim_policies = tools.trim_policies()
+        return planner, tools
+
+    def plan(self, draft: str = "", history: Sequence[Message] | None = None) -> Plan:
+        """What the next request would be, with `draft` as the user's next message. Given
+        `history` (the stored messages, read already), it reads no database and may run on
+        a worker thread once `planner()` has been called on the database thread."""
+        planner = self._planner or self.planner()
+        messages = self.history(history)
+        if draft.strip():
+            messages.append(Message("user", (TextBlock(draft),)))
+        return planner.plan(messages)
+
+    def plan_if(
+        self,
+        history: Sequence[Message],
+        *,
+        settings: ContextSettings | None = None,
+        state: ContextState | None = None,
+    ) -> Plan:
+        """The next request as it would be after a change, to show its cost first."""
+        planner = self.planner()
+        changed = replace(
+            planner, settings=settings or planner.settings, state=state or planner.state
+        )
+        return changed.plan(self.history(history))
+
+    def transcript_tokens(self, messages: Sequence[Message]) -> int:
+        """The whole transcript's size (≈, calibrated), as the chat list shows it."""
+        counter = self.engine.counter
+        return counter.calibrated(sum(counter.message(m) for m in messages), self.model)
+
+    def remember_size(self, tokens: int) -> bool:
+        """Store the transcript's size for the chat list; True if it changed."""
+        if tokens == self.info.token_total:
+            return False
+        self.engine.store.set_token_total(self.id, tokens)
+        self.info = replace(self.info, token_total=tokens)
+        return True
+
+    # -- pinned facts ---------------------------------------------------------------------
+
+    def pin(self, text: str) -> Fact:
+        """Pin `text`: sent verbatim with every request from now on."""
+        text = text.strip()
+        if not text:
+            raise ContextDeskError("Nothing to pin", "Give the fact's text.", kind=ErrorKind.USAGE)
+        fact = Fact(text)
+        self._change(lambda s: s.pin(fact))
+        return fact
+
+    def fact(self, ref: str) -> Fact:
+        """A pinned or suggested fact by its id or a unique prefix of it."""
+        matches = [f for f in self.state.facts if f.id.startswith(ref)]
+        if len(matches) != 1:
+            why = "no fact has this id" if not matches else f"{len(matches)} facts start with it"
+            raise ContextDeskError("Fact not found", f"{ref!r}: {why}.", kind=ErrorKind.NOT_FOUND)
+        return matches[0]
+
+    def edit_fact(self, fact: Fact, text: str) -> None:
+        text = text.strip()
+        if text and text != fact.text:
+            self._change(lambda s: s.update_fact(fact.edited(text)))
+
+    def unpin(self, fact: Fact) -> None:
+        """Delete a pinned fact, or reject one Claude suggested."""
+        self._change(lambda s: s.unpin(fact.id))
+
+    def restore_fact(self, fact: Fact, index: int) -> None:
+        """Undo a deletion: the fact comes back where it was."""
+        self._change(lambda s: s.pin(fact).move_fact(fact.id, index))
+
+    def move_fact(self, fact: Fact, index: int) -> None:
+        self._change(lambda s: s.move_fact(fact.id, index))
+
+    def accept_fact(self, fact: Fact, text: str | None = None) -> None:
+        """A fact Claude suggested is pinned (as the user edited it, if they did)."""
+        edited = fact.edited(text.strip()) if text and text.strip() else fact
+        accepted = replace(edited, pending=False)
+        self._change(lambda s: s.update_fact(accepted))
+
+    # -- what the next request holds ----------------------------------------------------------
+
+    def is_excluded(self, message: Message) -> bool:
+        return message.id in self.state.excluded_messages
+
+    def set_excluded(self, message: Message, excluded: bool) -> None:
+        self._change(lambda s: s.exclude_message(message.id, excluded))
+
+    def old_tool_results(self, messages: Sequence[Message]) -> set[str]:
+        """The tool results "Clear old tool results" would clear (all but the latest)."""
+        from desktop_app.context.policies import old_tool_result_ids
+
+        return old_tool_result_ids(messages, KEEP_RESULTS_OF_LAST_TURNS)
+
+    def clear_tool_results(self, tool_use_ids: set[str]) -> None:
+        """Send these results as a short placeholder (the transcript keeps them)."""
+        self._change(lambda s: s.clear_results(tool_use_ids))
+
+    def resume_auto_compaction(self) -> None:
+        self._change(lambda s: s.resume_auto_compaction())
+
+    # -- compaction ---------------------------------------------------------------------------
+
+    def preview_compaction(
+        self,
+        instructions: str = "",
+        cancel: CancelToken | None = None,
+        history: Sequence[Message] | None = None,
+    ) -> CompactionPreview:
+        """Ask the model for a summary of the older turns; nothing changes until
+        `apply_compaction`. May run on a worker thread when given `history` (call
+        `release_thread` there afterwards)."""
+        planner = self._planner or self.planner()
+        return planner.compactor.preview(
+            self.history(history),
+            self.state,
+            self.settings,
+            model=planner.model,
+            cancel=cancel or CancelToken(),
+            instructions=instructions.strip(),
+        )
+
+    def apply_compaction(self, preview: CompactionPreview, text: str | None = None) -> None:
+        """The preview's summary (as the user edited it) replaces the turns it covers in
+        what is sent; the transcript keeps them, and `undo_compaction` brings them back."""
+        from desktop_app.context.compaction import apply_preview
+
+        self._change(lambda s: apply_preview(s, preview, text))
+
+    def undo_compaction(self) -> None:
+        self._change(lambda s: s.undo_summary())
+
+    def release_thread(self) -> None:
+        """A worker thread that sent requests for this chat is done: close its connections."""
+        self.engine.connection.release_thread()
+
+    # -- the chat itself -------------------------------------------------------------------
+
+    def rename(self, title: str) -> None:
+        title = " ".join(title.split())
+        if not title:
+            raise ContextDeskError("No title", "A chat needs a name.", kind=ErrorKind.USAGE)
+        self.info = self.engine.store.update_chat(self.id, title=title)
+
+    def set_settings(self, settings: ContextSettings) -> None:
+        self.info = self.engine.store.update_chat(self.id, settings=settings)
+        self.settings_changed()
+
+    def set_system_prompt(self, text: str) -> None:
+        self.info = self.engine.store.update_chat(self.id, system_prompt=text)
+        self.settings_changed()
+
+    def change(self, assignments: dict[str, str]) -> None:
+        """`contextdesk chat set`: KEY=VALUE pairs (keys in CHAT_FIELDS), checked together."""
+        fields: dict[str, Any] = {}
+        values = asdict(self.settings)
+        for key, text in assignments.items():
+            name = CHAT_FIELDS.get(key)
+            if name is None:
+                raise ContextDeskError(
+                    "Unknown setting",
+                    f"{key!r}: use KEY=VALUE with KEY one of {', '.join(CHAT_FIELDS)}.",
+                    kind=ErrorKind.USAGE,
+                )
+            if name in ("title", "model", "system_prompt"):
+                fields[name] = text
+                continue
+            values[name] = _typed(key, text, type(values[name]))
+        settings = ContextSettings(**values)
+        _check(settings)
+        if "title" in fields:
+            self.rename(fields.pop("title"))
+        self.info = self.engine.store.update_chat(self.id, settings=settings, **fields)
+        self.settings_changed()
+
+    def fork(self, through: Message) -> Chat:
+        """A new chat with the messages up to and including `through`, and the facts."""
+        info = self.engine.store.fork(self.id, through.id, f"{self.title} (fork)")
+        return self.engine.chat(info.id)
+
+    def edit_and_resend(self, message: Message, text: str) -> tuple[Chat, Message]:
+        """A new chat with everything before `message`, and `message` as edited, to send
+        there (its images kept). This chat stays as it is."""
+        text = text.strip()
+        if not text:
+            raise ContextDeskError(
+                "Nothing to send", "The edited message is empty.", kind=ErrorKind.USAGE
+            )
+        store = self.engine.store
+        messages = self.messages()  # all of it, even while the window is still reading it
+        ids = [m.id for m in messages]
+        if message.id not in ids:
+            raise ContextDeskError(
+                "Message not found", "It is not in this chat.", kind=ErrorKind.NOT_FOUND
+            )
+        position = ids.index(message.id)
+        title = f"{self.title} (edited)"
+        if position == 0:
+            info = store.create_chat(title, self.info.model, self.info.system_prompt, self.settings)
+        else:
+            info = store.fork(self.id, messages[position - 1].id, title)
+        images = tuple(b for b in message.blocks if isinstance(b, ImageBlock))
+        return self.engine.chat(info.id), Message("user", (*images, TextBlock(text)))
+
+    def delete(self) -> None:
+        """Move to the trash (the chat list offers Undo: `Engine.restore_chat`)."""
+        self.engine.store.delete_chat(self.id)
+        self.engine.forget(self.id)
+
+    def export(self, fmt: str = "json") -> str:
+        """The chat as JSON (contextdesk.chat, with the request its next turn would send)
+        or as Markdown."""
+        from desktop_app.storage.exchange import export_chat, export_markdown
+
+        store = self.engine.store
+        if fmt == "md":
+            return export_markdown(store, self.id)
+        messages = self.messages()
+        body = self.plan(history=messages).request.body()
+        doc = export_chat(store, self.id, body, self.engine.counter.blocks_of, messages)
+        return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+    def export_to(self, path: Path, fmt: str = "json") -> None:
+        """Write the export to `path` whole or not at all."""
+        data = self.export(fmt).encode("utf-8")
+        try:
+            write_atomically(path, data)
+        except OSError as exc:
+            raise ContextDeskError(
+                "Export failed", f"{path}: {exc.strerror or exc}", kind=ErrorKind.IO
+            ) from exc
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def start_turn(self, message: Message | None, approver: Approver) -> Turn:
+        """Store the user's `message` (when this returns it is on disk) and make the turn
+        that answers it. With no message, retry: answer the history as it stands,
+        leaving a failed or interrupted last reply out of the context (the transcript
+        keeps it). A failed write raises and changes nothing."""
+        from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState
+
+        if self.busy:
+            raise ContextDeskError(
+                "Claude is still answering",
+                "Wait for the reply to finish, or stop it, then send.",
+                kind=ErrorKind.USAGE,
+            )
+        planner = self.planner()
+        store = self.engine.store
+        if message is not None:
+            store.append_message(self.id, message)
+            self._name_after(message)
+        history = self.history()
+        if message is None:
+            history = self._prepare_retry(history)
+        assert self._tools is not None  # built with the planner
+        ports = LoopPorts(
+            backend=self.engine.connection.lazy(),
+            planner=planner,
+            approver=approver,
+            tools=self._tools,
+            counter=self.engine.counter,
+        )
+        self._turn = Turn(
+            self,
+            LoopState(history),
+            ports,
+            LoopConfig(context_window=self.settings.context_window),
+            TurnRecorder(store, self.id, self.engine.counter),
+        )
+        return self._turn
+
+    def _prepare_retry(self, history: list[Message]) -> list[Message]:
+        state = self.state
+        while (
+            history
+            and history[-1].role == "assistant"
+            and history[-1].status is not MessageStatus.COMPLETE
+        ):
+            state = state.exclude_message(history.pop().id)
+        if not history or history[-1].role != "user":
+            raise ContextDeskError(
+                "Nothing to retry",
+                "The last reply finished; send a new message instead.",
+                kind=ErrorKind.NOTHING_TO_RETRY,
+            )
+        self._save_state(state)
+        return history
+
+    def send(
+        self,
+        message: str | Sequence[Block],
+        approver: Approver,
+        cancel: CancelToken | None = None,
+        on_event: Callable[[LoopEvent], None] | None = None,
+    ) -> TurnFinished:
+        """Send a message and answer it on this thread, persisting every event."""
+        blocks = (TextBlock(message),) if isinstance(message, str) else tuple(message)
+        turn = self.start_turn(Message("user", blocks), approver)
+        finished: TurnFinished | None = None
+        try:
+            for event in turn.events(cancel or CancelToken()):
+                turn.record(event)
+                if on_event is not None:
+                    on_event(event)
+                if isinstance(event, TurnFinished):
+                    finished = event
+        finally:
+            turn.finish()
+            turn.release_thread()
+        assert finished is not None  # run_turn always ends with TurnFinished
+        return finished
+
+    def _name_after(self, message: Message) -> None:
+        """A new chat is named after its first message (rename it any time)."""
+        self.info = self.engine.store.chat(self.id)
+        if self.title != NEW_CHAT_TITLE or self.info.message_count != 1 or not message.text:
+            return
+        words = " ".join(message.text.split())
+        title = (
+            words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+        )
+        try:
+            self.rename(title)
+        except ContextDeskError:
+            return  # the name is a nicety; the message is already stored
+
+    def _state_changed_by_turn(self, state: ContextState) -> None:
+        self.engine.store.save_context_state(self.id, state)
+        self._state = state
+
+    def _turn_ended(self, turn: Turn) -> None:
+        if self._turn is not turn:
+            return
+        self._turn = None
+        state = self._planner.state if self._planner is not None else self.state
+        queued, self._queued = self._queued, []
+        for change in queued:
+            state = change(state)
+        self._state = state  # shown even if saving fails below; the error says so
+        self._save_state(state)
+        self.refresh_info()
+
+    # -- state changes ------------------------------------------------------------------------
+
+    def _change(self, change: StateChange) -> None:
+        if self.busy:
+            self._queued.append(change)
+            return
+        self._save_state(change(self.state))
+
+    def _save_state(self, state: ContextState) -> None:
+        """Saved first, then kept: a failed write leaves the chat as it was."""
+        self.engine.store.save_context_state(self.id, state)
+        self._state = state
+        if self._planner is not None and not self.busy:
+            self._planner.state = state
+
+
+def _typed(key: str, text: str, kind: type) -> Any:
+    if kind is bool:
+        word = text.strip().lower()
+        if word not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            raise ContextDeskError(
+                "Bad value", f"{key}: say on or off, not {text!r}.", kind=ErrorKind.USAGE
+            )
+        return word in ("1", "true", "yes", "on")
+    try:
+        value = kind(text)
+    except ValueError:
+        raise ContextDeskError(
+            "Bad value", f"{key} must be a {kind.__name__}, not {text!r}.", kind=ErrorKind.USAGE
+        ) from None
+    if kind is float and not value == value:  # NaN compares unequal to itself
+        raise ContextDeskError(
+            "Bad value", f"{key} must be a number, not {text!r}.", kind=ErrorKind.USAGE
+        )
+    return value
+
+
+def _check(settings: ContextSettings) -> None:
+    """Values a chat cannot work with are refused before they are stored."""
+    problems = []
+    if not 1_000 <= settings.context_window <= 10_000_000:
+        problems.append("context_window must be between 1,000 and 10,000,000 tokens")
+    if not 0.1 <= settings.compaction_threshold <= 1.0:
+        problems.append("threshold must be between 0.1 and 1.0")
+    if not 1 <= settings.max_tokens < settings.context_window:
+        problems.append("max_tokens must be at least 1 and below the context window")
+    if settings.thinking_budget and not 1024 <= settings.thinking_budget < settings.max_tokens:
+        problems.append("thinking must be 0 (off) or from 1,024 up to below max_tokens")
+    counts = {
+        "keep_recent": settings.keep_recent_turns,
+        "max_messages": settings.max_context_messages,
+        "tool_result_cap": settings.tool_result_cap,
+    }
+    problems += [f"{key} cannot be negative" for key, value in counts.items() if value < 0]
+    if problems:
+        raise ContextDeskError("Bad value", "; ".join(problems) + ".", kind=ErrorKind.USAGE)

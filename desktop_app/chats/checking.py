@@ -1,0 +1,62 @@
+"""`contextdesk check`: is a Messages-API history valid, and what would its repair change?
+No chat and no database are involved: the file is read, checked and (on request) written
+back repaired."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop_app.config.files import write_json_atomically
+from desktop_app.core.errors import ContextDeskError, ErrorKind, Problem
+from desktop_app.core.protocol import validate
+from desktop_app.core.repair import Repair, repair
+from desktop_app.core.wire import messages_from_api
+
+MAX_CHECK_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    messages: int
+    problems: tuple[Problem, ...]
+    repairs: tuple[Repair, ...]  # what the repair changes (empty when nothing is wrong)
+
+
+def check_file(path: Path, fix: Path | None = None) -> CheckReport:
+    """Check the `messages` array (or whole request body) in `path`; with `fix`, write the
+    repaired JSON there when anything was wrong."""
+    data = _read_json(path)
+    body: dict[str, Any] | None = data if isinstance(data, dict) else None
+    messages = messages_from_api(body.get("messages") if body is not None else data)
+    problems = tuple(validate(messages))
+    if not problems:
+        return CheckReport(len(messages), (), ())
+    result = repair(messages)
+    if fix is not None:
+        repaired: Any = [m.to_api() for m in result.messages]
+        if body is not None:
+            repaired = {**body, "messages": repaired}
+        try:
+            write_json_atomically(fix, repaired)
+        except OSError as exc:
+            raise ContextDeskError(
+                "Cannot write the file", f"{fix}: {exc.strerror or exc}", kind=ErrorKind.IO
+            ) from exc
+    return CheckReport(len(messages), problems, tuple(result.repairs))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        size = path.stat().st_size
+        if size > MAX_CHECK_BYTES:
+            raise ContextDeskError(
+                "File too large", f"{path} is {size / 1e6:.0f} MB; the limit is 256 MB."
+            )
+        return json.loads(path.read_bytes())
+    except OSError as exc:
+        raise ContextDeskError("Cannot read the file", f"{path}: {exc.strerror or exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ContextDeskError("Not JSON", f"{path} is not valid JSON: {exc}") from exc

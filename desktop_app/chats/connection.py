@@ -1,0 +1,118 @@
+"""The backend in use: Claude through the API key, or the offline demo's simulator.
+
+One `Connection` per app. It connects on the first request (so a chat opens and plans
+without a key, and without importing the SDK), is replaced when the key, the server or
+demo mode changes, and hands every turn a `LazyBackend` that finds the current backend
+when it sends.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from desktop_app.config.secrets import SecretStore
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.events import StreamEvent
+from desktop_app.core.ports import ModelInfo
+from desktop_app.core.request import ChatRequest
+
+if TYPE_CHECKING:  # the SDK adapter loads on first use (~0.2 s, and the SDK ~2.5 s)
+    from desktop_app.api.backend import AnthropicBackend
+    from desktop_app.api.simulator import SimulatorServer
+
+DEMO_KEY = "contextdesk-offline-demo"
+
+
+class Connection:
+    def __init__(self, secrets: SecretStore, base_url: Callable[[], str], *, demo: bool) -> None:
+        self.secrets = secrets
+        self.demo = demo
+        self._base_url = base_url  # read at connect time: Settings may change it
+        self._backend: AnthropicBackend | None = None
+        self._made: list[AnthropicBackend] = []  # every backend yet: threads release on each
+        self.simulator: SimulatorServer | None = None  # the demo's local server, once it runs
+        self._lock = threading.Lock()  # a turn and the background thread may both connect
+
+    def backend(self) -> AnthropicBackend:
+        """Connect if not yet connected. Raises `auth` when there is no key."""
+        with self._lock:
+            if self._backend is None:
+                self._backend = self._connect()
+                self._made.append(self._backend)
+            return self._backend
+
+    def _connect(self) -> AnthropicBackend:
+        from desktop_app.api.backend import AnthropicBackend
+
+        if self.demo:
+            from desktop_app.api.simulator import SimulatorServer
+
+            self.simulator = SimulatorServer().start()
+            return AnthropicBackend(DEMO_KEY, self.simulator.base_url, max_retries=0)
+        key = self.secrets.get()
+        if key is None:
+            raise ContextDeskError(
+                "No API key",
+                "Set ANTHROPIC_API_KEY, store a key with the GUI's Settings, or try "
+                "`contextdesk demo` for the offline demo model.",
+                kind=ErrorKind.AUTH,
+            )
+        return AnthropicBackend(key.value, self._base_url() or None)
+
+    def models(self) -> list[ModelInfo]:
+        """The server's models (its list, or the built-in table when it has none). Call
+        on a worker thread: it connects, and it closes what it opened there."""
+        backend = self.backend()
+        try:
+            return backend.models()
+        finally:
+            backend.release_thread()
+
+    def release_thread(self) -> None:
+        """A worker thread is done sending: close what it opened, on every backend it may
+        have used (the key or the server may have changed while it ran)."""
+        with self._lock:
+            made = list(self._made)
+        for backend in made:
+            backend.release_thread()
+
+    def reconnect(self, *, demo: bool | None = None) -> None:
+        """The key, the server or demo mode changed: the next request connects afresh."""
+        with self._lock:
+            self._disconnect()
+            if demo is not None:
+                self.demo = demo
+
+    def close(self) -> None:
+        with self._lock:
+            self._disconnect()
+
+    def _disconnect(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+        if self.simulator is not None:
+            self.simulator.stop()
+        self._backend = self.simulator = None
+
+    def lazy(self) -> LazyBackend:
+        return LazyBackend(self)
+
+
+class LazyBackend:
+    """A `ChatBackend` that connects on its first request, so a missing key becomes the
+    turn's error rather than a failure to open the chat."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
+        return self.connection.backend().stream(request, cancel)
+
+    def release_thread(self) -> None:
+        self.connection.release_thread()
+
+    def close(self) -> None:
+        self.connection.release_thread()

@@ -1,0 +1,256 @@
+"""`Engine`: the one place that opens ContextDesk's parts — the data folder, the settings,
+the chat store, the key, the token counter and the connection — and hands out one `Chat`
+object per chat.
+
+Nothing heavy loads here: the context engine, the loop, the tools and the SDK load with
+the first plan or the first request, after the window's first paint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import InitVar, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat
+from desktop_app.chats.connection import Connection
+from desktop_app.config.paths import AppPaths, app_paths
+from desktop_app.config.secrets import SecretStore
+from desktop_app.config.settings import (
+    AppState,
+    BadSetting,
+    Settings,
+    change,
+    load,
+    problems,
+    save,
+)
+from desktop_app.context.state import ContextSettings
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.messages import Message
+from desktop_app.core.ports import ModelInfo
+from desktop_app.storage.store import ChatInfo, ChatStore
+from desktop_app.tokens.calibration import Calibration
+from desktop_app.tokens.counter import TokenCounter
+
+DEMO_MODEL = "contextdesk-demo"
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    chat: Chat
+    repairs: tuple[str, ...]  # what the import repaired, one line each
+
+
+@dataclass
+class Engine:
+    paths: AppPaths
+    settings: Settings
+    store: ChatStore
+    secrets: SecretStore
+    demo_mode: InitVar[bool] = False
+    connection: Connection = field(init=False)
+    _counter: TokenCounter | None = field(default=None, init=False, repr=False)
+    _chats: dict[str, Chat] = field(default_factory=dict, init=False, repr=False)
+    _seen_version: int = field(default=0, init=False, repr=False)
+
+    def __post_init__(self, demo_mode: bool) -> None:
+        # The server is read when connecting: Settings may have changed it by then.
+        self.connection = Connection(self.secrets, lambda: self.settings.base_url, demo=demo_mode)
+        self._seen_version = self.store.data_version()
+
+    @classmethod
+    def open(cls, home: str | Path | None = None, *, demo: bool = False) -> Engine:
+        """Open the data folder (`home`, else CONTEXTDESK_HOME, else the platform's),
+        creating it on first use; leftover streaming replies become interrupted."""
+        paths = app_paths(home).ensure()
+        settings = load(paths.settings_file, Settings)
+        store = ChatStore.open(paths.database)
+        try:
+            store.recover()
+        except ContextDeskError:
+            store.close()
+            raise
+        secrets = SecretStore(paths.config, plaintext_opt_in=settings.plaintext_key_opt_in)
+        return cls(paths, settings, store, secrets, demo)
+
+    def close(self) -> None:
+        self.connection.close()
+        self.store.close()
+
+    @property
+    def demo(self) -> bool:
+        return self.connection.demo
+
+    @property
+    def counter(self) -> TokenCounter:
+        """Local token estimates, calibrated by what the API reports (made on first use:
+        its encoding loads in ~0.3 s)."""
+        if self._counter is None:
+            self._counter = TokenCounter(calibration=Calibration(self.store))
+        return self._counter
+
+    def model_of(self, chat: ChatInfo) -> str:
+        return DEMO_MODEL if self.demo else chat.model
+
+    # -- chats --------------------------------------------------------------------------
+
+    def chat(self, chat_id: str) -> Chat:
+        """The chat's one `Chat` object (made on first use)."""
+        chat = self._chats.get(chat_id)
+        if chat is None:
+            chat = self._chats[chat_id] = Chat(self, self.store.chat(chat_id))
+        return chat
+
+    def find(self, ref: str) -> Chat:
+        """A chat by its id or a unique prefix of it."""
+        return self.chat(self.store.find_chat(ref).id)
+
+    def list_chats(self) -> list[ChatInfo]:
+        """Chats by last activity, newest first."""
+        return self.store.list_chats()
+
+    def new_chat(
+        self,
+        title: str = NEW_CHAT_TITLE,
+        *,
+        model: str | None = None,
+        system_prompt: str | None = None,
+        **overrides: Any,
+    ) -> Chat:
+        """A chat made from Settings' defaults — model, system prompt, max output tokens,
+        extended thinking — with any of them (or a context setting) overridden."""
+        defaults = self.settings
+        settings = replace(
+            ContextSettings(
+                max_tokens=defaults.max_tokens, thinking_budget=defaults.thinking_budget
+            ),
+            **overrides,
+        )
+        info = self.store.create_chat(
+            title,
+            model or defaults.model,
+            defaults.system_prompt if system_prompt is None else system_prompt,
+            settings,
+        )
+        return self.chat(info.id)
+
+    def restore_chat(self, chat_id: str) -> Chat:
+        """Take a chat out of the trash."""
+        self.store.restore_chat(chat_id)
+        return self.chat(chat_id)
+
+    def forget(self, chat_id: str) -> None:
+        self._chats.pop(chat_id, None)
+
+    def import_file(self, path: Path) -> Imported:
+        """Import a contextdesk.chat file or a Messages API request body: all or nothing."""
+        from desktop_app.storage.exchange import MAX_IMPORT_BYTES, ImportFailed
+
+        try:
+            size = path.stat().st_size
+            if size > MAX_IMPORT_BYTES:
+                raise ImportFailed(
+                    "File too large",
+                    f"{path} is {size / 1e6:.0f} MB; the limit is {MAX_IMPORT_BYTES // 2**20} MB.",
+                )
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ContextDeskError(
+                "Cannot read the file", f"{path}: {exc.strerror or exc}", kind=ErrorKind.IO
+            ) from exc
+        return self.import_bytes(raw)
+
+    def import_bytes(self, raw: bytes) -> Imported:
+        from desktop_app.storage.exchange import import_chat
+
+        result = import_chat(self.store, raw)
+        return Imported(self.chat(result.chat.id), result.repairs)
+
+    def create_demo_chat(self, turns: int = 4) -> Chat:
+        """A chat of demo conversation with two pinned facts, to look around in."""
+        from desktop_app.demo_chat import create_demo_chat
+
+        return self.chat(create_demo_chat(self.store, turns).id)
+
+    def reader(self, chat_id: str) -> Callable[[], list[Message]]:
+        """Reads a chat's whole transcript through a connection of its own: for a worker
+        thread, while this one writes (WAL lets readers and the writer run together)."""
+        path = self.paths.database
+
+        def read() -> list[Message]:
+            store = ChatStore.open(path)
+            try:
+                return store.messages(chat_id)
+            finally:
+                store.close()
+
+        return read
+
+    def changed_elsewhere(self) -> bool:
+        """True once for each time another program (the command line, a second copy)
+        has written to the database since the last call."""
+        version = self.store.data_version()
+        changed, self._seen_version = version != self._seen_version, version
+        return changed
+
+    # -- settings and the connection ----------------------------------------------------------
+
+    def save_settings(self, settings: Settings) -> None:
+        """Check, save (atomically) and use new settings. New chats take them as their
+        defaults; open chats re-plan with the tools and workspace they set."""
+        found = problems(settings)
+        if found:
+            key, _, why = found[0].partition(": ")
+            raise BadSetting(key, why)
+        try:
+            save(self.paths.settings_file, settings)
+        except OSError as exc:
+            raise ContextDeskError(
+                "Settings not saved",
+                f"{self.paths.settings_file}: {exc.strerror or exc}. "
+                "The settings in use are unchanged.",
+                kind=ErrorKind.IO,
+            ) from exc
+        server_changed = settings.base_url != self.settings.base_url
+        self.settings = settings
+        self.secrets.plaintext_opt_in = settings.plaintext_key_opt_in
+        if server_changed:
+            self.connection.reconnect()
+        for chat in self._chats.values():
+            chat.settings_changed()
+
+    def change_settings(self, assignments: dict[str, str]) -> Settings:
+        """`contextdesk settings KEY=VALUE …`: typed values, checked as the dialog checks."""
+        settings = change(self.settings, assignments)
+        self.save_settings(settings)
+        return settings
+
+    def reconnect(self, *, demo: bool | None = None) -> None:
+        """The key or demo mode changed: the next request connects afresh."""
+        self.connection.reconnect(demo=demo)
+        for chat in self._chats.values():
+            chat.settings_changed()  # the demo answers as another model
+
+    def models(self) -> list[ModelInfo]:
+        """The server's models; call on a worker thread (it connects)."""
+        return self.connection.models()
+
+    @staticmethod
+    def known_models() -> list[ModelInfo]:
+        """The models known without asking a server (shown until its list arrives)."""
+        from desktop_app.api.models import BUILTIN_MODELS
+
+        return list(BUILTIN_MODELS)
+
+    def load_window_state(self) -> AppState:
+        return load(self.paths.state_file, AppState)
+
+    def save_window_state(self, state: AppState) -> None:
+        try:
+            save(self.paths.state_file, state)
+        except OSError as exc:
+            raise ContextDeskError(
+                "Window layout not saved", f"{exc.strerror or exc}", kind=ErrorKind.IO
+            ) from exc

@@ -1,0 +1,116 @@
+"""One user message being answered, split so that two threads can share the work.
+
+`events` runs the loop (a worker thread may iterate it); `record` and `finish` persist
+what it says, on the thread that owns the database connection. Persistence rules
+(docs/architecture.md, "One turn, as data"): the user's message is on disk before
+anything is sent; a streaming reply is checkpointed at most about once a second, never per
+token; every finished message is stored when the loop announces it; a context-state
+change (a compaction, the breaker, a suggested fact) is saved in one transaction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from desktop_app.context.state import ContextState
+from desktop_app.core.blocks import TextBlock
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.events import (
+    ContextStateChanged,
+    LoopEvent,
+    MessageAdded,
+    MessageStarted,
+    RequestStarted,
+    TextDelta,
+)
+from desktop_app.core.messages import Message, MessageStatus
+from desktop_app.core.request import ChatRequest
+from desktop_app.storage.store import ChatStore
+from desktop_app.tokens.counter import TokenCounter
+
+if TYPE_CHECKING:
+    from desktop_app.chats.chat import Chat
+    from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState
+
+CHECKPOINT_EVERY_S = 1.0
+
+
+@dataclass
+class Turn:
+    chat: Chat
+    state: LoopState
+    ports: LoopPorts
+    config: LoopConfig
+    recorder: TurnRecorder
+
+    def events(self, cancel: CancelToken) -> Iterator[LoopEvent]:
+        from desktop_app.core.loop import run_turn
+
+        return run_turn(self.state, self.ports, cancel, self.config)
+
+    def release_thread(self) -> None:
+        """Call on the thread that iterated `events`, when it is done with them."""
+        self.ports.backend.release_thread()
+
+    def record(self, event: LoopEvent) -> None:
+        """Persist one event (on the database thread, in order, before it is shown)."""
+        self.recorder.record(event)
+        if isinstance(event, ContextStateChanged) and isinstance(event.state, ContextState):
+            self.chat._state_changed_by_turn(event.state)
+
+    def finish(self) -> None:
+        """The loop has ended: keep what the planner learned (suggested facts, the
+        breaker) and apply the user's context edits made meanwhile."""
+        self.chat._turn_ended(self)
+
+
+@dataclass
+class TurnRecorder:
+    """Persists the loop's events: streaming checkpoints and finished messages."""
+
+    store: ChatStore
+    chat_id: str
+    counter: TokenCounter
+    streaming_id: str | None = None
+    text: list[str] = field(default_factory=list)
+    last_checkpoint: float = 0.0
+    last_request: ChatRequest | None = None
+
+    def record(self, event: LoopEvent) -> None:
+        if isinstance(event, RequestStarted):
+            self.last_request = event.request
+        elif isinstance(event, MessageStarted):
+            self.streaming_id, self.text = event.message_id, []
+            self.last_checkpoint = 0.0  # the first words are saved at once, then ~1/s
+        elif isinstance(event, TextDelta) and event.message_id == self.streaming_id:
+            self.text.append(event.text)
+            self.checkpoint()
+        elif isinstance(event, MessageAdded):
+            message = event.message
+            if message.id == self.streaming_id:
+                self.streaming_id = None
+                self.store.checkpoint(self.chat_id, message)  # replaces the partial row
+                self.learn(message)
+            else:
+                self.store.append_message(self.chat_id, message)
+
+    def checkpoint(self) -> None:
+        now = time.monotonic()
+        if self.streaming_id is None or now - self.last_checkpoint < CHECKPOINT_EVERY_S:
+            return
+        text = "".join(self.text)
+        if not text.strip():
+            return  # nothing said yet: an empty row would only need cleaning up
+        self.last_checkpoint = now
+        partial = Message(
+            "assistant", (TextBlock(text),), id=self.streaming_id, status=MessageStatus.STREAMING
+        )
+        self.store.checkpoint(self.chat_id, partial)
+
+    def learn(self, message: Message) -> None:
+        """The API's count of the prompt just sent calibrates the local estimate."""
+        if self.last_request is not None and message.usage and message.usage.prompt_tokens:
+            self.counter.learn_from_usage(self.last_request, message.usage.prompt_tokens)

@@ -1,0 +1,146 @@
+"""What the chat list's actions do: new chat, rename, move to the trash and undo it,
+export, import. The actions themselves live in the application layer; this turns them
+into dialogs, the list's rows and messages for the window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine
+from desktop_app.core.errors import ContextDeskError, ErrorInfo
+from desktop_app.ui.chat_list import ChatListPanel
+
+
+class ChatListController(QObject):
+    """Signals:
+    open_requested(str): show this chat (a new one, an import, an undone deletion).
+    renamed(object): a chat's `ChatInfo` after a rename.
+    trashed(str): this chat went to the trash.
+    problem(object): an `ErrorInfo` to show.
+    status(str): a short note for the status bar.
+    """
+
+    open_requested = Signal(str)
+    renamed = Signal(object)
+    trashed = Signal(str)
+    problem = Signal(object)
+    status = Signal(str)
+
+    def __init__(self, engine: Engine, panel: ChatListPanel, window: QWidget) -> None:
+        super().__init__(window)
+        self.engine = engine
+        self.panel = panel
+        self.window = window
+        panel.rename_requested.connect(self._on_panel_rename_requested)
+        panel.delete_requested.connect(self._on_panel_delete_requested)
+        panel.undo_delete_requested.connect(self._on_panel_undo_delete_requested)
+        panel.export_requested.connect(self._on_panel_export_requested)
+
+    def refresh(self) -> None:
+        """Read the list again (after another program changed it)."""
+        try:
+            self.panel.set_chats(self.engine.list_chats())
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+
+    def new_chat(self, title: str = NEW_CHAT_TITLE) -> Chat | None:
+        """A chat made from Settings' defaults, opened."""
+        try:
+            chat = self.engine.new_chat(title)
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return None
+        self.show_new(chat)
+        return chat
+
+    def show_new(self, chat: Chat) -> None:
+        self.panel.update_chat(chat.info)
+        self.open_requested.emit(chat.id)
+
+    @Slot(str, str)
+    def _on_panel_rename_requested(self, chat_id: str, title: str) -> None:
+        chat = self.engine.chat(chat_id)
+        try:
+            chat.rename(title)
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            self.panel.update_chat(chat.info)  # the old name again
+            return
+        self.panel.update_chat(chat.info)
+        self.renamed.emit(chat.info)
+
+    def trash(self, chat_id: str) -> None:
+        chat = self.engine.chat(chat_id)
+        try:
+            chat.delete()
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return
+        self.panel.removed(chat.info)
+        self.trashed.emit(chat_id)
+
+    @Slot(str)
+    def _on_panel_delete_requested(self, chat_id: str) -> None:
+        self.trash(chat_id)
+
+    @Slot(str)
+    def _on_panel_undo_delete_requested(self, chat_id: str) -> None:
+        try:
+            self.engine.restore_chat(chat_id)
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return
+        self.refresh()
+        self.open_requested.emit(chat_id)
+
+    @Slot(str, str)
+    def _on_panel_export_requested(self, chat_id: str, fmt: str) -> None:
+        self.export(chat_id, fmt)
+
+    def export(self, chat_id: str, fmt: str) -> None:
+        chat = self.engine.chat(chat_id)
+        suffix = "json" if fmt == "json" else "md"
+        name = (
+            "".join(c if c.isalnum() or c in " -_" else "_" for c in chat.title).strip() or "chat"
+        )
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Export chat", f"{name}.{suffix}", f"*.{suffix}"
+        )
+        if not path:
+            return
+        try:
+            chat.export_to(Path(path), fmt)
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return
+        self.status.emit(f"Exported to {path}")
+
+    def import_chat(self, path: str = "") -> Chat | None:
+        """Import a JSON chat (ours, or a Messages API request body): all or nothing; the
+        problems, if any, are listed by their JSON path."""
+        if not path:
+            path, _ = QFileDialog.getOpenFileName(
+                self.window, "Import a chat", "", "JSON (*.json);;All files (*)"
+            )
+        if not path:
+            return None
+        try:
+            imported = self.engine.import_file(Path(path))
+        except ContextDeskError as exc:
+            self._show_import_problems(exc.info)
+            return None
+        if imported.repairs:
+            self.status.emit(
+                f"Imported, with {len(imported.repairs)} repair(s): see the chat's export."
+            )
+        self.show_new(imported.chat)
+        return imported.chat
+
+    def _show_import_problems(self, info: ErrorInfo) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, info.title, info.message, parent=self.window)
+        box.setObjectName("importProblems")
+        box.setInformativeText(info.details)  # the list: JSON path and problem, one a line
+        box.open()
