@@ -5,7 +5,16 @@ a `Chat` has every action on it; a `Turn` is one message being answered. The win
 """
 
 from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat, repaired
-from desktop_app.chats.engine import DEMO_MODEL, Engine, Imported
+from desktop_app.chats.engine import DEMO_MODEL, Engine, Imported, data_folder
 from desktop_app.chats.turn import Turn
 
-__all__ = ["DEMO_MODEL", "NEW_CHAT_TITLE", "Chat", "Engine", "Imported", "Turn", "repaired"]
+__all__ = [
+    "DEMO_MODEL",
+    "NEW_CHAT_TITLE",
+    "Chat",
+    "Engine",
+    "Imported",
+    "Turn",
+    "data_folder",
+    "repaired",
+]

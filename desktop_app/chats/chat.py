@@ -27,6 +27,7 @@ from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.events import LoopEvent, TurnFinished
+from desktop_app.core.history import unanswered_calls
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.core.ports import Approver
 from desktop_app.core.repair import repair
@@ -432,12 +433,12 @@ class Chat:
             )
         planner = self.planner()
         store = self.engine.store
+        if self.engine.window_open:
+            self._check_not_answering_elsewhere()
         if message is not None:
             store.append_message(self.id, message)
             self._name_after(message)
-        history = self.history()
-        if message is None:
-            history = self._prepare_retry(history)
+        history = self.history() if message is not None else self._prepare_retry()
         assert self._tools is not None  # built with the planner
         ports = LoopPorts(
             backend=self.engine.connection.lazy(),
@@ -455,22 +456,41 @@ class Chat:
         )
         return self._turn
 
-    def _prepare_retry(self, history: list[Message]) -> list[Message]:
+    def _check_not_answering_elsewhere(self) -> None:
+        """The window may be in the middle of this chat's turn (writing a reply, or
+        waiting for a tool's approval): a message sent now would land inside it."""
+        last = self.engine.store.recent_messages(self.id, 1)
+        if last and (
+            last[-1].status is MessageStatus.STREAMING
+            or (last[-1].role == "assistant" and unanswered_calls(last))
+        ):
+            raise ContextDeskError(
+                "This chat is answering in the window",
+                "ContextDesk's window is in the middle of a reply in this chat. Let it "
+                "finish (or stop it there), then send again.",
+                kind=ErrorKind.ALREADY_RUNNING,
+            )
+
+    def _prepare_retry(self) -> list[Message]:
+        """The history a retry answers: the stored one without its failed or interrupted
+        last replies, which leave the context too (read before any repair: a repair
+        would merge them into the reply before them)."""
+        messages = self.messages()
         state = self.state
         while (
-            history
-            and history[-1].role == "assistant"
-            and history[-1].status is not MessageStatus.COMPLETE
+            messages
+            and messages[-1].role == "assistant"
+            and messages[-1].status is not MessageStatus.COMPLETE
         ):
-            state = state.exclude_message(history.pop().id)
-        if not history or history[-1].role != "user":
+            state = state.exclude_message(messages.pop().id)
+        if not messages or messages[-1].role != "user":
             raise ContextDeskError(
                 "Nothing to retry",
                 "The last reply finished; send a new message instead.",
                 kind=ErrorKind.NOTHING_TO_RETRY,
             )
         self._save_state(state)
-        return history
+        return self.history(messages)
 
     def send(
         self,

@@ -15,6 +15,7 @@ from typing import Any
 
 from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat
 from desktop_app.chats.connection import Connection
+from desktop_app.chats.instance import InstanceLock
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
 from desktop_app.config.settings import (
@@ -37,6 +38,11 @@ from desktop_app.tokens.counter import TokenCounter
 DEMO_MODEL = "contextdesk-demo"
 
 
+def data_folder(home: str | Path | None = None) -> Path:
+    """Where the database lives (made if missing): what one window may hold at a time."""
+    return app_paths(home).ensure().data
+
+
 @dataclass(frozen=True, slots=True)
 class Imported:
     chat: Chat
@@ -50,6 +56,7 @@ class Engine:
     store: ChatStore
     secrets: SecretStore
     demo_mode: InitVar[bool] = False
+    window_open: bool = False  # a window holds this data folder (we are the command line)
     connection: Connection = field(init=False)
     _counter: TokenCounter | None = field(default=None, init=False, repr=False)
     _chats: dict[str, Chat] = field(default_factory=dict, init=False, repr=False)
@@ -63,17 +70,20 @@ class Engine:
     @classmethod
     def open(cls, home: str | Path | None = None, *, demo: bool = False) -> Engine:
         """Open the data folder (`home`, else CONTEXTDESK_HOME, else the platform's),
-        creating it on first use; leftover streaming replies become interrupted."""
+        creating it on first use. Leftover streaming replies become interrupted — unless
+        a window has the folder open: then they may be streaming right now."""
         paths = app_paths(home).ensure()
         settings = load(paths.settings_file, Settings)
+        window_open = InstanceLock(paths.data).held_elsewhere()
         store = ChatStore.open(paths.database)
         try:
-            store.recover()
+            if not window_open:
+                store.recover()
         except ContextDeskError:
             store.close()
             raise
         secrets = SecretStore(paths.config, plaintext_opt_in=settings.plaintext_key_opt_in)
-        return cls(paths, settings, store, secrets, demo)
+        return cls(paths, settings, store, secrets, demo, window_open)
 
     def close(self) -> None:
         self.connection.close()
@@ -220,6 +230,11 @@ class Engine:
             self.connection.reconnect()
         for chat in self._chats.values():
             chat.settings_changed()
+
+    @staticmethod
+    def settings_problems(settings: Settings) -> list[str]:
+        """What is wrong with `settings`, one line each (empty: they can be saved)."""
+        return problems(settings)
 
     def change_settings(self, assignments: dict[str, str]) -> Settings:
         """`contextdesk settings KEY=VALUE …`: typed values, checked as the dialog checks."""

@@ -90,7 +90,12 @@ class ConnectionController(QObject):
 
         engine = self.engine
         dialog = SettingsDialog(
-            engine.settings, engine.secrets, self.key_source(), self.models, self.window
+            engine.settings,
+            engine.secrets,
+            self.key_source(),
+            self.models,
+            self.window,
+            check=engine.settings_problems,
         )
         if dialog.exec() != SettingsDialog.DialogCode.Accepted:
             return False

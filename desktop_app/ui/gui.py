@@ -14,10 +14,11 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app import __version__
 from desktop_app.bundled import bundled
-from desktop_app.chats import Engine
+from desktop_app.chats import Engine, data_folder
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.single_instance import SingleInstance
 
 log = logging.getLogger(__name__)
 ICON_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
@@ -57,6 +58,7 @@ def app_icon() -> QIcon:
 
 
 def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWindow:
+    """The window over the data folder (the caller has claimed it: `SingleInstance`)."""
     engine = Engine.open(home, demo=demo)
     _log_to_file(engine.paths.logs / "contextdesk.log")
     window = MainWindow(engine, engine.load_window_state())
@@ -67,12 +69,24 @@ def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWi
 
 def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: bool = False) -> int:
     app = make_app()
+    folder = data_folder(home)
+    instance = SingleInstance(folder)
+    if not instance.claim():  # the other copy was asked to come to the front
+        owner = instance.owner()
+        by = f" (process {owner})" if owner else ""
+        sys.stderr.write(
+            f"ContextDesk is already open on {folder}{by}; it was brought to the front.\n"
+        )
+        return 0
     try:
         window = open_window(home, demo=demo or smoke_test)
     except ContextDeskError as exc:  # e.g. a database from a newer version: say so, change nothing
         QMessageBox.critical(None, exc.title, exc.message)
+        instance.release()
         return 1
+    instance.activation_requested.connect(window.bring_to_front)
     window.show()
+    QTimer.singleShot(0, instance.listen)
     if smoke_test:
         from desktop_app.ui.smoke import SmokeTest
 
@@ -80,6 +94,7 @@ def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: b
         QTimer.singleShot(0, checker.start)
     code = app.exec()
     window.engine.close()
+    instance.release()
     return code
 
 

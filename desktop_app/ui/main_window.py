@@ -542,6 +542,16 @@ class MainWindow(QMainWindow):
     def _model(self) -> str:
         return self.current.chat.model if self.current else self.engine.settings.model
 
+    @Slot()
+    def bring_to_front(self) -> None:
+        """Another copy was started on this data folder: show this one instead."""
+        self.setWindowState(
+            (self.windowState() & ~Qt.WindowState.WindowMinimized) | Qt.WindowState.WindowActive
+        )
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
     # -- closing ------------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:

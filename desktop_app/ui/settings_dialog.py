@@ -7,8 +7,9 @@ for this session only. The key never goes into the settings file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
@@ -28,10 +29,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.config.secrets import KeyringUnavailable, SecretStore
-from desktop_app.config.settings import Settings
+from desktop_app.config.secrets import KeyringUnavailable
+from desktop_app.config.settings import MAX_TOKENS_RANGE, THINKING_RANGE, Settings
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui import theme
+
+if TYPE_CHECKING:
+    from desktop_app.config.secrets import SecretStore
 
 
 class SettingsDialog(QDialog):
@@ -42,6 +46,8 @@ class SettingsDialog(QDialog):
         key_source: str,
         models: list[Any],
         parent: QWidget | None = None,
+        *,
+        check: Callable[[Settings], list[str]] = lambda _settings: [],
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -49,6 +55,7 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.secrets = secrets
         self.key_changed = False
+        self.check = check  # what is wrong with the chosen settings (as the CLI checks them)
 
         self.key = QLineEdit()
         self.key.setObjectName("apiKey")
@@ -80,13 +87,13 @@ class SettingsDialog(QDialog):
             found = self.model.count() - 1
         self.model.setCurrentIndex(found)
         self.max_tokens = QSpinBox()
-        self.max_tokens.setRange(256, 128_000)
+        self.max_tokens.setRange(*MAX_TOKENS_RANGE)
         self.max_tokens.setSingleStep(1024)
         self.max_tokens.setValue(settings.max_tokens)
         self.thinking = QCheckBox("Extended thinking, with a budget of")
         self.thinking.setChecked(settings.thinking_budget > 0)
         self.thinking_budget = QSpinBox()
-        self.thinking_budget.setRange(1024, 64_000)
+        self.thinking_budget.setRange(*THINKING_RANGE)
         self.thinking_budget.setSingleStep(1024)
         self.thinking_budget.setValue(settings.thinking_budget or 4096)
         self.thinking_budget.setSuffix(" tokens")
@@ -129,6 +136,11 @@ class SettingsDialog(QDialog):
         form.addRow("", self.commands)
         form.addRow("Workspace folder", _row_widget(workspace_row))
         form.addRow("Sending", self.send_with_enter)
+        self.problem = QLabel()
+        self.problem.setObjectName("settingsProblem")
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet(self.key_problem.styleSheet())
+        self.problem.hide()
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
@@ -136,14 +148,16 @@ class SettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.problem)
         layout.addWidget(buttons)
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
         self.resize(620, self.sizeHint().height())
 
     def chosen(self) -> Settings:
         return replace(
             self.settings,
             base_url=self.base_url.text().strip(),
-            model=str(self.model.currentData() or self.model.currentText()).strip(),
+            model=self._chosen_model(),
             max_tokens=self.max_tokens.value(),
             thinking_budget=self.thinking_budget.value() if self.thinking.isChecked() else 0,
             system_prompt=self.system_prompt.toPlainText(),
@@ -153,8 +167,21 @@ class SettingsDialog(QDialog):
             send_with_enter=self.send_with_enter.isChecked(),
         )
 
+    def _chosen_model(self) -> str:
+        """The model as typed, even without Enter (an editable combo box keeps the old
+        item current until Enter is pressed); a listed model's display text means its id."""
+        text = self.model.currentText().strip()
+        index = self.model.findText(text)
+        return str(self.model.itemData(index) or text) if index >= 0 else text
+
     @Slot()
     def _on_save_clicked(self) -> None:
+        found = self.check(self.chosen())
+        if found:
+            self.problem.setText("Not saved: " + "; ".join(found))
+            self.problem.show()
+            return
+        self.problem.hide()
         key = self.key.text().strip()
         if key:
             try:

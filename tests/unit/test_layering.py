@@ -3,11 +3,19 @@ nothing outside the standard library."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import enum
+import importlib
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import desktop_app
+from desktop_app.context.facts import Fact
+from desktop_app.core.errors import ErrorKind
+from desktop_app.storage.store import ChatStore
 
 NON_UI = sorted(
     m.name
@@ -78,3 +86,91 @@ def test_the_window_starts_without_the_engine_the_sdk_or_the_encoding() -> None:
         "desktop_app.tools.builtin",
     ]
     assert loaded_after_importing(["desktop_app.ui.gui"], deferred) == []
+
+
+# -- the faces reach the engine only through the application layer ----------------------------
+
+PACKAGE = Path(desktop_app.__file__).parent
+FACES = [PACKAGE / "cli.py", *sorted((PACKAGE / "ui").glob("*.py"))]
+# Modules of plain values (blocks, messages, events, errors, ports, facts, context state):
+# the faces may use anything in them.
+VALUE_MODULES = {
+    "desktop_app",
+    "desktop_app.bundled",
+    "desktop_app.core.blocks",
+    "desktop_app.core.cancel",
+    "desktop_app.core.errors",
+    "desktop_app.core.events",
+    "desktop_app.core.messages",
+    "desktop_app.core.ports",
+    "desktop_app.core.request",
+    "desktop_app.context.facts",
+    "desktop_app.context.state",
+}
+
+
+def runtime_imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names) of every `desktop_app` import outside `if TYPE_CHECKING:`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for statement in block.body
+        for node in ast.walk(statement)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("desktop_app"):
+            found.append((node.lineno, node.module or "", [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [
+                (node.lineno, a.name, []) for a in node.names if a.name.startswith("desktop_app")
+            ]
+    return found
+
+
+def is_value(thing: object) -> bool:
+    """A constant, or a class that only carries data (frozen dataclass, enum, error)."""
+    if not callable(thing):
+        return True
+    if not isinstance(thing, type):
+        return False
+    frozen = dataclasses.is_dataclass(thing) and thing.__dataclass_params__.frozen
+    return bool(frozen) or issubclass(thing, (enum.Enum, Exception))
+
+
+def test_the_faces_use_the_engine_only_through_the_application_layer() -> None:
+    wrong = []
+    for path in FACES:
+        for line, module, names in runtime_imports(path):
+            if module in VALUE_MODULES or module.startswith(
+                ("desktop_app.chats", "desktop_app.ui")
+            ):
+                continue
+            loaded = importlib.import_module(module)
+            engine_names = [n for n in names if not is_value(getattr(loaded, n))] or (
+                [] if names else [module]
+            )
+            wrong += [f"{path.name}:{line} {module}.{n}" for n in engine_names]
+    assert wrong == []
+
+
+def test_the_faces_check_imports_for_real() -> None:
+    assert any(m == "desktop_app.chats" for _, m, _ in runtime_imports(FACES[0]))  # cli.py
+    assert is_value(ErrorKind.AUTH)
+    assert is_value(Fact)
+    assert not is_value(ChatStore)
+
+
+def test_no_backend_is_probed_with_getattr() -> None:
+    """Ports declare what is called (close, release_thread, models): no `getattr` guesses."""
+    probed = [
+        f"{path.relative_to(PACKAGE)}:{n}"
+        for path in [*FACES, *(PACKAGE / "chats").glob("*.py")]
+        for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "getattr(" in text
+    ]
+    assert probed == []

@@ -209,23 +209,6 @@ def test_context_state_round_trips(store: ChatStore) -> None:
     assert store.context_state(chat.id) == state
 
 
-def test_saving_context_state_is_all_or_nothing(
-    store: ChatStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    chat = store.create_chat()
-    store.save_context_state(chat.id, ContextState().pin(Fact("keep me")))
-
-    def fail(*args: object) -> None:
-        raise OSError("disk full")
-
-    bad = ContextState().pin(Fact("new")).with_summary(Summary(1, (), "s", "m"))
-    monkeypatch.setattr(store, "_touch", fail)
-    with pytest.raises(OSError, match="disk full"):
-        store.save_context_state(chat.id, bad)
-    assert [f.text for f in store.context_state(chat.id).facts] == ["keep me"]
-    assert store.context_state(chat.id).summaries == ()
-
-
 def test_calibration_persists_through_the_store(tmp_path: Path) -> None:
     path = tmp_path / "cal.sqlite3"
     store = ChatStore.open(path)

@@ -1,0 +1,425 @@
+"""The application layer itself: every action a user takes on a chat, once, through
+`Engine` and `Chat` — over a real SQLite file, the real token counter, and (for turns and
+compaction) the offline demo's simulator on a loopback socket through the anthropic SDK."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from desktop_app.api.simulator import Reply, SimulatorServer
+from desktop_app.api.simulator.script import Fault, FaultKind
+from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine
+from desktop_app.chats.instance import InstanceLock
+from desktop_app.config.settings import BadSetting, load
+from desktop_app.context.facts import Fact, FactSource
+from desktop_app.core.blocks import ImageBlock, TextBlock, ToolResultBlock
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.events import TurnFinished
+from desktop_app.core.messages import Message, MessageStatus, user_text
+from desktop_app.core.ports import ApprovalDecision
+from desktop_app.core.protocol import validate
+from tests.fakes.tools import ScriptedApprover
+from tests.unit.builders import a, call, result, u
+
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    opened = Engine.open(tmp_path / "home", demo=True)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def simulator(engine: Engine) -> SimulatorServer:
+    engine.connection.backend()
+    assert engine.connection.simulator is not None
+    return engine.connection.simulator
+
+
+def demo(engine: Engine, turns: int = 6) -> Chat:
+    return engine.create_demo_chat(turns)
+
+
+def system_text(chat: Chat) -> str:
+    return "\n".join(part.text for part in chat.plan().request.system)
+
+
+# -- chats and their settings ----------------------------------------------------------------
+
+
+def test_a_new_chat_takes_every_default_from_settings(engine: Engine, tmp_path: Path) -> None:
+    engine.change_settings(
+        {
+            "model": "claude-haiku-4-5",
+            "max_tokens": "9000",
+            "thinking": "2048",
+            "system": "Be brief.",
+        }
+    )
+    chat = engine.new_chat()
+    assert chat.title == NEW_CHAT_TITLE
+    assert (chat.info.model, chat.info.system_prompt) == ("claude-haiku-4-5", "Be brief.")
+    assert (chat.settings.max_tokens, chat.settings.thinking_budget) == (9000, 2048)
+    request = chat.plan("hello").request.body()
+    assert request["max_tokens"] == 9000
+    assert request["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert request["system"][0]["text"].startswith("Be brief.")
+    overridden = engine.new_chat("Mine", model="claude-opus-5-5", keep_recent_turns=3)
+    assert (overridden.info.model, overridden.settings.keep_recent_turns) == ("claude-opus-5-5", 3)
+    assert overridden.settings.max_tokens == 9000
+
+
+def test_settings_are_checked_saved_and_typed(engine: Engine) -> None:
+    with pytest.raises(BadSetting, match="thinking: the budget must be below max_tokens"):
+        engine.change_settings({"thinking": "8192"})  # max_tokens is 4096
+    with pytest.raises(BadSetting, match="tools: say on or off"):
+        engine.change_settings({"tools": "perhaps"})
+    with pytest.raises(BadSetting, match="no such setting"):
+        engine.change_settings({"colour": "blue"})
+    engine.change_settings({"run_command": "off", "server": "http://localhost:11434"})
+    saved = load(engine.paths.settings_file, type(engine.settings))
+    assert saved.base_url == "http://localhost:11434"
+    assert saved.run_command_enabled is False
+    assert engine.settings == saved
+
+
+def test_a_chat_is_renamed_changed_and_checked(engine: Engine) -> None:
+    chat = engine.new_chat()
+    chat.rename("  Refund   case ")
+    assert engine.store.chat(chat.id).title == "Refund case"
+    chat.change({"keep_recent": "4", "auto_compact": "off", "model": "claude-haiku-4-5"})
+    assert (chat.settings.keep_recent_turns, chat.settings.auto_compact) == (4, False)
+    assert engine.store.chat(chat.id).model == "claude-haiku-4-5"
+    for bad, why in (
+        ({"threshold": "nan"}, "must be a number"),
+        ({"threshold": "7"}, "threshold must be between"),
+        ({"max_tokens": "abc"}, "must be a int"),
+        ({"auto_compact": "maybe"}, "say on or off"),
+        ({"colour": "blue"}, "KEY one of"),
+    ):
+        with pytest.raises(ContextDeskError, match=why) as raised:
+            chat.change(bad)
+        assert raised.value.kind is ErrorKind.USAGE
+    assert engine.store.chat(chat.id).settings == chat.settings  # nothing half-applied
+    chat.set_system_prompt("You are a careful support agent.")
+    assert system_text(chat).startswith("You are a careful support agent.")
+    with pytest.raises(ContextDeskError, match="needs a name"):
+        chat.rename("   ")
+
+
+def test_engine_hands_out_one_chat_object_per_chat(engine: Engine) -> None:
+    chat = engine.new_chat("One")
+    assert engine.chat(chat.id) is chat
+    assert engine.find(chat.id[:10]) is chat
+    with pytest.raises(ContextDeskError) as raised:
+        engine.find("chat_nope")
+    assert raised.value.kind is ErrorKind.NOT_FOUND
+
+
+def test_trash_and_restore(engine: Engine) -> None:
+    chat = engine.new_chat("Gone for a while")
+    chat.delete()
+    assert chat.id not in [c.id for c in engine.list_chats()]
+    engine.restore_chat(chat.id)
+    assert chat.id in [c.id for c in engine.list_chats()]
+
+
+# -- reading and planning -----------------------------------------------------------------------
+
+
+def test_the_history_is_repaired_for_the_api_and_the_transcript_kept(engine: Engine) -> None:
+    chat = engine.new_chat()
+    broken = [u("read it"), a(call("toolu_1")), u("and?"), a("done ")]  # no result, trailing space
+    engine.store.append_messages(chat.id, broken)
+    assert validate(chat.messages())  # stored as it was said
+    history = chat.history()
+    assert not validate(history)
+    assert [m.text for m in chat.messages()] == [m.text for m in broken]
+
+
+def test_the_plan_ends_with_the_draft(engine: Engine) -> None:
+    chat = demo(engine, 2)
+    body = chat.plan("What is the refund?").request.body()
+    assert body["messages"][-1]["content"][-1]["text"] == "What is the refund?"
+    assert chat.plan("   ").request.body()["messages"] == chat.plan().request.body()["messages"]
+
+
+# -- facts -------------------------------------------------------------------------------------
+
+
+def test_facts_are_pinned_edited_moved_deleted_and_restored(engine: Engine) -> None:
+    chat = demo(engine, 2)
+    first, second = chat.state.facts
+    fact = chat.pin("  Ticket 5521 is escalated  ")
+    assert fact.text == "Ticket 5521 is escalated"
+    assert "Ticket 5521 is escalated" in system_text(chat)
+    chat.edit_fact(fact, "Ticket 5521 is escalated to tier 2")
+    chat.move_fact(chat.fact(fact.id), 0)
+    assert chat.state.facts[0].text == "Ticket 5521 is escalated to tier 2"
+    chat.unpin(first)
+    assert first.id not in [f.id for f in chat.state.facts]
+    chat.restore_fact(first, 1)
+    assert [f.id for f in chat.state.facts] == [fact.id, first.id, second.id]
+    assert engine.store.context_state(chat.id) == chat.state  # every change is saved
+    with pytest.raises(ContextDeskError, match="Nothing to pin"):
+        chat.pin("  ")
+    with pytest.raises(ContextDeskError, match="no fact has this id"):
+        chat.fact("fact_nope")
+
+
+def test_suggested_facts_are_sent_only_once_accepted(engine: Engine) -> None:
+    chat = demo(engine, 2)
+    state = chat.state
+    for text in ("Customer id C-77", "Prefers French"):
+        state = state.pin(Fact(text, source=FactSource.MODEL, pending=True))
+    engine.store.save_context_state(chat.id, state)  # as Claude's pin_fact tool suggests
+    chat.reload()
+    assert "C-77" not in system_text(chat)
+    suggested, rejected = (f for f in chat.state.facts if f.pending)
+    chat.accept_fact(suggested, "Customer id C-77 (CRM)")
+    chat.unpin(rejected)
+    assert "Customer id C-77 (CRM)" in system_text(chat)
+    assert "Prefers French" not in system_text(chat)
+
+
+# -- what is sent --------------------------------------------------------------------------------
+
+
+def test_excluding_a_message_and_clearing_old_results_change_the_request(engine: Engine) -> None:
+    chat = demo(engine, 12)
+    messages = chat.messages()
+    before = chat.plan(history=messages)
+    chat.set_excluded(messages[1], True)
+    assert chat.is_excluded(messages[1])
+    excluded = chat.plan(history=messages)
+    assert excluded.estimated_input < before.estimated_input
+    chat.set_excluded(messages[1], False)
+    ids = chat.old_tool_results(messages)
+    assert ids
+    preview = chat.plan_if(messages, state=chat.state.clear_results(ids))
+    chat.clear_tool_results(ids)
+    cleared = chat.plan(history=messages)
+    assert cleared.estimated_input == preview.estimated_input < before.estimated_input
+
+
+# -- compaction -------------------------------------------------------------------------------
+
+
+def test_compaction_preview_apply_and_undo(engine: Engine, simulator: SimulatorServer) -> None:
+    chat = demo(engine, 12)
+    chat.set_settings(replace(chat.settings, keep_recent_turns=3))
+    original = json.dumps(chat.plan().request.body(), sort_keys=True)
+    preview = chat.preview_compaction("keep every amount")
+    assert preview.text.startswith("[Simulated summary")
+    assert chat.state.summaries == ()  # nothing changes until it is applied
+    chat.apply_compaction(preview, "Edited: amounts 100.00–110.10 EUR were promised.")
+    body = json.dumps(chat.plan().request.body(), ensure_ascii=False)
+    assert "Edited: amounts 100.00–110.10 EUR were promised." in body
+    assert engine.store.context_state(chat.id).active_summary is not None
+    chat.undo_compaction()
+    assert json.dumps(chat.plan().request.body(), sort_keys=True) == original
+    assert simulator.message_requests()[-1].headers.get("x-contextdesk-purpose") == "compaction"
+
+
+def test_auto_compaction_paused_by_the_breaker_is_resumed(engine: Engine) -> None:
+    chat = demo(engine, 2)
+    failed = chat.state.compaction_failed("a").compaction_failed("b").compaction_failed("c")
+    engine.store.save_context_state(chat.id, failed)
+    chat.reload()
+    assert chat.state.breaker.paused
+    chat.resume_auto_compaction()
+    assert not engine.store.context_state(chat.id).breaker.paused
+
+
+# -- forks -------------------------------------------------------------------------------------
+
+
+def test_fork_and_edit_and_resend_leave_the_original(engine: Engine) -> None:
+    chat = demo(engine, 3)
+    messages = chat.messages()
+    fork = chat.fork(messages[1])
+    assert fork.title == f"{chat.title} (fork)"
+    assert [m.text for m in fork.messages()] == [m.text for m in messages[:2]]
+    assert [f.text for f in fork.state.facts] == [f.text for f in chat.state.facts]
+    with_image = Message("user", (ImageBlock("image/png", PNG_1PX), TextBlock("look")))
+    engine.store.append_message(chat.id, with_image)
+    edited, message = chat.edit_and_resend(with_image, "  look again  ")
+    assert [m.id for m in edited.messages()] == [m.id for m in edited.messages()]
+    assert len(edited.messages()) == len(messages)
+    assert isinstance(message.blocks[0], ImageBlock)
+    assert message.blocks[-1] == TextBlock("look again")
+    first, _ = chat.edit_and_resend(messages[0], "From the start")
+    assert first.messages() == []
+    assert len(chat.messages()) == len(messages) + 1  # the original is as it was
+
+
+# -- turns -------------------------------------------------------------------------------------
+
+
+def test_a_sent_message_is_answered_stored_and_names_the_chat(
+    engine: Engine, simulator: SimulatorServer
+) -> None:
+    chat = engine.new_chat()
+    finished = chat.send("My order #88213 cost 847.20.", ScriptedApprover())
+    assert finished.error is None
+    stored = chat.messages()
+    assert [m.role for m in stored] == ["user", "assistant"]
+    assert stored[-1].text.startswith("[Simulated reply")
+    assert chat.title == "My order #88213 cost 847.20."
+    assert engine.store.chat(chat.id).title == chat.title
+    assert not chat.busy
+
+
+def test_retry_leaves_a_failed_reply_out_and_nothing_to_retry_says_so(
+    engine: Engine, simulator: SimulatorServer
+) -> None:
+    chat = engine.new_chat()
+    simulator.queue(Fault(FaultKind.CUT_OFF, after_events=4, reply=Reply.text("Half an answer")))
+    finished = chat.send("hello", ScriptedApprover())
+    assert finished.error is not None
+    cut = chat.messages()[-1]
+    assert cut.status is MessageStatus.ERROR  # kept, with what arrived
+    turn = chat.start_turn(None, ScriptedApprover())
+    for event in turn.events(CancelToken()):
+        turn.record(event)
+    turn.finish()
+    turn.release_thread()
+    assert chat.is_excluded(cut)
+    assert chat.messages()[-1].status is MessageStatus.COMPLETE
+    with pytest.raises(ContextDeskError) as raised:
+        chat.start_turn(None, ScriptedApprover())
+    assert raised.value.kind is ErrorKind.NOTHING_TO_RETRY
+
+
+def test_edits_made_during_a_turn_apply_when_it_ends(
+    engine: Engine, simulator: SimulatorServer
+) -> None:
+    chat = demo(engine, 2)
+    turn = chat.start_turn(user_text("go on"), ScriptedApprover())
+    assert chat.busy
+    with pytest.raises(ContextDeskError, match="still answering"):
+        chat.start_turn(user_text("and more"), ScriptedApprover())
+    chat.pin("Pinned mid-reply")
+    assert "Pinned mid-reply" not in [f.text for f in chat.state.facts]  # queued
+    for event in turn.events(CancelToken()):
+        turn.record(event)
+        if isinstance(event, TurnFinished):
+            assert event.error is None
+    turn.finish()
+    turn.release_thread()
+    assert not chat.busy
+    assert "Pinned mid-reply" in [f.text for f in engine.store.context_state(chat.id).facts]
+
+
+def test_a_tool_call_asks_and_its_result_is_stored(
+    engine: Engine, simulator: SimulatorServer, tmp_path: Path
+) -> None:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "notes.md").write_text("Invoice #88213: refund 847.20 EUR.")
+    engine.change_settings({"workspace": str(folder)})
+    chat = engine.new_chat()
+    simulator.queue(
+        Reply.tools(("toolu_1", "read_file", {"path": "notes.md"})), Reply.text("It says 847.20.")
+    )
+    approver = ScriptedApprover([ApprovalDecision.ALLOW_ONCE])
+    finished = chat.send("What do my notes say?", approver)
+    assert finished.error is None
+    results = [b for m in chat.messages() for b in m.blocks if isinstance(b, ToolResultBlock)]
+    assert results
+    assert "847.20" in str(results[0].content)
+
+
+# -- files -------------------------------------------------------------------------------------
+
+
+def test_export_and_import_round_trip(engine: Engine, tmp_path: Path) -> None:
+    chat = demo(engine, 2)
+    target = tmp_path / "out" / "chat.json"
+    chat.export_to(target)
+    doc = json.loads(target.read_text())
+    assert doc["format"] == "contextdesk.chat"
+    assert doc["request"] == chat.plan().request.body()
+    assert chat.export("md").startswith("# ")
+    imported = engine.import_file(target)
+    assert [m.text for m in imported.chat.messages()] == [m.text for m in chat.messages()]
+    with pytest.raises(ContextDeskError) as raised:
+        chat.export_to(Path("/proc/not-writable/chat.json"))
+    assert raised.value.kind is ErrorKind.IO
+    with pytest.raises(ContextDeskError) as raised:
+        engine.import_file(tmp_path / "missing.json")
+    assert raised.value.kind is ErrorKind.IO
+
+
+# -- another program, the same data folder ------------------------------------------------------
+
+
+def test_a_write_by_another_program_is_noticed_once(engine: Engine) -> None:
+    chat = engine.new_chat()
+    assert not engine.changed_elsewhere()
+    chat.pin("our own write")
+    assert not engine.changed_elsewhere()  # this connection's writes do not count
+    other = Engine.open(engine.paths.data.parent)
+    try:
+        other.chat(chat.id).pin("written by the command line")
+    finally:
+        other.close()
+    assert engine.changed_elsewhere()
+    assert not engine.changed_elsewhere()
+    chat.reload()
+    assert "written by the command line" in [f.text for f in chat.state.facts]
+
+
+def test_with_a_window_open_the_command_line_leaves_its_turn_alone(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    window = Engine.open(home)
+    chat = window.new_chat()
+    window.store.append_messages(chat.id, [u("read it"), a(call("toolu_1"))])  # awaiting approval
+    lock = InstanceLock(window.paths.data)
+    assert lock.acquire()
+    try:
+        cli = Engine.open(home)  # does not "recover" the window's open tool call
+        try:
+            assert cli.window_open
+            with pytest.raises(ContextDeskError, match="answering in the window") as raised:
+                cli.chat(chat.id).send("me too", ScriptedApprover())
+            assert raised.value.kind is ErrorKind.ALREADY_RUNNING
+            assert len(cli.chat(chat.id).messages()) == 2
+        finally:
+            cli.close()
+    finally:
+        lock.release()
+    window.store.append_message(chat.id, u(result("toolu_1")))
+    window.close()
+    reopened = Engine.open(home)  # no window now: a start-up repair would have run
+    assert not reopened.window_open
+    assert len(reopened.chat(chat.id).messages()) == 3
+    reopened.close()
+
+
+def test_a_second_lock_on_the_folder_is_refused(tmp_path: Path) -> None:
+    first, second = InstanceLock(tmp_path), InstanceLock(tmp_path)
+    assert first.acquire()
+    assert not second.acquire()
+    assert second.held_elsewhere()
+    assert second.owner() is not None
+    first.release()
+    assert second.acquire()
+    second.release()
+
+
+def test_the_database_is_shared_safely_with_the_wal_reader(engine: Engine) -> None:
+    chat = demo(engine, 3)
+    read = engine.reader(chat.id)
+    assert [m.id for m in read()] == [m.id for m in chat.messages()]
+    with sqlite3.connect(engine.paths.database) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
