@@ -1,4 +1,4 @@
-"""Compaction (seed 002): the middle of a long chat becomes a summary the user can
+"""Compaction: the middle of a long chat becomes a summary the user can
 preview, edit, apply and undo.
 
 The span runs from after the first message to before the most recent turns, cut at clean

@@ -1,4 +1,4 @@
-"""Pinned facts (seed 003's "case facts"): sent verbatim on every request, never
+"""Pinned facts: sent verbatim on every request, never
 summarized, trimmed or rewritten by any policy."""
 
 from __future__ import annotations

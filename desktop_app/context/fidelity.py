@@ -1,7 +1,7 @@
 """The fidelity check: which hard facts of a span did its summary lose?
 
 Summaries blur exactly what is needed later: "$847.20, order #88213, due Friday" becomes
-"a large order" (seed 003). Before a summary is accepted we extract the span's hard
+"a large order". Before a summary is accepted we extract the span's hard
 facts — amounts and numbers, dates, ticket/order/commit ids, paths, URLs, e-mail
 addresses, quoted names — and list those found in neither the summary nor the pinned
 facts. The preview shows them; auto-compaction retries once naming them.

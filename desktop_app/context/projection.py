@@ -1,6 +1,6 @@
 """The projection: transcript + context state → the exact next request, and an account of it.
 
-One pure function decides what Claude is sent. Request layout (architecture.md):
+One pure function decides what Claude is sent. Request layout (docs/architecture.md):
 
     system    base prompt (+ where the workspace is), then the pinned facts, verbatim;
               a cache breakpoint after the facts

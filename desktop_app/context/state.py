@@ -11,18 +11,18 @@ from desktop_app.context.facts import Fact
 from desktop_app.core.messages import new_id
 
 DEFAULT_WINDOW = 200_000
-BREAKER_LIMIT = 3  # consecutive compaction failures before auto-compaction pauses (seed 002)
+BREAKER_LIMIT = 3  # consecutive compaction failures before auto-compaction pauses
 
 
 @dataclass(frozen=True, slots=True)
 class ContextSettings:
     context_window: int = DEFAULT_WINDOW
     max_tokens: int = 4096  # reserved for the reply
-    compaction_threshold: float = 0.87  # of the window, estimated input (seed 002)
+    compaction_threshold: float = 0.87  # of the window, estimated input
     auto_compact: bool = True
-    keep_recent_turns: int = 10  # seed 001
-    keep_first_message: bool = True  # seeds 000, 001
-    max_context_messages: int = 0  # sliding window by count; 0 = off (seed 000)
+    keep_recent_turns: int = 10  # defaults: docs/architecture.md, *Defaults*
+    keep_first_message: bool = True  # the first message carries the intent
+    max_context_messages: int = 0  # sliding window by count; 0 = off
     tool_result_cap: int = 8000  # tokens; longer results enter the context head + tail
     drop_old_thinking: bool = True  # earlier turns' thinking: the API ignores it anyway
     thinking_budget: int = 0  # extended thinking's budget; 0: off (from Settings at creation)

@@ -1,4 +1,4 @@
-"""Trimming a tool result before it enters the context (seed 003).
+"""Trimming a tool result before it enters the context.
 
 A tool may declare the fields that matter (an order lookup needs 5 of its 45): JSON
 results keep only those. Anything still over the token cap keeps its head and tail with a

@@ -1,4 +1,4 @@
-"""The agent loop (seed 004's inner loop) as a plain generator of events.
+"""The agent loop as a plain generator of events (docs/architecture.md, *One turn*).
 
     state.messages.append(user_message)
     for event in run_turn(state, ports, cancel):

@@ -2,7 +2,7 @@
 
 `validate` returns every violation with its JSON path, worded like the API's own 400
 messages, so a user who has met the API's error recognises ours. It checks invariants
-1–6 and 9 of architecture.md on the messages exactly as they would be sent.
+1–6 and 9 (docs/architecture.md, *Invariants*) on the messages exactly as they would be sent.
 
 It runs on every send, on import and in property tests, so it is written for speed: one
 pass; a valid block costs a type check and C-speed string checks; JSON paths and

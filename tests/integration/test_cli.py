@@ -189,3 +189,44 @@ def test_compact_into_a_closed_pipe_still_applies(cli: CLI, tmp_path: Path) -> N
         for b in m["blocks"]
     ]
     assert "summarized in #1" in summaries
+
+
+def test_settings_are_shown_and_changed_from_the_terminal(cli: CLI, tmp_path: Path) -> None:
+    shown = json.loads(cli("settings", "--json"))
+    assert {"server", "model", "max_tokens", "thinking", "system", "tools", "run_command"} <= set(
+        shown
+    )
+    assert shown["workspace"] == ""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    out = cli(
+        "settings",
+        "server=http://localhost:11434",
+        "model=llama3.2",
+        "max_tokens=2048",
+        f"workspace={folder}",
+        "run_command=off",
+    )
+    assert 'model = "llama3.2"' in out
+    assert json.loads(cli("settings", "model", "max_tokens", "--json")) == {
+        "model": "llama3.2",
+        "max_tokens": 2048,
+    }
+    saved = json.loads((cli.home / "config" / "settings.json").read_text())
+    assert saved["run_command_enabled"] is False  # a boolean, not the string "off"
+    assert saved["workspace"] == str(folder)
+    # Checked as the Settings dialog checks them; nothing is saved when one is wrong.
+    assert "below max_tokens" in cli("settings", "thinking=4096", status=2)
+    assert "not a folder" in cli("settings", "workspace=/no/such/folder", status=2)
+    assert "say on or off" in cli("settings", "tools=perhaps", status=2)
+    assert "no such setting" in cli("settings", "colour=blue", status=2)
+    assert "the settings are" in cli("settings", "colour", status=2)
+    assert json.loads(cli("settings", "--json"))["model"] == "llama3.2"
+    # A new chat takes them.
+    chat = cli("chat", "new").strip()
+    listed = json.loads(cli("chat", "list", "--json"))[0]
+    assert (listed["id"], listed["model"], listed["settings"]["max_tokens"]) == (
+        chat,
+        "llama3.2",
+        2048,
+    )

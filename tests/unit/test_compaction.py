@@ -1,5 +1,5 @@
 """Compaction: span, prompt, preview → edit → apply → undo, fidelity retry, circuit breaker,
-and seed 003's refund case through the real loop."""
+and the refund case (facts that summaries lose) through the real loop."""
 
 from __future__ import annotations
 
@@ -245,8 +245,8 @@ def test_the_circuit_breaker_pauses_after_three_failures_and_trimming_takes_over
     assert preview.text == "manual summary"
 
 
-def test_seed_003_three_compactions_later_the_request_still_carries_the_facts() -> None:
-    """Progressive summaries lose amounts and dates; pinned facts do not (seed 003)."""
+def test_three_compactions_later_the_request_still_carries_the_facts() -> None:
+    """Progressive summaries lose amounts and dates; pinned facts do not."""
     facts = ContextState().pin(Fact("Order #88213: amount 847.20, return by 2026-04-13"))
     lossy = ["The customer has an order issue."] * 6  # each compaction (and its retry) blurs
     backend = ScriptedBackend()

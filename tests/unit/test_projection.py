@@ -1,4 +1,4 @@
-"""The projection: the exact request, every block's state, the breakdown, and the seeds' shapes."""
+"""The projection: the exact request, every block's state, the breakdown, and the default policies' shapes."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_everything_is_sent_when_it_fits() -> None:
     assert plan.not_sent_count == 0
 
 
-def test_seed_001_fifty_messages_become_the_first_and_the_last_ten_turns() -> None:
+def test_fifty_messages_become_the_first_and_the_last_ten_turns() -> None:
     messages = chat(25, words=40)
     window = ContextSettings(context_window=1500, max_tokens=100, auto_compact=False)
     plan = project(messages, cfg=window)
@@ -103,7 +103,7 @@ def test_seed_001_fifty_messages_become_the_first_and_the_last_ten_turns() -> No
     assert validate(plan.request.messages) == []
 
 
-def test_seed_000_sliding_window_keeps_the_first_and_the_latest_n_minus_one() -> None:
+def test_sliding_window_keeps_the_first_and_the_latest_n_minus_one() -> None:
     messages = chat(6)
     plan = project(messages, cfg=replace(BIG, max_context_messages=5))
     kept = [m for m in messages if plan.block_status(m, 0).state is BlockState.IN_CONTEXT]
