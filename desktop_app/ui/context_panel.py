@@ -156,7 +156,7 @@ class ContextPanel(QStackedWidget):
         self.effective = QPlainTextEdit()
         self.effective.setObjectName("effectiveSystem")
         self.effective.setReadOnly(True)
-        system_tab = QWidget()
+        self.system_tab = system_tab = QWidget()
         system_column = QVBoxLayout(system_tab)
         system_column.addWidget(QLabel("<b>Base prompt</b>"))
         system_column.addWidget(self.system, 1)

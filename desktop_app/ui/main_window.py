@@ -56,8 +56,19 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "ContextDesk"
 WATCH_MS = 1500  # how often the window looks for changes made by another program
-# Errors a retry cannot fix, so their banner has no Retry button.
-NOT_RETRYABLE = {ErrorKind.NOTHING_TO_RETRY, ErrorKind.USAGE, ErrorKind.IO}
+# Errors whose banner has no Retry (which answers the last message again): nothing to
+# answer, or the message was never stored — the draft is still in the composer: Send it.
+NOT_RETRYABLE = {
+    ErrorKind.NOTHING_TO_RETRY,
+    ErrorKind.USAGE,
+    ErrorKind.IO,
+    ErrorKind.DISK_FULL,
+    ErrorKind.DATABASE_LOCKED,
+    ErrorKind.READ_ONLY,
+    ErrorKind.DATABASE_DAMAGED,
+    ErrorKind.STORAGE,
+    ErrorKind.ALREADY_RUNNING,
+}
 
 
 class MainWindow(QMainWindow):

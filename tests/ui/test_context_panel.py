@@ -106,11 +106,11 @@ def test_facts_are_edited_reordered_deleted_with_undo(
     assert [f.id for f in session.state().facts] == [second.id, first.id]
     panel.list.setCurrentIndex(panel.model.index(1))
     with replanned(qtbot, session):
-        panel._on_delete_clicked()
+        qtbot.mouseClick(panel.delete_button, Qt.MouseButton.LeftButton)
     assert [f.id for f in session.state().facts] == [second.id]
     assert not panel.undo_bar.isHidden()
     with replanned(qtbot, session):
-        panel._on_undo_clicked()
+        qtbot.mouseClick(panel.undo_button, Qt.MouseButton.LeftButton)
     assert [f.id for f in session.state().facts] == [second.id, first.id]
     assert [f.id for f in engine.store.context_state(session.chat.id).facts] == [
         second.id,
@@ -136,10 +136,10 @@ def test_suggested_facts_wait_for_accept_edit_or_reject(
     assert "C-77" not in "".join(p.text for p in plan.request.system)  # not sent until accepted
     panel.suggested_list.setCurrentIndex(panel.suggested.index(0))
     with replanned(qtbot, session):
-        panel._on_accept_clicked()
+        qtbot.mouseClick(panel.accept_button, Qt.MouseButton.LeftButton)
     panel.suggested_list.setCurrentIndex(panel.suggested.index(0))
     with replanned(qtbot, session):
-        panel._on_reject_clicked()
+        qtbot.mouseClick(panel.reject_button, Qt.MouseButton.LeftButton)
     plan = session.plan
     assert plan is not None
     system = "".join(p.text for p in plan.request.system)
@@ -160,7 +160,8 @@ def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
     dialog = CompactionDialog(session, window)
     qtbot.addWidget(dialog)
     dialog.instructions.setText("keep every amount")
-    dialog._on_preview_clicked()
+    dialog.show()
+    qtbot.mouseClick(dialog.preview_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: dialog.apply_button.isEnabled(), timeout=TURN_TIMEOUT_MS)
     assert "Summarizes turns" in dialog.status.text()
     assert "→" in dialog.status.text()
@@ -168,7 +169,7 @@ def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
     assert simulator.message_requests()[-1].headers.get("x-contextdesk-purpose") == "compaction"
     dialog.summary.setPlainText("Edited summary: amounts 100.00–110.10 EUR were promised.")
     with replanned(qtbot, session):
-        dialog._on_apply_clicked()
+        qtbot.mouseClick(dialog.apply_button, Qt.MouseButton.LeftButton)
     compacted = session.plan
     assert compacted is not None
     body = json.dumps(compacted.request.body(), ensure_ascii=False)
@@ -184,7 +185,7 @@ def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
     ]
     assert "summarized in #1" in chips
     with replanned(qtbot, session):
-        window.context._on_undo_clicked()
+        qtbot.mouseClick(window.context.undo_button, Qt.MouseButton.LeftButton)
     after_undo = session.plan
     assert after_undo is not None
     assert json.dumps(after_undo.request.body(), sort_keys=True) == original
@@ -212,7 +213,7 @@ def test_three_failed_compactions_pause_auto_compaction_with_the_reason(
     assert state.breaker.reason in window.context.breaker.text()
     assert window.context.resume_button.isVisible()
     with replanned(qtbot, session):
-        window.context._on_resume_clicked()
+        qtbot.mouseClick(window.context.resume_button, Qt.MouseButton.LeftButton)
     assert not engine.store.context_state(session.chat.id).breaker.paused
     assert not window.context.breaker.isVisible()
 
@@ -221,9 +222,10 @@ def test_the_system_prompt_is_edited_and_the_effective_one_shown(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     session = open_demo(window, engine, qtbot)
+    window.context.tabs.setCurrentWidget(window.context.system_tab)
     window.context.system.setPlainText("You are a careful support agent.")
     with replanned(qtbot, session):
-        window.context._on_save_system_clicked()
+        qtbot.mouseClick(window.context.save_system, Qt.MouseButton.LeftButton)
     assert engine.store.chat(session.chat.id).system_prompt == "You are a careful support agent."
     effective = window.context.effective.toPlainText()
     assert effective.startswith("You are a careful support agent.")
@@ -246,8 +248,8 @@ def test_the_request_tab_shows_the_last_request_sent_and_its_usage(
     assert '"hello"' in view.body_text()
     view.which.setCurrentText(view.NEXT)
     assert "Tokens by section" in view.sections.text()
-    view.search.setText("hello")
-    view._on_search_return_pressed()
+    qtbot.keyClicks(view.search, "hello")
+    qtbot.keyClick(view.search, Qt.Key.Key_Return)
     assert view.text.textCursor().selectedText() == "hello"
 
 
@@ -265,7 +267,7 @@ def test_clearing_old_tool_results_previews_the_change(
 
     monkeypatch.setattr(QMessageBox, "question", answer)
     with replanned(qtbot, session):
-        window.context._on_clear_results_clicked()
+        qtbot.mouseClick(window.context.clear_results_button, Qt.MouseButton.LeftButton)
     assert "→" in asked[0]
     found = re.search(r"≈([\d,]+) → ≈([\d,]+) tokens", asked[0])
     assert found is not None

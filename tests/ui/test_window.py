@@ -8,7 +8,7 @@ from pathlib import Path
 
 import keyring
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, Qt
+from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
 from PySide6.QtGui import QAction, QColor, QImage
 from PySide6.QtWidgets import QDialog
 from pytestqt.modeltest import ModelTester
@@ -23,7 +23,7 @@ from desktop_app.core.messages import Message
 from desktop_app.demo_chat import DEMO_TITLE, create_demo_chat
 from desktop_app.tokens.images import image_size
 from desktop_app.ui import theme
-from desktop_app.ui.composer import Attachment, AttachmentError, file_attachment
+from desktop_app.ui.composer import file_attachment
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import PAGE, Role
 from desktop_app.ui.session import FIRST_PAGE
@@ -79,12 +79,12 @@ def test_settings_explain_a_locked_keyring_and_offer_the_session(
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.key.setText("sk-ant-secret")
-    dialog._on_save_clicked()
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
     assert dialog.key_problem.isVisible()
     assert "session only" in dialog.key_problem.text()
     assert dialog.session_only.isChecked()
     assert dialog.result() != QDialog.DialogCode.Accepted  # nothing was lost: still open
-    dialog._on_save_clicked()
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
     assert dialog.result() == QDialog.DialogCode.Accepted
     key = engine.secrets.get()  # the session key is found before the locked keyring
     assert key is not None
@@ -132,7 +132,7 @@ def test_the_chat_list_searches_renames_and_deletes_with_undo(
     assert engine.store.chat(holiday.id).deleted_at is not None
     assert panel.model.row_of(holiday.id) is None
     assert panel.undo_bar.isVisible()
-    panel._on_undo_clicked()
+    qtbot.mouseClick(panel.undo_button, Qt.MouseButton.LeftButton)
     assert engine.store.chat(holiday.id).deleted_at is None
     assert panel.model.row_of(holiday.id) is not None
 
@@ -295,7 +295,9 @@ def test_the_composer_sends_with_the_configured_key_and_attaches_images(
     composer.problem.connect(problems.append)
     binary = tmp_path / "data.bin"
     binary.write_bytes(bytes(range(256)) * 4)
-    composer._on_edit_attachments_dropped([_failure(binary)])
+    dropped = QMimeData()
+    dropped.setUrls([QUrl.fromLocalFile(str(binary))])
+    composer.edit.insertFromMimeData(dropped)  # what a paste or a drop does
     assert problems
     assert "not UTF-8 text" in problems[0]
 
@@ -343,13 +345,6 @@ def _down(n: int) -> QPoint:
     return QPoint(0, n)
 
 
-def _failure(path: Path) -> Attachment | AttachmentError:
-    try:
-        return file_attachment(path, lambda _t: 0)
-    except AttachmentError as exc:
-        return exc
-
-
 def _near(a: int, b: int) -> bool:
     ca, cb = QColor(a), QColor(b)
     return abs(ca.red() - cb.red()) + abs(ca.green() - cb.green()) + abs(ca.blue() - cb.blue()) < 30
@@ -365,7 +360,7 @@ def test_saving_settings_replans_open_chats_and_leaves_the_demo_for_a_key(
     def fill_in(dialog: SettingsDialog) -> int:
         dialog.tools.setChecked(False)
         dialog.key.setText("sk-ant-from-settings")
-        dialog._on_save_clicked()
+        dialog.save_button.click()
         return int(dialog.result())
 
     monkeypatch.setattr(SettingsDialog, "exec", fill_in)

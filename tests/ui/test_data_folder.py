@@ -1,0 +1,130 @@
+"""The window and its data folder: new chats take Settings' defaults, a full disk costs
+nothing, the command line writes alongside the window, and one window per folder."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from desktop_app.api.simulator import SimulatorServer
+from desktop_app.app import main
+from desktop_app.chats import Engine
+from desktop_app.chats.instance import InstanceLock
+from desktop_app.core.errors import ErrorKind
+from desktop_app.ui.gui import run_gui
+from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.single_instance import SingleInstance
+from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
+
+
+def test_a_chat_made_in_the_window_takes_every_default_from_settings(
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
+) -> None:
+    engine.save_settings(
+        replace(
+            engine.settings,
+            model="claude-haiku-4-5",
+            max_tokens=6000,
+            thinking_budget=2048,
+            system_prompt="Answer in French.",
+        )
+    )
+    qtbot.mouseClick(window.chat_list.new_button, Qt.MouseButton.LeftButton)
+    session = window.current
+    assert session is not None
+    chat = engine.store.chat(session.chat.id)
+    assert (chat.model, chat.system_prompt) == ("claude-haiku-4-5", "Answer in French.")
+    assert (chat.settings.max_tokens, chat.settings.thinking_budget) == (6000, 2048)
+    qtbot.keyClicks(window.composer.edit, "Bonjour")
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    sent = simulator.message_requests()[-1].body  # what the server was sent
+    assert sent["max_tokens"] == 6000
+    assert sent["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert sent["system"][0]["text"].startswith("Answer in French.")
+
+
+def test_a_full_disk_is_explained_and_the_draft_and_the_chat_are_kept(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot, turns=2)
+    before = [m.id for m in engine.store.messages(session.chat.id)]
+    pages = engine.store.db.execute("PRAGMA page_count").fetchone()[0]
+    engine.store.db.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's real SQLITE_FULL
+    draft = "A long message. " * 20_000
+    window.composer.edit.setPlainText(draft)
+    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    assert window.banner.isVisible()
+    assert window.banner.title.text() == "The disk is full"
+    assert "Nothing was changed" in window.banner.message.text()
+    assert window.banner.retry_button.isHidden()  # Retry answers again; this needs Send
+    assert window.composer.edit.toPlainText() == draft  # nothing typed is lost
+    assert not session.busy
+    assert [m.id for m in session.messages] == before  # no message that was not stored
+    assert [m.id for m in engine.store.messages(session.chat.id)] == before
+    session.set_error(None)
+    big_fact = "Pinned on a full disk: " + "x" * 200_000
+    with qtbot.waitSignal(session.planned, timeout=5000):
+        window.context.facts.add_requested.emit(big_fact)
+    assert session.error is not None
+    assert session.error.kind is ErrorKind.DISK_FULL
+    assert window.banner.title.text() == "The disk is full"
+    assert big_fact not in [f.text for f in session.state().facts]
+    engine.store.db.execute("PRAGMA max_page_count = 1073741823")  # space again: send works
+    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    assert session.busy
+    assert window.composer.edit.toPlainText() == ""
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    assert len(engine.store.messages(session.chat.id)) == len(before) + 2
+
+
+def test_the_command_line_writes_alongside_the_window_and_the_window_shows_it(
+    window: MainWindow, engine: Engine, qtbot: QtBot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = open_demo(window, engine, qtbot, turns=2)
+    lock = InstanceLock(engine.paths.data)  # as the running app holds it
+    assert lock.acquire()
+    try:
+        home = str(engine.paths.data.parent)
+        assert main(["--home", home, "pin", session.chat.id, "Pinned from the terminal"]) == 0
+        qtbot.waitUntil(
+            lambda: "Pinned from the terminal" in [f.text for f in session.state().facts],
+            timeout=5000,
+        )
+        qtbot.waitUntil(
+            lambda: (
+                "Pinned from the terminal" in [f.text for f in window.context.facts.model.facts()]
+            ),
+            timeout=5000,
+        )
+        assert main(["--home", home, "chat", "set", session.chat.id, "title=Renamed outside"]) == 0
+        qtbot.waitUntil(lambda: "Renamed outside" in window.windowTitle(), timeout=5000)
+    finally:
+        lock.release()
+    capsys.readouterr()
+
+
+def test_a_second_window_on_the_folder_raises_the_first_and_writes_nothing(
+    tmp_path: Path, qtbot: QtBot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    first = SingleInstance(Engine.open(home).paths.data)
+    assert first.claim()
+    first.listen()
+    try:
+        database = home / "data" / "contextdesk.sqlite3"
+        before = database.stat().st_mtime_ns
+        with qtbot.waitSignal(first.activation_requested, timeout=5000):
+            assert run_gui(home) == 0  # returns at once: no second window
+        assert "already open" in capsys.readouterr().err
+        assert database.stat().st_mtime_ns == before
+        assert not SingleInstance(home / "data").claim()
+    finally:
+        first.release()
+    second = SingleInstance(home / "data")
+    assert second.claim()  # the first let go: the folder is free again
+    second.release()
