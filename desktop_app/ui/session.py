@@ -289,7 +289,8 @@ class ChatSession(QObject):
             self._retiring.add(worker)
             worker.thread_finished.connect(self._on_worker_thread_finished)
         if turn is not None:
-            self._act(turn.finish)  # keeps suggested facts, applies edits made meanwhile
+            # Keeps suggested facts and applies edits made meanwhile; planned below.
+            self._act(turn.finish, replan=False)
         self.chat_changed.emit(self.chat.info)
         self.busy_changed.emit(False)
         self.request_plan()
@@ -322,16 +323,18 @@ class ChatSession(QObject):
         self.error = error
         self.error_changed.emit()
 
-    def _act(self, action: Callable[[], object]) -> bool:
+    def _act(self, action: Callable[[], object], *, replan: bool = True) -> bool:
         """Run one of the chat's actions; a failure (a full disk…) becomes the banner
-        and changes nothing. Then plan: what is sent may have changed."""
+        and changes nothing. Then plan (unless the caller will): what is sent may have
+        changed."""
         try:
             action()
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return False
         finally:
-            self.request_plan()
+            if replan:
+                self.request_plan()
         return True
 
     def is_excluded(self, message: Message) -> bool:
