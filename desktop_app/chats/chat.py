@@ -25,7 +25,7 @@ from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
 from desktop_app.core.events import LoopEvent, TurnFinished
 from desktop_app.core.history import unanswered_calls
 from desktop_app.core.messages import Message, MessageStatus
@@ -412,9 +412,7 @@ class Chat:
         try:
             write_atomically(path, data)
         except OSError as exc:
-            raise ContextDeskError(
-                "Export failed", f"{path}: {exc.strerror or exc}", kind=ErrorKind.IO
-            ) from exc
+            raise file_error("Export failed", path, exc) from exc
 
     # -- turns ------------------------------------------------------------------------------
 

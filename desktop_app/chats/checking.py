@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.config.files import write_json_atomically
-from desktop_app.core.errors import ContextDeskError, ErrorKind, Problem
+from desktop_app.core.errors import ContextDeskError, Problem, file_error
 from desktop_app.core.protocol import validate
 from desktop_app.core.repair import Repair, repair
 from desktop_app.core.wire import messages_from_api
@@ -42,9 +42,7 @@ def check_file(path: Path, fix: Path | None = None) -> CheckReport:
         try:
             write_json_atomically(fix, repaired)
         except OSError as exc:
-            raise ContextDeskError(
-                "Cannot write the file", f"{fix}: {exc.strerror or exc}", kind=ErrorKind.IO
-            ) from exc
+            raise file_error("Cannot write the file", fix, exc) from exc
     return CheckReport(len(messages), problems, tuple(result.repairs))
 
 
@@ -57,6 +55,6 @@ def _read_json(path: Path) -> Any:
             )
         return json.loads(path.read_bytes())
     except OSError as exc:
-        raise ContextDeskError("Cannot read the file", f"{path}: {exc.strerror or exc}") from exc
+        raise file_error("Cannot read the file", path, exc) from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ContextDeskError("Not JSON", f"{path} is not valid JSON: {exc}") from exc

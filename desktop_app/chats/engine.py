@@ -28,7 +28,7 @@ from desktop_app.config.settings import (
     save,
 )
 from desktop_app.context.state import ContextSettings
-from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.errors import ContextDeskError, file_error
 from desktop_app.core.messages import Message
 from desktop_app.core.ports import ModelInfo
 from desktop_app.storage.store import ChatInfo, ChatStore
@@ -167,9 +167,7 @@ class Engine:
                 )
             raw = path.read_bytes()
         except OSError as exc:
-            raise ContextDeskError(
-                "Cannot read the file", f"{path}: {exc.strerror or exc}", kind=ErrorKind.IO
-            ) from exc
+            raise file_error("Cannot read the file", path, exc) from exc
         return self.import_bytes(raw)
 
     def import_bytes(self, raw: bytes) -> Imported:
@@ -217,12 +215,8 @@ class Engine:
         try:
             save(self.paths.settings_file, settings)
         except OSError as exc:
-            raise ContextDeskError(
-                "Settings not saved",
-                f"{self.paths.settings_file}: {exc.strerror or exc}. "
-                "The settings in use are unchanged.",
-                kind=ErrorKind.IO,
-            ) from exc
+            path = self.paths.settings_file
+            raise file_error("Settings not saved", path, exc, "Nothing changed.") from exc
         server_changed = settings.base_url != self.settings.base_url
         self.settings = settings
         self.secrets.plaintext_opt_in = settings.plaintext_key_opt_in
@@ -266,6 +260,4 @@ class Engine:
         try:
             save(self.paths.state_file, state)
         except OSError as exc:
-            raise ContextDeskError(
-                "Window layout not saved", f"{exc.strerror or exc}", kind=ErrorKind.IO
-            ) from exc
+            raise file_error("Window layout not saved", self.paths.state_file, exc) from exc

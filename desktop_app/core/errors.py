@@ -7,6 +7,7 @@ frozen, thread-safe snapshot, which events carry across to the GUI.
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -93,6 +94,13 @@ class ContextDeskError(Exception):
     @property
     def kind(self) -> ErrorKind:
         return self.info.kind
+
+
+def file_error(title: str, path: object, exc: OSError, then: str = "") -> ContextDeskError:
+    """A file that could not be read or written, said plainly (a full disk by name)."""
+    kind = ErrorKind.DISK_FULL if exc.errno == errno.ENOSPC else ErrorKind.IO
+    message = f"{path}: {exc.strerror or exc}." + (f" {then}" if then else "")
+    return ContextDeskError(title, message, kind=kind)
 
 
 @dataclass(frozen=True, slots=True)
