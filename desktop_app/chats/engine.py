@@ -227,8 +227,9 @@ class Engine:
 
     @staticmethod
     def settings_problems(settings: Settings) -> list[str]:
-        """What is wrong with `settings`, one line each (empty: they can be saved)."""
-        return problems(settings)
+        """What is wrong with `settings`, one line each, named as the Settings dialog
+        names them (empty: they can be saved)."""
+        return problems(settings, labels=True)
 
     def change_settings(self, assignments: dict[str, str]) -> Settings:
         """`contextdesk settings KEY=VALUE …`: typed values, checked as the dialog checks."""

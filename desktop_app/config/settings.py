@@ -66,6 +66,7 @@ class SettingSpec:
     attr: str  # the `Settings` field
     help: str
     check: Callable[[Any, Settings], str]  # "" when the value is allowed, else why not
+    label: str  # the name the Settings dialog shows
 
     @property
     def kind(self) -> type:
@@ -117,7 +118,7 @@ def _thinking(value: int, settings: Settings) -> str:
     if not low <= value <= high:
         return f"0 (off) or a budget between {low:,} and {high:,} tokens"
     if value >= settings.max_tokens:
-        return f"the budget must be below max_tokens ({settings.max_tokens:,}): the API says so"
+        return f"must be below the max output tokens ({settings.max_tokens:,}), as the API requires"
     return ""
 
 
@@ -131,34 +132,69 @@ def _anything(_value: Any, _: Settings) -> str:
     return ""
 
 
-SETTINGS: tuple[SettingSpec, ...] = (
+SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
     SettingSpec(
-        "server", "base_url", "server URL; empty: ANTHROPIC_BASE_URL or Anthropic's", _server
+        "server",
+        "base_url",
+        "server URL; empty: ANTHROPIC_BASE_URL or Anthropic's",
+        _server,
+        "Server",
     ),
-    SettingSpec("model", "model", "the model new chats use", _model),
+    SettingSpec("model", "model", "the model new chats use", _model, "Model"),
     SettingSpec(
-        "max_tokens", "max_tokens", "max output tokens of new chats", _in_range(*MAX_TOKENS_RANGE)
+        "max_tokens",
+        "max_tokens",
+        "max output tokens of new chats",
+        _in_range(*MAX_TOKENS_RANGE),
+        "Max output tokens",
     ),
     SettingSpec(
-        "thinking", "thinking_budget", "extended thinking budget of new chats; 0: off", _thinking
+        "thinking",
+        "thinking_budget",
+        "extended thinking budget of new chats; 0: off",
+        _thinking,
+        "Extended thinking budget",
     ),
-    SettingSpec("system", "system_prompt", "the system prompt new chats start with", _anything),
-    SettingSpec("tools", "tools_enabled", "let Claude use tools", _anything),
-    SettingSpec("run_command", "run_command_enabled", "allow commands (always asks)", _anything),
-    SettingSpec("workspace", "workspace", "folder for the file tools; empty: off", _workspace),
-    SettingSpec("send_with_enter", "send_with_enter", "Enter sends (else Ctrl+Enter)", _anything),
-    SettingSpec("auto_pin", "auto_pin", "facts Claude proposes are pinned at once", _anything),
+    SettingSpec(
+        "system",
+        "system_prompt",
+        "the system prompt new chats start with",
+        _anything,
+        "System prompt",
+    ),
+    SettingSpec("tools", "tools_enabled", "let Claude use tools", _anything, "Tools"),
+    SettingSpec(
+        "run_command",
+        "run_command_enabled",
+        "allow commands (always asks)",
+        _anything,
+        "Running commands",
+    ),
+    SettingSpec(
+        "workspace",
+        "workspace",
+        "folder for the file tools; empty: off",
+        _workspace,
+        "Workspace folder",
+    ),
+    SettingSpec(
+        "send_with_enter", "send_with_enter", "Enter sends (else Ctrl+Enter)", _anything, "Sending"
+    ),
+    SettingSpec(
+        "auto_pin", "auto_pin", "facts Claude proposes are pinned at once", _anything, "Auto-pin"
+    ),
 )
 SETTING_BY_KEY = {spec.key: spec for spec in SETTINGS}
 
 
-def problems(settings: Settings) -> list[str]:
-    """What is wrong with these settings, one line each, named as on the command line."""
+def problems(settings: Settings, *, labels: bool = False) -> list[str]:
+    """What is wrong with these settings, one line each, each named as on the command
+    line (or, with `labels`, as in the Settings dialog)."""
     found = []
     for spec in SETTINGS:
         why = spec.check(getattr(settings, spec.attr), settings)
         if why:
-            found.append(f"{spec.key}: {why}")
+            found.append(f"{spec.label if labels else spec.key}: {why}")
     return found
 
 

@@ -178,7 +178,7 @@ class SettingsDialog(QDialog):
     def _on_save_clicked(self) -> None:
         found = self.check(self.chosen())
         if found:
-            self.problem.setText("Not saved: " + "; ".join(found))
+            self.problem.setText("Not saved. " + "; ".join(found) + ".")
             self.problem.show()
             return
         self.problem.hide()

@@ -216,7 +216,7 @@ def test_settings_are_shown_and_changed_from_the_terminal(cli: CLI, tmp_path: Pa
     assert saved["run_command_enabled"] is False  # a boolean, not the string "off"
     assert saved["workspace"] == str(folder)
     # Checked as the Settings dialog checks them; nothing is saved when one is wrong.
-    assert "below max_tokens" in cli("settings", "thinking=4096", status=2)
+    assert "below the max output tokens" in cli("settings", "thinking=4096", status=2)
     assert "not a folder" in cli("settings", "workspace=/no/such/folder", status=2)
     assert "say on or off" in cli("settings", "tools=perhaps", status=2)
     assert "no such setting" in cli("settings", "colour=blue", status=2)

@@ -399,3 +399,25 @@ def test_a_pasted_image_becomes_an_attachment_with_its_cost(window: MainWindow) 
     assert 1000 < attachment.tokens <= 1600
     assert f"≈{attachment.tokens:,}" in window.composer.estimate.text()
     assert window.composer.edit.toPlainText() == ""  # the image did not land in the text
+
+
+def test_settings_keep_a_model_typed_without_enter_and_refuse_what_the_api_would(
+    engine: Engine, qtbot: QtBot
+) -> None:
+    dialog = SettingsDialog(
+        engine.settings, engine.secrets, "none yet", [], check=engine.settings_problems
+    )
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.model.lineEdit().clear()
+    qtbot.keyClicks(dialog.model.lineEdit(), "qwen3:8b")  # typed, no Enter
+    dialog.thinking.setChecked(True)
+    dialog.thinking_budget.setValue(8192)  # not below the 4,096 max output tokens
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    assert dialog.result() != QDialog.DialogCode.Accepted
+    assert dialog.problem.isVisible()
+    assert "Extended thinking budget: must be below the max output tokens" in dialog.problem.text()
+    dialog.max_tokens.setValue(16_384)
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    assert (dialog.chosen().model, dialog.chosen().thinking_budget) == ("qwen3:8b", 8192)

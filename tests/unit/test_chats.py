@@ -79,7 +79,7 @@ def test_a_new_chat_takes_every_default_from_settings(engine: Engine, tmp_path: 
 
 
 def test_settings_are_checked_saved_and_typed(engine: Engine) -> None:
-    with pytest.raises(BadSetting, match="thinking: the budget must be below max_tokens"):
+    with pytest.raises(BadSetting, match="thinking: must be below the max output tokens"):
         engine.change_settings({"thinking": "8192"})  # max_tokens is 4096
     with pytest.raises(BadSetting, match="tools: say on or off"):
         engine.change_settings({"tools": "perhaps"})
