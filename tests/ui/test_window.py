@@ -409,8 +409,10 @@ def test_settings_keep_a_model_typed_without_enter_and_refuse_what_the_api_would
     )
     qtbot.addWidget(dialog)
     dialog.show()
-    dialog.model.lineEdit().clear()
-    qtbot.keyClicks(dialog.model.lineEdit(), "qwen3:8b")  # typed, no Enter
+    line = dialog.model.lineEdit()
+    assert line is not None  # the model box is editable
+    line.clear()
+    qtbot.keyClicks(line, "qwen3:8b")  # typed, no Enter
     dialog.thinking.setChecked(True)
     dialog.thinking_budget.setValue(8192)  # not below the 4,096 max output tokens
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
