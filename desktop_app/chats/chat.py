@@ -2,8 +2,9 @@
 
 The window and the command line both call these methods and keep only widgets and
 printing. A `Chat` lives on the thread that owns the database connection (the GUI
-thread, or the command line's only thread). Two methods may also run on a worker thread
-when given the history: `plan` and `preview_compaction` (neither touches the database).
+thread, or the command line's only thread). The two slow actions come split for a
+worker thread too: `planning` and `previewing_compaction` take what they need on the
+database thread and return a function to run anywhere.
 
 Context edits (pin, exclude, compact…) made while a turn runs are queued and applied
 when it ends: during a turn the loop's planner owns the chat's context state, and
@@ -187,14 +188,17 @@ class Chat:
         return planner, tools
 
     def plan(self, draft: str = "", history: Sequence[Message] | None = None) -> Plan:
-        """What the next request would be, with `draft` as the user's next message. Given
-        `history` (the stored messages, read already), it reads no database and may run on
-        a worker thread once `planner()` has been called on the database thread."""
-        planner = self._planner or self.planner()
-        messages = self.history(history)
+        """What the next request would be, with `draft` as the user's next message."""
+        return self.planning(draft, self.messages() if history is None else history)()
+
+    def planning(self, draft: str, history: Sequence[Message]) -> Callable[[], Plan]:
+        """`plan`, split for threads: call this on the database thread (it takes the
+        planner and the state as they are now); call what it returns on any thread."""
+        planner = self.planner()
+        messages = list(history)
         if draft.strip():
             messages.append(Message("user", (TextBlock(draft),)))
-        return planner.plan(messages)
+        return lambda: planner.plan(repaired(messages))
 
     def plan_if(
         self,
@@ -287,24 +291,30 @@ class Chat:
 
     # -- compaction ---------------------------------------------------------------------------
 
-    def preview_compaction(
-        self,
-        instructions: str = "",
-        cancel: CancelToken | None = None,
-        history: Sequence[Message] | None = None,
-    ) -> CompactionPreview:
+    def preview_compaction(self, instructions: str = "") -> CompactionPreview:
         """Ask the model for a summary of the older turns; nothing changes until
-        `apply_compaction`. May run on a worker thread when given `history` (call
-        `release_thread` there afterwards)."""
-        planner = self._planner or self.planner()
-        return planner.compactor.preview(
-            self.history(history),
-            self.state,
-            self.settings,
-            model=planner.model,
-            cancel=cancel or CancelToken(),
-            instructions=instructions.strip(),
-        )
+        `apply_compaction`."""
+        return self.previewing_compaction(instructions, self.messages())(CancelToken())
+
+    def previewing_compaction(
+        self, instructions: str, history: Sequence[Message]
+    ) -> Callable[[CancelToken], CompactionPreview]:
+        """`preview_compaction`, split for threads: call this on the database thread;
+        call what it returns on a worker (then `release_thread` there)."""
+        planner, state, settings = self.planner(), self.state, self.settings
+        messages = list(history)
+
+        def ask(cancel: CancelToken) -> CompactionPreview:
+            return planner.compactor.preview(
+                repaired(messages),
+                state,
+                settings,
+                model=planner.model,
+                cancel=cancel,
+                instructions=instructions.strip(),
+            )
+
+        return ask
 
     def apply_compaction(self, preview: CompactionPreview, text: str | None = None) -> None:
         """The preview's summary (as the user edited it) replaces the turns it covers in

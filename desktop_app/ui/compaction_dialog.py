@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.cancel import CancelToken
 from desktop_app.ui.session import ChatSession
 from desktop_app.ui.workers import CallWorker, Outcome
 
@@ -88,13 +87,7 @@ class CompactionDialog(QDialog):
             self.worker.cancel.cancel()
             return
         chat = self.session.chat
-        chat.planner()  # on this thread: the worker must not read the database
-        history = list(self.session.messages)
-        instructions = self.instructions.text()
-
-        def ask(cancel: CancelToken) -> CompactionPreview:
-            return chat.preview_compaction(instructions, cancel, history)
-
+        ask = chat.previewing_compaction(self.instructions.text(), self.session.messages)
         self.worker = CallWorker(ask, chat.release_thread)
         self.worker.finished.connect(self._on_worker_finished)
         self.worker.start()

@@ -167,10 +167,12 @@ class ChatSession(QObject):
             self._draft = draft
         if self.busy or not self._planning_ready or not self.model.history_complete:
             return  # planned when the turn ends, or when the history has been read
-        chat, history, draft_text = self.chat, list(self.messages), self._draft
+        history = list(self.messages)
+        make_plan = self.chat.planning(self._draft, history)
+        size = self.chat.transcript_tokens
 
         def plan() -> tuple[Plan, int]:
-            return chat.plan(draft_text, history), chat.transcript_tokens(history)
+            return make_plan(), size(history)
 
         self.background.submit(f"plan:{self.chat.id}", plan, self._on_planned, self._on_plan_failed)
 
