@@ -121,12 +121,27 @@ class ChatSession(QObject):
         )
 
     def reload(self) -> None:
-        """The chat changed in another program (the command line): show it as stored."""
+        """The chat changed in another program (the command line): show it as stored.
+        The messages are read again only if the transcript changed (a pin elsewhere
+        must not throw away the reader's place); the context state always is."""
         if self.busy:
             return
-        self.chat.reload()
+        try:
+            self.chat.reload()
+            newest = self.chat.recent_messages(1)
+        except ContextDeskError as exc:  # trashed or unreadable: say so, keep what is shown
+            self.set_error(exc.info)
+            return
+        shown = self.model.all_messages()
+        same = len(shown) == self.chat.info.message_count and (
+            [m.id for m in newest] == [m.id for m in shown[-1:]]
+        )
         self._planning_ready = False
-        self.load()
+        if same:
+            self._prepare_planning()
+            self.request_plan()
+        else:
+            self.load()
         self.chat_changed.emit(self.chat.info)
 
     def _prepare_planning(self) -> None:

@@ -86,6 +86,7 @@ def test_the_command_line_writes_alongside_the_window_and_the_window_shows_it(
     window: MainWindow, engine: Engine, qtbot: QtBot, capsys: pytest.CaptureFixture[str]
 ) -> None:
     session = open_demo(window, engine, qtbot, turns=2)
+    qtbot.keyClicks(window.composer.edit, "a draft in progress")
     lock = InstanceLock(engine.paths.data)  # as the running app holds it
     assert lock.acquire()
     try:
@@ -103,6 +104,11 @@ def test_the_command_line_writes_alongside_the_window_and_the_window_shows_it(
         )
         assert main(["--home", home, "chat", "set", session.chat.id, "title=Renamed outside"]) == 0
         qtbot.waitUntil(lambda: "Renamed outside" in window.windowTitle(), timeout=5000)
+        shown = len(session.messages)
+        assert main(["--home", home, "--demo", "send", session.chat.id, "From the terminal"]) == 0
+        qtbot.waitUntil(lambda: len(session.messages) == shown + 2, timeout=5000)
+        assert session.messages[-2].text == "From the terminal"
+        assert window.composer.edit.toPlainText() == "a draft in progress"  # untouched
     finally:
         lock.release()
     capsys.readouterr()
