@@ -276,15 +276,16 @@ def _chat_json(chat: ChatInfo) -> dict[str, Any]:
 def cmd_settings(engine: Engine, args: argparse.Namespace) -> int:
     wanted = [p for p in args.pairs if "=" not in p]
     changes = _pairs([p for p in args.pairs if "=" in p])
-    settings = engine.change_settings(changes) if changes else engine.settings
-    shown = _settings_json(settings)
-    unknown = [key for key in wanted if key not in shown]
-    if unknown:
+    known = [spec.key for spec in SETTINGS]
+    unknown = [key for key in wanted if key not in known]
+    if unknown:  # before anything is changed
         raise ContextDeskError(
             "Unknown setting",
-            f"{unknown[0]!r}: the settings are {', '.join(shown)}.",
+            f"{unknown[0]!r}: the settings are {', '.join(known)}.",
             kind=ErrorKind.USAGE,
         )
+    settings = engine.change_settings(changes) if changes else engine.settings
+    shown = _settings_json(settings)
     if wanted:
         shown = {key: shown[key] for key in wanted}
     if args.json:

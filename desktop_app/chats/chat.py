@@ -15,11 +15,13 @@ during a turn").
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_app.chats.instance import process_alive
 from desktop_app.chats.turn import Turn, TurnRecorder
 from desktop_app.config.files import write_atomically
 from desktop_app.context.facts import Fact
@@ -28,7 +30,6 @@ from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
 from desktop_app.core.events import LoopEvent, TurnFinished
-from desktop_app.core.history import unanswered_calls
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.core.ports import Approver
 from desktop_app.core.repair import repair
@@ -439,10 +440,10 @@ class Chat:
                 "Wait for the reply to finish, or stop it, then send.",
                 kind=ErrorKind.USAGE,
             )
-        planner = self.planner()
         store = self.engine.store
-        if self.engine.window_open:
-            self._check_not_answering_elsewhere()
+        self._check_no_turn_elsewhere()
+        self._state = store.context_state(self.id)  # as another program may have left it
+        planner = self.planner()
         if message is not None:
             store.append_message(self.id, message)
             self._name_after(message)
@@ -455,29 +456,30 @@ class Chat:
             tools=self._tools,
             counter=self.engine.counter,
         )
-        self._turn = Turn(
+        turn = Turn(
             self,
             LoopState(history),
             ports,
             LoopConfig(context_window=self.settings.context_window),
             TurnRecorder(store, self.id, self.engine.counter),
         )
-        return self._turn
+        store.turn_started(self.id, os.getpid())
+        self._turn = turn
+        return turn
 
-    def _check_not_answering_elsewhere(self) -> None:
-        """The window may be in the middle of this chat's turn (writing a reply, or
-        waiting for a tool's approval): a message sent now would land inside it."""
-        last = self.engine.store.recent_messages(self.id, 1)
-        if last and (
-            last[-1].status is MessageStatus.STREAMING
-            or (last[-1].role == "assistant" and unanswered_calls(last))
-        ):
-            raise ContextDeskError(
-                "This chat is answering in the window",
-                "ContextDesk's window is in the middle of a reply in this chat. Let it "
-                "finish (or stop it there), then send again.",
-                kind=ErrorKind.ALREADY_RUNNING,
-            )
+    def _check_no_turn_elsewhere(self) -> None:
+        """Another process (the window, or the command line beside it) may be in the
+        middle of this chat's turn: a message or a context edit made now would land
+        inside it, or be overwritten when it ends."""
+        pid = self.engine.store.answering_pid(self.id)
+        if pid is None or pid == os.getpid() or not process_alive(pid):
+            return  # none, ours, or left by a process that has died
+        raise ContextDeskError(
+            "This chat is answering elsewhere",
+            f"ContextDesk (process {pid}) is in the middle of a reply in this chat. Let it "
+            "finish (or stop it there), then try again.",
+            kind=ErrorKind.ALREADY_RUNNING,
+        )
 
     def _prepare_retry(self) -> list[Message]:
         """The history a retry answers: the stored one without its failed or interrupted
@@ -551,16 +553,22 @@ class Chat:
         for change in queued:
             state = change(state)
         self._state = state  # shown even if saving fails below; the error says so
-        self._save_state(state)
-        self.refresh_info()
+        try:
+            self._save_state(state)
+            self.refresh_info()
+        finally:
+            self.engine.store.turn_ended(self.id, os.getpid())
 
     # -- state changes ------------------------------------------------------------------------
 
     def _change(self, change: StateChange) -> None:
+        """Apply a context edit now — to the state as stored, so an edit made by another
+        program meanwhile is kept — or, during our own turn, when it ends."""
         if self.busy:
             self._queued.append(change)
             return
-        self._save_state(change(self.state))
+        self._check_no_turn_elsewhere()
+        self._save_state(change(self.engine.store.context_state(self.id)))
 
     def _save_state(self, state: ContextState) -> None:
         """Saved first, then kept: a failed write leaves the chat as it was."""

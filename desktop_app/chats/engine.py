@@ -19,13 +19,14 @@ from desktop_app.chats.instance import InstanceLock
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
 from desktop_app.config.settings import (
+    SETTINGS,
     AppState,
     BadSetting,
     Settings,
-    change,
     load,
     problems,
     save,
+    with_values,
 )
 from desktop_app.context.state import ContextSettings
 from desktop_app.core.errors import ContextDeskError, file_error
@@ -61,24 +62,31 @@ class Engine:
     _counter: TokenCounter | None = field(default=None, init=False, repr=False)
     _chats: dict[str, Chat] = field(default_factory=dict, init=False, repr=False)
     _seen_version: int = field(default=0, init=False, repr=False)
+    _settings_stamp: int | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self, demo_mode: bool) -> None:
         # The server is read when connecting: Settings may have changed it by then.
         self.connection = Connection(self.secrets, lambda: self.settings.base_url, demo=demo_mode)
         self._seen_version = self.store.data_version()
+        self._settings_stamp = self._stamp()
 
     @classmethod
-    def open(cls, home: str | Path | None = None, *, demo: bool = False) -> Engine:
+    def open(
+        cls, home: str | Path | None = None, *, demo: bool = False, holds_folder: bool = False
+    ) -> Engine:
         """Open the data folder (`home`, else CONTEXTDESK_HOME, else the platform's),
-        creating it on first use. Leftover streaming replies become interrupted — unless
-        a window has the folder open: then they may be streaming right now."""
+        creating it on first use. `holds_folder`: the caller (the window) holds the
+        folder's `InstanceLock`. Leftover streaming replies become interrupted — unless
+        a window that is not us holds the folder: its reply may be streaming right now."""
         paths = app_paths(home).ensure()
         settings = load(paths.settings_file, Settings)
-        window_open = InstanceLock(paths.data).held_elsewhere()
+        window_open = not holds_folder and InstanceLock(paths.data).held_elsewhere()
         store = ChatStore.open(paths.database)
         try:
             if not window_open:
                 store.recover()
+            if settings.thinking_budget:  # chats made before thinking was a chat setting
+                store.fill_in_setting("thinking_budget", settings.thinking_budget)
         except ContextDeskError:
             store.close()
             raise
@@ -208,7 +216,7 @@ class Engine:
     def save_settings(self, settings: Settings) -> None:
         """Check, save (atomically) and use new settings. New chats take them as their
         defaults; open chats re-plan with the tools and workspace they set."""
-        found = problems(settings)
+        found = self._problems(settings, labels=False)
         if found:
             key, _, why = found[0].partition(": ")
             raise BadSetting(key, why)
@@ -217,6 +225,10 @@ class Engine:
         except OSError as exc:
             path = self.paths.settings_file
             raise file_error("Settings not saved", path, exc, "Nothing changed.") from exc
+        self._settings_stamp = self._stamp()
+        self._use_settings(settings)
+
+    def _use_settings(self, settings: Settings) -> None:
         server_changed = settings.base_url != self.settings.base_url
         self.settings = settings
         self.secrets.plaintext_opt_in = settings.plaintext_key_opt_in
@@ -225,15 +237,40 @@ class Engine:
         for chat in self._chats.values():
             chat.settings_changed()
 
-    @staticmethod
-    def settings_problems(settings: Settings) -> list[str]:
+    def reload_settings_if_changed(self) -> bool:
+        """`contextdesk settings` (or an editor) changed settings.json: use it. True if
+        it did."""
+        stamp = self._stamp()
+        if stamp == self._settings_stamp:
+            return False
+        self._settings_stamp = stamp
+        self._use_settings(load(self.paths.settings_file, Settings))
+        return True
+
+    def _stamp(self) -> int | None:
+        try:
+            return self.paths.settings_file.stat().st_mtime_ns
+        except OSError:
+            return None
+
+    def settings_problems(self, settings: Settings) -> list[str]:
         """What is wrong with `settings`, one line each, named as the Settings dialog
         names them (empty: they can be saved)."""
-        return problems(settings, labels=True)
+        return self._problems(settings, labels=True)
+
+    def _problems(self, settings: Settings, *, labels: bool) -> list[str]:
+        """A workspace folder that has gone missing (a drive not mounted) blocks no other
+        change: only a newly chosen folder must exist."""
+        found = problems(settings, labels=labels)
+        if settings.workspace == self.settings.workspace:
+            workspace = next(s for s in SETTINGS if s.attr == "workspace")
+            name = workspace.label if labels else workspace.key
+            found = [p for p in found if not p.startswith(f"{name}: ")]
+        return found
 
     def change_settings(self, assignments: dict[str, str]) -> Settings:
         """`contextdesk settings KEY=VALUE …`: typed values, checked as the dialog checks."""
-        settings = change(self.settings, assignments)
+        settings = with_values(self.settings, assignments)
         self.save_settings(settings)
         return settings
 

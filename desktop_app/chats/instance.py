@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from pathlib import Path
 from typing import IO
 
@@ -37,19 +38,44 @@ def _try_lock(handle: IO[bytes]) -> bool:
     return True
 
 
+def process_alive(pid: int) -> bool:
+    """Is a process with this pid running (on this machine)?"""
+    if pid == os.getpid():
+        return True
+    if sys.platform == "win32":  # os.kill would terminate it there
+        import ctypes
+
+        handle = ctypes.windll.kernel32.OpenProcess(0x1000, False, pid)  # QUERY_LIMITED_INFO
+        if not handle:
+            return False
+        ctypes.windll.kernel32.CloseHandle(handle)
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
 class InstanceLock:
     def __init__(self, data_folder: Path) -> None:
         self.path = data_folder / LOCK_NAME
         self._handle: IO[bytes] | None = None
 
-    def acquire(self) -> bool:
-        """True if this process now holds the folder; False if another one does."""
+    def acquire(self, wait_s: float = 0.0) -> bool:
+        """True if this process now holds the folder; False if another one does (after
+        trying for `wait_s`: a command-line probe holds the lock for an instant)."""
         if self._handle is not None:
             return True
         handle = self.path.open("a+b")
-        if not _try_lock(handle):
-            handle.close()
-            return False
+        deadline = time.monotonic() + wait_s
+        while not _try_lock(handle):
+            if time.monotonic() >= deadline:
+                handle.close()
+                return False
+            time.sleep(0.05)
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()).encode("ascii"))

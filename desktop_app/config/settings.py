@@ -198,9 +198,10 @@ def problems(settings: Settings, *, labels: bool = False) -> list[str]:
     return found
 
 
-def change(settings: Settings, assignments: dict[str, str]) -> Settings:
-    """`settings` with typed values (KEY → text) applied and checked together; raises
-    `BadSetting` for an unknown key, a value that cannot be read, or one not allowed."""
+def with_values(settings: Settings, assignments: dict[str, str]) -> Settings:
+    """`settings` with typed values (KEY → text) read and applied; raises `BadSetting`
+    for an unknown key or a value that cannot be read. (Allowed values are checked by
+    `problems`, on the result as a whole.)"""
     values: dict[str, Any] = {}
     for key, text in assignments.items():
         spec = SETTING_BY_KEY.get(key)
@@ -210,11 +211,7 @@ def change(settings: Settings, assignments: dict[str, str]) -> Settings:
         if spec.attr == "workspace" and value:
             value = str(Path(value).expanduser().resolve())
         values[spec.attr] = value
-    changed = replace(settings, **values)
-    found = problems(changed)
-    if found:
-        raise BadSetting(found[0].partition(":")[0], found[0].partition(": ")[2])
-    return changed
+    return replace(settings, **values)
 
 
 T = TypeVar("T", Settings, AppState)

@@ -120,7 +120,16 @@ def _v2(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE chats ADD COLUMN token_total INTEGER")
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2]  # append only; index + 1 is the schema version
+def _v3(db: sqlite3.Connection) -> None:
+    # A turn being answered, by which process: another process (the command line beside
+    # the window) must not write into that chat's history or context meanwhile.
+    db.execute(
+        "CREATE TABLE running_turns (chat_id TEXT PRIMARY KEY REFERENCES chats(id) "
+        "ON DELETE CASCADE, pid INTEGER NOT NULL, started_at REAL NOT NULL)"
+    )
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

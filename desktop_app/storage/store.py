@@ -217,6 +217,20 @@ class ChatStore:
             )
         return self.chat(chat_id)
 
+    def fill_in_setting(self, name: str, value: int) -> int:
+        """Give every chat whose settings lack `name` this value (a setting that became
+        per chat keeps the meaning it had for older chats). Returns how many changed."""
+        path = f"$.{name}"
+        lacking = "SELECT 1 FROM chats WHERE json_type(settings, ?) IS NULL LIMIT 1"
+        if self.db.execute(lacking, (path,)).fetchone() is None:
+            return 0  # the usual case: no write, no lock
+        with transaction(self.db):
+            changed = self.db.execute(
+                "UPDATE chats SET settings = json_set(settings, ?, ?) WHERE json_type(settings, ?) IS NULL",
+                (path, value, path),
+            ).rowcount
+        return int(changed)
+
     def set_token_total(self, chat_id: str, tokens: int) -> None:
         """Remember a chat's size for the chat list (its activity time is not touched)."""
         with transaction(self.db):
@@ -332,6 +346,27 @@ class ChatStore:
                     (chat_id, time.time(), "; ".join(report)),
                 )
         return chats
+
+    def turn_started(self, chat_id: str, pid: int) -> None:
+        """`pid` is answering in this chat (until `turn_ended`)."""
+        with transaction(self.db):
+            self.db.execute(
+                "INSERT OR REPLACE INTO running_turns (chat_id, pid, started_at) VALUES (?, ?, ?)",
+                (chat_id, pid, time.time()),
+            )
+
+    def turn_ended(self, chat_id: str, pid: int) -> None:
+        with transaction(self.db):
+            self.db.execute(
+                "DELETE FROM running_turns WHERE chat_id = ? AND pid = ?", (chat_id, pid)
+            )
+
+    def answering_pid(self, chat_id: str) -> int | None:
+        """The process that marked a turn running in this chat, if any (it may be gone)."""
+        row = self.db.execute(
+            "SELECT pid FROM running_turns WHERE chat_id = ?", (chat_id,)
+        ).fetchone()
+        return int(row["pid"]) if row is not None else None
 
     def repairs(self, chat_id: str) -> list[str]:
         return [

@@ -184,6 +184,18 @@ class ChatListPanel(QWidget):
         self.model.update_chat(chat)
         self._show_empty_state()
 
+    def sync(self, chats: Sequence[ChatInfo]) -> None:
+        """Show the chats as stored now (another program changed some): rows come, go
+        and change one by one, so a selection or a rename in progress survives."""
+        wanted = {chat.id for chat in chats}
+        for gone in [c.id for c in self.model.chats() if c.id not in wanted]:
+            self.model.remove_chat(gone)
+        shown = {c.id: c for c in self.model.chats()}
+        for chat in reversed(chats):  # oldest first: each changed one moves to the top
+            if shown.get(chat.id) != chat:
+                self.model.update_chat(chat)
+        self._show_empty_state()
+
     def select(self, chat_id: str) -> None:
         row = self.model.row_of(chat_id)
         if row is None:

@@ -59,7 +59,7 @@ def app_icon() -> QIcon:
 
 def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWindow:
     """The window over the data folder (the caller has claimed it: `SingleInstance`)."""
-    engine = Engine.open(home, demo=demo)
+    engine = Engine.open(home, demo=demo, holds_folder=True)
     _log_to_file(engine.paths.logs / "contextdesk.log")
     window = MainWindow(engine, engine.load_window_state())
     if demo and not engine.list_chats():

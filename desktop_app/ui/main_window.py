@@ -496,17 +496,24 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_watch_timer_timeout(self) -> None:
+        """Another program (the command line) may have written: show what it changed,
+        and only that — the chat list row by row, a session only if its chat changed."""
         try:
-            changed = self.engine.changed_elsewhere()
-        except ContextDeskError:
-            return  # the next write will say what is wrong
-        if not changed:
+            if self.engine.reload_settings_if_changed():
+                self._on_connection_settings_saved()
+            if not self.engine.changed_elsewhere():
+                return
+            chats = {chat.id: chat for chat in self.engine.list_chats()}
+        except ContextDeskError as exc:
+            self._on_problem(exc.info)
             return
-        self.chats.refresh()
-        for session in self.sessions.values():
-            session.reload()
-        if self.current is not None:
-            self.chat_list.select(self.current.chat.id)
+        self.chat_list.sync(list(chats.values()))
+        for chat_id, session in list(self.sessions.items()):
+            info = chats.get(chat_id)
+            if info is None:  # moved to the trash elsewhere
+                self._on_chats_trashed(chat_id)
+            elif info != session.chat.info:
+                session.reload()
 
     # -- the connection tells us ------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """One window per data folder. The first copy of the app holds the folder's lock
-(`config.instance`) and listens on a local socket named after the folder; a second copy
+(`chats.instance`) and listens on a local socket named after the folder; a second copy
 finds the lock taken, asks the first to come to the front, and quits without opening the
 database — so two windows never write to the same chats."""
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # QtNetwork (~30 ms to import) loads after the first paint
 
 ACTIVATE = b"activate\n"
 CONNECT_MS = 1500
+CLAIM_WAIT_S = 1.0  # a command line probing the lock holds it for an instant
 
 
 def server_name(data_folder: Path) -> str:
@@ -37,12 +38,14 @@ class SingleInstance(QObject):
         self.lock = InstanceLock(data_folder)
         self.name = server_name(data_folder)
         self.server: QLocalServer | None = None
+        self.woke_the_other = False
 
     def claim(self) -> bool:
         """True: this copy owns the folder (call `listen` once the window shows). False:
-        another copy does; it has been asked to come to the front."""
-        if not self.lock.acquire():
-            self._wake_the_other()
+        another copy does; `woke_the_other` says whether it answered the call to come
+        to the front."""
+        if not self.lock.acquire(CLAIM_WAIT_S):
+            self.woke_the_other = self._wake_the_other()
             return False
         return True
 
@@ -63,15 +66,17 @@ class SingleInstance(QObject):
     def owner(self) -> int | None:
         return self.lock.owner()
 
-    def _wake_the_other(self) -> None:
+    def _wake_the_other(self) -> bool:
         from PySide6.QtNetwork import QLocalSocket
 
         socket = QLocalSocket()
         socket.connectToServer(self.name)
-        if socket.waitForConnected(CONNECT_MS):
-            socket.write(ACTIVATE)
-            socket.waitForBytesWritten(CONNECT_MS)
-            socket.disconnectFromServer()
+        if not socket.waitForConnected(CONNECT_MS):
+            return False  # still starting, or hung
+        socket.write(ACTIVATE)
+        sent = socket.waitForBytesWritten(CONNECT_MS)
+        socket.disconnectFromServer()
+        return bool(sent)
 
     @Slot()
     def _on_server_new_connection(self) -> None:

@@ -221,7 +221,13 @@ def test_settings_are_shown_and_changed_from_the_terminal(cli: CLI, tmp_path: Pa
     assert "say on or off" in cli("settings", "tools=perhaps", status=2)
     assert "no such setting" in cli("settings", "colour=blue", status=2)
     assert "the settings are" in cli("settings", "colour", status=2)
-    assert json.loads(cli("settings", "--json"))["model"] == "llama3.2"
+    assert "the settings are" in cli("settings", "model=changed", "modle", status=2)
+    assert json.loads(cli("settings", "--json"))["model"] == "llama3.2"  # nothing changed
+    folder.rmdir()  # the workspace's drive is gone: other settings can still change
+    cli("settings", "max_tokens=3000")
+    assert json.loads(cli("settings", "workspace", "--json")) == {"workspace": str(folder)}
+    assert "not a folder" in cli("settings", f"workspace={folder}/elsewhere", status=2)
+    cli("settings", "max_tokens=2048")
     # A new chat takes them.
     chat = cli("chat", "new").strip()
     listed = json.loads(cli("chat", "list", "--json"))[0]

@@ -12,10 +12,12 @@ from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.app import main
-from desktop_app.chats import Engine
+from desktop_app.chats import Engine, data_folder
 from desktop_app.chats.instance import InstanceLock
+from desktop_app.core.blocks import TextBlock
 from desktop_app.core.errors import ErrorKind
-from desktop_app.ui.gui import run_gui
+from desktop_app.core.messages import Message, MessageStatus, user_text
+from desktop_app.ui.gui import open_window, run_gui
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.single_instance import SingleInstance
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
@@ -109,6 +111,14 @@ def test_the_command_line_writes_alongside_the_window_and_the_window_shows_it(
         qtbot.waitUntil(lambda: len(session.messages) == shown + 2, timeout=5000)
         assert session.messages[-2].text == "From the terminal"
         assert window.composer.edit.toPlainText() == "a draft in progress"  # untouched
+        assert main(["--home", home, "settings", "model=claude-haiku-4-5"]) == 0
+        qtbot.waitUntil(lambda: engine.settings.model == "claude-haiku-4-5", timeout=5000)
+        other = engine.new_chat("Trashed from the terminal")
+        window.open_chat(other.id)
+        assert main(["--home", home, "chat", "delete", other.id]) == 0
+        qtbot.waitUntil(lambda: window.current is None, timeout=5000)
+        assert window.chat_list.model.row_of(other.id) is None
+        assert other.id not in window.sessions
     finally:
         lock.release()
     capsys.readouterr()
@@ -134,3 +144,53 @@ def test_a_second_window_on_the_folder_raises_the_first_and_writes_nothing(
     second = SingleInstance(home / "data")
     assert second.claim()  # the first let go: the folder is free again
     second.release()
+
+
+def test_the_window_repairs_what_a_crash_left_and_goes_on_there(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    home = tmp_path / "home"
+    before = Engine.open(home)
+    chat = before.new_chat("Cut by a crash")
+    before.store.append_message(chat.id, user_text("What is the refund?"))
+    half = Message("assistant", (TextBlock("The refund is"),), status=MessageStatus.STREAMING)
+    before.store.checkpoint(chat.id, half)  # as a reply being written when the app died
+    before.close()
+    instance = SingleInstance(data_folder(home))
+    assert instance.claim()  # as run_gui does, before the window opens the database
+    try:
+        window = open_window(home, demo=True)
+        qtbot.addWidget(window)
+        assert not window.engine.window_open  # its own lock is not "another window"
+        assert window.engine.store.messages(chat.id)[-1].status is MessageStatus.INTERRUPTED
+        window.show()
+        session = window.open_chat(chat.id)
+        assert session is not None
+        qtbot.keyClicks(window.composer.edit, "Please go on")
+        qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
+        assert session.busy
+        qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+        assert session.error is None
+        assert session.messages[-1].text.startswith("[Simulated reply")
+        window.close()
+        window.engine.close()
+    finally:
+        instance.release()
+
+
+def test_chats_made_before_thinking_was_per_chat_keep_the_settings_budget(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    engine = Engine.open(home)
+    chat = engine.new_chat()
+    engine.store.db.execute(  # as an older ContextDesk stored it: no thinking_budget
+        "UPDATE chats SET settings = json_remove(settings, '$.thinking_budget')"
+    )
+    engine.change_settings({"thinking": "2048"})
+    engine.close()
+    upgraded = Engine.open(home)
+    assert upgraded.chat(chat.id).settings.thinking_budget == 2048
+    body = upgraded.chat(chat.id).plan("hi").request.body()
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    upgraded.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -384,26 +385,54 @@ def test_with_a_window_open_the_command_line_leaves_its_turn_alone(tmp_path: Pat
     window = Engine.open(home)
     chat = window.new_chat()
     window.store.append_messages(chat.id, [u("read it"), a(call("toolu_1"))])  # awaiting approval
+    other = subprocess.Popen(["sleep", "30"])  # stands for the window's process
+    window.store.turn_started(chat.id, other.pid)  # as its turn marks the chat
     lock = InstanceLock(window.paths.data)
     assert lock.acquire()
     try:
         cli = Engine.open(home)  # does not "recover" the window's open tool call
         try:
             assert cli.window_open
-            with pytest.raises(ContextDeskError, match="answering in the window") as raised:
-                cli.chat(chat.id).send("me too", ScriptedApprover())
-            assert raised.value.kind is ErrorKind.ALREADY_RUNNING
+            for act in (
+                lambda: cli.chat(chat.id).send("me too", ScriptedApprover()),
+                lambda: cli.chat(chat.id).pin("a fact the turn's end would overwrite"),
+            ):
+                with pytest.raises(ContextDeskError, match="answering elsewhere") as raised:
+                    act()
+                assert raised.value.kind is ErrorKind.ALREADY_RUNNING
+                assert f"process {other.pid}" in raised.value.message
             assert len(cli.chat(chat.id).messages()) == 2
+            assert cli.chat(chat.id).state.facts == ()
         finally:
             cli.close()
     finally:
         lock.release()
+        other.kill()
+        other.wait()
+    # That process has ended without clearing its mark (a crash): the chat is usable.
     window.store.append_message(chat.id, u(result("toolu_1")))
+    window.chat(chat.id).pin("after the crash")
     window.close()
     reopened = Engine.open(home)  # no window now: a start-up repair would have run
     assert not reopened.window_open
     assert len(reopened.chat(chat.id).messages()) == 3
     reopened.close()
+
+
+def test_an_edit_made_elsewhere_is_kept_when_this_one_saves(engine: Engine) -> None:
+    chat = engine.new_chat()
+    chat.pin("ours")
+    other = Engine.open(engine.paths.data.parent)  # the command line, beside the window
+    try:
+        other.chat(chat.id).pin("theirs")
+    finally:
+        other.close()
+    chat.pin("ours again")  # without reloading first
+    assert [f.text for f in engine.store.context_state(chat.id).facts] == [
+        "ours",
+        "theirs",
+        "ours again",
+    ]
 
 
 def test_a_second_lock_on_the_folder_is_refused(tmp_path: Path) -> None:
