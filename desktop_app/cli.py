@@ -3,8 +3,8 @@
 Everything the window can do to a chat's memory — pin, compact, preview the request,
 export — the command line can do too, through the same `Chat` methods; this module only
 parses and prints. CHAT is a chat id or a unique prefix of one. Errors print their title
-and message on stderr and exit 1 (2 for usage and unreadable input), so scripts can rely
-on the status.
+and message on stderr and exit 1 — 2 for a command or value given the wrong way, and for
+`check` on a file it cannot read — so scripts can rely on the status.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from desktop_app.chats.instance import process_alive
 from desktop_app.chats.turn import Turn, TurnRecorder
 from desktop_app.config.files import write_atomically
+from desktop_app.config.settings import typed_value
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
@@ -340,7 +341,7 @@ class Chat:
         self.info = self.engine.store.update_chat(self.id, title=title)
 
     def set_settings(self, settings: ContextSettings) -> None:
-        self.info = self.engine.store.update_chat(self.id, settings=settings)
+        self.info = self.engine.store.update_chat(self.id, settings=checked(settings))
         self.settings_changed()
 
     def set_system_prompt(self, text: str) -> None:
@@ -362,9 +363,8 @@ class Chat:
             if name in ("title", "model", "system_prompt"):
                 fields[name] = text
                 continue
-            values[name] = _typed(key, text, type(values[name]))
-        settings = ContextSettings(**values)
-        _check(settings)
+            values[name] = typed_value(key, text, type(values[name]))
+        settings = checked(ContextSettings(**values))
         if "title" in fields:
             self.rename(fields.pop("title"))
         self.info = self.engine.store.update_chat(self.id, settings=settings, **fields)
@@ -578,43 +578,9 @@ class Chat:
             self._planner.state = state
 
 
-def _typed(key: str, text: str, kind: type) -> Any:
-    if kind is bool:
-        word = text.strip().lower()
-        if word not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-            raise ContextDeskError(
-                "Bad value", f"{key}: say on or off, not {text!r}.", kind=ErrorKind.USAGE
-            )
-        return word in ("1", "true", "yes", "on")
-    try:
-        value = kind(text)
-    except ValueError:
-        raise ContextDeskError(
-            "Bad value", f"{key} must be a {kind.__name__}, not {text!r}.", kind=ErrorKind.USAGE
-        ) from None
-    if kind is float and not value == value:  # NaN compares unequal to itself
-        raise ContextDeskError(
-            "Bad value", f"{key} must be a number, not {text!r}.", kind=ErrorKind.USAGE
-        )
-    return value
-
-
-def _check(settings: ContextSettings) -> None:
-    """Values a chat cannot work with are refused before they are stored."""
-    problems = []
-    if not 1_000 <= settings.context_window <= 10_000_000:
-        problems.append("context_window must be between 1,000 and 10,000,000 tokens")
-    if not 0.1 <= settings.compaction_threshold <= 1.0:
-        problems.append("threshold must be between 0.1 and 1.0")
-    if not 1 <= settings.max_tokens < settings.context_window:
-        problems.append("max_tokens must be at least 1 and below the context window")
-    if settings.thinking_budget and not 1024 <= settings.thinking_budget < settings.max_tokens:
-        problems.append("thinking must be 0 (off) or from 1,024 up to below max_tokens")
-    counts = {
-        "keep_recent": settings.keep_recent_turns,
-        "max_messages": settings.max_context_messages,
-        "tool_result_cap": settings.tool_result_cap,
-    }
-    problems += [f"{key} cannot be negative" for key, value in counts.items() if value < 0]
+def checked(settings: ContextSettings) -> ContextSettings:
+    """`settings`, if a chat can work with them; else a usage error that says why."""
+    problems = settings.problems()
     if problems:
         raise ContextDeskError("Bad value", "; ".join(problems) + ".", kind=ErrorKind.USAGE)
+    return settings

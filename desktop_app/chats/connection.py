@@ -16,11 +16,10 @@ from desktop_app.config.secrets import SecretStore
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.events import StreamEvent
-from desktop_app.core.ports import ModelInfo
+from desktop_app.core.ports import ModelInfo, ServerBackend
 from desktop_app.core.request import ChatRequest
 
 if TYPE_CHECKING:  # the SDK adapter loads on first use (~0.2 s, and the SDK ~2.5 s)
-    from desktop_app.api.backend import AnthropicBackend
     from desktop_app.api.simulator import SimulatorServer
 
 DEMO_KEY = "contextdesk-offline-demo"
@@ -31,12 +30,12 @@ class Connection:
         self.secrets = secrets
         self.demo = demo
         self._base_url = base_url  # read at connect time: Settings may change it
-        self._backend: AnthropicBackend | None = None
-        self._made: list[AnthropicBackend] = []  # every backend yet: threads release on each
+        self._backend: ServerBackend | None = None
+        self._made: list[ServerBackend] = []  # every backend yet: threads release on each
         self.simulator: SimulatorServer | None = None  # the demo's local server, once it runs
         self._lock = threading.Lock()  # a turn and the background thread may both connect
 
-    def backend(self) -> AnthropicBackend:
+    def backend(self) -> ServerBackend:
         """Connect if not yet connected. Raises `auth` when there is no key."""
         with self._lock:
             if self._backend is None:
@@ -44,7 +43,7 @@ class Connection:
                 self._made.append(self._backend)
             return self._backend
 
-    def _connect(self) -> AnthropicBackend:
+    def _connect(self) -> ServerBackend:
         from desktop_app.api.backend import AnthropicBackend
 
         if self.demo:

@@ -13,7 +13,7 @@ from dataclasses import InitVar, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat
+from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat, checked
 from desktop_app.chats.connection import Connection
 from desktop_app.chats.instance import InstanceLock
 from desktop_app.config.paths import AppPaths, app_paths
@@ -140,11 +140,13 @@ class Engine:
         """A chat made from Settings' defaults — model, system prompt, max output tokens,
         extended thinking — with any of them (or a context setting) overridden."""
         defaults = self.settings
-        settings = replace(
-            ContextSettings(
-                max_tokens=defaults.max_tokens, thinking_budget=defaults.thinking_budget
-            ),
-            **overrides,
+        settings = checked(
+            replace(
+                ContextSettings(
+                    max_tokens=defaults.max_tokens, thinking_budget=defaults.thinking_budget
+                ),
+                **overrides,
+            )
         )
         info = self.store.create_chat(
             title,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -74,19 +75,35 @@ class SettingSpec:
 
     def parse(self, text: str) -> Any:
         """A value typed on the command line, as this setting's type."""
-        if self.kind is bool:
-            word = text.strip().lower()
-            if word in ("1", "true", "yes", "on"):
-                return True
-            if word in ("0", "false", "no", "off"):
-                return False
-            raise BadSetting(self.key, f"say on or off, not {text!r}")
-        if self.kind is int:
-            try:
-                return int(text.strip().replace("_", "").replace(",", ""))
-            except ValueError:
-                raise BadSetting(self.key, f"a whole number is needed, not {text!r}") from None
-        return text.strip() if self.attr != "system_prompt" else text
+        if self.attr == "system_prompt":
+            return text  # its spaces and newlines are the user's
+        return typed_value(self.key, text, self.kind)
+
+
+def typed_value(key: str, text: str, kind: type) -> Any:
+    """`text` typed on the command line as a `kind` (bool, int, float or str) value; a
+    `BadSetting` that says what was expected otherwise."""
+    word = text.strip()
+    if kind is bool:
+        if word.lower() in ("1", "true", "yes", "on"):
+            return True
+        if word.lower() in ("0", "false", "no", "off"):
+            return False
+        raise BadSetting(key, f"say on or off, not {text!r}")
+    if kind is int:
+        try:
+            return int(word.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise BadSetting(key, f"a whole number is needed, not {text!r}") from None
+    if kind is float:
+        try:
+            value = float(word)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise BadSetting(key, f"a number is needed, not {text!r}")
+        return value
+    return word
 
 
 def _server(value: str, _: Settings) -> str:

@@ -27,6 +27,25 @@ class ContextSettings:
     drop_old_thinking: bool = True  # earlier turns' thinking: the API ignores it anyway
     thinking_budget: int = 0  # extended thinking's budget; 0: off (from Settings at creation)
 
+    def problems(self) -> list[str]:
+        """Values a chat cannot work with, one line each, named as `chat set` names them."""
+        found = []
+        if not 1_000 <= self.context_window <= 10_000_000:
+            found.append("context_window must be between 1,000 and 10,000,000 tokens")
+        if not 0.1 <= self.compaction_threshold <= 1.0:
+            found.append("threshold must be between 0.1 and 1.0")
+        if not 1 <= self.max_tokens < self.context_window:
+            found.append("max_tokens must be at least 1 and below the context window")
+        if self.thinking_budget and not 1024 <= self.thinking_budget < self.max_tokens:
+            found.append("thinking must be 0 (off), or from 1,024 up to below max_tokens")
+        counts = {
+            "keep_recent": self.keep_recent_turns,
+            "max_messages": self.max_context_messages,
+            "tool_result_cap": self.tool_result_cap,
+        }
+        found += [f"{key} cannot be negative" for key, value in counts.items() if value < 0]
+        return found
+
 
 @dataclass(frozen=True, slots=True)
 class Summary:

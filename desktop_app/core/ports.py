@@ -50,6 +50,10 @@ class ModelLister(Protocol):
         ...
 
 
+class ServerBackend(ChatBackend, ModelLister, Protocol):
+    """A server to talk to: it streams replies and lists its models."""
+
+
 class RequestPlanner(Protocol):
     def prepare(
         self, messages: Sequence[Message], cancel: CancelToken

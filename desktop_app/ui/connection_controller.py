@@ -102,12 +102,13 @@ class ConnectionController(QObject):
         settings = dialog.chosen()
         server_changed = settings.base_url != engine.settings.base_url
         try:
-            engine.save_settings(settings)
+            engine.save_settings(settings)  # reconnects itself when the server changed
         except ContextDeskError as exc:
             self.problem.emit(exc.info)
             return False
-        if dialog.key_changed or server_changed:
-            engine.reconnect(demo=False if dialog.key_changed else None)
+        if dialog.key_changed:
+            engine.reconnect(demo=False)  # a real key ends the offline demo
+        if dialog.key_changed or server_changed:  # another server may list other models
             self.models = engine.known_models()
             self._look_up_key()
         self.settings_saved.emit()

@@ -372,8 +372,11 @@ class MainWindow(QMainWindow):
             self._on_problem(exc.info)
             return
         self.chats.show_new(fork)
-        if self.current is not None and self.current.chat is fork:
-            self.current.send(edited.blocks)
+        shown = self.current
+        if shown is None or shown.chat is not fork:
+            return
+        if not shown.send(edited.blocks):  # not stored (the banner says why): keep the text
+            self.composer.edit.setPlainText(text.strip())
 
     def _open_made(self, make: Callable[[], Chat]) -> None:
         try:

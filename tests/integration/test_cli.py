@@ -44,7 +44,8 @@ def test_chats_are_created_listed_shown_changed_and_trashed(cli: CLI) -> None:
     shown = json.loads(cli("chat", "show", chat, "--json"))
     assert shown["title"] == "Refund case"
     assert "Unknown setting" in cli("chat", "set", chat, "colour=blue", status=2)
-    assert "must be a int" in cli("chat", "set", chat, "keep_recent=many", status=2)
+    assert "a whole number is needed" in cli("chat", "set", chat, "keep_recent=many", status=2)
+    assert "threshold must be between" in cli("chat", "new", "--threshold", "7", status=2)
     cli("chat", "new", "--title", "Other")
     assert "chats start with it" in cli("chat", "show", "chat_", status=1)
     assert "Moved 'Refund case' to the trash." in cli("chat", "delete", chat)

@@ -101,9 +101,10 @@ def test_a_chat_is_renamed_changed_and_checked(engine: Engine) -> None:
     assert (chat.settings.keep_recent_turns, chat.settings.auto_compact) == (4, False)
     assert engine.store.chat(chat.id).model == "claude-haiku-4-5"
     for bad, why in (
-        ({"threshold": "nan"}, "must be a number"),
+        ({"threshold": "nan"}, "a number is needed"),
         ({"threshold": "7"}, "threshold must be between"),
-        ({"max_tokens": "abc"}, "must be a int"),
+        ({"max_tokens": "abc"}, "a whole number is needed"),
+        ({"max_tokens": "1,000,000"}, "below the context window"),
         ({"auto_compact": "maybe"}, "say on or off"),
         ({"colour": "blue"}, "KEY one of"),
     ):
