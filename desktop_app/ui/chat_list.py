@@ -262,8 +262,11 @@ class _ChatListView(QListView):
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         index = self.indexAt(event.pos())
-        if not index.isValid():
-            return
+        if index.isValid():
+            self.menu_for(index).exec(event.globalPos())
+
+    def menu_for(self, index: QModelIndex) -> QMenu:
+        """The right-click menu of one chat."""
         chat_id = index.data(ID_ROLE)
         menu = QMenu(self)
         menu.addAction("Rename", lambda: self.edit(index))
@@ -273,7 +276,7 @@ class _ChatListView(QListView):
         )
         menu.addSeparator()
         menu.addAction("Move to trash", lambda: self.panel.delete_requested.emit(chat_id))
-        menu.exec(event.globalPos())
+        return menu
 
 
 class _RenameDelegate(QStyledItemDelegate):

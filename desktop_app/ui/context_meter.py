@@ -108,6 +108,10 @@ class ContextMeter(QWidget):
         share = f" ({tokens / window:.0%} of the window)" if window else ""
         return f"{section.capitalize()}: ≈{tokens:,} tokens{share} — {SEGMENTS[section][1]}"
 
+    def segment_rect(self, section: str) -> QRectF:
+        """Where a section's segment is drawn (empty when it has no tokens)."""
+        return dict(self._rects(self._bar())).get(section, QRectF())
+
     def _bar(self) -> QRectF:
         return QRectF(1, 6, self.width() - 2, self.height() - 12)
 

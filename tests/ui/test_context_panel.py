@@ -61,8 +61,10 @@ def test_clicking_the_messages_segment_shows_where_the_context_starts(
     plan = session.plan
     assert plan is not None
     assert plan.first_sent_after_head is not None
+    meter = window.context.meter
+    spot = meter.segment_rect(Section.MESSAGES).center().toPoint()
     with qtbot.waitSignal(window.context.jump_requested) as jumped:
-        window.context.meter.messages_clicked.emit()
+        qtbot.mouseClick(meter, Qt.MouseButton.LeftButton, pos=spot)
     assert jumped.args == [plan.first_sent_after_head]
     row = session.model.row_of(plan.first_sent_after_head)
     assert row is not None
@@ -72,11 +74,16 @@ def test_clicking_the_messages_segment_shows_where_the_context_starts(
 
 
 def test_pinning_a_fact_changes_the_next_request(
-    window: MainWindow, engine: Engine, qtbot: QtBot
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = open_demo(window, engine, qtbot)
+    monkeypatch.setattr(
+        "desktop_app.ui.facts_panel.QInputDialog.getMultiLineText",
+        lambda *args: ("Ticket 5521 is escalated to tier 2", True),
+    )
+    window.context.tabs.setCurrentWidget(window.context.facts)
     with replanned(qtbot, session):
-        window.context.facts.add_requested.emit("Ticket 5521 is escalated to tier 2")
+        qtbot.mouseClick(window.context.facts.add_button, Qt.MouseButton.LeftButton)
     plan = session.plan
     assert plan is not None
     system = "\n".join(part.text for part in plan.request.system)
@@ -320,7 +327,11 @@ def test_export_from_the_chat_list_writes_json(
         "desktop_app.ui.chat_list_controller.QFileDialog.getSaveFileName",
         lambda *args: (str(target), ""),
     )
-    window.chat_list.export_requested.emit(session.chat.id, "json")
+    row = window.chat_list.model.row_of(session.chat.id)
+    assert row is not None
+    index = window.chat_list.proxy.mapFromSource(window.chat_list.model.index(row))
+    menu = window.chat_list.list.menu_for(index)  # the chat's right-click menu
+    next(a for a in menu.actions() if a.text() == "Export as JSON…").trigger()
     exported = json.loads(target.read_text())
     assert exported["format"] == "contextdesk.chat"
     assert len(exported["messages"]) == len(session.messages)

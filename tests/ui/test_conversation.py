@@ -129,7 +129,7 @@ def test_a_reply_cut_off_mid_stream_is_kept_and_left_out_on_retry(
     failed = session.messages[-1]
     assert failed.role == "assistant"
     assert failed.status is MessageStatus.ERROR
-    window.banner.retry_requested.emit()
+    qtbot.mouseClick(window.banner.retry_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
     assert session.messages[-1].text.startswith("[Simulated reply")
     assert failed.id in engine.store.context_state(session.chat.id).excluded_messages

@@ -128,7 +128,10 @@ def test_the_chat_list_searches_renames_and_deletes_with_undo(
     holiday = engine.store.list_chats()[1]
     panel.rename_requested.emit(holiday.id, "Summer 2027")
     assert engine.store.chat(holiday.id).title == "Summer 2027"
-    panel.delete_requested.emit(holiday.id)
+    row = panel.model.row_of(holiday.id)
+    assert row is not None
+    menu = panel.list.menu_for(panel.proxy.mapFromSource(panel.model.index(row)))
+    next(a for a in menu.actions() if a.text() == "Move to trash").trigger()
     assert engine.store.chat(holiday.id).deleted_at is not None
     assert panel.model.row_of(holiday.id) is None
     assert panel.undo_bar.isVisible()
