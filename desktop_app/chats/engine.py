@@ -15,7 +15,7 @@ from typing import Any
 
 from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat, checked
 from desktop_app.chats.connection import Connection
-from desktop_app.chats.instance import InstanceLock
+from desktop_app.chats.instance import InstanceLock, process_alive
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
 from desktop_app.config.settings import (
@@ -83,8 +83,9 @@ class Engine:
         window_open = not holds_folder and InstanceLock(paths.data).held_elsewhere()
         store = ChatStore.open(paths.database)
         try:
-            if not window_open:
-                store.recover()
+            if not window_open:  # and not in a chat another process is answering in
+                running = store.running_turns().items()
+                store.recover(live=[chat for chat, pid in running if process_alive(pid)])
             if settings.thinking_budget:  # chats made before thinking was a chat setting
                 store.fill_in_setting("thinking_budget", settings.thinking_budget)
         except ContextDeskError:

@@ -306,15 +306,18 @@ class ChatStore:
             self._insert_blocks(message)
             self._touch(chat_id)
 
-    def recover(self) -> list[str]:
+    def recover(self, *, live: Iterable[str] = ()) -> list[str]:
         """At startup: every `streaming` message becomes `interrupted`, and any tool call
-        left without a result gets an interrupted one. Returns the chats touched; each
+        left without a result gets an interrupted one — except in the `live` chats, whose
+        turns another process is running right now. Returns the chats touched; each
         repair is recorded in the `repairs` table."""
+        skip = set(live)
         chats = [
             r["chat_id"]
             for r in self.db.execute(
                 "SELECT DISTINCT chat_id FROM messages WHERE status = 'streaming'"
             )
+            if r["chat_id"] not in skip
         ]
         for chat_id in chats:
             with transaction(self.db):
@@ -360,6 +363,10 @@ class ChatStore:
             self.db.execute(
                 "DELETE FROM running_turns WHERE chat_id = ? AND pid = ?", (chat_id, pid)
             )
+
+    def running_turns(self) -> dict[str, int]:
+        """Chat → the pid that marked a turn running there (some may have died since)."""
+        return {r["chat_id"]: int(r["pid"]) for r in self.db.execute("SELECT * FROM running_turns")}
 
     def answering_pid(self, chat_id: str) -> int | None:
         """The process that marked a turn running in this chat, if any (it may be gone)."""

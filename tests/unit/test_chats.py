@@ -453,3 +453,25 @@ def test_the_database_is_shared_safely_with_the_wal_reader(engine: Engine) -> No
     assert [m.id for m in read()] == [m.id for m in chat.messages()]
     with sqlite3.connect(engine.paths.database) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_reader_leaves_a_reply_another_process_is_writing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    sender = Engine.open(home)  # stands for `contextdesk send`, mid-reply
+    chat = sender.new_chat()
+    sender.store.append_message(chat.id, user_text("Tell me a story"))
+    streaming = Message("assistant", (TextBlock("Once upon"),), status=MessageStatus.STREAMING)
+    sender.store.checkpoint(chat.id, streaming)
+    writer = subprocess.Popen(["sleep", "30"])
+    sender.store.turn_started(chat.id, writer.pid)
+    try:
+        reader = Engine.open(home)  # `contextdesk chat show`, meanwhile
+        assert reader.chat(chat.id).messages()[-1].status is MessageStatus.STREAMING
+        reader.close()
+    finally:
+        writer.kill()
+        writer.wait()
+    after_a_crash = Engine.open(home)  # the writer died: its reply is repaired now
+    assert after_a_crash.chat(chat.id).messages()[-1].status is MessageStatus.INTERRUPTED
+    after_a_crash.close()
+    sender.close()
