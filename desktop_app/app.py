@@ -14,6 +14,9 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     from desktop_app import cli
+    from desktop_app.config.privacy import protect_process
+
+    protect_process()  # a command the model runs cannot read our memory or environment
 
     args = cli.parse(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(

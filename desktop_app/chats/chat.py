@@ -184,6 +184,7 @@ class Chat:
             else [],
             workspace=workspace,
             on_pin=planner.propose_fact,
+            command_env=tuple(n.strip() for n in settings.command_env.split(",") if n.strip()),
         )
         planner.tools = tools.specs()
         planner.trim_policies = tools.trim_policies()

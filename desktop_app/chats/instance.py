@@ -38,6 +38,10 @@ def _try_lock(handle: IO[bytes]) -> bool:
     return True
 
 
+def _open_private(path: Path) -> IO[bytes]:
+    return os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o600), "r+b")
+
+
 def process_alive(pid: int) -> bool:
     """Is a process with this pid running (on this machine)?"""
     if pid == os.getpid():
@@ -69,7 +73,7 @@ class InstanceLock:
         trying for `wait_s`: a command-line probe holds the lock for an instant)."""
         if self._handle is not None:
             return True
-        handle = self.path.open("a+b")
+        handle = _open_private(self.path)
         deadline = time.monotonic() + wait_s
         while not _try_lock(handle):
             if time.monotonic() >= deadline:
@@ -99,7 +103,7 @@ class InstanceLock:
         if self._handle is not None:
             return False
         try:
-            probe = self.path.open("a+b")
+            probe = _open_private(self.path)
         except OSError:
             return False  # a read-only folder: nobody can be writing there either
         try:

@@ -32,8 +32,13 @@ class AppPaths:
         return self.state / "state.json"
 
     def ensure(self) -> AppPaths:
-        for folder in (self.data, self.config, self.state, self.logs):
-            folder.mkdir(parents=True, exist_ok=True)
+        """Make the folders (private to the user), and tighten them if they are not."""
+        from desktop_app.config.privacy import PRIVATE_FOLDER, make_private
+
+        folders = (self.data, self.config, self.state, self.logs)
+        for folder in folders:
+            folder.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+        make_private(folders)
         return self
 
 

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from desktop_app.config.files import write_json_atomically
+from desktop_app.config.privacy import PRIVATE_FILE
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ class Settings:
     system_prompt: str = ""  # the default for new chats
     tools_enabled: bool = True
     run_command_enabled: bool = False
+    command_env: str = ""  # names of variables commands may see besides PATH, HOME…
     workspace: str = ""
     send_with_enter: bool = True  # else Ctrl+Enter sends
     auto_pin: bool = False
@@ -145,6 +147,12 @@ def _workspace(value: str, _: Settings) -> str:
     return ""
 
 
+def _names(value: str, _: Settings) -> str:
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    bad = [n for n in names if not n.replace("_", "").isalnum() or n.startswith("ANTHROPIC_")]
+    return f"not a variable name commands may see: {', '.join(bad)}" if bad else ""
+
+
 def _anything(_value: Any, _: Settings) -> str:
     return ""
 
@@ -186,6 +194,13 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
         "allow commands (always asks)",
         _anything,
         "Running commands",
+    ),
+    SettingSpec(
+        "command_env",
+        "command_env",
+        "more environment variables commands may see, by name (e.g. VIRTUAL_ENV,PYTHONPATH)",
+        _names,
+        "Variables for commands",
     ),
     SettingSpec(
         "workspace",
@@ -277,4 +292,4 @@ def _typed(kind: type, name: str, value: Any, path: Path) -> bool:
 
 def save(path: Path, value: Settings | AppState) -> None:
     data: dict[str, Any] = asdict(value)
-    write_json_atomically(path, data)
+    write_json_atomically(path, data, mode=PRIVATE_FILE)

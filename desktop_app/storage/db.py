@@ -12,12 +12,14 @@ what to do; every write is one transaction, so a failed one has changed nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from desktop_app.config.privacy import create_private
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 BUSY_TIMEOUT_S = 10.0  # how long a write waits for another program's lock
@@ -222,6 +224,8 @@ def connect(path: Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> sqlite3.Conn
 
 
 def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    with contextlib.suppress(OSError):  # a read-only folder: SQLite will say so below
+        create_private(path)  # 0600 before SQLite makes it (its -wal and -shm copy the mode)
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=busy_timeout)
     try:
         db.row_factory = sqlite3.Row

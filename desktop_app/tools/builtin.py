@@ -126,7 +126,9 @@ def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
 
 def command(args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
     timeout = float(args.get("timeout") or DEFAULT_TIMEOUT_S)
-    result = run_command(str(args["command"]), _workspace(ctx), ctx.cancel, timeout)
+    result = run_command(
+        str(args["command"]), _workspace(ctx), ctx.cancel, timeout, extra_env=ctx.command_env
+    )
     if result.timed_out:
         return ToolOutcome(
             f"{result.output}\n[killed after {timeout:g} s: the command did not finish]",

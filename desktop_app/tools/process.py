@@ -3,18 +3,19 @@
 - its own process group (session), so a cancel or timeout kills everything it started;
 - stdin closed: a command that waits for input gets EOF at once (claude-code#67234);
 - a timeout (default 120 s); output capped at 30,000 characters with a marker;
-- an environment without ANTHROPIC_* or anything that looks like a secret.
+- an allowlisted environment (PATH, HOME, the locale…, plus names the user adds): a
+  secret can hide under any variable name, so none is passed unless named.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,9 @@ from desktop_app.core.errors import Cancelled
 
 OUTPUT_CAP = 30_000
 DEFAULT_TIMEOUT_S = 120.0
-_SECRET = re.compile(r"(^ANTHROPIC_|KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|SESSION)", re.I)
+# What a command sees of the app's environment: these names only (an allowlist: a
+# secret hides under any name — DATABASE_URL, GH_PAT), plus what the user adds by name.
+PASSED_THROUGH = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR", "TZ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +37,18 @@ class CommandResult:
     seconds: float
 
 
-def safe_environment(env: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment with every secret-looking variable removed."""
+def safe_environment(
+    env: dict[str, str] | None = None, extra: Iterable[str] = ()
+) -> dict[str, str]:
+    """What a command may see: the allowlisted variables, the locale's `LC_*`, and the
+    names the user added (`extra`) — never an `ANTHROPIC_*` one, whatever is added."""
     source = dict(os.environ if env is None else env)
-    return {k: v for k, v in source.items() if not _SECRET.search(k)}
+    wanted = set(PASSED_THROUGH) | {name.strip() for name in extra if name.strip()}
+    return {
+        k: v
+        for k, v in source.items()
+        if (k in wanted or k.startswith("LC_")) and not k.startswith("ANTHROPIC_")
+    }
 
 
 def cap_output(text: str, cap: int = OUTPUT_CAP) -> str:
@@ -50,9 +61,14 @@ def cap_output(text: str, cap: int = OUTPUT_CAP) -> str:
 
 
 def run_command(
-    command: str, cwd: Path, cancel: CancelToken, timeout: float = DEFAULT_TIMEOUT_S
+    command: str,
+    cwd: Path,
+    cancel: CancelToken,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    extra_env: Iterable[str] = (),
 ) -> CommandResult:
-    """Run `command` in a shell in `cwd`; raise `Cancelled` if `cancel` fires (the whole
+    """Run `command` in a shell in `cwd`, with the allowlisted environment (and the
+    variables named in `extra_env`); raise `Cancelled` if `cancel` fires (the whole
     process group is killed first)."""
     started = time.monotonic()
     process = subprocess.Popen(
@@ -61,7 +77,7 @@ def run_command(
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        env=safe_environment(),
+        env=safe_environment(extra=extra_env),
         start_new_session=True,
     )
     chunks: list[bytes] = []

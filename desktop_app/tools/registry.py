@@ -32,6 +32,7 @@ class ToolContext:
     workspace: Path | None
     cancel: CancelToken
     on_pin: PinCallback | None = None
+    command_env: tuple[str, ...] = ()  # variables the user lets commands see
 
 
 Handler = Callable[[dict[str, Any], ToolContext], "ToolOutcome | str"]
@@ -60,6 +61,7 @@ class ToolRegistry:
     workspace: Path | None = None
     on_pin: PinCallback | None = None
     policies: Mapping[str, ApprovalPolicy] = field(default_factory=dict)  # the user's overrides
+    command_env: tuple[str, ...] = ()  # variables the user lets commands see
 
     def __post_init__(self) -> None:
         self._by_name = {t.name: t for t in self.tools}
@@ -134,7 +136,7 @@ class ToolRegistry:
         return result if isinstance(result, ToolOutcome) else ToolOutcome(str(result))
 
     def _context(self, cancel: CancelToken) -> ToolContext:
-        return ToolContext(self.workspace, cancel, self.on_pin)
+        return ToolContext(self.workspace, cancel, self.on_pin, self.command_env)
 
 
 def registry(tools: Iterable[Tool], **kwargs: Any) -> ToolRegistry:

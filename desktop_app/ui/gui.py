@@ -3,7 +3,9 @@ file under the logs folder, the main window."""
 
 from __future__ import annotations
 
+import io
 import logging
+import os
 import sys
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
@@ -15,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from desktop_app import __version__
 from desktop_app.bundled import bundled
 from desktop_app.chats import Engine, data_folder
+from desktop_app.config.privacy import PRIVATE_FILE
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
@@ -98,12 +101,20 @@ def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: b
     return code
 
 
+class _PrivateLog(RotatingFileHandler):
+    """A log file only the user can read (it names chats and folders), rotated ones too."""
+
+    def _open(self) -> io.TextIOWrapper:
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)
+
+
 def _log_to_file(path: Path) -> None:
     """Warnings and errors go to a small rotating log the user can attach to a report."""
     root = logging.getLogger()
     if any(isinstance(h, RotatingFileHandler) for h in root.handlers):
         return
-    handler = RotatingFileHandler(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
+    handler = _PrivateLog(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
     handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)

@@ -106,6 +106,10 @@ class SettingsDialog(QDialog):
         self.tools.setChecked(settings.tools_enabled)
         self.commands = QCheckBox("Allow running commands in the workspace (always asks first)")
         self.commands.setChecked(settings.run_command_enabled)
+        self.command_env = QLineEdit(settings.command_env)
+        self.command_env.setPlaceholderText(
+            "Commands see PATH, HOME, the locale… Add variables by name: VIRTUAL_ENV, PYTHONPATH"
+        )
         self.workspace = QLineEdit(settings.workspace)
         self.workspace.setPlaceholderText("No folder: the file tools are off")
         browse = QPushButton("Choose…")
@@ -134,6 +138,7 @@ class SettingsDialog(QDialog):
         form.addRow("System prompt", self.system_prompt)
         form.addRow("Tools", self.tools)
         form.addRow("", self.commands)
+        form.addRow("", self.command_env)
         form.addRow("Workspace folder", _row_widget(workspace_row))
         form.addRow("Sending", self.send_with_enter)
         self.problem = QLabel()
@@ -163,6 +168,7 @@ class SettingsDialog(QDialog):
             system_prompt=self.system_prompt.toPlainText(),
             tools_enabled=self.tools.isChecked(),
             run_command_enabled=self.commands.isChecked(),
+            command_env=self.command_env.text().strip(),
             workspace=self.workspace.text().strip(),
             send_with_enter=self.send_with_enter.isChecked(),
         )

@@ -247,11 +247,21 @@ def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
 def test_secrets_never_reach_a_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-canary-123")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_canary")
-    monkeypatch.setenv("HARMLESS", "visible")
+    monkeypatch.setenv("DATABASE_URL", "postgres://canary@db")  # a secret by any other name
+    monkeypatch.setenv("GH_PAT", "canary-pat")
+    monkeypatch.setenv("VIRTUAL_ENV", "/opt/venv")
+    monkeypatch.setenv("LC_TIME", "de_DE.UTF-8")
     result = run_command("env", tmp_path, CancelToken(), timeout=5)
     assert "canary" not in result.output
-    assert "HARMLESS=visible" in result.output
-    assert "ANTHROPIC_API_KEY" not in safe_environment()
+    assert "PATH=" in result.output
+    assert "LC_TIME=de_DE.UTF-8" in result.output
+    assert "VIRTUAL_ENV" not in result.output  # only when the user names it
+    named = run_command(
+        "env", tmp_path, CancelToken(), timeout=5, extra_env=("VIRTUAL_ENV", "ANTHROPIC_API_KEY")
+    )
+    assert "VIRTUAL_ENV=/opt/venv" in named.output
+    assert "canary" not in named.output  # never the key, even when named
+    assert "ANTHROPIC_API_KEY" not in safe_environment(extra=["ANTHROPIC_API_KEY"])
 
 
 def test_output_is_capped_with_a_marker(tmp_path: Path) -> None:
