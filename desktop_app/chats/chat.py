@@ -416,7 +416,7 @@ class Chat:
         messages = self.messages()
         body = self.plan(history=messages).request.body()
         doc = export_chat(store, self.id, body, self.engine.counter.blocks_of, messages)
-        return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+        return json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
     def export_to(self, path: Path, fmt: str = "json") -> None:
         """Write the export to `path` whole or not at all."""

@@ -30,8 +30,13 @@ def check_file(path: Path, fix: Path | None = None) -> CheckReport:
     repaired JSON there when anything was wrong."""
     data = _read_json(path)
     body: dict[str, Any] | None = data if isinstance(data, dict) else None
-    messages = messages_from_api(body.get("messages") if body is not None else data)
-    problems = tuple(validate(messages))
+    try:
+        messages = messages_from_api(body.get("messages") if body is not None else data)
+        problems = tuple(validate(messages))
+    except RecursionError as exc:
+        raise ContextDeskError(
+            "Nested too deeply", f"{path} is nested deeper than any conversation needs."
+        ) from exc
     if not problems:
         return CheckReport(len(messages), (), ())
     result = repair(messages)
@@ -53,8 +58,16 @@ def _read_json(path: Path) -> Any:
             raise ContextDeskError(
                 "File too large", f"{path} is {size / 1e6:.0f} MB; the limit is 256 MB."
             )
-        return json.loads(path.read_bytes())
+        return json.loads(path.read_bytes(), parse_constant=_no_constant)
     except OSError as exc:
         raise file_error("Cannot read the file", path, exc) from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
         raise ContextDeskError("Not JSON", f"{path} is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ContextDeskError(
+            "Nested too deeply", f"{path} is nested deeper than any conversation needs."
+        ) from exc
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")

@@ -8,6 +8,9 @@ the first plan or the first request, after the window's first paint.
 
 from __future__ import annotations
 
+import os
+import stat
+import sys
 from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field, replace
 from pathlib import Path
@@ -166,19 +169,24 @@ class Engine:
         self._chats.pop(chat_id, None)
 
     def import_file(self, path: Path) -> Imported:
-        """Import a contextdesk.chat file or a Messages API request body: all or nothing."""
+        """Import a contextdesk.chat file or a Messages API request body: all or nothing.
+        Only a regular file is read, and never more than the size limit (a FIFO, a device
+        or /dev/zero is refused at once)."""
         from desktop_app.storage.exchange import MAX_IMPORT_BYTES, ImportFailed
 
-        try:
-            size = path.stat().st_size
-            if size > MAX_IMPORT_BYTES:
-                raise ImportFailed(
-                    "File too large",
-                    f"{path} is {size / 1e6:.0f} MB; the limit is {MAX_IMPORT_BYTES // 2**20} MB.",
-                )
-            raw = path.read_bytes()
+        try:  # non-blocking: opening a FIFO would wait for a writer
+            nonblocking = 0 if sys.platform == "win32" else os.O_NONBLOCK
+            fd = os.open(path, os.O_RDONLY | nonblocking)
+            with os.fdopen(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise ImportFailed("Not a file", f"{path} is not a regular file.")
+                raw = handle.read(MAX_IMPORT_BYTES + 1)
         except OSError as exc:
             raise file_error("Cannot read the file", path, exc) from exc
+        if len(raw) > MAX_IMPORT_BYTES:
+            raise ImportFailed(
+                "File too large", f"{path} is over the limit of {MAX_IMPORT_BYTES // 2**20} MB."
+            )
         return self.import_bytes(raw)
 
     def import_bytes(self, raw: bytes) -> Imported:

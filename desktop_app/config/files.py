@@ -30,4 +30,5 @@ def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
 
 
 def write_json_atomically(path: Path, data: Any, mode: int | None = None) -> None:
-    write_atomically(path, json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8"), mode)
+    text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)  # NaN is not JSON
+    write_atomically(path, text.encode("utf-8"), mode)

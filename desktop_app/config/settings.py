@@ -259,7 +259,7 @@ def load(path: Path, kind: type[T]) -> T:
         known = {f.name for f in fields(kind)}
         loaded = kind(**{k: v for k, v in data.items() if k in known and _typed(kind, k, v, path)})
     except (OSError, ValueError, TypeError) as exc:
-        aside = path.with_suffix(path.suffix + ".bad")
+        aside = _free_name(path.with_suffix(path.suffix + ".bad"))
         path.replace(aside)
         log.warning("%s unreadable (%s); set aside as %s, defaults in use", path, exc, aside.name)
         return kind()
@@ -277,17 +277,34 @@ def load(path: Path, kind: type[T]) -> T:
 def _typed(kind: type, name: str, value: Any, path: Path) -> bool:
     """Keep a stored value only if it has the field's type: "false" is not False."""
     default = getattr(kind(), name)
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    else:
-        ok = isinstance(value, type(default))
+    ok = same_type(value, default)
     if not ok:
         log.warning(
             "%s: %s=%r is not a %s; the default is used", path, name, value, type(default).__name__
         )
     return ok
+
+
+def same_type(value: Any, default: Any) -> bool:
+    """Is `value` (read from JSON) of `default`'s type? A bool is not an int here, an int
+    is a float, and a float must be finite (NaN and Infinity are not numbers to use)."""
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if isinstance(default, float):
+        return isinstance(value, int | float) and math.isfinite(value)
+    return isinstance(value, type(default))
+
+
+def _free_name(path: Path) -> Path:
+    """`path`, or `path.1`, `path.2`…: the first that does not exist (never overwrite an
+    earlier copy set aside)."""
+    candidate, n = path, 0
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
 
 
 def save(path: Path, value: Settings | AppState) -> None:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
 from desktop_app import __version__
-from desktop_app.config.settings import DEFAULT_MODEL
+from desktop_app.config.settings import DEFAULT_MODEL, same_type
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import ContextSettings, ContextState, Summary
 from desktop_app.core.blocks import (
@@ -35,11 +35,12 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind, HistoryFormatEr
 from desktop_app.core.messages import Message, new_id
 from desktop_app.core.repair import repair, sanitize
 from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
-from desktop_app.storage.store import ChatInfo, ChatStore, settings_from_json
+from desktop_app.storage.store import ChatInfo, ChatStore
 
 FORMAT = "contextdesk.chat"
 VERSION = 1
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
+LATEST_TIME = 32_503_680_000  # the year 3000: a later "time" is damage, not a date
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,11 +192,13 @@ def import_chat(store: ChatStore, raw: bytes) -> ImportResult:
     except UnicodeDecodeError as exc:
         raise ImportFailed("Not UTF-8 text", f"Byte {exc.start} is not valid UTF-8.") from exc
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         raise ImportFailed(
             "Not valid JSON", f"{exc.msg} at line {exc.lineno}, column {exc.colno}."
         ) from exc
+    except ValueError as exc:  # NaN or Infinity
+        raise ImportFailed("Not valid JSON", f"{exc}.") from exc
     except RecursionError as exc:
         raise ImportFailed(
             "Nested too deeply", "The JSON is nested deeper than any chat needs."
@@ -279,14 +282,13 @@ def _import_export(store: ChatStore, data: dict[str, Any]) -> ImportResult:
             status=status_from_text(raw.get("status", "complete")),
             stop_reason=raw.get("stop_reason") if isinstance(raw.get("stop_reason"), str) else None,
             usage=usage_from_api(raw.get("usage")),
-            created_at=raw.get("created_at")
-            if isinstance(raw.get("created_at"), int | float)
-            else time.time(),
+            created_at=_when(raw.get("created_at")),
         )
     fixed = repair(messages)
     state = _context_state(data, new_ids, reader)
     reader.raise_if_any()
-    settings = settings_from_json(json.dumps(chat.get("settings") or {}))
+    settings = _chat_settings(chat.get("settings"), reader)
+    reader.raise_if_any()
     info = store.create_full(
         sanitize(
             reader.string(chat, "title", "chat", required=False) or _title_from(fixed.messages)
@@ -300,29 +302,49 @@ def _import_export(store: ChatStore, data: dict[str, Any]) -> ImportResult:
     return ImportResult(info, tuple(str(r) for r in fixed.repairs))
 
 
-def _context_state(data: dict[str, Any], new_ids: dict[str, str], reader: _Fields) -> ContextState:
-    facts = []
-    for i, raw in enumerate(data.get("facts") or []):
-        if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
-            reader.problem(f"facts.{i}.text", "Field required")
+def _chat_settings(raw: Any, reader: _Fields) -> ContextSettings:
+    """`chat.settings`, each known key of the right type and range (unknown keys are
+    ignored: a newer ContextDesk may have more)."""
+    if raw is None:
+        return ContextSettings()
+    if not isinstance(raw, dict):
+        reader.problem("chat.settings", "Input should be a valid object")
+        return ContextSettings()
+    defaults = ContextSettings()
+    values = {}
+    for f in fields(ContextSettings):
+        if f.name not in raw:
             continue
-        pairs = raw.get("fields") or []
-        fields = tuple(
-            (sanitize(str(p[0])), sanitize(str(p[1])))
-            for p in pairs
-            if isinstance(p, list | tuple) and len(p) == 2
-        )
-        source = FactSource.MODEL if raw.get("source") == "model" else FactSource.USER
-        facts.append(Fact(sanitize(raw["text"]), fields, source, pending=bool(raw.get("pending"))))
+        default = getattr(defaults, f.name)
+        if same_type(raw[f.name], default):
+            values[f.name] = raw[f.name]
+        else:
+            kind = "a finite number" if isinstance(default, float) else type(default).__name__
+            reader.problem(f"chat.settings.{f.name}", f"Input should be {kind}")
+    settings = ContextSettings(**values)
+    for problem in settings.problems():
+        reader.problem("chat.settings", problem)
+    return settings
+
+
+def _context_state(data: dict[str, Any], new_ids: dict[str, str], reader: _Fields) -> ContextState:
+    facts = [
+        fact
+        for i, raw in enumerate(reader.array(data, "facts"))
+        if (fact := _fact(raw, f"facts.{i}", reader)) is not None
+    ]
     summaries: list[Summary] = []
     summary_ids: dict[str, str] = {}
-    for i, raw in enumerate(data.get("summaries") or []):
+    for i, raw in enumerate(reader.array(data, "summaries")):
+        path = f"summaries.{i}"
         if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
-            reader.problem(f"summaries.{i}.text", "Field required")
+            reader.problem(f"{path}.text", "Field required")
             continue
-        covers = tuple(
-            new_ids[c] for c in raw.get("covers") or [] if isinstance(c, str) and c in new_ids
-        )
+        number = raw.get("number", i + 1)
+        if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+            reader.problem(f"{path}.number", "Input should be a positive integer")
+            continue
+        covers = tuple(new_ids[c] for c in reader.strings(raw, "covers", path) if c in new_ids)
         fresh = new_id("sum")
         if isinstance(raw.get("id"), str):
             summary_ids[raw["id"]] = fresh
@@ -331,33 +353,53 @@ def _context_state(data: dict[str, Any], new_ids: dict[str, str], reader: _Field
             Summary(
                 id=fresh,
                 replaces=summary_ids.get(replaced) if isinstance(replaced, str) else None,
-                number=number if isinstance(number := raw.get("number"), int) else i + 1,
+                number=number,
                 covers=covers,
                 text=sanitize(raw["text"]),
-                model=sanitize(str(raw.get("model") or "")),
-                instructions=sanitize(str(raw.get("instructions") or "")),
-                warnings=tuple(sanitize(str(w)) for w in raw.get("warnings") or []),
-                edited=bool(raw.get("edited")),
-                undone=bool(raw.get("undone")),
+                model=sanitize(reader.string(raw, "model", path, required=False)),
+                instructions=sanitize(reader.string(raw, "instructions", path, required=False)),
+                warnings=tuple(sanitize(w) for w in reader.strings(raw, "warnings", path)),
+                edited=reader.flag(raw, "edited", path),
+                undone=reader.flag(raw, "undone", path),
             )
         )
-    context = _object(data.get("context"))
+    context = data.get("context")
+    if context is not None and not isinstance(context, dict):
+        reader.problem("context", "Input should be a valid object")
+    context = _object(context)
     excluded = frozenset(
-        new_ids[m]
-        for m in context.get("excluded_messages") or []
-        if isinstance(m, str) and m in new_ids
+        new_ids[m] for m in reader.strings(context, "excluded_messages", "context") if m in new_ids
     )
     blocks = frozenset(
-        (new_ids[k[0]], int(k[1]))
-        for k in context.get("excluded_blocks") or []
+        (new_ids[k[0]], k[1])
+        for k in reader.array(context, "excluded_blocks", "context")
         if isinstance(k, list)
         and len(k) == 2
         and isinstance(k[0], str)
         and k[0] in new_ids
         and isinstance(k[1], int)
+        and not isinstance(k[1], bool)
     )
-    cleared = frozenset(sanitize(str(c)) for c in context.get("cleared_results") or [])
+    cleared = frozenset(sanitize(c) for c in reader.strings(context, "cleared_results", "context"))
     return ContextState(tuple(facts), tuple(summaries), excluded, blocks, cleared)
+
+
+def _fact(raw: Any, path: str, reader: _Fields) -> Fact | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("text"), str) or not raw["text"].strip():
+        reader.problem(f"{path}.text", "Field required")
+        return None
+    fields = []
+    for j, pair in enumerate(reader.array(raw, "fields", path)):
+        if isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair):
+            fields.append((sanitize(pair[0]), sanitize(pair[1])))
+        else:
+            reader.problem(f"{path}.fields.{j}", "Input should be a [name, value] pair of strings")
+    source = raw.get("source", "user")
+    if source not in ("user", "model"):
+        reader.problem(f"{path}.source", "Input should be 'user' or 'model'")
+        return None
+    pending = reader.flag(raw, "pending", path)
+    return Fact(sanitize(raw["text"]), tuple(fields), FactSource(source), pending=pending)
 
 
 def _parse_messages(raw: Any, reader: _Fields) -> list[Message]:
@@ -369,6 +411,17 @@ def _parse_messages(raw: Any, reader: _Fields) -> list[Message]:
     except RecursionError:
         reader.problem("messages", "nested too deeply")
         return []
+
+
+def _when(value: Any) -> float:
+    """A message's time as exported, if it is a plausible one (else now)."""
+    plausible = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if plausible and 0 <= value <= LATEST_TIME else time.time()
+
+
+def _no_constants(name: str) -> Any:
+    """NaN, Infinity and -Infinity are not JSON (Python's reader accepts them)."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -401,6 +454,30 @@ class _Fields:
         if value is not None or required:
             self.problem(f"{prefix}.{key}".lstrip("."), "Input should be a valid string")
         return ""
+
+    def array(self, obj: dict[str, Any], key: str, prefix: str = "") -> list[Any]:
+        """A list field (missing or null: empty)."""
+        value = obj.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.problem(f"{prefix}.{key}".lstrip("."), "Input should be a valid list")
+            return []
+        return value
+
+    def strings(self, obj: dict[str, Any], key: str, prefix: str) -> list[str]:
+        items = self.array(obj, key, prefix)
+        for j, item in enumerate(items):
+            if not isinstance(item, str):
+                self.problem(f"{prefix}.{key}.{j}".lstrip("."), "Input should be a valid string")
+        return [item for item in items if isinstance(item, str)]
+
+    def flag(self, obj: dict[str, Any], key: str, prefix: str) -> bool:
+        value = obj.get(key, False)
+        if not isinstance(value, bool):
+            self.problem(f"{prefix}.{key}", "Input should be a valid boolean")
+            return False
+        return value
 
     def raise_if_any(self) -> None:
         if self.problems:

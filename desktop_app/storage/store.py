@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from desktop_app.config.settings import DEFAULT_MODEL
+from desktop_app.config.settings import DEFAULT_MODEL, same_type
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import Breaker, ContextSettings, ContextState, Summary
 from desktop_app.core.blocks import Block, ToolResultBlock, block_to_api, block_type
@@ -61,14 +61,23 @@ def settings_to_json(settings: ContextSettings) -> str:
 
 
 def settings_from_json(text: str) -> ContextSettings:
-    """Settings as stored; unknown keys are ignored and missing ones take defaults, so a
-    settings row written by another version never stops a chat from opening."""
+    """Settings as stored; unknown keys are ignored, and missing ones or values of the
+    wrong type take defaults, so a row written by another version (or by hand) never
+    stops a chat from opening."""
     try:
         data = json.loads(text or "{}")
     except json.JSONDecodeError:
         data = {}
-    known = {f.name for f in fields(ContextSettings)}
-    return ContextSettings(**{k: v for k, v in data.items() if k in known})
+    if not isinstance(data, dict):
+        data = {}
+    defaults = ContextSettings()
+    values = {
+        f.name: data[f.name]
+        for f in fields(ContextSettings)
+        if f.name in data and same_type(data[f.name], getattr(defaults, f.name))
+    }
+    settings = ContextSettings(**values)
+    return settings if not settings.problems() else defaults
 
 
 P = ParamSpec("P")

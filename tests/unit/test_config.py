@@ -131,3 +131,29 @@ def test_plaintext_only_after_the_opt_in(tmp_path: Path, memory_keyring: MemoryK
     key = SecretStore(tmp_path, plaintext_opt_in=True).get()
     assert key is not None
     assert (key.value, key.source) == ("sk-plain", KeySource.PLAINTEXT)
+
+
+def test_a_value_of_the_wrong_type_never_turns_a_switch_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(
+        '{"run_command_enabled": "false", "workspace": 5, "max_tokens": "abc",'
+        ' "model": "claude-x", "thinking_budget": 999999}'
+    )
+    loaded = load(path, Settings)
+    assert loaded.run_command_enabled is False  # "false" is a string, not a yes
+    assert (loaded.workspace, loaded.max_tokens) == ("", Settings().max_tokens)
+    assert loaded.model == "claude-x"  # the good values are kept
+    assert loaded.thinking_budget == 0  # out of range: the default
+    assert "run_command_enabled='false' is not a bool" in caplog.text
+
+
+def test_unreadable_settings_files_are_set_aside_under_new_names(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    for n in range(3):
+        path.write_text(f'{{"model": "damaged {n}"')
+        load(path, Settings)
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert kept == ["settings.json.bad", "settings.json.bad.1", "settings.json.bad.2"]
+    assert (tmp_path / "settings.json.bad").read_text() == '{"model": "damaged 0"'

@@ -289,3 +289,80 @@ def test_fuzzed_exports_import_or_fail_cleanly(store: ChatStore, data: st.DataOb
     else:
         imported = store.messages(result.chat.id)
         assert not imported or validate(imported) == []
+
+
+def exported(store: ChatStore) -> dict[str, Any]:
+    doc: dict[str, Any] = export_chat(store, sample_chat(store), {}, lambda m: (), None)
+    return json.loads(json.dumps(doc))
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "path"),
+    [
+        (("facts",), "abc", "facts"),
+        (("facts", 0, "pending"), "false", "facts.0.pending"),
+        (("facts", 0, "fields"), {"a": 1}, "facts.0.fields"),
+        (("facts", 0, "source"), "robot", "facts.0.source"),
+        (("summaries",), 5, "summaries"),
+        (("context",), "abc", "context"),
+        (("context", "cleared_results"), [1, 2], "context.cleared_results.0"),
+        (("chat", "settings"), "abc", "chat.settings"),
+        (("chat", "settings", "compaction_threshold"), "0.5", "chat.settings.compaction_threshold"),
+        (("chat", "settings", "auto_compact"), "false", "chat.settings.auto_compact"),
+        (("chat", "settings", "context_window"), 10**30, "chat.settings"),
+        (("chat", "settings", "max_tokens"), True, "chat.settings.max_tokens"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_named_and_nothing_is_imported(
+    store: ChatStore, where: tuple[Any, ...], value: Any, path: str
+) -> None:
+    doc = exported(store)
+    doc.setdefault("facts", [{"text": "x"}])
+    doc.setdefault("context", {})
+    target: Any = doc
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = value
+    before = len(store.list_chats())
+    with pytest.raises(HistoryFormatError) as raised:
+        import_chat(store, json.dumps(doc).encode())
+    assert any(p.path == path for p in raised.value.problems), raised.value.problems
+    assert len(store.list_chats()) == before
+
+
+def test_nan_and_infinity_are_not_json(store: ChatStore) -> None:
+    text = json.dumps(exported(store)).replace(
+        '"compaction_threshold": 0.87', '"compaction_threshold": NaN'
+    )
+    assert "NaN" in text
+    with pytest.raises(ContextDeskError, match="NaN is not a JSON value"):
+        import_chat(store, text.encode())
+    with pytest.raises(ContextDeskError, match="Infinity"):
+        import_chat(store, b'{"messages": [], "max_tokens": Infinity}')
+
+
+def test_an_implausible_time_becomes_the_import_time(store: ChatStore) -> None:
+    doc = exported(store)
+    doc["messages"][0]["created_at"] = 1e30
+    chat = import_chat(store, json.dumps(doc).encode()).chat
+    assert store.messages(chat.id)[0].created_at < 4e9
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_only_regular_files_are_read_for_import(tmp_path: Path) -> None:
+    from desktop_app.chats import Engine
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    engine = Engine.open(tmp_path / "home")
+    try:
+        for path in (fifo, Path("/dev/zero")):  # a writer never comes; zeros never end
+            with pytest.raises(ContextDeskError, match="not a regular file"):
+                engine.import_file(path)
+        big = tmp_path / "big.json"
+        with big.open("wb") as handle:
+            handle.truncate(exchange.MAX_IMPORT_BYTES + 10)  # sparse: no disk needed
+        with pytest.raises(ContextDeskError, match="over the limit"):
+            engine.import_file(big)
+    finally:
+        engine.close()
