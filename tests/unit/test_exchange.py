@@ -292,8 +292,9 @@ def test_fuzzed_exports_import_or_fail_cleanly(store: ChatStore, data: st.DataOb
 
 
 def exported(store: ChatStore) -> dict[str, Any]:
-    doc: dict[str, Any] = export_chat(store, sample_chat(store), {}, lambda m: (), None)
-    return json.loads(json.dumps(doc))
+    doc = export_chat(store, sample_chat(store), {}, lambda m: (), None)
+    copy: dict[str, Any] = json.loads(json.dumps(doc))
+    return copy
 
 
 @pytest.mark.parametrize(
