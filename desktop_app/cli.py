@@ -10,9 +10,12 @@ and message on stderr and exit 1 — 2 for a command or value given the wrong wa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,12 +31,13 @@ from desktop_app.core.events import (
     MessageAdded,
     TextDelta,
     ToolCallStarted,
+    TransitionReason,
     TurnFinished,
 )
 from desktop_app.core.ports import ApprovalDecision, ApprovalRequest
 
 if TYPE_CHECKING:  # the engine loads only when a command needs it
-    from desktop_app.chats import Engine
+    from desktop_app.chats import Chat, Engine
     from desktop_app.context.projection import Plan
     from desktop_app.storage.store import ChatInfo
 
@@ -340,13 +344,37 @@ def _printer(quiet: bool) -> Callable[[LoopEvent], None]:
     return show
 
 
+@contextlib.contextmanager
+def _ctrl_c_stops(cancel: CancelToken) -> Iterator[None]:
+    """While a reply streams, Ctrl-C stops it the way Stop does in the window (what was
+    said is kept, as interrupted); a second Ctrl-C stops at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach only the main thread
+        return
+
+    def stop(_signum: int, _frame: object) -> None:
+        if cancel.cancelled:
+            raise KeyboardInterrupt
+        cancel.cancel()
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _send(chat: Chat, text: str, approver: TerminalApprover, quiet: bool) -> TurnFinished:
+    cancel = CancelToken()
+    with _ctrl_c_stops(cancel):
+        return chat.send(text, approver, cancel, on_event=_printer(quiet))
+
+
 def cmd_send(engine: Engine, args: argparse.Namespace) -> int:
     chat = engine.find(args.chat)
     allowed = {t for t in args.allow_tools.split(",") if t}
     engine.connection.backend()  # no key: say so before anything is stored
-    finished: TurnFinished = chat.send(
-        args.text, TerminalApprover(allowed), on_event=_printer(args.json)
-    )
+    finished = _send(chat, args.text, TerminalApprover(allowed), args.json)
     if args.json:
         reply = chat.messages()[-1]
         print(
@@ -361,6 +389,9 @@ def cmd_send(engine: Engine, args: argparse.Namespace) -> int:
                 indent=2,
             )
         )
+    if finished.reason is TransitionReason.CANCELLED:
+        print("\nStopped; what was said so far is kept.", file=sys.stderr)
+        return 130
     if finished.error:
         print(f"{finished.error.title}: {finished.error.message}", file=sys.stderr)
         return 1
@@ -408,7 +439,7 @@ def cmd_repl(engine: Engine, args: argparse.Namespace) -> int:
             elif line.startswith("/"):
                 print(f"Unknown command {command}; try {REPL_COMMANDS}")
             else:
-                finished = chat.send(line, TerminalApprover(set()), on_event=_printer(False))
+                finished = _send(chat, line, TerminalApprover(set()), quiet=False)
                 print()
                 if finished.error:
                     print(f"{finished.error.title}: {finished.error.message}")

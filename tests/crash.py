@@ -37,14 +37,15 @@ class Round:
 
 
 def send_process(
-    home: Path, chat_id: str, text: str, sim: SimulatorServer
+    home: Path, chat_id: str, text: str, sim: SimulatorServer, *, pipe: bool = False
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "ANTHROPIC_API_KEY": "crash-test-key", "ANTHROPIC_BASE_URL": sim.base_url}
+    output = subprocess.PIPE if pipe else subprocess.DEVNULL
     return subprocess.Popen(
         [sys.executable, "-m", "desktop_app", "--home", str(home), "send", chat_id, text],
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=output,
+        stderr=output,
     )
 
 
@@ -89,15 +90,21 @@ def run(home: Path, rounds: int, seed: int = 7) -> list[Round]:
     home.mkdir(parents=True, exist_ok=True)
     with SimulatorServer() as sim:
         sim.state.frame_delay_s = 0.02
-        store = ChatStore.open(_ensure(home))
-        chat_id = store.create_chat("crash test").id
-        store.close()
+        chat_id = new_chat(home)
         results = [one_round(home, chat_id, sim, rng, n) for n in range(rounds)]
         sim.state.frame_delay_s = 0.0
         sim.queue(Reply.text("All good."))
         final = send_process(home, chat_id, "are you still there?", sim)
         assert final.wait(60) == 0, "the next send after the kills failed"
     return results
+
+
+def new_chat(home: Path) -> str:
+    store = ChatStore.open(_ensure(home))
+    try:
+        return store.create_chat("crash test").id
+    finally:
+        store.close()
 
 
 def _ensure(home: Path) -> Path:
