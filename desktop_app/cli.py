@@ -173,12 +173,13 @@ def run(args: argparse.Namespace) -> int:
             return check(args.file, args.fix)
         except ContextDeskError as exc:
             return _fail(exc, 2)
-    from desktop_app.chats import Engine
+    from desktop_app.chats import Engine, log_unexpected
 
     try:
         engine = Engine.open(args.home, demo=args.demo)
     except ContextDeskError as exc:
         return _fail(exc)
+    engine.keep_log()
     try:
         return _COMMANDS[args.command](engine, args)
     except ContextDeskError as exc:
@@ -186,6 +187,14 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\nStopped.", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: said plainly, its traceback kept in the log
+        log_unexpected(exc, f"contextdesk {args.command}")
+        print(
+            f"Something went wrong: {type(exc).__name__}: {exc}\n"
+            f"The details are in {engine.log_file}; please attach it to a bug report.",
+            file=sys.stderr,
+        )
+        return 1
     finally:
         engine.close()
 

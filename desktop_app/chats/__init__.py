@@ -7,6 +7,7 @@ a `Chat` has every action on it; a `Turn` is one message being answered. The win
 from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat, repaired
 from desktop_app.chats.engine import DEMO_MODEL, Engine, Imported, data_folder
 from desktop_app.chats.turn import Turn
+from desktop_app.config.logfile import log_unexpected
 
 __all__ = [
     "DEMO_MODEL",
@@ -16,5 +17,6 @@ __all__ = [
     "Imported",
     "Turn",
     "data_folder",
+    "log_unexpected",
     "repaired",
 ]

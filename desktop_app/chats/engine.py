@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field, replace
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat, checked
 from desktop_app.chats.connection import Connection
 from desktop_app.chats.instance import InstanceLock, process_alive
+from desktop_app.config.logfile import log_to_file
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
 from desktop_app.config.settings import (
@@ -35,6 +37,7 @@ from desktop_app.context.state import ContextSettings
 from desktop_app.core.errors import ContextDeskError, file_error
 from desktop_app.core.messages import Message
 from desktop_app.core.ports import ModelInfo
+from desktop_app.storage.db import BACKUPS
 from desktop_app.storage.store import ChatInfo, ChatStore
 from desktop_app.tokens.calibration import Calibration
 from desktop_app.tokens.counter import TokenCounter
@@ -100,6 +103,15 @@ class Engine:
     def close(self) -> None:
         self.connection.close()
         self.store.close()
+
+    @property
+    def log_file(self) -> Path:
+        return self.paths.logs / "contextdesk.log"
+
+    def keep_log(self) -> None:
+        """Warnings, errors and bugs' tracebacks go to the log file too (to attach to a
+        bug report); what the user sees stays short."""
+        log_to_file(self.log_file)
 
     @property
     def demo(self) -> bool:
@@ -214,6 +226,24 @@ class Engine:
                 store.close()
 
         return read
+
+    def back_up_if_due(self, keep: int = 3) -> Path | None:
+        """Keep a copy of the database a day (data/backups, the newest `keep`), to restore
+        from if the file is ever damaged. Opens its own connection: call it on a worker.
+        Returns the new copy, or None when today's exists."""
+        folder = self.paths.data / BACKUPS
+        folder.mkdir(mode=0o700, exist_ok=True)
+        target = folder / f"contextdesk-{time.strftime('%Y-%m-%d')}.sqlite3"
+        if target.exists():
+            return None
+        store = ChatStore.open(self.paths.database)
+        try:
+            store.back_up_to(target)
+        finally:
+            store.close()
+        for old in sorted(folder.glob("contextdesk-*.sqlite3"))[:-keep]:
+            old.unlink(missing_ok=True)
+        return target
 
     def changed_elsewhere(self) -> bool:
         """True once for each time another program (the command line, a second copy)

@@ -23,6 +23,7 @@ from desktop_app.config.privacy import create_private
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 BUSY_TIMEOUT_S = 10.0  # how long a write waits for another program's lock
+BACKUPS = "backups"  # beside the database: a copy of it a day, the newest few kept
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -201,7 +202,8 @@ def storage_error(exc: sqlite3.Error, path: Path) -> StorageError:
         return StorageError(
             "The chat database is damaged",
             f"{path} is not a readable ContextDesk database: it is damaged, or another kind "
-            "of file. ContextDesk did not change it. Restore it from a backup, or move it "
+            "of file. ContextDesk did not change it. Quit ContextDesk and put the newest copy "
+            f"from {path.parent / BACKUPS} (one is kept each day) in its place, or move it "
             "aside and ContextDesk starts with a new one.",
             details=details,
             kind=ErrorKind.DATABASE_DAMAGED,

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from desktop_app.config.privacy import create_private
 from desktop_app.config.settings import DEFAULT_MODEL, same_type
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import Breaker, ContextSettings, ContextState, Summary
@@ -225,6 +226,16 @@ class ChatStore:
                 ),
             )
         return self.chat(chat_id)
+
+    def back_up_to(self, target: Path) -> None:
+        """A consistent copy of the whole database in `target` (which must not exist),
+        readable by the user alone; taken while others read and write."""
+        create_private(target)  # VACUUM INTO fills an empty file and keeps its mode
+        try:
+            self.db.execute("VACUUM INTO ?", (str(target),))
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
 
     def fill_in_setting(self, name: str, value: int) -> int:
         """Give every chat whose settings lack `name` this value (a setting that became

@@ -3,12 +3,12 @@ file under the logs folder, the main window."""
 
 from __future__ import annotations
 
-import io
+import functools
 import logging
-import os
 import sys
-from logging.handlers import RotatingFileHandler
+import traceback
 from pathlib import Path
+from types import TracebackType
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
@@ -16,9 +16,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app import __version__
 from desktop_app.bundled import bundled
-from desktop_app.chats import Engine, data_folder
-from desktop_app.config.privacy import PRIVATE_FILE
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.chats import Engine, data_folder, log_unexpected
+from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.single_instance import SingleInstance
@@ -63,11 +62,29 @@ def app_icon() -> QIcon:
 def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWindow:
     """The window over the data folder (the caller has claimed it: `SingleInstance`)."""
     engine = Engine.open(home, demo=demo, holds_folder=True)
-    _log_to_file(engine.paths.logs / "contextdesk.log")
+    engine.keep_log()
     window = MainWindow(engine, engine.load_window_state())
     if demo and not engine.list_chats():
         window.start_demo()
     return window
+
+
+def _report_unexpected(
+    window: MainWindow, kind: type[BaseException], exc: BaseException, tb: TracebackType | None
+) -> None:
+    """A bug in a slot: shown in the window as an error (with the traceback on demand
+    and in the log), never a silent console line or a crash."""
+    log_unexpected(exc.with_traceback(tb), "the window")
+    log_file = window.engine.log_file
+    window.show_problem(
+        ErrorInfo(
+            "Something went wrong",
+            f"{kind.__name__}: {exc}. The details are in {log_file}; please attach it to a "
+            "bug report.",
+            details="".join(traceback.format_exception(kind, exc, tb)),
+            kind=ErrorKind.BUG,
+        )
+    )
 
 
 def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: bool = False) -> int:
@@ -77,10 +94,16 @@ def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: b
     if not instance.claim():  # the other copy was asked to come to the front
         owner = instance.owner()
         by = f" (process {owner})" if owner else ""
+        if instance.woke_the_other:
+            sys.stderr.write(
+                f"ContextDesk is already open on {folder}{by}; it was brought to the front.\n"
+            )
+            return 0
         sys.stderr.write(
-            f"ContextDesk is already open on {folder}{by}; it was brought to the front.\n"
+            f"ContextDesk is already open on {folder}{by} but did not answer. Wait for it "
+            "to finish starting, or close it, then try again.\n"
         )
-        return 0
+        return 1
     try:
         window = open_window(home, demo=demo or smoke_test)
     except ContextDeskError as exc:  # e.g. a database from a newer version: say so, change nothing
@@ -88,6 +111,7 @@ def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: b
         instance.release()
         return 1
     instance.activation_requested.connect(window.bring_to_front)
+    sys.excepthook = functools.partial(_report_unexpected, window)
     window.show()
     QTimer.singleShot(0, instance.listen)
     if smoke_test:
@@ -99,22 +123,3 @@ def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: b
     window.engine.close()
     instance.release()
     return code
-
-
-class _PrivateLog(RotatingFileHandler):
-    """A log file only the user can read (it names chats and folders), rotated ones too."""
-
-    def _open(self) -> io.TextIOWrapper:
-        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
-        return open(fd, "a", encoding=self.encoding, errors=self.errors)
-
-
-def _log_to_file(path: Path) -> None:
-    """Warnings and errors go to a small rotating log the user can attach to a report."""
-    root = logging.getLogger()
-    if any(isinstance(h, RotatingFileHandler) for h in root.handlers):
-        return
-    handler = _PrivateLog(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(handler)

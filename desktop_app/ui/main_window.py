@@ -15,6 +15,7 @@ import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Slot
@@ -209,6 +210,9 @@ class MainWindow(QMainWindow):
             self.splitter.setSizes(self.app_state.splitter_sizes)
         self.connection.start()
         self.watch_timer.start()
+        self.background.submit(
+            "backup", self.engine.back_up_if_due, self._on_backed_up, self._on_backup_failed
+        )
         last = self.app_state.last_chat_id
         if last and self.chat_list.model.row_of(last) is not None:
             self.open_chat(last)
@@ -489,11 +493,22 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_problem(self, error: ErrorInfo) -> None:
+        self.show_problem(error)
+
+    def show_problem(self, error: ErrorInfo) -> None:
+        """An error that is not a chat's own (its banner has no Retry)."""
         self.banner.show_error(error, can_retry=False)
 
     @Slot(str)
     def _on_status(self, text: str) -> None:
         self.statusBar().showMessage(text, 6000)
+
+    def _on_backed_up(self, copy: Path | None) -> None:
+        if copy is not None:
+            log.info("today's copy of the database: %s", copy)
+
+    def _on_backup_failed(self, error: ErrorInfo) -> None:
+        log.warning("the daily copy of the database was not made: %s", error.message)
 
     # -- another program wrote to the database ---------------------------------------------------
 

@@ -237,3 +237,22 @@ def test_settings_are_shown_and_changed_from_the_terminal(cli: CLI, tmp_path: Pa
         "llama3.2",
         2048,
     )
+
+
+def test_a_bug_is_said_plainly_and_its_traceback_kept_in_the_log(
+    cli: CLI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop_app import cli as commands
+
+    def broken(engine: object, args: object) -> int:
+        raise RuntimeError("the flux capacitor")
+
+    chat = cli("chat", "new").strip()
+    monkeypatch.setitem(commands._COMMANDS, "facts", broken)
+    err = cli("facts", chat, status=1)
+    assert "Something went wrong: RuntimeError: the flux capacitor" in err
+    assert "Traceback" not in err
+    log = cli.home / "logs" / "contextdesk.log"
+    assert str(log) in err
+    assert "Traceback" in log.read_text()
+    assert "the flux capacitor" in log.read_text()

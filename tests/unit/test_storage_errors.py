@@ -194,3 +194,35 @@ def test_a_read_only_folder_is_named(tmp_path: Path) -> None:
     report = in_tiny_tmpfs(tmp_path, "read-only")
     assert report["facts"] == ["Refund 847.20 EUR by 2026-04-13"]  # still readable
     assert report["read_only_pin"] == ["read_only", "The data folder is read-only"]
+
+
+def test_a_daily_copy_is_kept_to_restore_from(tmp_path: Path) -> None:
+    engine = Engine.open(tmp_path / "home")
+    chat = engine.new_chat("Worth keeping")
+    chat.pin("Refund 847.20")
+    copy = engine.back_up_if_due()
+    assert copy is not None
+    assert engine.back_up_if_due() is None  # one a day
+    assert copy.stat().st_mode & 0o077 == 0  # private, like the database
+    for day in ("2026-01-01", "2026-01-02", "2026-01-03"):
+        (copy.parent / f"contextdesk-{day}.sqlite3").write_bytes(b"")
+    copy.unlink()
+    assert engine.back_up_if_due() == copy
+    assert sorted(p.name for p in copy.parent.iterdir()) == [
+        "contextdesk-2026-01-02.sqlite3",
+        "contextdesk-2026-01-03.sqlite3",
+        copy.name,
+    ]
+    engine.close()
+    restored = ChatStore.open(copy)
+    try:
+        assert [c.title for c in restored.list_chats()] == ["Worth keeping"]
+        assert [f.text for f in restored.context_state(chat.id).facts] == ["Refund 847.20"]
+    finally:
+        restored.close()
+    damaged = tmp_path / "home" / "data" / "contextdesk.sqlite3"
+    damaged.write_bytes(b"\x00" * 4096)
+    with pytest.raises(StorageError, match="backups") as raised:
+        Engine.open(tmp_path / "home")
+    assert raised.value.kind is ErrorKind.DATABASE_DAMAGED
+    assert damaged.read_bytes() == b"\x00" * 4096  # left as it was
