@@ -12,9 +12,10 @@ from typing import Any
 from desktop_app.context.trimming import TrimPolicy
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.ports import ApprovalPolicy, ToolOutcome
+from desktop_app.tools import confined
 from desktop_app.tools.process import DEFAULT_TIMEOUT_S, run_command
 from desktop_app.tools.registry import Tool, ToolContext
-from desktop_app.tools.workspace import confine, display
+from desktop_app.tools.workspace import check_request, confine, display
 
 READ_LIMIT = 2_000_000  # bytes: bigger files are refused with a hint
 LIST_LIMIT = 500
@@ -59,47 +60,83 @@ def pin_fact(args: dict[str, Any], ctx: ToolContext) -> str:
 
 
 def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
-    folder = _path(args, ctx)
-    if not folder.is_dir():
-        raise ContextDeskError(
-            "Not a folder", f"{args.get('path', '.')} is not a folder in the workspace."
-        )
-    entries = sorted(folder.iterdir(), key=lambda p: (not p.is_dir(), p.name.lower()))
-    lines = [_entry(p) for p in entries[:LIST_LIMIT]]
+    request = str(args.get("path", "."))
+    if request != ".":
+        check_request(request)
+    if confined.supported():
+        entries, shown = confined.list_folder(_workspace(ctx), request)
+    else:
+        entries, shown = _list_by_path(_path(args, ctx), ctx)
+    entries.sort(key=lambda e: (e.kind != "folder", e.name.lower()))
+    lines = [_entry(e) for e in entries[:LIST_LIMIT]]
     more = f"\n… and {len(entries) - LIST_LIMIT} more" if len(entries) > LIST_LIMIT else ""
-    header = f"{display(_workspace(ctx), folder)}: {len(entries)} entries"
+    header = f"{shown}: {len(entries)} entries"
     return header + ("\n" + "\n".join(lines) if lines else "") + more
 
 
-def _entry(path: Path) -> str:
-    if path.is_symlink():
-        return f"{path.name} -> (a link; followed only if it stays in the workspace)"
-    if path.is_dir():
-        return f"{path.name}/"
-    return f"{path.name}  ({path.stat().st_size:,} bytes)"
+def _entry(entry: confined.Entry) -> str:
+    if entry.kind == "link":
+        return f"{entry.name} -> (a link; followed only if it stays in the workspace)"
+    if entry.kind == "folder":
+        return f"{entry.name}/"
+    return f"{entry.name}  ({entry.size:,} bytes)"
 
 
 def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
-    path = _path(args, ctx)
-    if not path.is_file():
-        raise ContextDeskError("No such file", f"{args['path']} does not exist in the workspace.")
-    size = path.stat().st_size
-    if size > READ_LIMIT:
-        raise ContextDeskError(
-            "File too large",
-            f"{args['path']} is {size:,} bytes; read_file reads up to {READ_LIMIT:,}.",
-        )
-    data = path.read_bytes()
+    request = str(args["path"])
+    check_request(request)
+    if confined.supported():
+        data, _ = confined.read_bytes(_workspace(ctx), request, READ_LIMIT)
+    else:
+        data = _read_by_path(_path(args, ctx), request)
     if b"\x00" in data[:8192]:
-        raise ContextDeskError("Binary file", f"{args['path']} looks binary; read_file reads text.")
+        raise ContextDeskError("Binary file", f"{request} looks binary; read_file reads text.")
     return data.decode("utf-8", "replace")
 
 
 def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
-    path = _path(args, ctx)
+    request = str(args["path"])
+    check_request(request)
     content = str(args["content"])
+    if confined.supported():
+        shown = confined.write_bytes(_workspace(ctx), request, content.encode("utf-8"))
+    else:
+        shown = _write_by_path(ctx, request, content)
+    return f"Wrote {len(content):,} characters to {shown}."
+
+
+# -- where a folder's descriptor cannot be used (Windows): by resolved path -------------------
+
+
+def _list_by_path(folder: Path, ctx: ToolContext) -> tuple[list[confined.Entry], str]:
+    if not folder.is_dir():
+        raise ContextDeskError("Not a folder", f"{folder.name} is not a folder in the workspace.")
+    entries = [
+        confined.Entry(
+            p.name,
+            "link" if p.is_symlink() else "folder" if p.is_dir() else "file",
+            p.stat().st_size if p.is_file() else 0,
+        )
+        for p in folder.iterdir()
+    ]
+    return entries, display(_workspace(ctx), folder)
+
+
+def _read_by_path(path: Path, request: str) -> bytes:
+    if not path.is_file():
+        raise ContextDeskError("No such file", f"{request} does not exist in the workspace.")
+    size = path.stat().st_size
+    if size > READ_LIMIT:
+        raise ContextDeskError(
+            "File too large", f"{request} is {size:,} bytes; read_file reads up to {READ_LIMIT:,}."
+        )
+    return path.read_bytes()
+
+
+def _write_by_path(ctx: ToolContext, request: str, content: str) -> str:
+    path = confine(_workspace(ctx), request)
     path.parent.mkdir(parents=True, exist_ok=True)
-    confine(_workspace(ctx), str(args["path"]))  # again: the folders now exist
+    confine(_workspace(ctx), request)  # again: the folders now exist
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -108,7 +145,7 @@ def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return f"Wrote {len(content):,} characters to {display(_workspace(ctx), path)}."
+    return display(_workspace(ctx), path)
 
 
 def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:

@@ -131,6 +131,8 @@ class ToolRegistry:
             error = box["error"]
             if isinstance(error, ContextDeskError):
                 return ToolOutcome(error.message, is_error=True)
+            if isinstance(error, OSError):  # a file that vanished, a race: refused, not fatal
+                return ToolOutcome(f"{call.name} failed: {error.strerror or error}", is_error=True)
             raise error
         result = box["result"]
         return result if isinstance(result, ToolOutcome) else ToolOutcome(str(result))

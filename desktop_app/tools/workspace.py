@@ -23,8 +23,8 @@ class OutsideWorkspace(ContextDeskError):
         )
 
 
-def confine(workspace: Path, path: str) -> Path:
-    """The real path for `path` (relative to `workspace`), or `OutsideWorkspace`."""
+def check_request(path: str) -> None:
+    """The model's path itself: relative, without `..`, without NUL."""
     if not path or "\x00" in path:
         raise OutsideWorkspace(path, "the path is empty or holds a NUL character")
     if (
@@ -37,8 +37,18 @@ def confine(workspace: Path, path: str) -> Path:
         )
     if ".." in PurePosixPath(path.replace("\\", "/")).parts:
         raise OutsideWorkspace(path, "'..' is not allowed")
-    root = Path(os.path.realpath(workspace))
-    real = Path(os.path.realpath(root / path))  # follows every symlink, existing or not
+
+
+def confine(workspace: Path, path: str) -> Path:
+    """The real path for `path` (relative to `workspace`), or `OutsideWorkspace`. For
+    showing a path (and on systems without `dir_fd`): reading and writing go through
+    `tools.confined`, which has no race between the check and the use."""
+    check_request(path)
+    try:
+        root = Path(os.path.realpath(workspace))
+        real = Path(os.path.realpath(root / path))  # follows every symlink, existing or not
+    except OSError as exc:  # a link changing under our feet (EINVAL): refuse, don't crash
+        raise OutsideWorkspace(path, exc.strerror or str(exc)) from exc
     if real != root and root not in real.parents:
         raise OutsideWorkspace(path, f"it resolves to {real}, outside the workspace {root}")
     return real
