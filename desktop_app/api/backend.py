@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 from collections.abc import AsyncGenerator, Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
@@ -47,6 +48,18 @@ log = logging.getLogger(__name__)
 ANTHROPIC_HOST = "api.anthropic.com"
 PURPOSE_HEADER = "x-contextdesk-purpose"
 DEFAULT_TIMEOUT_S = 600.0
+RETRIED = {ErrorKind.RATE_LIMIT, ErrorKind.OVERLOADED, ErrorKind.SERVER_ERROR, ErrorKind.CONNECTION}
+
+
+@dataclass(frozen=True, slots=True)
+class Deadlines:
+    """How long a request may take before it is an error a person can act on."""
+
+    connect_s: float = 10.0  # to reach the server
+    first_event_s: float = 60.0  # from sending to the reply's first event
+    idle_s: float = 90.0  # between two events of the reply (pings do not count)
+    max_wait_s: float = 60.0  # the longest retry-after we wait out
+    retries: int = 2
 
 
 def is_anthropic(base_url: str | None) -> bool:
@@ -75,12 +88,15 @@ class AnthropicBackend:
         max_retries: int = 2,
         timeout: float = DEFAULT_TIMEOUT_S,
         prompt_caching: bool | None = None,
+        deadlines: Deadlines | None = None,
     ) -> None:
         self._api_key = api_key
         self.base_url = (
             base_url or os.environ.get("ANTHROPIC_BASE_URL") or f"https://{ANTHROPIC_HOST}"
         )
         self._max_retries = max_retries
+        # Streams retry here, where the wait can be capped (the SDK waits whatever it is told).
+        self.deadlines = deadlines or Deadlines(retries=max_retries)
         self._timeout = timeout
         # On by default against Anthropic's API; other servers may reject cache_control.
         self.prompt_caching = (
@@ -110,18 +126,52 @@ class AnthropicBackend:
     # -- the ChatBackend port -------------------------------------------------------------
 
     def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
+        """Every stream ends: the first event must come within `first_event_s`, each
+        later one within `idle_s` (pings carry nothing and do not count); a refused
+        request is tried again up to `retries` times, waiting what the server asks up to
+        `max_wait_s` — asking more is an error at once, not an hour of silence."""
         loop = self._loop()
         body = self._body(request)
-        events = self._events(body, request.purpose)
-        try:
-            while True:
-                cancel.raise_if_cancelled()
-                try:
-                    yield self._step(loop, events.__anext__(), cancel)
-                except StopAsyncIteration:
-                    return
-        finally:
-            self._step(loop, events.aclose(), None)  # closes the HTTP stream
+        deadlines = self.deadlines
+        for attempt in range(deadlines.retries + 1):
+            events = self._events(body, request.purpose)
+            started = False
+            try:
+                while True:
+                    cancel.raise_if_cancelled()
+                    limit = deadlines.idle_s if started else deadlines.first_event_s
+                    try:
+                        event = self._step(loop, events.__anext__(), cancel, limit, started)
+                    except StopAsyncIteration:
+                        return
+                    started = True
+                    yield event
+            except ContextDeskError as exc:
+                wait = None if started else self._retry_wait(exc, attempt)
+                if wait is None:
+                    raise
+                log.info("retrying in %.1f s after: %s", wait, exc.title)
+            finally:
+                self._step(loop, events.aclose(), None)  # closes the HTTP stream
+            if cancel.wait(wait):
+                raise Cancelled()
+
+    def _retry_wait(self, exc: ContextDeskError, attempt: int) -> float | None:
+        """Seconds to wait before trying again, or None: do not (raises when the server
+        asks for a longer wait than we keep a user waiting)."""
+        if not exc.retryable or exc.kind not in RETRIED or attempt >= self.deadlines.retries:
+            return None
+        asked = _retry_after(exc.__cause__)
+        if asked is not None and asked > self.deadlines.max_wait_s:
+            raise ContextDeskError(
+                exc.title,
+                f"The server asks to wait {_duration(asked)} before trying again; ContextDesk "
+                f"waits at most {_duration(self.deadlines.max_wait_s)}. Retry later.",
+                retryable=True,
+                details=exc.info.details,
+                kind=exc.kind,
+            ) from exc
+        return asked if asked is not None else min(0.5 * 2**attempt, 8.0)
 
     def count_tokens(self, request: ChatRequest, cancel: CancelToken | None = None) -> int | None:
         """The server's count for `request`, or None when it has no count_tokens endpoint."""
@@ -176,7 +226,7 @@ class AnthropicBackend:
     async def _events(
         self, body: dict[str, Any], purpose: str
     ) -> AsyncGenerator[StreamEvent, None]:
-        client = self._client()
+        client = self._client().with_options(max_retries=0)  # `stream` retries, capped
         stream = await client.messages.create(
             **body, stream=True, extra_headers={PURPOSE_HEADER: purpose}
         )
@@ -187,10 +237,16 @@ class AnthropicBackend:
                     yield event
 
     def _step(
-        self, loop: asyncio.AbstractEventLoop, awaitable: Any, cancel: CancelToken | None
+        self,
+        loop: asyncio.AbstractEventLoop,
+        awaitable: Any,
+        cancel: CancelToken | None,
+        limit_s: float | None = None,
+        started: bool = False,
     ) -> Any:
-        """Run one awaitable on this thread's loop; a cancel from any thread stops it now."""
-        task = loop.create_task(_as_coroutine(awaitable))
+        """Run one awaitable on this thread's loop; a cancel from any thread stops it now,
+        and so does `limit_s` passing (a server that has gone silent)."""
+        task = loop.create_task(_within(awaitable, limit_s))
 
         def stop() -> None:
             loop.call_soon_threadsafe(task.cancel)
@@ -200,8 +256,19 @@ class AnthropicBackend:
             return loop.run_until_complete(task)
         except asyncio.CancelledError:
             raise Cancelled() from None
+        except TimeoutError:
+            raise self._silent(limit_s or 0, started) from None
         except (StopAsyncIteration, Cancelled, ContextDeskError):
             raise
+        except ValueError as exc:  # a stream line that is not JSON
+            raise ContextDeskError(
+                "The server sent something unreadable",
+                f"{self.base_url} sent a reply that is not the Messages API's format ({exc}). "
+                "What arrived is kept; Retry, or check the server.",
+                retryable=True,
+                details=f"{type(exc).__name__}: {exc}",
+                kind=ErrorKind.STREAM_ERROR,
+            ) from exc
         except Exception as exc:
             if _is_sdk_or_transport_error(exc):
                 raise map_error(exc, self.base_url) from exc
@@ -209,6 +276,21 @@ class AnthropicBackend:
         finally:
             if unregister:
                 unregister()
+
+    def _silent(self, seconds: float, started: bool) -> ContextDeskError:
+        if started:
+            message = (
+                f"{self.base_url} sent nothing for {_duration(seconds)} in the middle of the "
+                "reply. What arrived is kept; Retry to ask again."
+            )
+        else:
+            message = (
+                f"{self.base_url} did not start answering within {_duration(seconds)}. "
+                "Retry, or check the server (a local model may still be loading)."
+            )
+        return ContextDeskError(
+            "The server stopped answering", message, retryable=True, kind=ErrorKind.TIMEOUT
+        )
 
     def _loop(self) -> asyncio.AbstractEventLoop:
         loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
@@ -232,7 +314,7 @@ class AnthropicBackend:
                 api_key=self._api_key,
                 base_url=self.base_url,
                 max_retries=self._max_retries,
-                timeout=self._timeout,
+                timeout=anthropic.Timeout(self._timeout, connect=self.deadlines.connect_s),
                 # Ollama, llama.cpp, vLLM and LiteLLM read the key from x-api-key.
                 default_headers={"x-api-key": self._api_key},
             )
@@ -255,8 +337,32 @@ class AnthropicBackend:
                 loop.close()
 
 
-async def _as_coroutine(awaitable: Any) -> Any:
-    return await awaitable
+async def _within(awaitable: Any, limit_s: float | None) -> Any:
+    if limit_s is None:
+        return await awaitable
+    return await asyncio.wait_for(awaitable, limit_s)
+
+
+def _retry_after(cause: BaseException | None) -> float | None:
+    """What an HTTP error's `retry-after-ms` / `retry-after` header asks, in seconds."""
+    response = getattr(cause, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            return max(0.0, float(headers.get(name)) / scale)
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 90 * 60:
+        return f"{seconds / 3600:.1f} hours"
+    if seconds >= 90:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds:.0f} seconds"
 
 
 def _is_sdk_or_transport_error(exc: BaseException) -> bool:

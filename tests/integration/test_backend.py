@@ -8,11 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.api.backend import AnthropicBackend, is_anthropic, without_cache_control
+from desktop_app.api.backend import (
+    AnthropicBackend,
+    Deadlines,
+    is_anthropic,
+    without_cache_control,
+)
 from desktop_app.api.simulator import Fault, FaultKind, Reply, SimulatorServer
 from desktop_app.core.blocks import ThinkingBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.events import LoopEvent, TransitionReason, TurnFinished
 from desktop_app.core.history import merge_same_role
 from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState, run_turn
@@ -190,7 +195,7 @@ def test_cancel_during_retry_backoff(sim: SimulatorServer) -> None:
     assert time.monotonic() - started < 2.5
 
 
-def test_the_sdks_own_retries_are_kept(sim: SimulatorServer) -> None:
+def test_a_refused_request_is_tried_again(sim: SimulatorServer) -> None:
     sim.queue(Fault(FaultKind.OVERLOADED, retry_after_ms=10), Reply.text("Recovered."))
     api = AnthropicBackend(TEST_KEY, sim.base_url, max_retries=2)
     state = LoopState([user_text("hi")])
@@ -348,3 +353,65 @@ def test_compaction_requests_say_so(sim: SimulatorServer, backend: AnthropicBack
     )
     list(backend.stream(request, CancelToken()))
     assert sim.message_requests()[0].headers["x-contextdesk-purpose"] == "compaction"
+
+
+QUICK = Deadlines(connect_s=2, first_event_s=1.5, idle_s=1.5, max_wait_s=5, retries=2)
+
+
+@pytest.mark.parametrize(
+    ("fault", "started"),
+    [
+        (Fault(FaultKind.SILENT), False),  # accepts the connection, then nothing
+        (Fault(FaultKind.HANG, after_events=0), False),  # headers, then silence
+        (Fault(FaultKind.PINGS, after_events=4, reply=Reply.text("a long reply " * 50)), True),
+        (Fault(FaultKind.HANG, after_events=6, reply=Reply.text("a long reply " * 50)), True),
+    ],
+)
+def test_a_stream_that_goes_quiet_ends_with_an_error_in_time(
+    sim: SimulatorServer, fault: Fault, started: bool
+) -> None:
+    sim.queue(fault)
+    api = AnthropicBackend(TEST_KEY, sim.base_url, max_retries=0, deadlines=QUICK)
+    state = LoopState([user_text("hi")])
+    began = time.monotonic()
+    try:
+        finished = turn(state, ports(api))
+    finally:
+        api.close()
+    took = time.monotonic() - began
+    assert finished.error is not None
+    assert finished.error.kind is ErrorKind.TIMEOUT
+    assert finished.error.retryable
+    assert ("in the middle of the reply" in finished.error.message) is started
+    assert took < QUICK.first_event_s + QUICK.idle_s + 3  # not HANG_LIMIT_S, not 30 minutes
+    assert validate(sendable(state.messages)) == []  # what arrived is kept, validly
+
+
+def test_a_wait_longer_than_we_keep_a_user_waiting_is_an_error_at_once(
+    sim: SimulatorServer,
+) -> None:
+    sim.queue(Fault(FaultKind.RATE_LIMITED, retry_after_ms=3_600_000))  # "come back in an hour"
+    api = AnthropicBackend(TEST_KEY, sim.base_url, max_retries=2, deadlines=QUICK)
+    began = time.monotonic()
+    try:
+        finished = turn(LoopState([user_text("hi")]), ports(api))
+    finally:
+        api.close()
+    assert time.monotonic() - began < 3
+    assert finished.error is not None
+    assert finished.error.kind is ErrorKind.RATE_LIMIT
+    assert "asks to wait 60 minutes" in finished.error.message
+    assert finished.error.retryable
+    assert len(sim.message_requests()) == 1
+
+
+def test_a_stream_line_that_is_not_json_is_a_readable_error(
+    sim: SimulatorServer, backend: AnthropicBackend
+) -> None:
+    sim.queue(Fault(FaultKind.MALFORMED_SSE, after_events=5, reply=Reply.text("Half of a reply")))
+    state = LoopState([user_text("hi")])
+    finished = turn(state, ports(backend))
+    assert finished.error is not None
+    assert finished.error.kind is ErrorKind.STREAM_ERROR
+    assert "not the Messages API's format" in finished.error.message
+    assert validate(sendable(state.messages)) == []

@@ -32,6 +32,9 @@ class FaultKind(StrEnum):
     SERVER_ERROR = "server_error"  # 500
     MID_STREAM_ERROR = "mid_stream_error"  # an `error` event after some events
     HANG = "hang"  # stop sending after some events (or before any)
+    PINGS = "pings"  # after some events, only `ping` events, forever
+    SILENT = "silent"  # accept the connection, read the request, answer nothing
+    MALFORMED_SSE = "malformed_sse"  # after some events, a data line that is not JSON
     CUT_OFF = "cut_off"  # close the connection after some events, no message_stop
     MALFORMED_TOOL_JSON = "malformed_tool_json"  # input_json_delta that is not JSON
     NO_COUNT_TOKENS = "no_count_tokens"  # count_tokens answers 404 (like Ollama)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -204,6 +205,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(status, kind, text, retry_after_ms=item.retry_after_ms, should_retry=True)
             return
         fault = item if isinstance(item, Fault) else None
+        if fault is not None and fault.kind is FaultKind.SILENT:
+            self.close_connection = True
+            self.sim.stopping.wait(HANG_LIMIT_S)  # not even the status line
+            return
         reply = (
             item if isinstance(item, Reply) else (fault.reply if fault and fault.reply else None)
         )
@@ -239,6 +244,13 @@ class _Handler(BaseHTTPRequestHandler):
                 if fault.kind is FaultKind.HANG:
                     self.sim.stopping.wait(HANG_LIMIT_S)
                     return
+                if fault.kind is FaultKind.PINGS:
+                    self._ping_until_stopped()
+                    return
+                if fault.kind is FaultKind.MALFORMED_SSE:
+                    self.wfile.write(b"event: content_block_delta\ndata: {not json\n\n")
+                    self.wfile.flush()
+                    return
                 if fault.kind is FaultKind.CUT_OFF:
                     return
                 if fault.kind is FaultKind.MID_STREAM_ERROR:
@@ -258,6 +270,14 @@ class _Handler(BaseHTTPRequestHandler):
                 return
         if fault is not None and fault.kind is FaultKind.HANG and limit < 0:
             self.sim.stopping.wait(HANG_LIMIT_S)
+
+    def _ping_until_stopped(self) -> None:
+        deadline = time.monotonic() + HANG_LIMIT_S
+        while time.monotonic() < deadline and not self.sim.stopping.wait(0.1):
+            try:
+                self._frame("ping", {"type": "ping"})
+            except (BrokenPipeError, ConnectionResetError):
+                return
 
     # -- plumbing -------------------------------------------------------------------------
 
