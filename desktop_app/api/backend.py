@@ -97,6 +97,8 @@ class AnthropicBackend:
         self._max_retries = max_retries
         # Streams retry here, where the wait can be capped (the SDK waits whatever it is told).
         self.deadlines = deadlines or Deadlines(retries=max_retries)
+        if deadlines is not None:
+            self._max_retries = deadlines.retries
         self._timeout = timeout
         # On by default against Anthropic's API; other servers may reject cache_control.
         self.prompt_caching = (

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from desktop_app.config.secrets import SecretStore
+from desktop_app.config.settings import Settings
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.events import StreamEvent
@@ -26,10 +28,12 @@ DEMO_KEY = "contextdesk-offline-demo"
 
 
 class Connection:
-    def __init__(self, secrets: SecretStore, base_url: Callable[[], str], *, demo: bool) -> None:
+    def __init__(
+        self, secrets: SecretStore, settings: Callable[[], Settings], *, demo: bool
+    ) -> None:
         self.secrets = secrets
         self.demo = demo
-        self._base_url = base_url  # read at connect time: Settings may change it
+        self._settings = settings  # read at connect time: Settings may change the server
         self._backend: ServerBackend | None = None
         self._made: list[ServerBackend] = []  # every backend yet: threads release on each
         self.simulator: SimulatorServer | None = None  # the demo's local server, once it runs
@@ -44,13 +48,19 @@ class Connection:
             return self._backend
 
     def _connect(self) -> ServerBackend:
-        from desktop_app.api.backend import AnthropicBackend
+        from desktop_app.api.backend import AnthropicBackend, Deadlines
 
+        settings = self._settings()
+        deadlines = Deadlines(
+            first_event_s=settings.first_word_timeout, idle_s=settings.quiet_timeout
+        )
         if self.demo:
             from desktop_app.api.simulator import SimulatorServer
 
             self.simulator = SimulatorServer().start()
-            return AnthropicBackend(DEMO_KEY, self.simulator.base_url, max_retries=0)
+            return AnthropicBackend(
+                DEMO_KEY, self.simulator.base_url, deadlines=replace(deadlines, retries=0)
+            )
         key = self.secrets.get()
         if key is None:
             raise ContextDeskError(
@@ -59,7 +69,7 @@ class Connection:
                 "`contextdesk demo` for the offline demo model.",
                 kind=ErrorKind.AUTH,
             )
-        return AnthropicBackend(key.value, self._base_url() or None)
+        return AnthropicBackend(key.value, settings.base_url or None, deadlines=deadlines)
 
     def models(self) -> list[ModelInfo]:
         """The server's models (its list, or the built-in table when it has none). Call

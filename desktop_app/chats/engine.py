@@ -72,7 +72,7 @@ class Engine:
 
     def __post_init__(self, demo_mode: bool) -> None:
         # The server is read when connecting: Settings may have changed it by then.
-        self.connection = Connection(self.secrets, lambda: self.settings.base_url, demo=demo_mode)
+        self.connection = Connection(self.secrets, lambda: self.settings, demo=demo_mode)
         self._seen_version = self.store.data_version()
         self._settings_stamp = self._stamp()
 
@@ -270,7 +270,15 @@ class Engine:
         self._use_settings(settings)
 
     def _use_settings(self, settings: Settings) -> None:
-        server_changed = settings.base_url != self.settings.base_url
+        server_changed = (
+            settings.base_url,
+            settings.first_word_timeout,
+            settings.quiet_timeout,
+        ) != (
+            self.settings.base_url,
+            self.settings.first_word_timeout,
+            self.settings.quiet_timeout,
+        )
         self.settings = settings
         self.secrets.plaintext_opt_in = settings.plaintext_key_opt_in
         if server_changed:

@@ -41,6 +41,8 @@ class Settings:
     run_command_enabled: bool = False
     command_env: str = ""  # names of variables commands may see besides PATH, HOME…
     workspace: str = ""
+    first_word_timeout: int = 60  # seconds a reply may take to begin (a local model loading)
+    quiet_timeout: int = 90  # seconds a reply may pause between two events
     send_with_enter: bool = True  # else Ctrl+Enter sends
     auto_pin: bool = False
     plaintext_key_opt_in: bool = False  # the user chose, warned, to keep the key in a file
@@ -208,6 +210,20 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
         "folder for the file tools; empty: off",
         _workspace,
         "Workspace folder",
+    ),
+    SettingSpec(
+        "first_word_timeout",
+        "first_word_timeout",
+        "seconds a reply may take to begin before it is an error",
+        _in_range(5, 3600),
+        "Wait for a reply to begin",
+    ),
+    SettingSpec(
+        "quiet_timeout",
+        "quiet_timeout",
+        "seconds a reply may pause mid-way before it is an error",
+        _in_range(5, 3600),
+        "Wait while a reply pauses",
     ),
     SettingSpec(
         "send_with_enter", "send_with_enter", "Enter sends (else Ctrl+Enter)", _anything, "Sending"

@@ -114,6 +114,10 @@ class SettingsDialog(QDialog):
         self.workspace.setPlaceholderText("No folder: the file tools are off")
         browse = QPushButton("Choose…")
         browse.clicked.connect(self._on_browse_clicked)
+        self.first_word = _seconds(settings.first_word_timeout)
+        self.first_word.setObjectName("firstWordTimeout")
+        self.quiet = _seconds(settings.quiet_timeout)
+        self.quiet.setObjectName("quietTimeout")
         self.send_with_enter = QCheckBox(
             "Enter sends (Shift+Enter for a new line); otherwise Ctrl+Enter"
         )
@@ -140,6 +144,13 @@ class SettingsDialog(QDialog):
         form.addRow("", self.commands)
         form.addRow("", self.command_env)
         form.addRow("Workspace folder", _row_widget(workspace_row))
+        waits = QHBoxLayout()
+        waits.addWidget(self.first_word)
+        waits.addWidget(QLabel("to begin;"))
+        waits.addWidget(self.quiet)
+        waits.addWidget(QLabel("when it pauses"))
+        waits.addStretch(1)
+        form.addRow("Wait for a reply", _row_widget(waits))
         form.addRow("Sending", self.send_with_enter)
         self.problem = QLabel()
         self.problem.setObjectName("settingsProblem")
@@ -171,6 +182,8 @@ class SettingsDialog(QDialog):
             command_env=self.command_env.text().strip(),
             workspace=self.workspace.text().strip(),
             send_with_enter=self.send_with_enter.isChecked(),
+            first_word_timeout=self.first_word.value(),
+            quiet_timeout=self.quiet.value(),
         )
 
     def _chosen_model(self) -> str:
@@ -217,6 +230,15 @@ class SettingsDialog(QDialog):
         folder = QFileDialog.getExistingDirectory(self, "Workspace folder", self.workspace.text())
         if folder:
             self.workspace.setText(folder)
+
+
+def _seconds(value: int) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(5, 3600)
+    box.setSuffix(" s")
+    box.setValue(value)
+    box.setToolTip("After this, the reply ends with an error you can retry (nothing is lost).")
+    return box
 
 
 def _row_widget(layout: QHBoxLayout) -> QWidget:

@@ -475,3 +475,11 @@ def test_a_reader_leaves_a_reply_another_process_is_writing(tmp_path: Path) -> N
     assert after_a_crash.chat(chat.id).messages()[-1].status is MessageStatus.INTERRUPTED
     after_a_crash.close()
     sender.close()
+
+
+def test_how_long_a_reply_may_take_is_a_setting_the_connection_uses(engine: Engine) -> None:
+    engine.change_settings({"first_word_timeout": "300", "quiet_timeout": "120"})
+    deadlines = engine.connection.backend().deadlines
+    assert (deadlines.first_event_s, deadlines.idle_s) == (300, 120)
+    with pytest.raises(BadSetting, match="between 5 and 3,600"):
+        engine.change_settings({"quiet_timeout": "0"})
