@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop_app.api.backend import AnthropicBackend
 from desktop_app.api.simulator import Reply, SimulatorServer
 from desktop_app.api.simulator.script import Fault, FaultKind
 from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine
@@ -479,7 +480,9 @@ def test_a_reader_leaves_a_reply_another_process_is_writing(tmp_path: Path) -> N
 
 def test_how_long_a_reply_may_take_is_a_setting_the_connection_uses(engine: Engine) -> None:
     engine.change_settings({"first_word_timeout": "300", "quiet_timeout": "120"})
-    deadlines = engine.connection.backend().deadlines
+    backend = engine.connection.backend()
+    assert isinstance(backend, AnthropicBackend)
+    deadlines = backend.deadlines
     assert (deadlines.first_event_s, deadlines.idle_s) == (300, 120)
     with pytest.raises(BadSetting, match="between 5 and 3,600"):
         engine.change_settings({"quiet_timeout": "0"})
