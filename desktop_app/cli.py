@@ -29,6 +29,7 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.events import (
     LoopEvent,
     MessageAdded,
+    RetryWaiting,
     TextDelta,
     ToolCallStarted,
     TransitionReason,
@@ -344,6 +345,9 @@ def _printer(quiet: bool) -> Callable[[LoopEvent], None]:
             sys.stdout.flush()
         elif isinstance(event, MessageAdded) and event.message.role == "assistant":
             sys.stdout.write("\n")  # each reply on its own lines
+        elif isinstance(event, RetryWaiting):
+            sys.stderr.write(f"\r[{event.reason}: trying again in {event.seconds:.0f} s] ")
+            sys.stderr.flush()
         elif isinstance(event, ToolCallStarted):
             print(
                 f"\n[{event.call.name} {json.dumps(event.call.input, ensure_ascii=False)}]",

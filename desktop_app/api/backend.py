@@ -34,6 +34,7 @@ from desktop_app.core.events import (
     StreamMessageDelta,
     StreamMessageStart,
     StreamMessageStop,
+    StreamRetryWait,
     StreamSignatureDelta,
     StreamTextDelta,
     StreamThinkingDelta,
@@ -153,10 +154,15 @@ class AnthropicBackend:
                 if wait is None:
                     raise
                 log.info("retrying in %.1f s after: %s", wait, exc.title)
+                reason = exc.title
             finally:
                 self._step(loop, events.aclose(), None)  # closes the HTTP stream
-            if cancel.wait(wait):
-                raise Cancelled()
+            remaining = wait
+            while remaining > 0:  # a second at a time: the countdown the user sees
+                yield StreamRetryWait(remaining, reason)
+                if cancel.wait(min(1.0, remaining)):
+                    raise Cancelled()
+                remaining -= 1.0
 
     def _retry_wait(self, exc: ContextDeskError, attempt: int) -> float | None:
         """Seconds to wait before trying again, or None: do not (raises when the server

@@ -78,6 +78,14 @@ class StreamMessageStop:
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class StreamRetryWait:
+    """The server refused the request for now; the backend tries again in `seconds`."""
+
+    seconds: float
+    reason: str  # the refusal's title ("Rate limited")
+
+
 StreamEvent: TypeAlias = (
     StreamMessageStart
     | StreamBlockStart
@@ -88,6 +96,7 @@ StreamEvent: TypeAlias = (
     | StreamBlockStop
     | StreamMessageDelta
     | StreamMessageStop
+    | StreamRetryWait
 )
 
 # -- what the loop yields -------------------------------------------------------------------
@@ -223,6 +232,14 @@ class ContextStateChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class RetryWaiting:
+    """Nothing is wrong yet: the request is sent again in `seconds` (shown as a countdown)."""
+
+    seconds: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class TurnFinished:
     """The last event of `run_turn`: why it stopped, and the error if one stopped it."""
 
@@ -234,6 +251,7 @@ class TurnFinished:
 
 LoopEvent: TypeAlias = (
     RequestStarted
+    | RetryWaiting
     | MessageStarted
     | BlockStarted
     | TextDelta

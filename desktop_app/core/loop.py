@@ -30,7 +30,9 @@ from desktop_app.core.events import (
     MessageAdded,
     MessageStarted,
     RequestStarted,
+    RetryWaiting,
     StepFinished,
+    StreamRetryWait,
     ToolCallFinished,
     ToolCallStarted,
     TransitionReason,
@@ -186,6 +188,9 @@ class _Turn:
         stream = self.ports.backend.stream(request, self.cancel)
         try:
             for event in stream:
+                if isinstance(event, StreamRetryWait):
+                    yield RetryWaiting(event.seconds, event.reason)
+                    continue
                 yield from assembler.feed(event)
                 self.cancel.raise_if_cancelled()
         finally:

@@ -258,6 +258,7 @@ class MainWindow(QMainWindow):
             old.planned.disconnect(self._on_session_planned)
             old.error_changed.disconnect(self._on_session_error_changed)
             old.text_streamed.disconnect(self._on_session_text_streamed)
+            old.retry_waiting.disconnect(self._on_session_retry_waiting)
         self.current = session
         self.context.set_session(session)
         if session is None:
@@ -269,6 +270,7 @@ class MainWindow(QMainWindow):
         session.planned.connect(self._on_session_planned)
         session.error_changed.connect(self._on_session_error_changed)
         session.text_streamed.connect(self._on_session_text_streamed)
+        session.retry_waiting.connect(self._on_session_retry_waiting)
         self.messages.setModel(session.model)
         self.messages.excluded = set(session.state().excluded_messages)
         self.messages.restore_scroll(session.scroll_value)
@@ -461,6 +463,10 @@ class MainWindow(QMainWindow):
     @Slot(int)
     def _on_session_text_streamed(self, characters: int) -> None:
         self.context.add_streaming(max(1, characters // 4))  # ≈ tokens; exact after the plan
+
+    @Slot(float, str)
+    def _on_session_retry_waiting(self, seconds: float, reason: str) -> None:
+        self.statusBar().showMessage(f"{reason}: trying again in {seconds:.0f} s (Esc stops)", 1500)
 
     # -- any session tells us ------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from desktop_app.core.events import (
     MessageAdded,
     MessageStarted,
     RequestStarted,
+    RetryWaiting,
     TextDelta,
     TransitionReason,
     TurnFinished,
@@ -67,6 +68,7 @@ class ChatSession(QObject):
     approval_withdrawn(): the turn was stopped while a question was open.
     chat_changed(object): the `ChatInfo` changed (title, message count, size).
     text_streamed(int): this many characters of a reply were just shown.
+    retry_waiting(float, str): the server refused for now; trying again in N s (reason).
     """
 
     busy_changed = Signal(bool)
@@ -76,6 +78,7 @@ class ChatSession(QObject):
     approval_withdrawn = Signal()
     chat_changed = Signal(object)
     text_streamed = Signal(int)
+    retry_waiting = Signal(float, str)
 
     def __init__(
         self, chat: Chat, background: BackgroundWorker, parent: QObject | None = None
@@ -268,6 +271,8 @@ class ChatSession(QObject):
             )
         elif isinstance(event, RequestStarted):
             self.last_sent = SentRequest(event.request)
+        elif isinstance(event, RetryWaiting):
+            self.retry_waiting.emit(event.seconds, event.reason)
         elif isinstance(event, MessageAdded):
             self._flush()
             self.model.replace_message(event.message)

@@ -18,7 +18,7 @@ from desktop_app.api.simulator import Fault, FaultKind, Reply, SimulatorServer
 from desktop_app.core.blocks import ThinkingBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind
-from desktop_app.core.events import LoopEvent, TransitionReason, TurnFinished
+from desktop_app.core.events import LoopEvent, RetryWaiting, TransitionReason, TurnFinished
 from desktop_app.core.history import merge_same_role
 from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState, run_turn
 from desktop_app.core.messages import Message, MessageStatus, user_text
@@ -415,3 +415,17 @@ def test_a_stream_line_that_is_not_json_is_a_readable_error(
     assert finished.error.kind is ErrorKind.STREAM_ERROR
     assert "not the Messages API's format" in finished.error.message
     assert validate(sendable(state.messages)) == []
+
+
+def test_a_wait_before_trying_again_is_counted_down(sim: SimulatorServer) -> None:
+    sim.queue(Fault(FaultKind.OVERLOADED, retry_after_ms=2500), Reply.text("Recovered."))
+    api = AnthropicBackend(TEST_KEY, sim.base_url, max_retries=2, deadlines=QUICK)
+    state = LoopState([user_text("hi")])
+    try:
+        events = list(run_turn(state, ports(api), CancelToken(), LoopConfig(max_turns=5)))
+    finally:
+        api.close()
+    waits = [e for e in events if isinstance(e, RetryWaiting)]
+    assert [round(w.seconds, 1) for w in waits] == [2.5, 1.5, 0.5]
+    assert {w.reason for w in waits} == {"Claude is overloaded"}
+    assert state.messages[-1].text == "Recovered."
