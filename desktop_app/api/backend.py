@@ -13,10 +13,12 @@ the path to the first window.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import threading
-from collections.abc import AsyncGenerator, Iterator
+import time
+from collections.abc import AsyncGenerator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -61,6 +63,7 @@ class Deadlines:
     idle_s: float = 90.0  # between two events of the reply (pings do not count)
     max_wait_s: float = 60.0  # the longest retry-after we wait out
     retries: int = 2
+    request_s: float = 1800.0  # one request, start to end, however steadily it trickles
 
 
 def is_anthropic(base_url: str | None) -> bool:
@@ -139,12 +142,19 @@ class AnthropicBackend:
         for attempt in range(deadlines.retries + 1):
             events = self._events(body, request.purpose)
             started = False
+            ends = time.monotonic() + deadlines.request_s
             try:
                 while True:
                     cancel.raise_if_cancelled()
                     limit = deadlines.idle_s if started else deadlines.first_event_s
+                    timed_out = functools.partial(self._silent, limit, started)
+                    if ends - time.monotonic() < limit:  # the whole request's time runs out first
+                        limit = ends - time.monotonic()
+                        timed_out = functools.partial(self._too_long, deadlines.request_s)
+                    if limit <= 0:
+                        raise timed_out()
                     try:
-                        event = self._step(loop, events.__anext__(), cancel, limit, started)
+                        event = self._step(loop, events.__anext__(), cancel, limit, timed_out)
                     except StopAsyncIteration:
                         return
                     started = True
@@ -250,7 +260,7 @@ class AnthropicBackend:
         awaitable: Any,
         cancel: CancelToken | None,
         limit_s: float | None = None,
-        started: bool = False,
+        timed_out: Callable[[], ContextDeskError] | None = None,
     ) -> Any:
         """Run one awaitable on this thread's loop; a cancel from any thread stops it now,
         and so does `limit_s` passing (a server that has gone silent)."""
@@ -265,7 +275,7 @@ class AnthropicBackend:
         except asyncio.CancelledError:
             raise Cancelled() from None
         except TimeoutError:
-            raise self._silent(limit_s or 0, started) from None
+            raise (timed_out or functools.partial(self._silent, limit_s or 0, False))() from None
         except (StopAsyncIteration, Cancelled, ContextDeskError):
             raise
         except ValueError as exc:  # a stream line that is not JSON
@@ -284,6 +294,15 @@ class AnthropicBackend:
         finally:
             if unregister:
                 unregister()
+
+    def _too_long(self, seconds: float) -> ContextDeskError:
+        return ContextDeskError(
+            "The reply took too long",
+            f"{self.base_url} was still sending after {_duration(seconds)}. What arrived is "
+            "kept; Retry, or ask for a shorter answer.",
+            retryable=True,
+            kind=ErrorKind.TIMEOUT,
+        )
 
     def _silent(self, seconds: float, started: bool) -> ContextDeskError:
         if started:

@@ -429,3 +429,21 @@ def test_a_wait_before_trying_again_is_counted_down(sim: SimulatorServer) -> Non
     assert [round(w.seconds, 1) for w in waits] == [2.5, 1.5, 0.5]
     assert {w.reason for w in waits} == {"Claude is overloaded"}
     assert state.messages[-1].text == "Recovered."
+
+
+def test_a_reply_that_never_stops_trickling_ends_at_the_request_deadline(
+    sim: SimulatorServer,
+) -> None:
+    sim.state.frame_delay_s = 0.05  # steady progress: no idle deadline would fire
+    sim.queue(Reply.text("word " * 2000))
+    api = AnthropicBackend(TEST_KEY, sim.base_url, deadlines=Deadlines(request_s=1.0, retries=0))
+    state = LoopState([user_text("hi")])
+    began = time.monotonic()
+    try:
+        finished = turn(state, ports(api))
+    finally:
+        api.close()
+    assert time.monotonic() - began < 3
+    assert finished.error is not None
+    assert finished.error.title == "The reply took too long"
+    assert state.messages[-1].text.startswith("word word")  # what arrived is kept
