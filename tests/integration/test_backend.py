@@ -358,6 +358,18 @@ def test_compaction_requests_say_so(sim: SimulatorServer, backend: AnthropicBack
 QUICK = Deadlines(connect_s=2, first_event_s=1.5, idle_s=1.5, max_wait_s=5, retries=2)
 
 
+def timed_turn(sim: SimulatorServer, deadlines: Deadlines) -> tuple[TurnFinished, LoopState, float]:
+    """One turn against the simulator with these deadlines; and how long it took."""
+    api = AnthropicBackend(TEST_KEY, sim.base_url, deadlines=deadlines)
+    state = LoopState([user_text("hi")])
+    began = time.monotonic()
+    try:
+        finished = turn(state, ports(api))
+    finally:
+        api.close()
+    return finished, state, time.monotonic() - began
+
+
 @pytest.mark.parametrize(
     ("fault", "started"),
     [
@@ -371,14 +383,7 @@ def test_a_stream_that_goes_quiet_ends_with_an_error_in_time(
     sim: SimulatorServer, fault: Fault, started: bool
 ) -> None:
     sim.queue(fault)
-    api = AnthropicBackend(TEST_KEY, sim.base_url, max_retries=0, deadlines=QUICK)
-    state = LoopState([user_text("hi")])
-    began = time.monotonic()
-    try:
-        finished = turn(state, ports(api))
-    finally:
-        api.close()
-    took = time.monotonic() - began
+    finished, state, took = timed_turn(sim, QUICK)
     assert finished.error is not None
     assert finished.error.kind is ErrorKind.TIMEOUT
     assert finished.error.retryable
@@ -391,13 +396,8 @@ def test_a_wait_longer_than_we_keep_a_user_waiting_is_an_error_at_once(
     sim: SimulatorServer,
 ) -> None:
     sim.queue(Fault(FaultKind.RATE_LIMITED, retry_after_ms=3_600_000))  # "come back in an hour"
-    api = AnthropicBackend(TEST_KEY, sim.base_url, max_retries=2, deadlines=QUICK)
-    began = time.monotonic()
-    try:
-        finished = turn(LoopState([user_text("hi")]), ports(api))
-    finally:
-        api.close()
-    assert time.monotonic() - began < 3
+    finished, _, took = timed_turn(sim, QUICK)
+    assert took < 3
     assert finished.error is not None
     assert finished.error.kind is ErrorKind.RATE_LIMIT
     assert "asks to wait 60 minutes" in finished.error.message
@@ -436,14 +436,8 @@ def test_a_reply_that_never_stops_trickling_ends_at_the_request_deadline(
 ) -> None:
     sim.state.frame_delay_s = 0.05  # steady progress: no idle deadline would fire
     sim.queue(Reply.text("word " * 2000))
-    api = AnthropicBackend(TEST_KEY, sim.base_url, deadlines=Deadlines(request_s=1.0, retries=0))
-    state = LoopState([user_text("hi")])
-    began = time.monotonic()
-    try:
-        finished = turn(state, ports(api))
-    finally:
-        api.close()
-    assert time.monotonic() - began < 3
+    finished, state, took = timed_turn(sim, Deadlines(request_s=1.0, retries=0))
+    assert took < 3
     assert finished.error is not None
     assert finished.error.title == "The reply took too long"
     assert state.messages[-1].text.startswith("word word")  # what arrived is kept
