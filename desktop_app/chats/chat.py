@@ -14,6 +14,7 @@ during a turn").
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -445,10 +446,16 @@ class Chat:
         self._check_no_turn_elsewhere()
         self._state = store.context_state(self.id)  # as another program may have left it
         planner = self.planner()
-        if message is not None:
-            store.append_message(self.id, message)
-            self._name_after(message)
-        history = self.history() if message is not None else self._prepare_retry()
+        store.turn_started(self.id, os.getpid())  # first: if the disk is full, nothing is stored
+        try:
+            if message is not None:
+                store.append_message(self.id, message)
+                self._name_after(message)
+            history = self.history() if message is not None else self._prepare_retry()
+        except BaseException:
+            with contextlib.suppress(ContextDeskError):
+                store.turn_ended(self.id, os.getpid())
+            raise
         assert self._tools is not None  # built with the planner
         ports = LoopPorts(
             backend=self.engine.connection.lazy(),
@@ -457,16 +464,14 @@ class Chat:
             tools=self._tools,
             counter=self.engine.counter,
         )
-        turn = Turn(
+        self._turn = Turn(
             self,
             LoopState(history),
             ports,
             LoopConfig(context_window=self.settings.context_window),
             TurnRecorder(store, self.id, self.engine.counter),
         )
-        store.turn_started(self.id, os.getpid())
-        self._turn = turn
-        return turn
+        return self._turn
 
     def _check_no_turn_elsewhere(self) -> None:
         """Another process (the window, or the command line beside it) may be in the

@@ -301,6 +301,7 @@ def test_retry_leaves_a_failed_reply_out_and_nothing_to_retry_says_so(
     with pytest.raises(ContextDeskError) as raised:
         chat.start_turn(None, ScriptedApprover())
     assert raised.value.kind is ErrorKind.NOTHING_TO_RETRY
+    assert engine.store.answering_pid(chat.id) is None  # no turn began: no mark is left
 
 
 def test_edits_made_during_a_turn_apply_when_it_ends(
