@@ -4,7 +4,7 @@ a `Chat` has every action on it; a `Turn` is one message being answered. The win
 (`ui/`) and the command line (`cli.py`) call these and keep only widgets and printing.
 """
 
-from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat, repaired
+from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat, can_retry, repaired
 from desktop_app.chats.engine import DEMO_MODEL, Engine, Imported, data_folder
 from desktop_app.chats.turn import Turn
 from desktop_app.config.logfile import log_unexpected
@@ -16,6 +16,7 @@ __all__ = [
     "Engine",
     "Imported",
     "Turn",
+    "can_retry",
     "data_folder",
     "log_unexpected",
     "repaired",

@@ -492,13 +492,11 @@ class Chat:
         last replies, which leave the context too (read before any repair: a repair
         would merge them into the reply before them)."""
         messages = self.messages()
+        kept = _without_failed_replies(messages)
         state = self.state
-        while (
-            messages
-            and messages[-1].role == "assistant"
-            and messages[-1].status is not MessageStatus.COMPLETE
-        ):
-            state = state.exclude_message(messages.pop().id)
+        for failed in messages[len(kept) :]:
+            state = state.exclude_message(failed.id)
+        messages = kept
         if not messages or messages[-1].role != "user":
             raise ContextDeskError(
                 "Nothing to retry",
@@ -582,6 +580,20 @@ class Chat:
         self._state = state
         if self._planner is not None and not self.busy:
             self._planner.state = state
+
+
+def can_retry(messages: Sequence[Message]) -> bool:
+    """Is there something to answer again: a last user message, once any failed or
+    interrupted replies after it are left out?"""
+    kept = _without_failed_replies(messages)
+    return bool(kept) and kept[-1].role == "user"
+
+
+def _without_failed_replies(messages: Sequence[Message]) -> list[Message]:
+    kept = list(messages)
+    while kept and kept[-1].role == "assistant" and kept[-1].status is not MessageStatus.COMPLETE:
+        kept.pop()
+    return kept
 
 
 def checked(settings: ContextSettings) -> ContextSettings:

@@ -65,6 +65,14 @@ class ChatListModel(QAbstractListModel):
             return chat.title
         return None
 
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        """Rows are editable: the title is renamed in place (F2, double-click, the menu)."""
+        return (
+            super().flags(index) | Qt.ItemFlag.ItemIsEditable
+            if index.isValid()
+            else Qt.ItemFlag.NoItemFlags
+        )
+
     def roleNames(self) -> dict[int, QByteArray]:
         return {
             int(Qt.ItemDataRole.DisplayRole): QByteArray(b"display"),
@@ -240,6 +248,8 @@ class ChatListPanel(QWidget):
 
     @Slot()
     def _on_model_data_changed(self) -> None:
+        if self.list.state() is QAbstractItemView.State.EditingState:
+            return  # re-filtering would close a rename in progress (and lose what was typed)
         self.proxy.invalidate()
 
     @Slot()
@@ -255,7 +265,10 @@ class _ChatListView(QListView):
         super().__init__(panel)
         self.panel = panel
         self.setObjectName("chatList")
-        self.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.setEditTriggers(
+            QAbstractItemView.EditTrigger.EditKeyPressed
+            | QAbstractItemView.EditTrigger.DoubleClicked
+        )
         self.setSpacing(2)
         self.setUniformItemSizes(True)
         self.setItemDelegate(_RenameDelegate(panel, self))
@@ -285,6 +298,15 @@ class _RenameDelegate(QStyledItemDelegate):
     def __init__(self, panel: ChatListPanel, parent: QWidget) -> None:
         super().__init__(parent)
         self.panel = panel
+
+    def setEditorData(self, editor: QWidget, index: Index) -> None:
+        """The row changing meanwhile (its size counted, a reply streaming) must not
+        overwrite what the user is typing."""
+        if isinstance(editor, QLineEdit) and editor.isModified():
+            return
+        super().setEditorData(editor, index)
+        if isinstance(editor, QLineEdit):
+            editor.selectAll()  # as when it opened: typing replaces the title
 
     def setModelData(self, editor: QWidget, model: Any, index: Index) -> None:
         title = editor.text().strip() if isinstance(editor, QLineEdit) else ""

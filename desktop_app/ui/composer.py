@@ -101,6 +101,7 @@ class DraftEdit(QPlainTextEdit):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setTabChangesFocus(True)  # Tab leaves the draft: no keyboard trap
         self.send_with_enter = True
         self.count: Callable[[str], int | None] = lambda _text: None
 

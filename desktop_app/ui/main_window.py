@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine
+from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine, can_retry
 from desktop_app.config.settings import AppState
 from desktop_app.core.blocks import Block
 from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
@@ -132,6 +132,7 @@ class MainWindow(QMainWindow):
         self.watch_timer = QTimer(self)
         self.watch_timer.setInterval(WATCH_MS)
         self.watch_timer.timeout.connect(self._on_watch_timer_timeout)
+        self._enable_actions()
         QTimer.singleShot(0, self._after_first_paint)
 
     # -- building ---------------------------------------------------------------------------
@@ -157,7 +158,8 @@ class MainWindow(QMainWindow):
         chat_menu = self.menuBar().addMenu("&Chat")
         self.stop_action = _action(self, "&Stop reply", None, self._on_stop_triggered)
         chat_menu.addAction(self.stop_action)
-        chat_menu.addAction(_action(self, "&Retry", None, self._on_retry_triggered))
+        self.retry_action = _action(self, "&Retry", None, self._on_retry_triggered)
+        chat_menu.addAction(self.retry_action)
         chat_menu.addAction(_action(self, "Re&name…", "F2", self._on_rename_triggered))
         chat_menu.addAction(_action(self, "Move to &trash", None, self._on_trash_triggered))
         view_menu = self.menuBar().addMenu("&View")
@@ -265,6 +267,7 @@ class MainWindow(QMainWindow):
             self.messages.setModel(None)
             self.center.setCurrentWidget(self.no_chat)
             self._show_mode()
+            self._enable_actions()
             return
         session.busy_changed.connect(self._on_session_busy_changed)
         session.planned.connect(self._on_session_planned)
@@ -278,6 +281,15 @@ class MainWindow(QMainWindow):
         self._show_error(session.error)
         self.composer.set_busy(session.busy)
         self._show_mode()
+        self._enable_actions()
+
+    def _enable_actions(self) -> None:
+        """Stop and Retry only when there is something to stop or to answer again."""
+        session = self.current
+        self.stop_action.setEnabled(session is not None and session.busy)
+        self.retry_action.setEnabled(
+            session is not None and not session.busy and can_retry(session.messages)
+        )
 
     @Slot(str)
     def _on_chat_list_chat_selected(self, chat_id: str) -> None:
@@ -448,6 +460,7 @@ class MainWindow(QMainWindow):
     @Slot(bool)
     def _on_session_busy_changed(self, busy: bool) -> None:
         self.composer.set_busy(busy)
+        self._enable_actions()
 
     @Slot(object)
     def _on_session_planned(self, plan: Plan) -> None:

@@ -10,10 +10,11 @@ import keyring
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
 from PySide6.QtGui import QAction, QColor, QImage
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QDialog, QLineEdit
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from desktop_app.api.simulator import Fault, FaultKind, SimulatorServer
 from desktop_app.chats import Engine
 from desktop_app.config.secrets import KeySource
 from desktop_app.config.settings import AppState, load
@@ -426,3 +427,63 @@ def test_settings_keep_a_model_typed_without_enter_and_refuse_what_the_api_would
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
     assert dialog.result() == QDialog.DialogCode.Accepted
     assert (dialog.chosen().model, dialog.chosen().thinking_budget) == ("qwen3:8b", 8192)
+
+
+def test_a_chat_is_renamed_in_place_by_f2_or_double_click_and_esc_cancels(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    for title in ("Tax return", "Holiday plans"):
+        window.new_chat(title)
+    holiday = next(c for c in engine.store.list_chats() if c.title == "Holiday plans")
+    view = window.chat_list.list
+    window.chat_list.select(holiday.id)
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_F2)
+    editor = view.focusWidget()
+    assert isinstance(editor, QLineEdit)  # an editor opened in place
+    qtbot.wait(200)  # the new chat's plan lands meanwhile: the rename must survive it
+    qtbot.keyClicks(editor, "Summer 2027")  # the title is selected: typing replaces it
+    qtbot.keyClick(editor, Qt.Key.Key_Return)  # Qt commits an edit on the next turn of the loop
+    qtbot.waitUntil(lambda: engine.store.chat(holiday.id).title == "Summer 2027", timeout=2000)
+    row = window.chat_list.proxy.mapFromSource(
+        window.chat_list.model.index(window.chat_list.model.row_of(holiday.id) or 0)
+    )
+    spot = view.visualRect(row).center()
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=spot)  # a double-click
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=spot)  # is click + dbl
+    assert view.state() is view.State.EditingState
+    second = view.findChild(QLineEdit)
+    assert second is not None
+    qtbot.keyClicks(second, "Not this")
+    qtbot.keyClick(second, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: view.state() != view.State.EditingState, timeout=2000)
+    assert engine.store.chat(holiday.id).title == "Summer 2027"  # Esc changed nothing
+
+
+def test_stop_and_retry_are_offered_only_when_they_can_do_something(
+    window: MainWindow, simulator: SimulatorServer, qtbot: QtBot
+) -> None:
+    session = window.new_chat()
+    assert session is not None
+    assert not window.stop_action.isEnabled()
+    assert not window.retry_action.isEnabled()  # nothing said yet
+    simulator.queue(Fault(FaultKind.SERVER_ERROR))
+    window.composer.edit.setPlainText("Hello")
+    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    assert window.retry_action.isEnabled()  # the message has no answer: Retry can give one
+    window.retry_action.trigger()
+    assert window.stop_action.isEnabled()
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    assert not window.stop_action.isEnabled()
+    assert not window.retry_action.isEnabled()  # answered: nothing to retry
+
+
+def test_tab_leaves_the_composer(window: MainWindow, qtbot: QtBot) -> None:
+    window.new_chat()
+    edit = window.composer.edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "draft")
+    qtbot.keyClick(edit, Qt.Key.Key_Tab)
+    assert edit.toPlainText() == "draft"  # no tab character typed
+    assert not edit.hasFocus()
