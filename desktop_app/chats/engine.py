@@ -199,13 +199,22 @@ class Engine:
             raise ImportFailed(
                 "File too large", f"{path} is over the limit of {MAX_IMPORT_BYTES // 2**20} MB."
             )
-        return self.import_bytes(raw)
+        return self.import_bytes(raw, untitled=path.stem)
 
-    def import_bytes(self, raw: bytes) -> Imported:
+    def import_bytes(self, raw: bytes, untitled: str = "Imported chat") -> Imported:
+        """Import a chat; it is titled as the file says, else from its first message,
+        else `untitled` — with a number when another chat has that title already."""
         from desktop_app.storage.exchange import import_chat
 
-        result = import_chat(self.store, raw)
-        return Imported(self.chat(result.chat.id), result.repairs)
+        result = import_chat(self.store, raw, untitled)
+        chat = self.chat(result.chat.id)
+        taken = {c.title for c in self.list_chats() if c.id != chat.id}
+        if chat.title in taken:
+            number = 2
+            while f"{chat.title} ({number})" in taken:
+                number += 1
+            chat.rename(f"{chat.title} ({number})")
+        return Imported(chat, result.repairs)
 
     def create_demo_chat(self, turns: int = 4) -> Chat:
         """A chat of demo conversation with two pinned facts, to look around in."""

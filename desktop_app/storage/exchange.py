@@ -180,7 +180,7 @@ def _markdown_block(block: object) -> list[str]:
 # -- import --------------------------------------------------------------------------------
 
 
-def import_chat(store: ChatStore, raw: bytes) -> ImportResult:
+def import_chat(store: ChatStore, raw: bytes, untitled: str = "Imported chat") -> ImportResult:
     """Import a `contextdesk.chat` document or a bare Messages-API request body."""
     if len(raw) > MAX_IMPORT_BYTES:
         raise ImportFailed(
@@ -210,9 +210,9 @@ def import_chat(store: ChatStore, raw: bytes) -> ImportResult:
         )
     try:
         if data.get("format") == FORMAT:
-            return _import_export(store, data)
+            return _import_export(store, data, untitled)
         if "messages" in data:
-            return _import_request(store, data)
+            return _import_request(store, data, untitled)
     except RecursionError as exc:
         raise ImportFailed(
             "Nested too deeply", "The JSON is nested deeper than any chat needs."
@@ -223,7 +223,7 @@ def import_chat(store: ChatStore, raw: bytes) -> ImportResult:
     )
 
 
-def _import_request(store: ChatStore, body: dict[str, Any]) -> ImportResult:
+def _import_request(store: ChatStore, body: dict[str, Any], untitled: str) -> ImportResult:
     reader = _Fields()
     model = reader.string(body, "model", "", required=False) or DEFAULT_MODEL
     system = body.get("system", "")
@@ -235,7 +235,7 @@ def _import_request(store: ChatStore, body: dict[str, Any]) -> ImportResult:
     messages = _parse_messages(body.get("messages"), reader)
     reader.raise_if_any()
     fixed = repair(messages)
-    title = _title_from(fixed.messages)
+    title = _title_from(fixed.messages, untitled)
     chat = store.create_full(
         sanitize(title),
         sanitize(model),
@@ -247,7 +247,7 @@ def _import_request(store: ChatStore, body: dict[str, Any]) -> ImportResult:
     return ImportResult(chat, tuple(str(r) for r in fixed.repairs))
 
 
-def _import_export(store: ChatStore, data: dict[str, Any]) -> ImportResult:
+def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> ImportResult:
     version = data.get("version")
     if version != VERSION:
         raise ImportFailed(
@@ -291,7 +291,8 @@ def _import_export(store: ChatStore, data: dict[str, Any]) -> ImportResult:
     reader.raise_if_any()
     info = store.create_full(
         sanitize(
-            reader.string(chat, "title", "chat", required=False) or _title_from(fixed.messages)
+            reader.string(chat, "title", "chat", required=False)
+            or _title_from(fixed.messages, untitled)
         ),
         sanitize(reader.string(chat, "model", "chat", required=False) or DEFAULT_MODEL),
         sanitize(_text(data.get("system_prompt"))),
@@ -432,9 +433,9 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _title_from(messages: Sequence[Message]) -> str:
+def _title_from(messages: Sequence[Message], untitled: str) -> str:
     first = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
-    line = first.strip().splitlines()[0] if first.strip() else "Imported chat"
+    line = first.strip().splitlines()[0] if first.strip() else untitled
     return (line[:60] + "…") if len(line) > 60 else line
 
 

@@ -487,3 +487,34 @@ def test_how_long_a_reply_may_take_is_a_setting_the_connection_uses(engine: Engi
     assert (deadlines.first_event_s, deadlines.idle_s) == (300, 120)
     with pytest.raises(BadSetting, match="between 5 and 3,600"):
         engine.change_settings({"quiet_timeout": "0"})
+
+
+def test_imported_chats_get_titles_of_their_own(engine: Engine, tmp_path: Path) -> None:
+    body = {"messages": [{"role": "user", "content": "Plan the Lisbon trip"}]}
+    names = []
+    for _ in range(3):
+        names.append(engine.import_bytes(json.dumps(body).encode()).chat.title)
+    assert names == ["Plan the Lisbon trip", "Plan the Lisbon trip (2)", "Plan the Lisbon trip (3)"]
+    wordless = tmp_path / "support-ticket-5521.json"
+    wordless.write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "image",
+                                "source": {
+                                    "type": "base64",
+                                    "media_type": "image/png",
+                                    "data": PNG_1PX,
+                                },
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+    )
+    assert engine.import_file(wordless).chat.title == "support-ticket-5521"  # from the file name
