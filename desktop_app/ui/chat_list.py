@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QListView,
     QMenu,
     QPushButton,
+    QSizePolicy,
     QStyledItemDelegate,
     QVBoxLayout,
     QWidget,
@@ -161,6 +162,8 @@ class ChatListPanel(QWidget):
         self.empty.setWordWrap(True)
         self.undo_bar = QWidget()
         self.undo_label = QLabel()
+        self.undo_label.setWordWrap(True)  # a long title wraps; the window never grows for it
+        self.undo_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.undo_button = QPushButton("Undo")
         self.undo_button.clicked.connect(self._on_undo_clicked)
         undo_layout = QHBoxLayout(self.undo_bar)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListView,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -183,6 +184,8 @@ class FactsPanel(QWidget):
         self.reject_button.clicked.connect(self._on_reject_clicked)
         self.undo_bar = QWidget()
         self.undo_label = QLabel()
+        self.undo_label.setWordWrap(True)
+        self.undo_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.undo_button = QPushButton("Undo")
         self.undo_button.clicked.connect(self._on_undo_clicked)
         undo_row = QHBoxLayout(self.undo_bar)

@@ -487,3 +487,17 @@ def test_tab_leaves_the_composer(window: MainWindow, qtbot: QtBot) -> None:
     qtbot.keyClick(edit, Qt.Key.Key_Tab)
     assert edit.toPlainText() == "draft"  # no tab character typed
     assert not edit.hasFocus()
+
+
+def test_the_window_does_not_grow_when_the_undo_bar_names_a_long_chat(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    window.chats.new_chat("A very long title for a chat about many things " * 3)
+    qtbot.wait(50)
+    before = window.width()
+    current = window.current
+    assert current is not None
+    window.chats.trash(current.chat.id)  # the Undo bar appears, naming the chat
+    assert window.chat_list.undo_bar.isVisible()
+    qtbot.wait(50)
+    assert window.width() == before
