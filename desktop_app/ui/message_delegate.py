@@ -2,8 +2,8 @@
 chip — type, token count, context state — and its content.
 
 Layouts are the expensive part (docs/architecture.md, *Costs that shape the window*:
-~0.7 ms for a short Markdown message, ~20 ms for 20 KB), so they are made only for rows Qt asks about and cached by (message id,
-revision, width, which blocks are expanded). A streaming reply is laid out as plain text
+~0.7 ms for a short Markdown message, ~20 ms for 20 KB), so they are made only for rows
+Qt asks about and cached by (message id, revision, width, which blocks are expanded). A streaming reply is laid out as plain text
 and switches to Markdown once it is complete, so a flush never re-parses Markdown.
 Chips are painted from the model's data on every paint and never cached: a new plan
 changes them without touching any layout.
