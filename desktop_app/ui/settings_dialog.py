@@ -107,9 +107,13 @@ class SettingsDialog(QDialog):
         self.commands = QCheckBox("Allow running commands in the workspace (always asks first)")
         self.commands.setChecked(settings.run_command_enabled)
         self.command_env = QLineEdit(settings.command_env)
-        self.command_env.setPlaceholderText(
-            "Commands see PATH, HOME, the locale… Add variables by name: VIRTUAL_ENV, PYTHONPATH"
+        self.command_env.setPlaceholderText("More variables commands see: VIRTUAL_ENV, PYTHONPATH…")
+        self.command_env.setToolTip(
+            "Commands see PATH, HOME, USER, SHELL, the locale, TERM, TMPDIR and TZ; name any "
+            "other variable they need here (never the API key)."
         )
+        self.command_env.setEnabled(self.commands.isChecked())
+        self.commands.toggled.connect(self.command_env.setEnabled)
         self.workspace = QLineEdit(settings.workspace)
         self.workspace.setPlaceholderText("No folder: the file tools are off")
         browse = QPushButton("Choose…")
