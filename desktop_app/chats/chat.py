@@ -584,9 +584,13 @@ class Chat:
 
 def can_retry(messages: Sequence[Message]) -> bool:
     """Is there something to answer again: a last user message, once any failed or
-    interrupted replies after it are left out?"""
-    kept = _without_failed_replies(messages)
-    return bool(kept) and kept[-1].role == "user"
+    interrupted replies after it are left out? (Reads from the end: no copy.)"""
+    for message in reversed(messages):
+        if message.role == "user":
+            return True
+        if message.status is MessageStatus.COMPLETE:
+            return False
+    return False
 
 
 def _without_failed_replies(messages: Sequence[Message]) -> list[Message]:

@@ -24,10 +24,10 @@ from desktop_app.config.logfile import log_to_file
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
 from desktop_app.config.settings import (
-    SETTINGS,
     AppState,
     BadSetting,
     Settings,
+    faults,
     load,
     problems,
     save,
@@ -43,6 +43,11 @@ from desktop_app.tokens.calibration import Calibration
 from desktop_app.tokens.counter import TokenCounter
 
 DEMO_MODEL = "contextdesk-demo"
+
+
+def _how_to_reach(settings: Settings) -> tuple[str, int, int]:
+    """What the connection is made from: a change means connecting afresh."""
+    return settings.base_url, settings.first_word_timeout, settings.quiet_timeout
 
 
 def data_folder(home: str | Path | None = None) -> Path:
@@ -266,10 +271,10 @@ class Engine:
     def save_settings(self, settings: Settings) -> None:
         """Check, save (atomically) and use new settings. New chats take them as their
         defaults; open chats re-plan with the tools and workspace they set."""
-        found = self._problems(settings, labels=False)
+        found = faults(settings, skip=self._unchanged_workspace(settings))
         if found:
-            key, _, why = found[0].partition(": ")
-            raise BadSetting(key, why)
+            spec, why = found[0]
+            raise BadSetting(spec.key, why)
         try:
             save(self.paths.settings_file, settings)
         except OSError as exc:
@@ -279,15 +284,7 @@ class Engine:
         self._use_settings(settings)
 
     def _use_settings(self, settings: Settings) -> None:
-        server_changed = (
-            settings.base_url,
-            settings.first_word_timeout,
-            settings.quiet_timeout,
-        ) != (
-            self.settings.base_url,
-            self.settings.first_word_timeout,
-            self.settings.quiet_timeout,
-        )
+        server_changed = _how_to_reach(settings) != _how_to_reach(self.settings)
         self.settings = settings
         self.secrets.plaintext_opt_in = settings.plaintext_key_opt_in
         if server_changed:
@@ -314,17 +311,12 @@ class Engine:
     def settings_problems(self, settings: Settings) -> list[str]:
         """What is wrong with `settings`, one line each, named as the Settings dialog
         names them (empty: they can be saved)."""
-        return self._problems(settings, labels=True)
+        return problems(settings, labels=True, skip=self._unchanged_workspace(settings))
 
-    def _problems(self, settings: Settings, *, labels: bool) -> list[str]:
+    def _unchanged_workspace(self, settings: Settings) -> tuple[str, ...]:
         """A workspace folder that has gone missing (a drive not mounted) blocks no other
         change: only a newly chosen folder must exist."""
-        found = problems(settings, labels=labels)
-        if settings.workspace == self.settings.workspace:
-            workspace = next(s for s in SETTINGS if s.attr == "workspace")
-            name = workspace.label if labels else workspace.key
-            found = [p for p in found if not p.startswith(f"{name}: ")]
-        return found
+        return ("workspace",) if settings.workspace == self.settings.workspace else ()
 
     def change_settings(self, assignments: dict[str, str]) -> Settings:
         """`contextdesk settings KEY=VALUE …`: typed values, checked as the dialog checks."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -235,15 +235,22 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
 SETTING_BY_KEY = {spec.key: spec for spec in SETTINGS}
 
 
-def problems(settings: Settings, *, labels: bool = False) -> list[str]:
-    """What is wrong with these settings, one line each, each named as on the command
-    line (or, with `labels`, as in the Settings dialog)."""
+def faults(settings: Settings, *, skip: Collection[str] = ()) -> list[tuple[SettingSpec, str]]:
+    """Each setting that is not allowed (but those whose field is in `skip`), and why."""
     found = []
     for spec in SETTINGS:
-        why = spec.check(getattr(settings, spec.attr), settings)
+        why = "" if spec.attr in skip else spec.check(getattr(settings, spec.attr), settings)
         if why:
-            found.append(f"{spec.label if labels else spec.key}: {why}")
+            found.append((spec, why))
     return found
+
+
+def problems(settings: Settings, *, labels: bool = False, skip: Collection[str] = ()) -> list[str]:
+    """What is wrong with these settings, one line each, each named as on the command
+    line (or, with `labels`, as in the Settings dialog)."""
+    return [
+        f"{spec.label if labels else spec.key}: {why}" for spec, why in faults(settings, skip=skip)
+    ]
 
 
 def with_values(settings: Settings, assignments: dict[str, str]) -> Settings:
@@ -280,13 +287,10 @@ def load(path: Path, kind: type[T]) -> T:
         log.warning("%s unreadable (%s); set aside as %s, defaults in use", path, exc, aside.name)
         return kind()
     if isinstance(loaded, Settings):
-        for problem in problems(loaded):
-            key = problem.partition(":")[0]
-            attr = SETTING_BY_KEY[key].attr
-            if attr == "workspace":
-                continue  # a folder on a drive not mounted yet: the file tools say so
-            log.warning("%s: %s; the default is used", path, problem)
-            loaded = replace(loaded, **{attr: getattr(Settings(), attr)})
+        # A workspace on a drive not mounted yet is kept: the file tools say so.
+        for spec, why in faults(loaded, skip=("workspace",)):
+            log.warning("%s: %s: %s; the default is used", path, spec.key, why)
+            loaded = replace(loaded, **{spec.attr: getattr(Settings(), spec.attr)})
     return loaded
 
 
