@@ -36,10 +36,12 @@ from desktop_app.core.events import (
     TurnFinished,
 )
 from desktop_app.core.ports import ApprovalDecision, ApprovalRequest
+from desktop_app.storage.search import MARK_END, MARK_START
 
 if TYPE_CHECKING:  # the engine loads only when a command needs it
     from desktop_app.chats import Chat, Engine
     from desktop_app.context.projection import Plan
+    from desktop_app.storage.search import SearchHit
     from desktop_app.storage.store import ChatInfo
 
 USAGE_KINDS = (ErrorKind.USAGE, ErrorKind.FORMAT)  # exit 2: the input, not the world
@@ -141,6 +143,18 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "-o", "--output", type=Path, help="write here (atomically) instead of stdout"
     )
     export.add_argument("--format", choices=("json", "md"), default="json")
+    search = sub.add_parser(
+        "search",
+        help="find text in every chat's titles and messages (exit 1 when nothing matches)",
+        description="One line per hit: the chat's id, its title, the message's number in the "
+        "chat (# for a title) and the text around the match. Across chats the newest "
+        "messages come first; within one chat (--chat), in order. Messages are searched "
+        "for pieces of 3 or more characters; shorter text matches titles only.",
+    )
+    search.add_argument("text")
+    search.add_argument("--chat", help="search this chat only")
+    search.add_argument("--json", action="store_true")
+    search.add_argument("--limit", type=int, default=200, help="at most this many hits (200)")
     importing = sub.add_parser(
         "import",
         help="import a contextdesk.chat file or a Messages API request body; prints the new id",
@@ -592,6 +606,37 @@ def cmd_export(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(engine: Engine, args: argparse.Namespace) -> int:
+    chat_id = engine.find(args.chat).id if args.chat else None
+    hits = engine.search(args.text, chat_id=chat_id, limit=max(1, args.limit))
+    if args.json:
+        print(json.dumps([_hit_json(hit) for hit in hits], ensure_ascii=False, indent=2))
+    bold = sys.stdout.isatty()
+    for hit in [] if args.json else hits:
+        where = "#" if hit.message_id is None else f"#{hit.position + 1}"
+        print(f"{hit.chat_id}  {hit.chat_title}  {where}  {_one_line(hit.snippet, bold=bold)}")
+    if not hits:
+        print(f"Nothing matches {args.text!r}.", file=sys.stderr)
+    return 0 if hits else 1
+
+
+def _hit_json(hit: SearchHit) -> dict[str, Any]:
+    return {
+        "chat_id": hit.chat_id,
+        "chat_title": hit.chat_title,
+        "message_id": hit.message_id,
+        "message_number": hit.position + 1 if hit.message_id else None,
+        "snippet": _one_line(hit.snippet, bold=False),
+    }
+
+
+def _one_line(snippet: str, *, bold: bool) -> str:
+    """The snippet on one line, its match in bold on a terminal (plain for a pipe)."""
+    start, end = ("\033[1m", "\033[0m") if bold else ("", "")
+    text = " ".join(snippet.split())
+    return text.replace(MARK_START, start).replace(MARK_END, end)
+
+
 def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
     imported = engine.import_file(args.file)
     for change in imported.repairs:
@@ -630,4 +675,5 @@ _COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "context": cmd_context,
     "export": cmd_export,
     "import": cmd_import,
+    "search": cmd_search,
 }

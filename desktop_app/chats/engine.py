@@ -38,6 +38,7 @@ from desktop_app.core.errors import ContextDeskError, file_error
 from desktop_app.core.messages import Message
 from desktop_app.core.ports import ModelInfo
 from desktop_app.storage.db import BACKUPS
+from desktop_app.storage.search import SearchHit
 from desktop_app.storage.store import ChatInfo, ChatStore
 from desktop_app.tokens.calibration import Calibration
 from desktop_app.tokens.counter import TokenCounter
@@ -149,6 +150,12 @@ class Engine:
     def list_chats(self) -> list[ChatInfo]:
         """Chats by last activity, newest first."""
         return self.store.list_chats()
+
+    def search(self, text: str, *, chat_id: str | None = None, limit: int = 200) -> list[SearchHit]:
+        """Chats whose title and messages whose text contain `text`: across all chats the
+        newest first, within one chat in order (its own writes included: the index is
+        kept by the database in the same transaction as every message)."""
+        return self.store.search(text, chat_id=chat_id, limit=limit)
 
     def new_chat(
         self,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from desktop_app.config.privacy import create_private
 from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.storage import search
 
 BUSY_TIMEOUT_S = 10.0  # how long a write waits for another program's lock
 BACKUPS = "backups"  # beside the database: a copy of it a day, the newest few kept
@@ -132,7 +133,11 @@ def _v3(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3]  # append only; index + 1 is the schema version
+def _v4(db: sqlite3.Connection) -> None:
+    search.create_index(db)  # full-text search over every message, built from what is stored
+
+
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

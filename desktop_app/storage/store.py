@@ -33,6 +33,7 @@ from desktop_app.core.messages import Message, MessageStatus, Role, new_id
 from desktop_app.core.repair import INTERRUPTED_RESULT
 from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
 from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error, transaction
+from desktop_app.storage.search import SearchHit, search
 
 # Every chat query: the row and how many messages it has.
 _CHATS = "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id AND NOT m.deleted) AS n FROM chats c"
@@ -202,6 +203,12 @@ class ChatStore:
         if len(rows) > 1:
             raise ChatNotFound(ref, f"{len(rows)} chats start with it; give more of the id")
         return self.chat(rows[0]["id"])
+
+    def search(
+        self, query: str, *, chat_id: str | None = None, limit: int = 200
+    ) -> list[SearchHit]:
+        """Titles and messages that contain `query` (see `storage.search`)."""
+        return search(self.db, query, chat_id=chat_id, limit=limit)
 
     def update_chat(
         self,

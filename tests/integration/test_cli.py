@@ -13,6 +13,8 @@ import pytest
 
 from desktop_app.api.simulator import Reply, SimulatorServer
 from desktop_app.app import main
+from desktop_app.storage.store import ChatStore
+from tests.unit.builders import a, u
 
 
 class CLI:
@@ -256,3 +258,19 @@ def test_a_bug_is_said_plainly_and_its_traceback_kept_in_the_log(
     assert str(log) in err
     assert "Traceback" in log.read_text()
     assert "the flux capacitor" in log.read_text()
+
+
+def test_search_prints_one_line_per_hit(cli: CLI) -> None:
+    chat_id = cli("chat", "new", "--title", "Trip planning").strip()
+    store = ChatStore.open(cli.home / "data" / "contextdesk.sqlite3")
+    store.append_messages(chat_id, [u("Book the ferry to Hydra"), a("The ferry leaves at 9.")])
+    store.close()
+
+    assert cli("search", "ferry").splitlines() == [  # the newest message first
+        f"{chat_id}  Trip planning  #2  The ferry leaves at 9.",
+        f"{chat_id}  Trip planning  #1  Book the ferry to Hydra",
+    ]
+    [hit] = json.loads(cli("search", "HYDRA", "--chat", chat_id[:-2], "--json"))
+    assert hit["chat_title"] == "Trip planning"
+    assert (hit["message_number"], hit["snippet"]) == (1, "Book the ferry to Hydra")
+    assert "Nothing matches 'submarine'" in cli("search", "submarine", status=1)

@@ -1,0 +1,204 @@
+"""Search across every message: the FTS index follows every write the store makes (the
+triggers are the only code that keeps it), an old database is indexed on upgrade, and the
+CLI prints one line per hit."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from desktop_app.core.blocks import TextBlock, ToolResultBlock
+from desktop_app.core.messages import Message, MessageStatus, user_text
+from desktop_app.storage.search import MARK_END, MARK_START
+from desktop_app.storage.store import ChatStore
+from tests.unit.builders import a, call, result, u
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[ChatStore]:
+    opened = ChatStore.open(tmp_path / "test.sqlite3")
+    yield opened
+    opened.close()
+
+
+def found(store: ChatStore, text: str, chat_id: str | None = None) -> list[tuple[str, int]]:
+    """(chat id, message position) of each message hit; titles left out."""
+    return [(h.chat_id, h.position) for h in store.search(text, chat_id=chat_id) if h.message_id]
+
+
+def test_text_tool_calls_and_tool_results_are_found_anywhere_in_a_word(store: ChatStore) -> None:
+    chat = store.create_chat("Invoices")
+    store.append_messages(
+        chat.id,
+        [
+            u("Where is the quarterly report?"),
+            a("Let me look.", call("toolu_1", "read_file", path="reports/q3-summary.md")),
+            u(result("toolu_1", "Revenue grew by 12 percent")),
+            a("Revenue grew; 报告在这里。"),
+        ],
+    )
+    assert found(store, "QUARTERLY") == [(chat.id, 0)]  # case does not matter
+    assert found(store, "uarter") == [(chat.id, 0)]  # nor where in the word it starts
+    assert found(store, "q3-summary") == [(chat.id, 1)]  # a tool call's arguments
+    assert found(store, "12 percent") == [(chat.id, 2)]  # a tool result's text
+    assert found(store, "报告在") == [(chat.id, 3)]  # no spaces needed between words
+    assert found(store, "报告") == [(chat.id, 3)]  # and two characters make a word
+    assert [p for _, p in found(store, "revenue grew")] == [3, 2]  # newest first
+    [hit] = [h for h in store.search("quarterly") if h.message_id]
+    assert f"{MARK_START}quarterly{MARK_END}" in hit.snippet
+    assert hit.chat_title == "Invoices"
+
+
+def test_titles_match_short_text_and_messages_need_three_characters(store: ChatStore) -> None:
+    chat = store.create_chat("Go tips")
+    store.append_message(chat.id, user_text("go go go"))
+    hits = store.search("go")
+    assert [(h.chat_id, h.message_id) for h in hits] == [(chat.id, None)]
+    assert found(store, "go go") == [(chat.id, 0)]
+    assert store.search("   ") == []
+
+
+def test_the_query_is_text_not_search_syntax(store: ChatStore) -> None:
+    chat = store.create_chat()
+    store.append_message(chat.id, user_text('she said "NOT OR AND" * (twice)'))
+    for query in ('"NOT OR AND"', "* (tw", "NOT OR", 'd "N'):
+        assert found(store, query) == [(chat.id, 0)], query
+
+
+def test_one_chat_is_searched_in_order(store: ChatStore) -> None:
+    first, second = store.create_chat("one"), store.create_chat("two")
+    store.append_messages(first.id, [u("alpha beta"), a("beta gamma"), u("beta again")])
+    store.append_messages(second.id, [u("beta elsewhere")])
+    assert found(store, "beta", first.id) == [(first.id, 0), (first.id, 1), (first.id, 2)]
+    assert found(store, "beta", second.id) == [(second.id, 0)]
+
+
+def test_streamed_text_the_trash_and_hidden_replies_follow_the_store(tmp_path: Path) -> None:
+    path = tmp_path / "chats.sqlite3"
+    store = ChatStore.open(path)
+    chat = store.create_chat()
+    store.append_message(chat.id, user_text("tell me about walruses"))
+    reply = Message("assistant", (TextBlock("Walruses are"),), status=MessageStatus.STREAMING)
+    store.checkpoint(chat.id, reply)
+    store.checkpoint(chat.id, replace(reply, blocks=(TextBlock("Walruses live in the Arctic"),)))
+    assert found(store, "Arctic") == [(chat.id, 1)]
+    assert found(store, "Walruses are") == []  # the earlier checkpoint's text is gone
+
+    store.delete_chat(chat.id)
+    assert store.search("walrus") == []
+    store.restore_chat(chat.id)  # Undo
+    assert found(store, "walrus") == [(chat.id, 1), (chat.id, 0)]
+
+    empty = Message("assistant", (), status=MessageStatus.STREAMING)
+    store.append_message(chat.id, user_text("and seals?"))
+    store.checkpoint(chat.id, empty)
+    store.db.close()  # a crash before the reply's first word
+    reopened = ChatStore.open(path)
+    reopened.recover()
+    assert found(reopened, "seals") == [(chat.id, 2)]
+    reopened.close()
+
+
+def test_a_fork_and_an_import_are_searchable(store: ChatStore) -> None:
+    chat = store.create_chat()
+    store.append_messages(chat.id, [u("first question"), a("first answer"), u("second")])
+    first_answer = store.messages(chat.id)[1]
+    fork = store.fork(chat.id, first_answer.id, "Edited")
+    assert sorted(found(store, "first answer")) == sorted([(chat.id, 1), (fork.id, 1)])
+
+
+def test_a_version_3_database_is_indexed_on_upgrade(tmp_path: Path) -> None:
+    from desktop_app.storage import db as schema
+
+    path = tmp_path / "v3.sqlite3"
+    old = sqlite3.connect(path, isolation_level=None)
+    for migration in schema.MIGRATIONS[:3]:
+        migration(old)
+    old.execute("PRAGMA user_version = 3")
+    old.execute(
+        "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at)"
+        " VALUES ('c1', 'Old chat', 'm', '', '{}', 1.0, 2.0)"
+    )
+    old.execute(
+        "INSERT INTO messages (id, chat_id, position, role, status, created_at) "
+        "VALUES ('m1', 'c1', 0, 'user', 'complete', 1.0)"
+    )
+    raw = json.dumps({"type": "text", "text": "written before search existed"})
+    old.execute(
+        "INSERT INTO blocks (message_id, position, type, raw) VALUES ('m1', 0, 'text', ?)", (raw,)
+    )
+    old.close()
+    store = ChatStore.open(path)
+    assert found(store, "before search") == [("c1", 0)]
+    store.close()
+
+
+# -- the index never drifts from the messages ------------------------------------------------
+
+WORDS = ["apple", "banana", "cherry", "Apfel", "Kirsche", "苹果派", "tool", "ferry"]
+sentences = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.integers(0, 2), sentences),
+        st.tuples(st.just("result"), st.integers(0, 2), sentences),
+        st.tuples(st.just("checkpoint"), st.integers(0, 2), sentences),
+        st.tuples(st.just("trash"), st.integers(0, 2), st.just("")),
+        st.tuples(st.just("restore"), st.integers(0, 2), st.just("")),
+    ),
+    max_size=12,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=operations, query=st.sampled_from([*WORDS, "pple", "erry ap", "果派"]))
+def test_search_agrees_with_reading_every_message(
+    store: ChatStore, ops: list[tuple[str, int, str]], query: str
+) -> None:
+    store.db.execute("DELETE FROM chats")  # what the last example left
+    assert store.db.execute("SELECT COUNT(*) FROM message_search").fetchone()[0] == 0
+    chats = [store.create_chat(f"c{i}").id for i in range(3)]
+    streaming: dict[str, Message] = {}
+    for op, which, text in ops:
+        chat_id = chats[which]
+        if op == "append":
+            streaming.pop(chat_id, None)
+            store.append_message(chat_id, user_text(text))
+        elif op == "result":
+            streaming.pop(chat_id, None)
+            store.append_message(chat_id, u(ToolResultBlock("toolu_x", (TextBlock(text),))))
+        elif op == "checkpoint":
+            reply = streaming.setdefault(
+                chat_id, Message("assistant", (), status=MessageStatus.STREAMING)
+            )
+            streaming[chat_id] = replace(reply, blocks=(TextBlock(text),))
+            store.checkpoint(chat_id, streaming[chat_id])
+        elif op == "trash":
+            store.delete_chat(chat_id)
+        else:
+            store.restore_chat(chat_id)
+    expected = sorted(
+        (chat.id, position)
+        for chat in store.list_chats()
+        for position, message in enumerate(store.messages(chat.id))
+        if query.lower() in _searchable(message).lower()
+    )
+    assert sorted(found(store, query)) == expected
+
+
+def _searchable(message: Message) -> str:
+    parts = []
+    for block in message.blocks:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, ToolResultBlock):
+            parts.extend(p.text for p in block.content if isinstance(p, TextBlock))
+    return "\n".join(parts)
