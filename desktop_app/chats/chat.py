@@ -401,6 +401,14 @@ class Chat:
         images = tuple(b for b in message.blocks if isinstance(b, ImageBlock))
         return self.engine.chat(info.id), Message("user", (*images, TextBlock(text)))
 
+    def set_pinned(self, pinned: bool) -> None:
+        """Keep the chat on top of the chat list (or let it go back to its date)."""
+        self.info = self.engine.store.set_pinned(self.id, pinned)
+
+    def set_archived(self, archived: bool) -> None:
+        """Take the chat out of the list without deleting it (or bring it back)."""
+        self.info = self.engine.store.set_archived(self.id, archived)
+
     def delete(self) -> None:
         """Move to the trash (the chat list offers Undo: `Engine.restore_chat`)."""
         self.engine.store.delete_chat(self.id)

@@ -75,6 +75,7 @@ class Engine:
     _chats: dict[str, Chat] = field(default_factory=dict, init=False, repr=False)
     _seen_version: int = field(default=0, init=False, repr=False)
     _settings_stamp: int | None = field(default=None, init=False, repr=False)
+    _listed: dict[str, ModelInfo] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self, demo_mode: bool) -> None:
         # The server is read when connecting: Settings may have changed it by then.
@@ -147,15 +148,23 @@ class Engine:
         """A chat by its id or a unique prefix of it."""
         return self.chat(self.store.find_chat(ref).id)
 
-    def list_chats(self) -> list[ChatInfo]:
-        """Chats by last activity, newest first."""
-        return self.store.list_chats()
+    def list_chats(self, *, archived: bool = False) -> list[ChatInfo]:
+        """Chats by last activity, newest first (the archived ones with `archived`)."""
+        return self.store.list_chats(archived=archived)
 
     def search(self, text: str, *, chat_id: str | None = None, limit: int = 200) -> list[SearchHit]:
         """Chats whose title and messages whose text contain `text`: across all chats the
         newest first, within one chat in order (its own writes included: the index is
         kept by the database in the same transaction as every message)."""
         return self.store.search(text, chat_id=chat_id, limit=limit)
+
+    def search_chats(self, text: str, limit: int = 200) -> list[tuple[ChatInfo, SearchHit]]:
+        """Each chat that matches `text` once: those whose title matches first, then
+        those with the newest matching messages, each with that message."""
+        best: dict[str, SearchHit] = {}
+        for hit in self.search(text, limit=limit):
+            best.setdefault(hit.chat_id, hit)
+        return [(self.store.chat(chat_id), hit) for chat_id, hit in best.items()]
 
     def new_chat(
         self,
@@ -168,17 +177,20 @@ class Engine:
         """A chat made from Settings' defaults — model, system prompt, max output tokens,
         extended thinking — with any of them (or a context setting) overridden."""
         defaults = self.settings
+        model = model or defaults.model
         settings = checked(
             replace(
                 ContextSettings(
-                    max_tokens=defaults.max_tokens, thinking_budget=defaults.thinking_budget
+                    context_window=self.model_window(model),
+                    max_tokens=defaults.max_tokens,
+                    thinking_budget=defaults.thinking_budget,
                 ),
                 **overrides,
             )
         )
         info = self.store.create_chat(
             title,
-            model or defaults.model,
+            model,
             defaults.system_prompt if system_prompt is None else system_prompt,
             settings,
         )
@@ -320,6 +332,11 @@ class Engine:
         names them (empty: they can be saved)."""
         return problems(settings, labels=True, skip=self._unchanged_workspace(settings))
 
+    def settings_faults(self, settings: Settings) -> list[tuple[str, str]]:
+        """The same, as (field, line): the dialog shows each beside its field."""
+        skip = self._unchanged_workspace(settings)
+        return [(spec.attr, f"{spec.label}: {why}") for spec, why in faults(settings, skip=skip)]
+
     def _unchanged_workspace(self, settings: Settings) -> tuple[str, ...]:
         """A workspace folder that has gone missing (a drive not mounted) blocks no other
         change: only a newly chosen folder must exist."""
@@ -339,7 +356,19 @@ class Engine:
 
     def models(self) -> list[ModelInfo]:
         """The server's models; call on a worker thread (it connects)."""
-        return self.connection.models()
+        listed = self.connection.models()
+        self._listed = {info.id: info for info in listed}
+        return listed
+
+    def model_window(self, model: str) -> int:
+        """A model's context window: as Settings give it for their model when the user
+        typed one no list knows, else as the server listed it, else as we know it."""
+        from desktop_app.api.models import BUILTIN_MODELS, DEFAULT_CONTEXT_WINDOW
+
+        if model == self.settings.model and self.settings.context_window:
+            return self.settings.context_window
+        known = {info.id: info for info in BUILTIN_MODELS} | self._listed
+        return known[model].context_window if model in known else DEFAULT_CONTEXT_WINDOW
 
     @staticmethod
     def known_models() -> list[ModelInfo]:

@@ -34,6 +34,7 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 class Settings:
     base_url: str = ""  # empty: ANTHROPIC_BASE_URL, else Anthropic's API
     model: str = DEFAULT_MODEL
+    context_window: int = 0  # tokens, for a model no list knows; 0: as the model list says
     max_tokens: int = 4096
     thinking_budget: int = 0  # 0: extended thinking off
     system_prompt: str = ""  # the default for new chats
@@ -53,10 +54,12 @@ class AppState:
     window_geometry: str = ""  # base64 of QWidget.saveGeometry()
     splitter_sizes: list[int] = field(default_factory=list)
     last_chat_id: str = ""
+    chat_list_hidden: bool = False  # Ctrl+B
 
 
 MAX_TOKENS_RANGE = (256, 128_000)
-THINKING_RANGE = (1024, 64_000)  # the API's minimum budget; 0 turns thinking off
+THINKING_RANGE = (1024, 64_000)
+CONTEXT_WINDOW_RANGE = (1_000, 10_000_000)  # the API's minimum budget; 0 turns thinking off
 
 
 class BadSetting(ContextDeskError):
@@ -132,6 +135,13 @@ def _in_range(low: int, high: int) -> Callable[[int, Settings], str]:
     return check
 
 
+def _window(value: int, _: Settings) -> str:
+    low, high = CONTEXT_WINDOW_RANGE
+    if value == 0 or low <= value <= high:
+        return ""
+    return f"0 (as the model list says) or between {low:,} and {high:,} tokens"
+
+
 def _thinking(value: int, settings: Settings) -> str:
     if value == 0:
         return ""
@@ -168,6 +178,13 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
         "Server",
     ),
     SettingSpec("model", "model", "the model new chats use", _model, "Model"),
+    SettingSpec(
+        "context_window",
+        "context_window",
+        "the model's context window in tokens, for a model no list knows; 0: as listed",
+        _window,
+        "Context window",
+    ),
     SettingSpec(
         "max_tokens",
         "max_tokens",

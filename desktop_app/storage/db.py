@@ -137,7 +137,20 @@ def _v4(db: sqlite3.Connection) -> None:
     search.create_index(db)  # full-text search over every message, built from what is stored
 
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4]  # append only; index + 1 is the schema version
+def _v5(db: sqlite3.Connection) -> None:
+    # Pinned chats stay on top of the list; archived ones leave it without going to the
+    # trash. Neither is activity: `updated_at` is not touched by them.
+    db.execute("ALTER TABLE chats ADD COLUMN pinned_at REAL")
+    db.execute("ALTER TABLE chats ADD COLUMN archived_at REAL")
+
+
+MIGRATIONS: list[Migration] = [
+    _v1,
+    _v2,
+    _v3,
+    _v4,
+    _v5,
+]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

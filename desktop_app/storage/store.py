@@ -56,6 +56,8 @@ class ChatInfo:
     deleted_at: float | None
     message_count: int
     token_total: int | None = None  # the transcript's size in tokens, when counted
+    pinned_at: float | None = None  # kept on top of the chat list since
+    archived_at: float | None = None  # out of the chat list (not in the trash) since
 
 
 def settings_to_json(settings: ContextSettings) -> str:
@@ -186,10 +188,11 @@ class ChatStore:
             raise ChatNotFound(chat_id)
         return _chat_info(row)
 
-    def list_chats(self, *, trash: bool = False) -> list[ChatInfo]:
-        """Chats by last activity, newest first (or the trash)."""
+    def list_chats(self, *, trash: bool = False, archived: bool = False) -> list[ChatInfo]:
+        """Chats by last activity, newest first (or the trash, or the archive)."""
         rows = self.db.execute(
-            f"{_CHATS} WHERE c.deleted_at IS {'NOT ' if trash else ''}NULL ORDER BY c.updated_at DESC"
+            f"{_CHATS} WHERE c.deleted_at IS {'NOT ' if trash else ''}NULL "
+            f"AND c.archived_at IS {'NOT ' if archived else ''}NULL ORDER BY c.updated_at DESC"
         ).fetchall()
         return [_chat_info(r) for r in rows]
 
@@ -262,6 +265,22 @@ class ChatStore:
         """Remember a chat's size for the chat list (its activity time is not touched)."""
         with transaction(self.db):
             self.db.execute("UPDATE chats SET token_total = ? WHERE id = ?", (tokens, chat_id))
+
+    def set_pinned(self, chat_id: str, pinned: bool) -> ChatInfo:
+        return self._mark(chat_id, "pinned_at", pinned)
+
+    def set_archived(self, chat_id: str, archived: bool) -> ChatInfo:
+        return self._mark(chat_id, "archived_at", archived)
+
+    def _mark(self, chat_id: str, column: str, on: bool) -> ChatInfo:
+        """Set or clear one of the chat's marks (its activity time is not touched)."""
+        self.chat(chat_id)
+        with transaction(self.db):
+            self.db.execute(
+                f"UPDATE chats SET {column} = ? WHERE id = ?",
+                (time.time() if on else None, chat_id),
+            )
+        return self.chat(chat_id)
 
     def delete_chat(self, chat_id: str) -> None:
         """Move to the trash (restorable)."""
@@ -645,6 +664,8 @@ def _chat_info(row: sqlite3.Row) -> ChatInfo:
         deleted_at=row["deleted_at"],
         message_count=row["n"],
         token_total=row["token_total"],
+        pinned_at=row["pinned_at"],
+        archived_at=row["archived_at"],
     )
 
 

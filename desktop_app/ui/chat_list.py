@@ -1,9 +1,17 @@
-"""The chat list: every chat by last activity, searchable as you type, with its message
-count and size; new, rename, delete to the trash with Undo.
+"""The chat list: pinned chats on top, then every chat under its date (Today, Yesterday,
+Previous 7 days, …), a mark on a chat that is answering in the background or has failed;
+search across titles and messages as you type; new, rename, pin, archive, and delete to
+the trash with Undo.
+
+One model row per chat, painted by a delegate (group headers included), so thousands of
+chats cost no widgets. Searching never opens a chat or moves the focus: the list shows
+the chats that match, each with the text around its newest match; a click or Enter opens
+the chat at that message.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -11,15 +19,26 @@ from typing import Any
 from PySide6.QtCore import (
     QAbstractListModel,
     QByteArray,
+    QEvent,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
+    QRect,
+    QSize,
     Qt,
     QTimer,
     Signal,
     Slot,
 )
-from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtGui import (
+    QColor,
+    QContextMenuEvent,
+    QFocusEvent,
+    QFont,
+    QFontMetrics,
+    QKeyEvent,
+    QPainter,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -29,23 +48,42 @@ from PySide6.QtWidgets import (
     QMenu,
     QPushButton,
     QSizePolicy,
+    QStyle,
     QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop_app.storage.search import MARK_END, MARK_START, SearchHit
 from desktop_app.storage.store import ChatInfo
 
 Index = QModelIndex | QPersistentModelIndex
 CHAT_ROLE = Qt.ItemDataRole.UserRole + 1
 ID_ROLE = Qt.ItemDataRole.UserRole + 2
+GROUP_ROLE = Qt.ItemDataRole.UserRole + 3  # the header the row sits under
+HIT_ROLE = Qt.ItemDataRole.UserRole + 4  # while searching: the chat's newest match
+ACTIVITY_ROLE = Qt.ItemDataRole.UserRole + 5  # "answering", "failed" or ""
 UNDO_SECONDS = 10
+SEARCH_DELAY_MS = 150  # search once typing pauses, not on every key
+PINNED = "Pinned"
+
+
+class Activity:
+    ANSWERING = "answering"
+    FAILED = "failed"
 
 
 class ChatListModel(QAbstractListModel):
+    """The chats shown: pinned first, then by last activity (or, while searching, the
+    chats that match in the order of their newest match)."""
+
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._chats: list[ChatInfo] = []
+        self._hits: dict[str, SearchHit] = {}
+        self._activity: dict[str, str] = {}
+        self.searching = False
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 — Qt's signature
         return 0 if parent.isValid() else len(self._chats)
@@ -55,7 +93,7 @@ class ChatListModel(QAbstractListModel):
             return None
         chat = self._chats[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"{chat.title}\n{_describe(chat)}"
+            return f"{chat.title}\n{self._second_line(chat)}"
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{chat.title}\n{_describe(chat)}\nmodel {chat.model}"
         if role == CHAT_ROLE:
@@ -64,7 +102,19 @@ class ChatListModel(QAbstractListModel):
             return chat.id
         if role == Qt.ItemDataRole.EditRole:
             return chat.title
+        if role == GROUP_ROLE:
+            return "" if self.searching else group_of(chat)
+        if role == HIT_ROLE:
+            return self._hits.get(chat.id)
+        if role == ACTIVITY_ROLE:
+            return self._activity.get(chat.id, "")
         return None
+
+    def _second_line(self, chat: ChatInfo) -> str:
+        hit = self._hits.get(chat.id)
+        if hit is None:
+            return _describe(chat)
+        return " ".join(hit.snippet.replace(MARK_START, "").replace(MARK_END, "").split())
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         """Rows are editable: the title is renamed in place (F2, double-click, the menu)."""
@@ -83,28 +133,50 @@ class ChatListModel(QAbstractListModel):
 
     def set_chats(self, chats: Sequence[ChatInfo]) -> None:
         self.beginResetModel()
-        self._chats = list(chats)
+        self.searching = False
+        self._hits = {}
+        self._chats = sorted(chats, key=_order)
+        self.endResetModel()
+
+    def set_results(self, results: Sequence[tuple[ChatInfo, SearchHit]]) -> None:
+        """Show search results: each chat once, with its newest match."""
+        self.beginResetModel()
+        self.searching = True
+        self._chats = [chat for chat, _ in results]
+        self._hits = {chat.id: hit for chat, hit in results if hit.message_id}
         self.endResetModel()
 
     def update_chat(self, chat: ChatInfo) -> None:
-        """One chat changed: its row is updated (and moved to the top if it was used)."""
+        """One chat changed: its row is updated and moved to where its order puts it (a
+        new chat is added, except among search results it was not found in)."""
         row = self.row_of(chat.id)
+        if self.searching:
+            if row is not None:
+                self._chats[row] = chat
+                self.dataChanged.emit(self.index(row), self.index(row))
+            return
         if row is None:
-            self.beginInsertRows(QModelIndex(), 0, 0)
-            self._chats.insert(0, chat)
+            to = self._place(chat)
+            self.beginInsertRows(QModelIndex(), to, to)
+            self._chats.insert(to, chat)
             self.endInsertRows()
             return
-        moved = chat.updated_at > self._chats[row].updated_at and row > 0
-        if moved:
-            self.beginMoveRows(QModelIndex(), row, row, QModelIndex(), 0)
-            self._chats.pop(row)
-            self._chats.insert(0, chat)
+        del self._chats[row]
+        to = self._place(chat)
+        self._chats.insert(row, chat)
+        if to != row and self.beginMoveRows(
+            QModelIndex(), row, row, QModelIndex(), to + (1 if to > row else 0)
+        ):
+            self._chats.insert(to, self._chats.pop(row))
             self.endMoveRows()
-            row = 0
-        else:
-            self._chats[row] = chat
-        index = self.index(row)
-        self.dataChanged.emit(index, index)
+        # Its group may change too (a header appears or goes): the rows around it as well.
+        first, last = max(0, min(row, to) - 1), min(len(self._chats) - 1, max(row, to) + 1)
+        self.dataChanged.emit(self.index(first), self.index(last))
+
+    def _place(self, chat: ChatInfo) -> int:
+        """Where `chat` goes among the others (which must not include it)."""
+        key = _order(chat)
+        return next((i for i, c in enumerate(self._chats) if _order(c) > key), len(self._chats))
 
     def remove_chat(self, chat_id: str) -> None:
         row = self.row_of(chat_id)
@@ -112,6 +184,19 @@ class ChatListModel(QAbstractListModel):
             self.beginRemoveRows(QModelIndex(), row, row)
             self._chats.pop(row)
             self.endRemoveRows()
+            if row < len(self._chats):  # the next row may now start a group
+                self.dataChanged.emit(self.index(row), self.index(row))
+
+    def set_activity(self, chat_id: str, activity: str) -> None:
+        if self._activity.get(chat_id, "") == activity:
+            return
+        if activity:
+            self._activity[chat_id] = activity
+        else:
+            self._activity.pop(chat_id, None)
+        row = self.row_of(chat_id)
+        if row is not None:
+            self.dataChanged.emit(self.index(row), self.index(row), [ACTIVITY_ROLE])
 
     def row_of(self, chat_id: str) -> int | None:
         return next((i for i, c in enumerate(self._chats) if c.id == chat_id), None)
@@ -120,43 +205,91 @@ class ChatListModel(QAbstractListModel):
         return self._chats
 
 
+def _order(chat: ChatInfo) -> tuple[bool, float]:
+    """Pinned chats first, then the most recently used."""
+    return (chat.pinned_at is None, -chat.updated_at)
+
+
+def group_of(chat: ChatInfo, now: float | None = None) -> str:
+    """The header a chat is listed under, by its last activity in local time."""
+    if chat.pinned_at is not None:
+        return PINNED
+    today = dt.date.fromtimestamp(time.time() if now is None else now)
+    day = dt.date.fromtimestamp(chat.updated_at)
+    days = (today - day).days
+    if days <= 0:
+        return "Today"
+    if days == 1:
+        return "Yesterday"
+    if days <= 7:
+        return "Previous 7 days"
+    if days <= 30:
+        return "Previous 30 days"
+    if day.year == today.year:
+        return day.strftime("%B")
+    return str(day.year)
+
+
 class ChatListPanel(QWidget):
     """Signals:
-    chat_selected(str): the user picked a chat.
+    chat_selected(str, str): the user moved to a chat (by arrow keys: the focus stays in
+        the list); the id of the message to show, or "".
+    chat_activated(str, str): the user clicked a chat or pressed Enter: open it and go
+        to the composer; the id of the message to show, or "".
+    search_changed(str): the search text, once typing pauses ("" to list every chat).
     new_requested(): "New chat".
     rename_requested(str, str): chat id, new title.
+    pin_requested(str, bool): keep on top, or not.
+    archive_requested(str, bool): out of the list, or back.
     delete_requested(str): move to the trash.
-    undo_delete_requested(str): take it back out.
+    undo_requested(str, str): take back the last removal ("trash" or "archive").
     export_requested(str, str): chat id, "json" or "md".
+    archive_toggled(bool): show the archived chats, or the others again.
     """
 
-    chat_selected = Signal(str)
+    chat_selected = Signal(str, str)
+    chat_activated = Signal(str, str)
+    search_changed = Signal(str)
     new_requested = Signal()
     rename_requested = Signal(str, str)
+    pin_requested = Signal(str, bool)
+    archive_requested = Signal(str, bool)
     delete_requested = Signal(str)
-    undo_delete_requested = Signal(str)
+    undo_requested = Signal(str, str)
     export_requested = Signal(str, str)
+    archive_toggled = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = ChatListModel(self)
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.proxy.setFilterRole(Qt.ItemDataRole.EditRole)
         self.search = QLineEdit()
         self.search.setObjectName("chatSearch")
-        self.search.setPlaceholderText("Search chats (Ctrl+K)")
+        self.search.setPlaceholderText("Search (Ctrl+K)")
         self.search.setClearButtonEnabled(True)
-        self.search.textChanged.connect(self.proxy.setFilterFixedString)
+        self.search.setToolTip("Find chats by title and by any text in their messages (Ctrl+K)")
+        self.search.installEventFilter(self)
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._on_search_timer_timeout)
+        self.search.textChanged.connect(lambda _text: self._search_timer.start())
         self.new_button = QPushButton("New chat")
         self.new_button.setToolTip("New chat (Ctrl+N)")
         self.new_button.clicked.connect(self.new_requested)
         self.list = _ChatListView(self)
-        self.list.setModel(self.proxy)
+        self.list.setModel(self.model)
         self.list.selectionModel().currentChanged.connect(self._on_list_current_changed)
-        self.model.dataChanged.connect(self._on_model_data_changed)
-        self.empty = QLabel("No chats yet.\nPress “New chat” to start one.")
+        self.list.clicked.connect(self._on_list_clicked)
+        self.archive_bar = QWidget()
+        archive_label = QLabel("<b>Archived chats</b>")
+        back = QPushButton("Back to chats")
+        back.clicked.connect(lambda: self.archive_toggled.emit(False))
+        archive_layout = QHBoxLayout(self.archive_bar)
+        archive_layout.setContentsMargins(4, 0, 0, 0)
+        archive_layout.addWidget(archive_label, 1)
+        archive_layout.addWidget(back)
+        self.archive_bar.hide()
+        self.empty = QLabel()
         self.empty.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         self.empty.setMargin(24)
         self.empty.setWordWrap(True)
@@ -171,10 +304,11 @@ class ChatListPanel(QWidget):
         undo_layout.addWidget(self.undo_label, 1)
         undo_layout.addWidget(self.undo_button)
         self.undo_bar.hide()
-        self._undo_id = ""
+        self._undo: tuple[str, str] | None = None  # (chat id, "trash" or "archive")
         self._undo_timer = QTimer(self)
         self._undo_timer.setSingleShot(True)
         self._undo_timer.timeout.connect(self.undo_bar.hide)
+        self._quiet = False  # the list is being refilled: its current row is not the user's
 
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
@@ -182,50 +316,88 @@ class ChatListPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 0, 6)
         layout.addLayout(top)
+        layout.addWidget(self.archive_bar)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.empty, 1)
         layout.addWidget(self.undo_bar)
         self._show_empty_state()
 
-    def set_chats(self, chats: Sequence[ChatInfo]) -> None:
-        self.model.set_chats(chats)
+    @property
+    def showing_archive(self) -> bool:
+        return self.archive_bar.isVisible()
+
+    def set_chats(self, chats: Sequence[ChatInfo], *, archived: bool = False) -> None:
+        self.archive_bar.setVisible(archived)
+        self._refill(lambda: self.model.set_chats(chats))
+
+    def show_results(self, results: Sequence[tuple[ChatInfo, SearchHit]]) -> None:
+        self._refill(lambda: self.model.set_results(results))
+
+    def _refill(self, fill: Any) -> None:
+        """Refill the list, keeping the current chat current if it is still there, and
+        opening nothing."""
+        current = self.selected_id()
+        self._quiet = True
+        try:
+            fill()
+            row = self.model.row_of(current) if current else None
+            if row is not None:
+                self.list.setCurrentIndex(self.model.index(row))
+        finally:
+            self._quiet = False
         self._show_empty_state()
 
     def update_chat(self, chat: ChatInfo) -> None:
-        self.model.update_chat(chat)
+        if (chat.archived_at is not None) != self.showing_archive:
+            self.model.remove_chat(chat.id)  # it moved to the other list
+        else:
+            self.model.update_chat(chat)
         self._show_empty_state()
 
     def sync(self, chats: Sequence[ChatInfo]) -> None:
         """Show the chats as stored now (another program changed some): rows come, go
         and change one by one, so a selection or a rename in progress survives."""
+        if self.model.searching:
+            self._search_timer.start()  # search again, with what is stored now
+            return
         wanted = {chat.id for chat in chats}
         for gone in [c.id for c in self.model.chats() if c.id not in wanted]:
             self.model.remove_chat(gone)
         shown = {c.id: c for c in self.model.chats()}
-        for chat in reversed(chats):  # oldest first: each changed one moves to the top
+        for chat in chats:
             if shown.get(chat.id) != chat:
                 self.model.update_chat(chat)
         self._show_empty_state()
 
+    def set_activity(self, chat_id: str, activity: str) -> None:
+        """Mark a chat answering in the background, or failed ("" clears the mark)."""
+        self.model.set_activity(chat_id, activity)
+
     def select(self, chat_id: str) -> None:
+        """Make this chat the current row (quietly: the caller is already showing it)."""
         row = self.model.row_of(chat_id)
         if row is None:
             return
-        index = self.proxy.mapFromSource(self.model.index(row))
-        if not index.isValid():  # hidden by the search: clear it so the chat shows
-            self.search.clear()
-            index = self.proxy.mapFromSource(self.model.index(row))
-        self.list.setCurrentIndex(index)
+        self._quiet = True
+        try:
+            self.list.setCurrentIndex(self.model.index(row))
+        finally:
+            self._quiet = False
+
+    def index_of(self, chat_id: str) -> QModelIndex:
+        row = self.model.row_of(chat_id)
+        return self.model.index(row) if row is not None else QModelIndex()
 
     def selected_id(self) -> str | None:
         index = self.list.currentIndex()
         return index.data(ID_ROLE) if index.isValid() else None
 
-    def removed(self, chat: ChatInfo) -> None:
-        """A chat went to the trash: offer Undo for a while."""
+    def removed(self, chat: ChatInfo, how: str = "trash") -> None:
+        """A chat went to the trash or the archive: offer Undo for a while."""
         self.model.remove_chat(chat.id)
-        self._undo_id = chat.id
-        self.undo_label.setText(f"“{_short(chat.title)}” moved to the trash.")
+        self._undo = (chat.id, how)
+        where = "moved to the trash" if how == "trash" else "archived"
+        self.undo_label.setText(f"“{_short(chat.title)}” {where}.")
         self.undo_bar.show()
         self._undo_timer.start(UNDO_SECONDS * 1000)
         self._show_empty_state()
@@ -237,30 +409,73 @@ class ChatListPanel(QWidget):
     def rename(self, chat_id: str) -> None:
         row = self.model.row_of(chat_id)
         if row is not None:
-            self.list.edit(self.proxy.mapFromSource(self.model.index(row)))
+            self.list.edit(self.model.index(row))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """In the search box: Down goes to the results, Enter opens the first one at its
+        match, Esc clears the search."""
+        if (
+            watched is self.search
+            and event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_Escape
+            and self.search.text()
+        ):
+            event.accept()  # Esc is ours here, not the window's Stop
+            return True
+        if watched is self.search and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            key = event.key()
+            if key == Qt.Key.Key_Down and self.model.rowCount():
+                self.list.setFocus()
+                self.list.setCurrentIndex(self.model.index(0))
+                return True
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.model.rowCount():
+                self._search_timer.stop()
+                self._on_search_timer_timeout()  # the results for all that was typed
+                self.activate(self.model.index(0))
+                return True
+            if key == Qt.Key.Key_Escape and self.search.text():
+                self.search.clear()
+                return True
+        return super().eventFilter(watched, event)
+
+    def activate(self, index: QModelIndex) -> None:
+        if index.isValid():
+            hit = index.data(HIT_ROLE)
+            self.chat_activated.emit(index.data(ID_ROLE), hit.message_id if hit else "")
 
     def _show_empty_state(self) -> None:
         empty = self.model.rowCount() == 0
+        if self.model.searching:
+            self.empty.setText(f"Nothing matches “{_short(self.search.text().strip())}”.")
+        elif self.showing_archive:
+            self.empty.setText("No archived chats.")
+        else:
+            self.empty.setText("No chats yet.\nPress “New chat” to start one.")
         self.empty.setVisible(empty)
         self.list.setVisible(not empty)
 
+    @Slot()
+    def _on_search_timer_timeout(self) -> None:
+        self.search_changed.emit(self.search.text().strip())
+
     @Slot(QModelIndex, QModelIndex)
     def _on_list_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid():
-            self.chat_selected.emit(current.data(ID_ROLE))
+        if current.isValid() and not self._quiet:
+            hit = current.data(HIT_ROLE)
+            self.chat_selected.emit(current.data(ID_ROLE), hit.message_id if hit else "")
 
-    @Slot()
-    def _on_model_data_changed(self) -> None:
-        if self.list.state() is QAbstractItemView.State.EditingState:
-            return  # re-filtering would close a rename in progress (and lose what was typed)
-        self.proxy.invalidate()
+    @Slot(QModelIndex)
+    def _on_list_clicked(self, index: QModelIndex) -> None:
+        self.activate(index)
 
     @Slot()
     def _on_undo_clicked(self) -> None:
         self.undo_bar.hide()
-        if self._undo_id:
-            self.undo_delete_requested.emit(self._undo_id)
-            self._undo_id = ""
+        if self._undo is not None:
+            self.undo_requested.emit(*self._undo)
+            self._undo = None
 
 
 class _ChatListView(QListView):
@@ -272,9 +487,26 @@ class _ChatListView(QListView):
             QAbstractItemView.EditTrigger.EditKeyPressed
             | QAbstractItemView.EditTrigger.DoubleClicked
         )
-        self.setSpacing(2)
-        self.setUniformItemSizes(True)
-        self.setItemDelegate(_RenameDelegate(panel, self))
+        self.setMouseTracking(True)  # the hover highlight
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setItemDelegate(_ChatRowDelegate(panel, self))
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        """Qt makes the first row current when the list gets the focus with none: that
+        is not the user choosing a chat, so it opens nothing."""
+        self.panel._quiet = True
+        try:
+            super().focusInEvent(event)
+        finally:
+            self.panel._quiet = False
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and (
+            self.state() is not QAbstractItemView.State.EditingState
+        ):
+            self.panel.activate(self.currentIndex())
+            return
+        super().keyPressEvent(event)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         index = self.indexAt(event.pos())
@@ -283,24 +515,151 @@ class _ChatListView(QListView):
 
     def menu_for(self, index: QModelIndex) -> QMenu:
         """The right-click menu of one chat."""
-        chat_id = index.data(ID_ROLE)
+        chat: ChatInfo = index.data(CHAT_ROLE)
+        panel = self.panel
         menu = QMenu(self)
         menu.addAction("Rename", lambda: self.edit(index))
-        menu.addAction("Export as JSON…", lambda: self.panel.export_requested.emit(chat_id, "json"))
+        pinned = chat.pinned_at is not None
         menu.addAction(
-            "Export as Markdown…", lambda: self.panel.export_requested.emit(chat_id, "md")
+            "Unpin" if pinned else "Pin to top",
+            lambda: panel.pin_requested.emit(chat.id, not pinned),
         )
+        menu.addAction("Export as JSON…", lambda: panel.export_requested.emit(chat.id, "json"))
+        menu.addAction("Export as Markdown…", lambda: panel.export_requested.emit(chat.id, "md"))
         menu.addSeparator()
-        menu.addAction("Move to trash", lambda: self.panel.delete_requested.emit(chat_id))
+        archived = chat.archived_at is not None
+        menu.addAction(
+            "Unarchive" if archived else "Archive",
+            lambda: panel.archive_requested.emit(chat.id, not archived),
+        )
+        menu.addAction("Move to trash", lambda: panel.delete_requested.emit(chat.id))
         return menu
 
 
-class _RenameDelegate(QStyledItemDelegate):
-    """Edits the title in place (F2 or the menu); the new title goes to the window."""
+PAD = 8  # inside a row, around its two lines
+HEADER_GAP = 10  # above a group's header
+
+
+class _ChatRowDelegate(QStyledItemDelegate):
+    """Paints a row — its group's header above it if it starts one, the title with an
+    activity mark, and a quieter second line (size and age, or the search match) — and
+    edits the title in place (F2, double-click or the menu)."""
 
     def __init__(self, panel: ChatListPanel, parent: QWidget) -> None:
         super().__init__(parent)
         self.panel = panel
+
+    # -- geometry ----------------------------------------------------------------------------
+
+    def _fonts(self, option: QStyleOptionViewItem) -> tuple[QFont, QFont, QFont]:
+        title = QFont(option.font)
+        small = QFont(option.font)
+        small.setPointSizeF(max(7.0, option.font.pointSizeF() * 0.88))
+        header = QFont(small)
+        header.setBold(True)
+        return title, small, header
+
+    def _header(self, index: Index) -> str:
+        """The group header shown above this row ("" when it continues a group)."""
+        group = index.data(GROUP_ROLE) or ""
+        if not group or index.row() == 0:
+            return group
+        above = index.model().index(index.row() - 1, 0).data(GROUP_ROLE)
+        return "" if above == group else group
+
+    def _header_height(self, option: QStyleOptionViewItem, index: Index) -> int:
+        if not self._header(index):
+            return 0
+        _, _, header = self._fonts(option)
+        return HEADER_GAP + QFontMetrics(header).height() + 4
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        title, small, _ = self._fonts(option)
+        rows = QFontMetrics(title).height() + 3 + QFontMetrics(small).height()
+        return QSize(120, self._header_height(option, index) + rows + 2 * PAD)
+
+    def _row_rect(self, option: QStyleOptionViewItem, index: Index) -> QRect:
+        return option.rect.adjusted(0, self._header_height(option, index), -4, 0)
+
+    def updateEditorGeometry(
+        self, editor: QWidget, option: QStyleOptionViewItem, index: Index
+    ) -> None:
+        row = self._row_rect(option, index)
+        height = QFontMetrics(self._fonts(option)[0]).height() + 8
+        editor.setGeometry(row.left() + 4, row.top() + PAD - 4, row.width() - 8, height)
+
+    # -- painting ------------------------------------------------------------------------------
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        chat: ChatInfo | None = index.data(CHAT_ROLE)
+        if chat is None:
+            return
+        painter.save()
+        title_font, small_font, header_font = self._fonts(option)
+        palette = option.palette
+        muted = QColor(palette.color(palette.ColorRole.PlaceholderText))
+        header = self._header(index)
+        if header:
+            painter.setFont(header_font)
+            painter.setPen(muted)
+            top = option.rect.top() + HEADER_GAP
+            painter.drawText(
+                QRect(option.rect.left() + PAD, top, option.rect.width() - 2 * PAD, 40),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
+                header,
+            )
+        row = self._row_rect(option, index)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
+        if selected or hovered:
+            fill = QColor(palette.color(palette.ColorRole.Highlight))
+            fill.setAlpha(60 if selected else 25)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(fill)
+            painter.drawRoundedRect(row, 6, 6)
+        text = palette.color(palette.ColorRole.Text)
+        inner = row.adjusted(PAD, PAD, -PAD, -PAD)
+        title_metrics = QFontMetrics(title_font)
+        mark = _activity_mark(index.data(ACTIVITY_ROLE) or "")
+        mark_width = 14 if mark else 0
+        painter.setFont(title_font)
+        painter.setPen(text)
+        title_rect = QRect(
+            inner.left(), inner.top(), inner.width() - mark_width, title_metrics.height()
+        )
+        painter.drawText(
+            title_rect,
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            title_metrics.elidedText(chat.title, Qt.TextElideMode.ElideRight, title_rect.width()),
+        )
+        if mark:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(mark))
+            centre = title_rect.center()
+            painter.drawEllipse(inner.right() - 8, centre.y() - 4, 8, 8)
+        second = QRect(
+            inner.left(),
+            title_rect.bottom() + 3,
+            inner.width(),
+            inner.bottom() - title_rect.bottom() - 2,
+        )
+        painter.setFont(small_font)
+        hit: SearchHit | None = index.data(HIT_ROLE)
+        if hit is not None:
+            _draw_match(painter, second, hit.snippet, small_font, muted, text)
+        else:
+            painter.setPen(muted)
+            metrics = QFontMetrics(small_font)
+            painter.drawText(
+                second,
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                metrics.elidedText(_describe(chat), Qt.TextElideMode.ElideRight, second.width()),
+            )
+        painter.restore()
+
+    # -- renaming --------------------------------------------------------------------------------
 
     def setEditorData(self, editor: QWidget, index: Index) -> None:
         """The row changing meanwhile (its size counted, a reply streaming) must not
@@ -315,6 +674,43 @@ class _RenameDelegate(QStyledItemDelegate):
         title = editor.text().strip() if isinstance(editor, QLineEdit) else ""
         if title:
             self.panel.rename_requested.emit(index.data(ID_ROLE), title)
+
+
+def _activity_mark(activity: str) -> str:
+    """The colour of the dot beside a chat's title ("" for none)."""
+    return {Activity.ANSWERING: "#2f7de1", Activity.FAILED: "#d64545"}.get(activity, "")
+
+
+def _draw_match(
+    painter: QPainter, rect: QRect, snippet: str, font: QFont, muted: QColor, text: QColor
+) -> None:
+    """The snippet on one line with its match in bold, a little of what comes before it
+    kept so the match is always in view."""
+    before, _, rest = " ".join(snippet.split()).partition(MARK_START)
+    match, _, after = rest.partition(MARK_END)
+    if len(before) > 24:
+        before = "…" + before[-23:]
+    bold = QFont(font)
+    bold.setBold(True)
+    x = rect.left()
+    for part, part_font, colour in (
+        (before, font, muted),
+        (match, bold, text),
+        (after, font, muted),
+    ):
+        metrics = QFontMetrics(part_font)
+        room = rect.right() - x
+        if room <= 0 or not part:
+            continue
+        shown = metrics.elidedText(part, Qt.TextElideMode.ElideRight, room)
+        painter.setFont(part_font)
+        painter.setPen(colour)
+        painter.drawText(
+            QRect(x, rect.top(), room, rect.height()),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            shown,
+        )
+        x += metrics.horizontalAdvance(shown)
 
 
 def _describe(chat: ChatInfo) -> str:

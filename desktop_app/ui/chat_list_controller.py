@@ -1,5 +1,5 @@
-"""What the chat list's actions do: new chat, rename, move to the trash and undo it,
-export, import. The actions themselves live in the application layer; this turns them
+"""What the chat list's actions do: new chat, search, rename, pin, archive, move to the
+trash and undo it, export, import. The actions themselves live in the application layer; this turns them
 into dialogs, the list's rows and messages for the window."""
 
 from __future__ import annotations
@@ -34,17 +34,74 @@ class ChatListController(QObject):
         self.engine = engine
         self.panel = panel
         self.window = window
+        panel.search_changed.connect(self._on_panel_search_changed)
         panel.rename_requested.connect(self._on_panel_rename_requested)
+        panel.pin_requested.connect(self._on_panel_pin_requested)
+        panel.archive_requested.connect(self._on_panel_archive_requested)
+        panel.archive_toggled.connect(self._on_panel_archive_toggled)
         panel.delete_requested.connect(self._on_panel_delete_requested)
-        panel.undo_delete_requested.connect(self._on_panel_undo_delete_requested)
+        panel.undo_requested.connect(self._on_panel_undo_requested)
         panel.export_requested.connect(self._on_panel_export_requested)
 
-    def refresh(self) -> None:
-        """Read the list again (after another program changed it)."""
+    def refresh(self, *, archived: bool | None = None) -> None:
+        """Read the list again (after another program changed it): the archive or the
+        chats, whichever is shown unless `archived` says."""
+        archived = self.panel.showing_archive if archived is None else archived
         try:
-            self.panel.set_chats(self.engine.list_chats())
+            self.panel.set_chats(self.engine.list_chats(archived=archived), archived=archived)
         except ContextDeskError as exc:
             self.problem.emit(exc.info)
+
+    @Slot(str)
+    def _on_panel_search_changed(self, text: str) -> None:
+        if not text:
+            self.refresh()
+            return
+        try:
+            self.panel.show_results(self.engine.search_chats(text))
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+
+    @Slot(bool)
+    def _on_panel_archive_toggled(self, archived: bool) -> None:
+        self.show_archive(archived)
+
+    def show_archive(self, archived: bool = True) -> None:
+        """List the archived chats (or the others again)."""
+        self.panel.search.clear()
+        self.refresh(archived=archived)
+
+    @Slot(str, bool)
+    def _on_panel_pin_requested(self, chat_id: str, pinned: bool) -> None:
+        self.set_pinned(chat_id, pinned)
+
+    @Slot(str, bool)
+    def _on_panel_archive_requested(self, chat_id: str, archived: bool) -> None:
+        self.set_archived(chat_id, archived)
+
+    def set_pinned(self, chat_id: str, pinned: bool) -> None:
+        """Keep a chat on top of the list, or let it go back under its date."""
+        chat = self.engine.chat(chat_id)
+        try:
+            chat.set_pinned(pinned)
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return
+        self.panel.update_chat(chat.info)
+
+    def set_archived(self, chat_id: str, archived: bool) -> None:
+        """Take a chat out of the list (Undo offered), or bring it back."""
+        chat = self.engine.chat(chat_id)
+        try:
+            chat.set_archived(archived)
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return
+        if archived:
+            self.panel.removed(chat.info, "archive")
+        else:
+            self.panel.update_chat(chat.info)
+            self.status.emit(f"“{chat.title}” is back in the chat list.")
 
     def new_chat(self, title: str = NEW_CHAT_TITLE) -> Chat | None:
         """A chat made from Settings' defaults, opened."""
@@ -86,10 +143,13 @@ class ChatListController(QObject):
     def _on_panel_delete_requested(self, chat_id: str) -> None:
         self.trash(chat_id)
 
-    @Slot(str)
-    def _on_panel_undo_delete_requested(self, chat_id: str) -> None:
+    @Slot(str, str)
+    def _on_panel_undo_requested(self, chat_id: str, how: str) -> None:
         try:
-            self.engine.restore_chat(chat_id)
+            if how == "trash":
+                self.engine.restore_chat(chat_id)
+            else:
+                self.engine.chat(chat_id).set_archived(False)
         except ContextDeskError as exc:
             self.problem.emit(exc.info)
             return

@@ -95,7 +95,7 @@ class ConnectionController(QObject):
             self.key_source(),
             self.models,
             self.window,
-            check=engine.settings_problems,
+            check=engine.settings_faults,
         )
         if dialog.exec() != SettingsDialog.DialogCode.Accepted:
             return False

@@ -36,17 +36,22 @@ class ContextMeter(QWidget):
 
     messages_clicked = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, vertical: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("contextMeter")
         self.plan: Plan | None = None
         self.streaming_tokens = 0  # a reply being written: counted into messages live
+        self.vertical = vertical  # filled from the bottom up (the narrow window's strip)
         self.setMouseTracking(True)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setMinimumHeight(30)
+        if vertical:
+            self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
+            self.setMinimumWidth(18)
+        else:
+            self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+            self.setMinimumHeight(30)
 
     def sizeHint(self) -> QSize:
-        return QSize(260, 30)
+        return QSize(18, 200) if self.vertical else QSize(260, 30)
 
     def show_plan(self, plan: Plan | None) -> None:
         self.plan = plan
@@ -81,9 +86,14 @@ class ContextMeter(QWidget):
                 painter.setBrush(QColor(colour))
                 painter.drawRect(rect)
         if self.plan is not None and self.plan.context_window:
-            x = bar.left() + bar.width() * self.plan.threshold / self.plan.context_window
+            share = self.plan.threshold / self.plan.context_window
             painter.setPen(QPen(theme.status_colour("error", theme.is_dark(palette)), 2))
-            painter.drawLine(QPointF(x, bar.top() - 3), QPointF(x, bar.bottom() + 3))
+            if self.vertical:
+                y = bar.bottom() - bar.height() * share
+                painter.drawLine(QPointF(bar.left() - 3, y), QPointF(bar.right() + 3, y))
+            else:
+                x = bar.left() + bar.width() * share
+                painter.drawLine(QPointF(x, bar.top() - 3), QPointF(x, bar.bottom() + 3))
         painter.setPen(QPen(palette.color(QPalette.ColorRole.Mid), 1))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(bar, 4, 4)
@@ -113,21 +123,28 @@ class ContextMeter(QWidget):
         return dict(self._rects(self._bar())).get(section, QRectF())
 
     def _bar(self) -> QRectF:
+        if self.vertical:
+            return QRectF(4, 1, self.width() - 8, self.height() - 2)
         return QRectF(1, 6, self.width() - 2, self.height() - 12)
 
     def _rects(self, bar: QRectF) -> list[tuple[str, QRectF]]:
         window = self.plan.context_window if self.plan else 0
         if not window:
             return []
-        rects, x = [], bar.left()
+        rects, along = [], 0.0
+        length = bar.height() if self.vertical else bar.width()
         for section, tokens in self.segments():
-            width = bar.width() * tokens / window
-            rects.append((section, QRectF(x, bar.top(), width, bar.height())))
-            x += width
+            size = length * tokens / window
+            if self.vertical:  # bottom up
+                rect = QRectF(bar.left(), bar.bottom() - along - size, bar.width(), size)
+            else:
+                rect = QRectF(bar.left() + along, bar.top(), size, bar.height())
+            rects.append((section, rect))
+            along += size
         return rects
 
     def _section_at(self, pos: QPointF) -> str | None:
         for section, rect in self._rects(self._bar()):
-            if rect.left() <= pos.x() < rect.right() and rect.width() > 0:
+            if rect.contains(pos) and not rect.isEmpty():
                 return section
         return None

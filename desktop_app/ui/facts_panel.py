@@ -11,14 +11,17 @@ from typing import Any
 from PySide6.QtCore import (
     QAbstractListModel,
     QByteArray,
+    QEvent,
     QMimeData,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     Qt,
     QTimer,
     Signal,
     Slot,
 )
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -161,6 +164,8 @@ class FactsPanel(QWidget):
             QAbstractItemView.EditTrigger.DoubleClicked
             | QAbstractItemView.EditTrigger.EditKeyPressed
         )
+        self.list.setToolTip("Drag, or press Alt+Up / Alt+Down, to change the order")
+        self.list.installEventFilter(self)
         self.suggested = FactListModel(self)
         self.suggested_list = QListView()
         self.suggested_list.setObjectName("suggestedFacts")
@@ -223,10 +228,33 @@ class FactsPanel(QWidget):
         layout.addWidget(self.suggestions)
 
     def show_facts(self, facts: Sequence[Fact]) -> None:
+        current = self._selected(self.list)
         self.model.set_facts([f for f in facts if not f.pending])
+        shown = self.model.facts()
+        row = next((i for i, f in enumerate(shown) if current and f.id == current.id), None)
+        if row is not None:  # the fact just moved or edited stays current
+            self.list.setCurrentIndex(self.model.index(row))
         pending = [f for f in facts if f.pending]
         self.suggested.set_facts(pending)
         self.suggestions.setVisible(bool(pending))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Alt+Up / Alt+Down move the current fact (the keyboard's drag)."""
+        if (
+            watched is self.list
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.modifiers() == Qt.KeyboardModifier.AltModifier
+            and event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down)
+        ):
+            fact = self._selected(self.list)
+            if fact is not None:
+                row = self.list.currentIndex().row()
+                to = row - 1 if event.key() == Qt.Key.Key_Up else row + 1
+                if 0 <= to < self.model.rowCount():
+                    self.move_requested.emit(fact, to)
+            return True
+        return super().eventFilter(watched, event)
 
     def _selected(self, view: QListView) -> Fact | None:
         index = view.currentIndex()

@@ -18,12 +18,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
+    QHBoxLayout,
     QInputDialog,
     QLabel,
+    QLayout,
     QMainWindow,
     QSplitter,
     QStackedWidget,
@@ -40,11 +43,13 @@ from desktop_app.storage.store import ChatInfo
 from desktop_app.ui import theme
 from desktop_app.ui.approval_dialog import ApprovalDialog
 from desktop_app.ui.banner import ErrorBanner
-from desktop_app.ui.chat_list import ChatListPanel
+from desktop_app.ui.chat_list import Activity, ChatListPanel
 from desktop_app.ui.chat_list_controller import ChatListController
 from desktop_app.ui.composer import Composer
 from desktop_app.ui.connection_controller import ConnectionController
 from desktop_app.ui.context_panel import ContextPanel
+from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
+from desktop_app.ui.find_bar import FindBar
 from desktop_app.ui.message_view import MessageListView
 from desktop_app.ui.session import ChatSession
 from desktop_app.ui.welcome import WelcomePage
@@ -57,6 +62,9 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "ContextDesk"
 WATCH_MS = 1500  # how often the window looks for changes made by another program
+CONVERSATION_MIN_PX = 320  # with the chat list and the dock: a window of 900 px fits
+WINDOW_MIN_PX = 600  # the chat list, the conversation and the strip still fit
+FIND_LIMIT = 1000  # matches Ctrl+F steps through in one chat
 # Errors whose banner has no Retry (which answers the last message again): nothing to
 # answer, or the message was never stored — the draft is still in the composer: Send it.
 NOT_RETRYABLE = {
@@ -73,6 +81,14 @@ NOT_RETRYABLE = {
 
 
 class MainWindow(QMainWindow):
+    """Signals: first_painted(): the window has shown its first frame; what it does not
+    need (the last chat, the connection, the single-instance server) starts now."""
+
+    first_painted = Signal()
+    _painted = False  # until then, only what the first frame shows is done (a class
+    # default: events reach `event` while __init__ is still making the children)
+    started = False  # the work after the first frame has been done
+
     def __init__(self, engine: Engine, state: AppState | None = None) -> None:
         super().__init__()
         self.engine = engine
@@ -83,6 +99,9 @@ class MainWindow(QMainWindow):
         self.approvals: list[ApprovalDialog] = []
         self.setObjectName("mainWindow")
         self.resize(1280, 820)
+        # The docked panel's own minimum must not stop the window from narrowing: below
+        # NARROW_PX it folds into a strip (ContextPlacement), which needs far less.
+        self.setMinimumSize(WINDOW_MIN_PX, 420)
 
         self.chat_list = ChatListPanel()
         self.messages = MessageListView()
@@ -96,10 +115,13 @@ class MainWindow(QMainWindow):
         column = QVBoxLayout(self.conversation)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(4)
+        self.find_bar = FindBar(self._find_in_chat, self.messages.show_message)
+        column.addWidget(self.find_bar)
         column.addWidget(self.messages, 1)
         column.addWidget(self.banner)
         column.addWidget(self.composer)
         self.center = QStackedWidget()
+        self.center.setMinimumWidth(CONVERSATION_MIN_PX)  # not the widest page's wish
         for page in (self.no_chat, self.welcome, self.conversation):
             self.center.addWidget(page)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -108,7 +130,17 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.center)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([280, 1000])
-        self.setCentralWidget(self.splitter)
+        self.strip = ContextStrip()
+        central = QWidget()
+        row = QHBoxLayout(central)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.splitter, 1)
+        row.addWidget(self.strip)
+        self.setCentralWidget(central)
+        layout = self.layout()
+        assert layout is not None
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         self.context = ContextPanel()
         self.dock = QDockWidget("Context", self)
         self.dock.setObjectName("contextDock")
@@ -133,7 +165,6 @@ class MainWindow(QMainWindow):
         self.watch_timer.setInterval(WATCH_MS)
         self.watch_timer.timeout.connect(self._on_watch_timer_timeout)
         self._enable_actions()
-        QTimer.singleShot(0, self._after_first_paint)
 
     # -- building ---------------------------------------------------------------------------
 
@@ -144,36 +175,60 @@ class MainWindow(QMainWindow):
         )
         file_menu.addAction(self.new_action)
         file_menu.addAction(
-            _action(self, "Export as &JSON…", None, lambda: self._export_current("json"))
+            _action(self, "Export as &JSON…", "Ctrl+E", lambda: self._export_current("json"))
         )
         file_menu.addAction(
-            _action(self, "Export as &Markdown…", None, lambda: self._export_current("md"))
+            _action(
+                self, "Export as &Markdown…", "Ctrl+Shift+E", lambda: self._export_current("md")
+            )
         )
         file_menu.addAction(_action(self, "&Import a chat…", "Ctrl+O", self.import_chat))
         file_menu.addSeparator()
+        # Ctrl+, where the platform has no Preferences key of its own (Linux, Windows).
+        preferences = QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences)
         file_menu.addAction(
-            _action(self, "&Settings…", QKeySequence.StandardKey.Preferences, self.open_settings)
+            _action(
+                self, "&Settings…", preferences[0] if preferences else "Ctrl+,", self.open_settings
+            )
         )
-        file_menu.addAction(_action(self, "&Quit", QKeySequence.StandardKey.Quit, self.close))
+        file_menu.addAction(_action(self, "&Quit", "Ctrl+Q", self.close))
         chat_menu = self.menuBar().addMenu("&Chat")
-        self.stop_action = _action(self, "&Stop reply", None, self._on_stop_triggered)
+        # Esc stops the reply wherever the focus is (the draft, the list, a button);
+        # the search and find boxes claim it first to clear or close themselves.
+        self.stop_action = _action(self, "&Stop reply", "Esc", self._on_stop_triggered)
         chat_menu.addAction(self.stop_action)
-        self.retry_action = _action(self, "&Retry", None, self._on_retry_triggered)
+        self.retry_action = _action(self, "&Retry", "Ctrl+R", self._on_retry_triggered)
         chat_menu.addAction(self.retry_action)
+        chat_menu.addAction(_action(self, "&Find in chat…", "Ctrl+F", self._on_find_triggered))
+        chat_menu.addSeparator()
         chat_menu.addAction(_action(self, "Re&name…", "F2", self._on_rename_triggered))
-        chat_menu.addAction(_action(self, "Move to &trash", None, self._on_trash_triggered))
+        chat_menu.addAction(_action(self, "&Pin or unpin", "Ctrl+Shift+P", self._on_pin_triggered))
+        chat_menu.addAction(_action(self, "&Archive", "Ctrl+Shift+A", self._on_archive_triggered))
+        chat_menu.addAction(
+            _action(self, "Move to &trash", "Ctrl+Shift+Backspace", self._on_trash_triggered)
+        )
         view_menu = self.menuBar().addMenu("&View")
-        view_menu.addAction(self.dock.toggleViewAction())
-        search = _action(self, "Search chats", "Ctrl+K", self.chat_list.focus_search)
-        self.addAction(search)
-        view_menu.addAction(search)
-        # Esc stops the reply wherever the focus is (the draft, the list, a button).
-        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
-        self.stop_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-        self.stop_shortcut.activated.connect(self._on_stop_triggered)
+        context = _action(self, "&Context panel", "Ctrl+Shift+C", None)
+        self.placement = ContextPlacement(self, self.dock, self.context, self.strip, context)
+        view_menu.addAction(context)
+        self.chat_list_action = _action(self, "C&hat list", "Ctrl+B", None)
+        self.chat_list_action.setCheckable(True)
+        self.chat_list_action.setChecked(True)  # before it is connected: the state decides
+        self.chat_list_action.toggled.connect(self._on_chat_list_toggled)
+        view_menu.addAction(self.chat_list_action)
+        view_menu.addSeparator()
+        view_menu.addAction(_action(self, "&Search chats", "Ctrl+K", self.chat_list.focus_search))
+        view_menu.addAction(
+            _action(self, "A&rchived chats", "Ctrl+Shift+H", self.chats.show_archive)
+        )
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction(
+            _action(self, "&Keyboard shortcuts", "Ctrl+/", self._on_shortcuts_triggered)
+        )
 
     def _connect(self) -> None:
         self.chat_list.chat_selected.connect(self._on_chat_list_chat_selected)
+        self.chat_list.chat_activated.connect(self._on_chat_list_chat_activated)
         self.chat_list.new_requested.connect(self._on_new_triggered)
         self.chats.open_requested.connect(self._on_chats_open_requested)
         self.chats.renamed.connect(self._on_session_chat_changed)
@@ -200,14 +255,27 @@ class MainWindow(QMainWindow):
         view.fork_requested.connect(self._on_messages_fork_requested)
         view.edit_requested.connect(self._on_messages_edit_requested)
         view.retry_requested.connect(self._on_retry_triggered)
+        self.find_bar.closed.connect(self._on_find_bar_closed)
 
     def _restore_state(self) -> None:
         state = self.app_state
         if state.window_geometry:
             self.restoreGeometry(QByteArray.fromBase64(state.window_geometry.encode("ascii")))
+        if state.chat_list_hidden:
+            self.chat_list_action.setChecked(False)
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if not self._painted and event.type() == QEvent.Type.Paint:
+            # A timer started in __init__ would fire before the first frame (the paint
+            # is posted after it): the last chat, the connection and the rest wait here.
+            self._painted = True
+            QTimer.singleShot(0, self._after_first_paint)
+        return handled
 
     def _after_first_paint(self) -> None:
         """Work the first paint must not wait for."""
+        self.first_painted.emit()
         if self.app_state.splitter_sizes:  # once laid out: before that, sizes get rescaled
             self.splitter.setSizes(self.app_state.splitter_sizes)
         self.connection.start()
@@ -216,32 +284,43 @@ class MainWindow(QMainWindow):
             "backup", self.engine.back_up_if_due, self._on_backed_up, self._on_backup_failed
         )
         last = self.app_state.last_chat_id
-        if last and self.chat_list.model.row_of(last) is not None:
-            self.open_chat(last)
+        if last and self.current is None and self.chat_list.model.row_of(last) is not None:
+            # Typing already begun (in the search box, say) keeps its focus.
+            self.open_chat(last, focus=QApplication.focusWidget() is None)
+        self.started = True
 
     # -- which chat is shown ------------------------------------------------------------------
 
-    def open_chat(self, chat_id: str) -> ChatSession | None:
-        """Show a chat, opening its session on first use (sessions stay while the app runs)."""
-        if self.current is not None and self.current.chat.id == chat_id:
-            self.center.setCurrentWidget(self.conversation)
-            return self.current
-        try:
-            session = self.sessions.get(chat_id) or self._open_session(chat_id)
-        except ContextDeskError as exc:
-            self.banner.show_error(exc.info, can_retry=False)
-            return None
-        self._set_current(session)
-        self.chat_list.select(chat_id)
-        self.app_state = replace(self.app_state, last_chat_id=chat_id)
-        self.composer.edit.setFocus()
-        return session
+    def open_chat(
+        self, chat_id: str, *, focus: bool = True, message_id: str = ""
+    ) -> ChatSession | None:
+        """Show a chat, opening its session on first use (sessions stay while the app
+        runs); at `message_id` (highlighted) if given. `focus`: go to the composer (not
+        when the user is moving through the chat list by keys)."""
+        if self.current is None or self.current.chat.id != chat_id:
+            try:
+                session = self.sessions.get(chat_id) or self._open_session(chat_id)
+            except ContextDeskError as exc:
+                self.banner.show_error(exc.info, can_retry=False)
+                return None
+            self._set_current(session)
+            self.chat_list.select(chat_id)
+            self.app_state = replace(self.app_state, last_chat_id=chat_id)
+        self.center.setCurrentWidget(self.conversation)
+        if message_id:
+            self.messages.show_message(message_id)
+        if focus:
+            self.composer.edit.setFocus()
+        return self.current
 
     def _open_session(self, chat_id: str) -> ChatSession:
         session = ChatSession(self.engine.chat(chat_id), self.background, self)
         # Every session, shown or not, may ask for approval and may change its chat.
         session.approval_requested.connect(functools.partial(self._ask_approval, session))
         session.chat_changed.connect(self._on_session_chat_changed)
+        show_activity = functools.partial(self._show_activity, session)
+        session.busy_changed.connect(show_activity)
+        session.error_changed.connect(show_activity)
         session.load()
         self.sessions[chat_id] = session
         return session
@@ -262,7 +341,9 @@ class MainWindow(QMainWindow):
             old.text_streamed.disconnect(self._on_session_text_streamed)
             old.retry_waiting.disconnect(self._on_session_retry_waiting)
         self.current = session
+        self.find_bar.reset()
         self.context.set_session(session)
+        self.strip.show_plan(session.plan if session is not None else None)
         if session is None:
             self.messages.setModel(None)
             self.center.setCurrentWidget(self.no_chat)
@@ -291,9 +372,13 @@ class MainWindow(QMainWindow):
             session is not None and not session.busy and can_retry(session.messages)
         )
 
-    @Slot(str)
-    def _on_chat_list_chat_selected(self, chat_id: str) -> None:
-        self.open_chat(chat_id)
+    @Slot(str, str)
+    def _on_chat_list_chat_selected(self, chat_id: str, message_id: str) -> None:
+        self.open_chat(chat_id, focus=False, message_id=message_id)
+
+    @Slot(str, str)
+    def _on_chat_list_chat_activated(self, chat_id: str, message_id: str) -> None:
+        self.open_chat(chat_id, message_id=message_id)
 
     @Slot(str)
     def _on_chats_open_requested(self, chat_id: str) -> None:
@@ -432,6 +517,53 @@ class MainWindow(QMainWindow):
         if self.current is not None:
             self.chats.trash(self.current.chat.id)
 
+    @Slot()
+    def _on_pin_triggered(self) -> None:
+        if self.current is not None:
+            chat = self.current.chat
+            self.chats.set_pinned(chat.id, chat.info.pinned_at is None)
+
+    @Slot()
+    def _on_archive_triggered(self) -> None:
+        if self.current is not None:
+            chat = self.current.chat
+            self.chats.set_archived(chat.id, chat.info.archived_at is None)
+
+    @Slot()
+    def _on_find_triggered(self) -> None:
+        if self.current is not None:
+            self.find_bar.open_bar()
+
+    def _find_in_chat(self, text: str) -> list[str]:
+        """The messages of the shown chat that hold `text`, in order."""
+        if self.current is None:
+            return []
+        try:
+            hits = self.engine.search(text, chat_id=self.current.chat.id, limit=FIND_LIMIT)
+        except ContextDeskError as exc:
+            self._on_problem(exc.info)
+            return []
+        return [hit.message_id for hit in hits if hit.message_id]
+
+    @Slot()
+    def _on_find_bar_closed(self) -> None:
+        self.messages.clearSelection()
+        self.composer.edit.setFocus()
+
+    @Slot(bool)
+    def _on_chat_list_toggled(self, shown: bool) -> None:
+        self.chat_list.setVisible(shown)
+        self.app_state = replace(self.app_state, chat_list_hidden=not shown)
+        focused = QApplication.focusWidget()
+        if not shown and focused is not None and self.chat_list.isAncestorOf(focused):
+            self.composer.edit.setFocus()
+
+    @Slot()
+    def _on_shortcuts_triggered(self) -> None:
+        from desktop_app.ui.shortcuts import ShortcutsDialog
+
+        ShortcutsDialog(self.menuBar(), self).exec()
+
     def _export_current(self, fmt: str) -> None:
         if self.current is not None:
             self.chats.export(self.current.chat.id, fmt)
@@ -465,6 +597,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_session_planned(self, plan: Plan) -> None:
         self.context.show_plan(plan)
+        self.strip.show_plan(plan)
         if self.current is not None:
             self.messages.excluded = set(self.current.state().excluded_messages)
 
@@ -475,7 +608,9 @@ class MainWindow(QMainWindow):
 
     @Slot(int)
     def _on_session_text_streamed(self, characters: int) -> None:
-        self.context.add_streaming(max(1, characters // 4))  # ≈ tokens; exact after the plan
+        tokens = max(1, characters // 4)  # ≈ tokens; exact after the plan
+        self.context.add_streaming(tokens)
+        self.strip.add_streaming(tokens)
 
     @Slot(float, str)
     def _on_session_retry_waiting(self, seconds: float, reason: str) -> None:
@@ -488,6 +623,11 @@ class MainWindow(QMainWindow):
         self.chat_list.update_chat(chat)
         if self.current is not None and self.current.chat.id == chat.id:
             self._show_mode()
+
+    def _show_activity(self, session: ChatSession, *_: object) -> None:
+        """The chat list marks a chat answering or failed (one shown or not)."""
+        activity = Activity.ANSWERING if session.busy else Activity.FAILED if session.error else ""
+        self.chat_list.set_activity(session.chat.id, activity)
 
     def _ask_approval(self, session: ChatSession, pending: PendingApproval) -> None:
         dialog = ApprovalDialog(pending, session.chat.title, self)
@@ -540,11 +680,13 @@ class MainWindow(QMainWindow):
                 self._on_connection_settings_saved()
             if not self.engine.changed_elsewhere():
                 return
-            chats = {chat.id: chat for chat in self.engine.list_chats()}
+            archived = self.chat_list.showing_archive
+            shown = self.engine.list_chats(archived=archived)
+            chats = {c.id: c for c in [*shown, *self.engine.list_chats(archived=not archived)]}
         except ContextDeskError as exc:
             self._on_problem(exc.info)
             return
-        self.chat_list.sync(list(chats.values()))
+        self.chat_list.sync(shown)
         for chat_id, session in list(self.sessions.items()):
             info = chats.get(chat_id)
             if info is None:  # moved to the trash elsewhere
@@ -631,11 +773,12 @@ class MainWindow(QMainWindow):
 def _action(
     window: QMainWindow,
     text: str,
-    shortcut: QKeySequence.StandardKey | str | None,
-    slot: Callable[[], object],
+    shortcut: QKeySequence | QKeySequence.StandardKey | str | None,
+    slot: Callable[[], object] | None,
 ) -> QAction:
     action = QAction(text, window)
     if shortcut is not None:
         action.setShortcut(shortcut)
-    action.triggered.connect(slot)
+    if slot is not None:
+        action.triggered.connect(slot)
     return action

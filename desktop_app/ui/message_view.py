@@ -86,6 +86,19 @@ class MessageListView(QListView):
         self.scrollTo(model.index(row), QAbstractItemView.ScrollHint.PositionAtTop)
         return True
 
+    def show_message(self, message_id: str) -> bool:
+        """Bring a message into view and highlight it (a search result, a find)."""
+        model = self.model()
+        if not isinstance(model, MessageListModel) or not self.scroll_to_message(message_id):
+            return False
+        row = model.row_of(message_id)
+        assert row is not None
+        self.doItemsLayout()  # a chat just opened is not laid out yet: scroll where it will be
+        self.scrollTo(model.index(row), QAbstractItemView.ScrollHint.PositionAtCenter)
+        self._stick_to_bottom = False  # a reply streaming meanwhile must not scroll it away
+        self.setCurrentIndex(model.index(row))
+        return True
+
     @Slot(int)
     def _on_scroll_value_changed(self, value: int) -> None:
         bar = self.verticalScrollBar()

@@ -1,6 +1,9 @@
 """Settings: the API key (and where the key in use comes from), the server, the model with
 its context window, output and thinking budgets, the default system prompt, and tools.
 
+Every field is checked as it changes, as the command line checks it, and what is wrong
+is said under the field before Save is pressed; Save keeps every field as shown.
+
 Keyring trouble is explained where it happens, with the way out beside it: use the key
 for this session only. The key never goes into the settings file.
 """
@@ -9,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -29,13 +32,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.api.models import DEFAULT_CONTEXT_WINDOW
 from desktop_app.config.secrets import KeyringUnavailable
-from desktop_app.config.settings import MAX_TOKENS_RANGE, THINKING_RANGE, Settings
+from desktop_app.config.settings import (
+    CONTEXT_WINDOW_RANGE,
+    MAX_TOKENS_RANGE,
+    THINKING_RANGE,
+    Settings,
+)
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui import theme
 
 if TYPE_CHECKING:
     from desktop_app.config.secrets import SecretStore
+
+RECHECK_MS = 250  # check the fields once typing pauses
 
 
 class SettingsDialog(QDialog):
@@ -47,7 +58,7 @@ class SettingsDialog(QDialog):
         models: list[Any],
         parent: QWidget | None = None,
         *,
-        check: Callable[[Settings], list[str]] = lambda _settings: [],
+        check: Callable[[Settings], list[tuple[str, str]]] = lambda _settings: [],
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -55,7 +66,9 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.secrets = secrets
         self.key_changed = False
-        self.check = check  # what is wrong with the chosen settings (as the CLI checks them)
+        # What is wrong with the chosen settings (as the CLI checks them): (field, line).
+        self.check = check
+        self.windows = {info.id: info.context_window for info in models}
 
         self.key = QLineEdit()
         self.key.setObjectName("apiKey")
@@ -86,6 +99,16 @@ class SettingsDialog(QDialog):
             self.model.addItem(settings.model, settings.model)
             found = self.model.count() - 1
         self.model.setCurrentIndex(found)
+        self.context_window = QSpinBox()
+        self.context_window.setObjectName("contextWindow")
+        self.context_window.setRange(*CONTEXT_WINDOW_RANGE)
+        self.context_window.setSingleStep(8192)
+        self.context_window.setGroupSeparatorShown(True)
+        self.context_window.setSuffix(" tokens")
+        self.context_window.setValue(settings.context_window or DEFAULT_CONTEXT_WINDOW)
+        self.context_window_note = QLabel()
+        self.context_window_note.setWordWrap(True)
+        self.context_window_note.setEnabled(False)
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(*MAX_TOKENS_RANGE)
         self.max_tokens.setSingleStep(1024)
@@ -141,6 +164,10 @@ class SettingsDialog(QDialog):
         form.addRow("", self.key_problem)
         form.addRow("Server", self.base_url)
         form.addRow("Model", self.model)
+        window_row = QHBoxLayout()
+        window_row.addWidget(self.context_window)
+        window_row.addWidget(self.context_window_note, 1)
+        form.addRow("Context window", _row_widget(window_row))
         form.addRow("Max output tokens", self.max_tokens)
         form.addRow("", _row_widget(thinking_row))
         form.addRow("System prompt", self.system_prompt)
@@ -156,6 +183,20 @@ class SettingsDialog(QDialog):
         waits.addStretch(1)
         form.addRow("Wait for a reply", _row_widget(waits))
         form.addRow("Sending", self.send_with_enter)
+        self.field_problems = self._problem_rows(
+            form,
+            {
+                "base_url": self.base_url,
+                "model": self.model,
+                "context_window": self.context_window,
+                "max_tokens": self.max_tokens,
+                "thinking_budget": self.thinking_budget,
+                "command_env": self.command_env,
+                "workspace": self.workspace,
+                "first_word_timeout": self.first_word,
+                "quiet_timeout": self.quiet,
+            },
+        )
         self.problem = QLabel()
         self.problem.setObjectName("settingsProblem")
         self.problem.setWordWrap(True)
@@ -171,13 +212,76 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.problem)
         layout.addWidget(buttons)
         self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        self._show_model_window()
+        self._recheck_soon = QTimer(self)
+        self._recheck_soon.setSingleShot(True)
+        self._recheck_soon.setInterval(RECHECK_MS)
+        self._recheck_soon.timeout.connect(self.recheck)
+        for changed in (
+            self.base_url.textChanged,
+            self.model.editTextChanged,
+            self.model.currentIndexChanged,
+            self.context_window.valueChanged,
+            self.max_tokens.valueChanged,
+            self.thinking.toggled,
+            self.thinking_budget.valueChanged,
+            self.commands.toggled,
+            self.command_env.textChanged,
+            self.workspace.textChanged,
+            self.first_word.valueChanged,
+            self.quiet.valueChanged,
+        ):
+            # (not `.start` itself: a signal's int would become the timer's interval)
+            changed.connect(lambda *_: self._recheck_soon.start())
+        self.model.editTextChanged.connect(self._show_model_window)
         self.resize(620, self.sizeHint().height())
+
+    def _problem_rows(self, form: QFormLayout, fields: dict[str, QWidget]) -> dict[str, QLabel]:
+        """Under each checked field, a line (hidden until needed) saying what is wrong."""
+        labels = {}
+        for attr, widget in fields.items():
+            label = QLabel()
+            label.setObjectName(f"problem_{attr}")
+            label.setWordWrap(True)
+            label.setStyleSheet(self.key_problem.styleSheet())
+            label.hide()
+            form.insertRow(_row_of(form, widget) + 1, "", label)
+            labels[attr] = label
+        return labels
+
+    def recheck(self) -> list[tuple[str, str]]:
+        """Show what is wrong beside each field now, before Save is pressed."""
+        found = self.check(self.chosen())
+        wrong = dict(found)
+        for attr, label in self.field_problems.items():
+            label.setText(wrong.get(attr, ""))
+            label.setVisible(attr in wrong)
+        if not found:
+            self.problem.hide()
+        return found
+
+    @Slot()
+    def _show_model_window(self) -> None:
+        """A listed model's window is known (shown, not asked); one typed by hand is
+        asked for: the meter and compaction depend on it."""
+        listed = self.windows.get(self._chosen_model())
+        self.context_window.setEnabled(listed is None)
+        if listed is not None:
+            self.context_window.setValue(listed)
+            self.context_window_note.setText("as the model list says")
+        else:
+            self.context_window_note.setText(
+                "not in the model list: how many tokens its window holds (see its card)"
+            )
 
     def chosen(self) -> Settings:
         return replace(
             self.settings,
             base_url=self.base_url.text().strip(),
             model=self._chosen_model(),
+            context_window=0
+            if self._chosen_model() in self.windows
+            else self.context_window.value(),
             max_tokens=self.max_tokens.value(),
             thinking_budget=self.thinking_budget.value() if self.thinking.isChecked() else 0,
             system_prompt=self.system_prompt.toPlainText(),
@@ -199,9 +303,9 @@ class SettingsDialog(QDialog):
 
     @Slot()
     def _on_save_clicked(self) -> None:
-        found = self.check(self.chosen())
+        found = self.recheck()
         if found:
-            self.problem.setText("Not saved. " + "; ".join(found) + ".")
+            self.problem.setText("Not saved: see the lines in red above.")
             self.problem.show()
             return
         self.problem.hide()
@@ -234,6 +338,16 @@ class SettingsDialog(QDialog):
         folder = QFileDialog.getExistingDirectory(self, "Workspace folder", self.workspace.text())
         if folder:
             self.workspace.setText(folder)
+
+
+def _row_of(form: QFormLayout, widget: QWidget | None) -> int:
+    """The form row holding `widget` (or the row widget it sits in)."""
+    while widget is not None:
+        row, _role = cast("tuple[int, Any]", form.getWidgetPosition(widget))
+        if row >= 0:
+            return row
+        widget = widget.parentWidget()
+    return form.rowCount() - 1
 
 
 def _seconds(value: int) -> QSpinBox:

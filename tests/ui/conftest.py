@@ -45,6 +45,7 @@ def open_window(qtbot: QtBot) -> Callable[[Engine], MainWindow]:
         window.resize(1200, 800)
         window.show()
         qtbot.waitExposed(window)
+        qtbot.waitUntil(lambda: window.started, timeout=5000)  # the first frame's aftermath
         return window
 
     return make

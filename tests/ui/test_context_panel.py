@@ -123,6 +123,16 @@ def test_facts_are_edited_reordered_deleted_with_undo(
         second.id,
         first.id,
     ]
+    # The keyboard's drag: Alt+Up moves the current fact, which stays current.
+    panel.list.setFocus()
+    panel.list.setCurrentIndex(panel.model.index(1))
+    with replanned(qtbot, session):
+        qtbot.keyClick(panel.list, Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
+    assert [f.id for f in session.state().facts] == [first.id, second.id]
+    assert panel.list.currentIndex().row() == 0
+    with replanned(qtbot, session):
+        qtbot.keyClick(panel.list, Qt.Key.Key_Down, Qt.KeyboardModifier.AltModifier)
+    assert [f.id for f in session.state().facts] == [second.id, first.id]
 
 
 def test_suggested_facts_wait_for_accept_edit_or_reject(
@@ -327,9 +337,7 @@ def test_export_from_the_chat_list_writes_json(
         "desktop_app.ui.chat_list_controller.QFileDialog.getSaveFileName",
         lambda *args: (str(target), ""),
     )
-    row = window.chat_list.model.row_of(session.chat.id)
-    assert row is not None
-    index = window.chat_list.proxy.mapFromSource(window.chat_list.model.index(row))
+    index = window.chat_list.index_of(session.chat.id)
     menu = window.chat_list.list.menu_for(index)  # the chat's right-click menu
     next(a for a in menu.actions() if a.text() == "Export as JSON…").trigger()
     exported = json.loads(target.read_text())

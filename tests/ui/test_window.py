@@ -8,9 +8,9 @@ from pathlib import Path
 
 import keyring
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
+from PySide6.QtCore import QMimeData, QModelIndex, QPoint, Qt, QUrl
 from PySide6.QtGui import QAction, QColor, QImage
-from PySide6.QtWidgets import QDialog, QLineEdit
+from PySide6.QtWidgets import QDialog, QLineEdit, QMenu
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -24,6 +24,7 @@ from desktop_app.core.messages import Message
 from desktop_app.demo_chat import DEMO_TITLE, create_demo_chat
 from desktop_app.tokens.images import image_size
 from desktop_app.ui import theme
+from desktop_app.ui.chat_list import ACTIVITY_ROLE, GROUP_ROLE, HIT_ROLE, Activity
 from desktop_app.ui.composer import file_attachment
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import PAGE, Role
@@ -31,6 +32,7 @@ from desktop_app.ui.session import FIRST_PAGE
 from desktop_app.ui.settings_dialog import SettingsDialog
 from tests.fakes.keyring_backend import LockedKeyring
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
+from tests.unit.builders import a, u
 
 OpenWindow = Callable[[Engine], MainWindow]
 
@@ -111,7 +113,7 @@ def test_settings_change_what_new_chats_and_the_composer_use(
     )
 
 
-def test_the_chat_list_searches_renames_and_deletes_with_undo(
+def test_the_chat_list_renames_and_deletes_with_undo(
     window: MainWindow, engine: Engine, qtbot: QtBot, qtmodeltester: ModelTester
 ) -> None:
     for title in ("Tax return", "Holiday plans", "Tax questions"):
@@ -123,15 +125,11 @@ def test_the_chat_list_searches_renames_and_deletes_with_undo(
         "Holiday plans",
         "Tax return",
     ]  # newest activity first
-    qtbot.keyClicks(panel.search, "tax")
-    assert panel.proxy.rowCount() == 2
-    panel.search.clear()
+    assert panel.index_of(panel.model.chats()[0].id).data(GROUP_ROLE) == "Today"
     holiday = engine.store.list_chats()[1]
     panel.rename_requested.emit(holiday.id, "Summer 2027")
     assert engine.store.chat(holiday.id).title == "Summer 2027"
-    row = panel.model.row_of(holiday.id)
-    assert row is not None
-    menu = panel.list.menu_for(panel.proxy.mapFromSource(panel.model.index(row)))
+    menu = panel.list.menu_for(panel.index_of(holiday.id))
     next(a for a in menu.actions() if a.text() == "Move to trash").trigger()
     assert engine.store.chat(holiday.id).deleted_at is not None
     assert panel.model.row_of(holiday.id) is None
@@ -139,6 +137,94 @@ def test_the_chat_list_searches_renames_and_deletes_with_undo(
     qtbot.mouseClick(panel.undo_button, Qt.MouseButton.LeftButton)
     assert engine.store.chat(holiday.id).deleted_at is None
     assert panel.model.row_of(holiday.id) is not None
+
+
+def test_search_finds_messages_without_opening_anything_or_moving_focus(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    holiday = engine.store.create_chat("Holiday plans")
+    engine.store.append_messages(
+        holiday.id, [u("Book the ferry to Hydra, please"), a("Done: the 9:00 ferry.")]
+    )
+    window.chats.refresh()
+    for title in ("Tax return", "Tax questions"):
+        window.new_chat(title)
+    panel = window.chat_list
+    shown = window.current
+    assert shown is not None
+    assert shown.chat.title == "Tax questions"
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(panel.search, "hydra")
+    qtbot.waitUntil(lambda: panel.model.searching and panel.model.rowCount() == 1, timeout=2000)
+    assert panel.search.hasFocus()  # every letter went into the search box
+    assert window.current is shown  # nothing opened by itself
+    assert window.composer.edit.toPlainText() == ""
+    hit = panel.model.index(0).data(HIT_ROLE)
+    assert hit.chat_id == holiday.id
+    assert "Hydra" in hit.snippet
+
+    qtbot.keyClick(panel.search, Qt.Key.Key_Return)  # opens the chat at the match
+    assert window.current is not None
+    assert window.current.chat.id == holiday.id
+    found = window.messages.currentIndex()
+    assert found.data(Role.MESSAGE).text.startswith("Book the ferry")
+    assert window.composer.edit.hasFocus()
+
+    panel.search.clear()
+    qtbot.keyClicks(panel.search, "tax")  # titles too
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 2, timeout=2000)
+    panel.search.setFocus()
+    qtbot.keyClick(panel.search, Qt.Key.Key_Escape)  # Esc clears it: every chat again
+    qtbot.waitUntil(lambda: not panel.model.searching, timeout=2000)
+    assert panel.model.rowCount() == 3
+
+
+def test_pinned_chats_stay_on_top_and_archived_ones_leave_the_list(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    for title in ("Oldest", "Middle", "Newest"):
+        window.new_chat(title)
+    panel = window.chat_list
+    oldest = next(c for c in engine.store.list_chats() if c.title == "Oldest")
+    menu = panel.list.menu_for(panel.index_of(oldest.id))
+    next(a for a in menu.actions() if a.text() == "Pin to top").trigger()
+    assert panel.model.chats()[0].id == oldest.id
+    assert panel.model.index(0).data(GROUP_ROLE) == "Pinned"
+    assert panel.model.index(1).data(GROUP_ROLE) == "Today"
+    window.new_chat("Newer still")  # a new chat goes under the pinned one
+    assert [c.title for c in panel.model.chats()][:2] == ["Oldest", "Newer still"]
+    assert engine.store.list_chats()[-1].pinned_at is not None  # stored; activity untouched
+
+    middle = next(c for c in engine.store.list_chats() if c.title == "Middle")
+    menu = panel.list.menu_for(panel.index_of(middle.id))
+    next(a for a in menu.actions() if a.text() == "Archive").trigger()
+    assert panel.model.row_of(middle.id) is None
+    assert "archived" in panel.undo_label.text()
+    assert [c.title for c in engine.list_chats(archived=True)] == ["Middle"]
+    window.chats.show_archive()
+    assert [c.title for c in panel.model.chats()] == ["Middle"]
+    assert panel.archive_bar.isVisibleTo(panel)
+    menu = panel.list.menu_for(panel.index_of(middle.id))
+    next(a for a in menu.actions() if a.text() == "Unarchive").trigger()
+    assert panel.model.rowCount() == 0
+    window.chats.show_archive(False)
+    assert panel.model.row_of(middle.id) is not None
+
+
+def test_a_chat_answering_in_the_background_is_marked_in_the_list(
+    window: MainWindow, engine: Engine, qtbot: QtBot, simulator: SimulatorServer
+) -> None:
+    session = open_demo(window, engine, qtbot, turns=1)
+    simulator.queue(Fault(FaultKind.HANG, after_events=3))
+    window.composer.edit.setPlainText("a long answer, please")
+    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.busy, timeout=TURN_TIMEOUT_MS)
+    window.new_chat("Something else")  # the answering chat is no longer shown
+    index = window.chat_list.index_of(session.chat.id)
+    assert index.data(ACTIVITY_ROLE) == Activity.ANSWERING
+    session.stop()
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    assert window.chat_list.index_of(session.chat.id).data(ACTIVITY_ROLE) == ""
 
 
 def test_the_window_remembers_its_layout_and_last_chat(
@@ -240,7 +326,7 @@ def test_pinning_fork_and_edit_and_resend(
     forked = engine.store.messages(fork.chat.id)
     assert [m.text for m in forked] == [m.text for m in session.messages[:2]]
     # Edit and resend the first question: a new chat; the original is untouched.
-    window.chat_list.select(chat.id)
+    window.open_chat(chat.id)
     assert window.current is session
     original = [m.id for m in session.messages]
     monkeypatch.setattr(
@@ -409,24 +495,39 @@ def test_settings_keep_a_model_typed_without_enter_and_refuse_what_the_api_would
     engine: Engine, qtbot: QtBot
 ) -> None:
     dialog = SettingsDialog(
-        engine.settings, engine.secrets, "none yet", [], check=engine.settings_problems
+        engine.settings,
+        engine.secrets,
+        "none yet",
+        engine.known_models(),
+        check=engine.settings_faults,
     )
     qtbot.addWidget(dialog)
     dialog.show()
+    assert not dialog.context_window.isEnabled()  # a listed model's window is known
     line = dialog.model.lineEdit()
     assert line is not None  # the model box is editable
     line.clear()
     qtbot.keyClicks(line, "qwen3:8b")  # typed, no Enter
+    assert dialog.context_window.isEnabled()  # not listed: its window is asked for
+    dialog.context_window.setValue(32_768)
     dialog.thinking.setChecked(True)
     dialog.thinking_budget.setValue(8192)  # not below the 4,096 max output tokens
+    beside = dialog.field_problems["thinking_budget"]
+    qtbot.waitUntil(beside.isVisible, timeout=2000)  # said before Save is pressed
+    assert "must be below the max output tokens" in beside.text()
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
     assert dialog.result() != QDialog.DialogCode.Accepted
     assert dialog.problem.isVisible()
-    assert "Extended thinking budget: must be below the max output tokens" in dialog.problem.text()
     dialog.max_tokens.setValue(16_384)
+    qtbot.waitUntil(lambda: not beside.isVisible(), timeout=2000)
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
     assert dialog.result() == QDialog.DialogCode.Accepted
-    assert (dialog.chosen().model, dialog.chosen().thinking_budget) == ("qwen3:8b", 8192)
+    chosen = dialog.chosen()
+    assert (chosen.model, chosen.thinking_budget, chosen.context_window) == (
+        "qwen3:8b",
+        8192,
+        32_768,
+    )
 
 
 def test_a_chat_is_renamed_in_place_by_f2_or_double_click_and_esc_cancels(
@@ -445,10 +546,7 @@ def test_a_chat_is_renamed_in_place_by_f2_or_double_click_and_esc_cancels(
     qtbot.keyClicks(editor, "Summer 2027")  # the title is selected: typing replaces it
     qtbot.keyClick(editor, Qt.Key.Key_Return)  # Qt commits an edit on the next turn of the loop
     qtbot.waitUntil(lambda: engine.store.chat(holiday.id).title == "Summer 2027", timeout=2000)
-    row = window.chat_list.proxy.mapFromSource(
-        window.chat_list.model.index(window.chat_list.model.row_of(holiday.id) or 0)
-    )
-    spot = view.visualRect(row).center()
+    spot = view.visualRect(window.chat_list.index_of(holiday.id)).center()
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=spot)  # a double-click
     qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=spot)  # is click + dbl
     assert view.state() is view.State.EditingState
@@ -501,3 +599,108 @@ def test_the_window_does_not_grow_when_the_undo_bar_names_a_long_chat(
     assert window.chat_list.undo_bar.isVisible()
     qtbot.wait(50)
     assert window.width() == before
+
+
+def test_ctrl_f_steps_through_the_matches_in_the_open_chat(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot, turns=3, planned=False)
+    other = engine.store.create_chat("Elsewhere")
+    engine.store.append_messages(other.id, [u("refund elsewhere")])  # not in this chat
+    holding = [m.id for m in session.messages if "refund" in m.text.lower()]
+    assert len(holding) >= 2
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    bar = window.find_bar
+    assert bar.field.hasFocus()
+    qtbot.keyClicks(bar.field, "REFUND")
+    qtbot.waitUntil(lambda: bar.hits == holding, timeout=2000)
+    assert window.messages.currentIndex().data(Role.MESSAGE).id == holding[0]
+    assert bar.count.text() == f"1 of {len(holding)}"
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    assert window.messages.currentIndex().data(Role.MESSAGE).id == holding[1]
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert window.messages.currentIndex().data(Role.MESSAGE).id == holding[0]
+    qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
+    assert not bar.isVisible()
+    assert window.composer.edit.hasFocus()
+
+
+def test_ctrl_b_hides_the_chat_list_and_the_window_remembers(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    window.new_chat("Something")
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+    assert not window.chat_list.isVisible()
+    window.close()
+    again = MainWindow(engine, load(engine.paths.state_file, AppState))
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    assert not again.chat_list.isVisible()
+    again.activateWindow()
+    qtbot.waitUntil(again.isActiveWindow, timeout=2000)
+    qtbot.keyClick(again, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+    assert again.chat_list.isVisible()
+
+
+def test_every_menu_action_has_keys_and_the_sheet_lists_them(window: MainWindow) -> None:
+    from desktop_app.ui.shortcuts import ShortcutsDialog
+
+    menus = [top.menu() for top in window.menuBar().actions()]
+    actions = [
+        action
+        for menu in menus
+        if isinstance(menu, QMenu)
+        for action in menu.actions()
+        if not action.isSeparator()
+    ]
+    assert len(actions) >= 15
+    assert [a.text() for a in actions if a.shortcut().isEmpty()] == []
+    assert len({a.shortcut().toString() for a in actions}) == len(actions)  # none shared
+    sheet = ShortcutsDialog(window.menuBar(), window)
+    cells = [sheet.table.item(row, 1) for row in range(sheet.table.rowCount())]
+    listed = {cell.text() for cell in cells if cell is not None}
+    assert {a.text().replace("&", "").rstrip("…") for a in actions} <= listed
+
+
+def test_the_chat_list_opens_nothing_when_it_only_gets_the_focus(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    for title in ("One", "Two"):
+        window.new_chat(title)
+    window._set_current(None)
+    window.chat_list.list.clearFocus()
+    window.chat_list.list.setCurrentIndex(QModelIndex())
+    qtbot.keyClick(window.chat_list.search, Qt.Key.Key_Tab)  # Tab from the search box
+    window.chat_list.list.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.wait(50)
+    assert window.current is None
+    qtbot.keyClick(window.chat_list.list, Qt.Key.Key_Down)  # the user moving: it opens
+    assert window.current is not None
+    assert window.chat_list.list.hasFocus()  # and the focus stays in the list
+
+
+def test_a_narrow_window_folds_the_context_panel_into_a_strip(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot, turns=2)
+    window.resize(900, 700)
+    qtbot.waitUntil(lambda: window.width() == 900, timeout=2000)
+    assert window.placement.narrow
+    assert not window.dock.isVisible()
+    assert window.strip.isVisible()
+    assert window.conversation.width() >= 500  # the conversation keeps its room
+    assert window.strip.share.text().endswith("%")
+    qtbot.mouseClick(window.strip, Qt.MouseButton.LeftButton)  # opens over the conversation
+    overlay = window.placement.overlay
+    assert overlay.isVisible()
+    assert window.context.isVisible()
+    assert window.rect().contains(overlay.geometry())
+    assert window.context.meter.plan is session.plan  # the same panel, the same plan
+    qtbot.mouseClick(overlay.close_button, Qt.MouseButton.LeftButton)
+    assert not overlay.isVisible()
+    window.resize(1300, 700)
+    qtbot.waitUntil(lambda: not window.placement.narrow, timeout=2000)
+    assert window.dock.isVisible()
+    assert window.dock.widget() is window.context
+    assert not window.strip.isVisible()

@@ -75,9 +75,23 @@ def test_a_new_chat_takes_every_default_from_settings(engine: Engine, tmp_path: 
     assert request["max_tokens"] == 9000
     assert request["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert request["system"][0]["text"].startswith("Be brief.")
+    assert chat.settings.context_window == 200_000  # the model's own window
     overridden = engine.new_chat("Mine", model="claude-opus-5-5", keep_recent_turns=3)
     assert (overridden.info.model, overridden.settings.keep_recent_turns) == ("claude-opus-5-5", 3)
     assert overridden.settings.max_tokens == 9000
+    assert overridden.settings.context_window == 1_000_000
+
+
+def test_a_model_no_list_knows_gets_the_window_settings_give_it(engine: Engine) -> None:
+    engine.change_settings({"model": "qwen3:8b", "context_window": "32768"})
+    chat = engine.new_chat()
+    assert chat.settings.context_window == 32_768
+    assert chat.plan("hi").context_window == 32_768  # the meter and compaction use it
+    assert engine.new_chat(model="mystery-model").settings.context_window == 200_000
+    with pytest.raises(
+        BadSetting, match=r"context_window: 0 \(as the model list says\) or between"
+    ):
+        engine.change_settings({"context_window": "12"})
 
 
 def test_settings_are_checked_saved_and_typed(engine: Engine) -> None:

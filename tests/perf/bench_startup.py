@@ -1,0 +1,125 @@
+"""Start-up for a returning user, as a ratio to a bare PySide6 window (on demand):
+
+    .venv/bin/python tests/perf/bench_startup.py [--json FILE] [--runs 5]
+
+The real entry point (`python -m desktop_app`, what the `contextdesk` script runs) to
+its first painted window, over (a) an empty data folder and (b) a returning user's: 300
+chats, the last one opened holding 10,000 messages — each against a bare `QMainWindow`
+to its first paint, the three interleaved run by run so the machine's mood hits all
+alike. Targets (the window basics issue): returning user ≤ 2.0× the bare window (the
+goal beyond it 1.5×), empty folder ≤ 1.5×; medians of `--runs`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from desktop_app.chats import Engine
+from desktop_app.config.settings import AppState
+from desktop_app.core.blocks import TextBlock
+from desktop_app.core.messages import Message
+from desktop_app.ui.gui import FIRST_PAINT_PROBE
+from tests.perf.report import Row, report
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+CHATS = 300
+LONG_CHAT = 10_000
+
+
+def returning_user(home: Path) -> None:
+    """300 chats of a few messages, and a 10,000-message chat last opened."""
+    engine = Engine.open(home)
+    for n in range(CHATS - 1):
+        chat = engine.new_chat(f"Chat number {n} about something")
+        engine.store.append_messages(
+            chat.id,
+            [
+                Message("user", (TextBlock(f"Question {n}?"),)),
+                Message("assistant", (TextBlock("An answer."),)),
+            ],
+        )
+    long = engine.new_chat("The long one")
+    engine.store.append_messages(
+        long.id,
+        [
+            Message(
+                "user" if i % 2 == 0 else "assistant",
+                (TextBlock(f"Message {i}: " + "words in a sentence " * 12),),
+            )
+            for i in range(LONG_CHAT)
+        ],
+    )
+    engine.save_window_state(replace(AppState(), last_chat_id=long.id))
+    engine.close()
+
+
+def to_first_paint(command: list[str], home: Path | None) -> float:
+    env = {**os.environ, FIRST_PAINT_PROBE: "1", "QT_QPA_PLATFORM": "offscreen"}
+    env.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        command + (["--home", str(home)] if home else []),
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    took = time.perf_counter() - started
+    child.wait(60)
+    assert line.strip() == "FIRST-PAINT", f"{command}: {line!r}"
+    return took
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    app = [sys.executable, "-m", "desktop_app"]
+    bare_window = [sys.executable, str(HERE / "bare_window.py")]
+    bare, empty, returning = [], [], []
+    with tempfile.TemporaryDirectory() as folder:
+        full = Path(folder) / "returning"
+        returning_user(full)
+        to_first_paint(app, full)  # once unmeasured: the OS caches the files for all alike
+        for run in range(args.runs):
+            bare.append(to_first_paint(bare_window, None))
+            empty.append(to_first_paint(app, Path(folder) / f"empty-{run}"))
+            returning.append(to_first_paint(app, full))
+    floor = statistics.median(bare)
+    note = f"median of {args.runs}, interleaved; the bare window took {floor:.2f} s"
+    rows = [
+        Row("bare PySide6 window to first paint", floor, "s", None, "the floor"),
+        Row(
+            "empty data folder to first paint, × the bare window",
+            statistics.median(empty) / floor,
+            "×",
+            1.5,
+            f"{statistics.median(empty):.2f} s; {note}",
+        ),
+        Row(
+            f"returning user ({CHATS} chats, a {LONG_CHAT:,}-message last chat), × the bare window",
+            statistics.median(returning) / floor,
+            "×",
+            2.0,
+            f"{statistics.median(returning):.2f} s; {note}",
+        ),
+    ]
+    return report("Start-up", rows, args.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
