@@ -13,12 +13,12 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from desktop_app import cli
+    from desktop_app.cli_parser import parse
     from desktop_app.config.privacy import protect_process
 
     protect_process()  # a command the model runs cannot read our memory or environment
 
-    args = cli.parse(list(sys.argv[1:] if argv is None else argv))
+    args = parse(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -28,6 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         smoke_test = getattr(args, "smoke_test", False)
         return run_gui(args.home, demo=args.demo or args.command == "demo", smoke_test=smoke_test)
+    from desktop_app import cli
+
     try:
         return cli.run(args)
     except BrokenPipeError:  # `contextdesk … | head`: the reader left; that is not an error

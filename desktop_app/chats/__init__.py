@@ -4,10 +4,28 @@ a `Chat` has every action on it; a `Turn` is one message being answered. The win
 (`ui/`) and the command line (`cli.py`) call these and keep only widgets and printing.
 """
 
-from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat, can_retry, repaired
+from typing import TYPE_CHECKING, Any
+
 from desktop_app.chats.engine import DEMO_MODEL, Engine, Imported, data_folder
-from desktop_app.chats.turn import Turn
+from desktop_app.chats.names import NEW_CHAT_TITLE
 from desktop_app.config.logfile import log_unexpected
+
+if TYPE_CHECKING:
+    from desktop_app.chats.chat import Chat, can_retry, repaired
+    from desktop_app.chats.turn import Turn
+
+# A chat's own machinery (the loop's events, requests, token counting) loads with the
+# first chat opened, not before the window's first paint.
+_LATER = {"Chat": "chat", "can_retry": "chat", "repaired": "chat", "Turn": "turn"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LATER:
+        import importlib
+
+        return vars(importlib.import_module(f"desktop_app.chats.{_LATER[name]}"))[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEMO_MODEL",

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.chats.instance import process_alive
+from desktop_app.chats.names import CHAT_FIELDS, NEW_CHAT_TITLE
 from desktop_app.chats.turn import Turn, TurnRecorder
 from desktop_app.config.files import write_atomically
 from desktop_app.config.settings import typed_value
@@ -44,27 +45,8 @@ if TYPE_CHECKING:  # the context engine, the loop and the tools load with the fi
     from desktop_app.context.projection import Plan, Projector
     from desktop_app.tools.registry import ToolRegistry
 
-NEW_CHAT_TITLE = "New chat"
 TITLE_CHARS = 48  # a chat named after its first message: about one line of the list
 KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
-
-# `contextdesk chat set KEY=VALUE`: the chat's own settings (KEY → ChatInfo or
-# ContextSettings field).
-CHAT_FIELDS = {
-    "title": "title",
-    "model": "model",
-    "system": "system_prompt",
-    "context_window": "context_window",
-    "threshold": "compaction_threshold",
-    "keep_recent": "keep_recent_turns",
-    "max_tokens": "max_tokens",
-    "thinking": "thinking_budget",
-    "auto_compact": "auto_compact",
-    "keep_first": "keep_first_message",
-    "max_messages": "max_context_messages",
-    "tool_result_cap": "tool_result_cap",
-    "drop_old_thinking": "drop_old_thinking",
-}
 
 StateChange = Callable[[ContextState], ContextState]
 

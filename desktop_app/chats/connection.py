@@ -15,14 +15,16 @@ from typing import TYPE_CHECKING
 
 from desktop_app.config.secrets import SecretStore
 from desktop_app.config.settings import Settings
-from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind
-from desktop_app.core.events import StreamEvent
-from desktop_app.core.ports import ModelInfo, ServerBackend
-from desktop_app.core.request import ChatRequest
 
-if TYPE_CHECKING:  # the SDK adapter loads on first use (~0.2 s, and the SDK ~2.5 s)
+if TYPE_CHECKING:
+    # Types only: the loop's events and requests load with the first chat; the SDK
+    # adapter on first use (~0.2 s, and the SDK ~2.5 s).
     from desktop_app.api.simulator import SimulatorServer
+    from desktop_app.core.cancel import CancelToken
+    from desktop_app.core.events import StreamEvent
+    from desktop_app.core.ports import ModelInfo, ServerBackend
+    from desktop_app.core.request import ChatRequest
 
 DEMO_KEY = "contextdesk-offline-demo"
 

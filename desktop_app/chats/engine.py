@@ -15,11 +15,11 @@ import time
 from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from desktop_app.chats.chat import NEW_CHAT_TITLE, Chat, checked
 from desktop_app.chats.connection import Connection
 from desktop_app.chats.instance import InstanceLock, process_alive
+from desktop_app.chats.names import NEW_CHAT_TITLE
 from desktop_app.config.logfile import log_to_file
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
@@ -40,8 +40,10 @@ from desktop_app.core.ports import ModelInfo
 from desktop_app.storage.db import BACKUPS
 from desktop_app.storage.search import SearchHit
 from desktop_app.storage.store import ChatInfo, ChatStore
-from desktop_app.tokens.calibration import Calibration
-from desktop_app.tokens.counter import TokenCounter
+
+if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the first paint
+    from desktop_app.chats.chat import Chat
+    from desktop_app.tokens.counter import TokenCounter
 
 DEMO_MODEL = "contextdesk-demo"
 
@@ -129,6 +131,9 @@ class Engine:
         """Local token estimates, calibrated by what the API reports (made on first use:
         its encoding loads in ~0.3 s)."""
         if self._counter is None:
+            from desktop_app.tokens.calibration import Calibration
+            from desktop_app.tokens.counter import TokenCounter
+
             self._counter = TokenCounter(calibration=Calibration(self.store))
         return self._counter
 
@@ -141,6 +146,8 @@ class Engine:
         """The chat's one `Chat` object (made on first use)."""
         chat = self._chats.get(chat_id)
         if chat is None:
+            from desktop_app.chats.chat import Chat
+
             chat = self._chats[chat_id] = Chat(self, self.store.chat(chat_id))
         return chat
 
@@ -176,6 +183,8 @@ class Engine:
     ) -> Chat:
         """A chat made from Settings' defaults — model, system prompt, max output tokens,
         extended thinking — with any of them (or a context setting) overridden."""
+        from desktop_app.chats.chat import checked
+
         defaults = self.settings
         model = model or defaults.model
         settings = checked(

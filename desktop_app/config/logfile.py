@@ -3,21 +3,31 @@ rotating file only the user can read (`logs/contextdesk.log`), for both faces.""
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import os
-from logging.handlers import RotatingFileHandler
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from desktop_app.config.privacy import PRIVATE_FILE
 
+if TYPE_CHECKING:
+    from logging.handlers import RotatingFileHandler
 
-class _PrivateLog(RotatingFileHandler):
-    """Rotated files are created private too."""
 
-    def _open(self) -> io.TextIOWrapper:
-        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
-        return open(fd, "a", encoding=self.encoding, errors=self.errors)
+@functools.cache
+def _private_log() -> type[RotatingFileHandler]:
+    """A rotating handler whose rotated files are created private too (made on first
+    use: `logging.handlers` costs the window ~20 ms of start-up)."""
+    from logging.handlers import RotatingFileHandler
+
+    class PrivateLog(RotatingFileHandler):
+        def _open(self) -> io.TextIOWrapper:
+            fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
+            return open(fd, "a", encoding=self.encoding, errors=self.errors)
+
+    return PrivateLog
 
 
 UNEXPECTED = "desktop_app.unexpected"  # bugs' tracebacks: the file only, never the terminal
@@ -27,13 +37,14 @@ def log_to_file(path: Path) -> None:
     """Send warnings and errors (with tracebacks) to `path` as well."""
     root = logging.getLogger()
     unexpected = logging.getLogger(UNEXPECTED)
-    for old in [h for h in root.handlers if isinstance(h, _PrivateLog)]:
+    private_log = _private_log()
+    for old in [h for h in root.handlers if isinstance(h, private_log)]:
         if old.baseFilename == os.path.abspath(path):
             return
         root.removeHandler(old)  # another data folder (tests run the CLI in one process)
         unexpected.removeHandler(old)
         old.close()
-    handler = _PrivateLog(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
+    handler = private_log(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
     handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)

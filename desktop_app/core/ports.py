@@ -9,13 +9,15 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.core.blocks import ImageBlock, OpaqueBlock, TextBlock, ToolUseBlock
-from desktop_app.core.cancel import CancelToken
-from desktop_app.core.events import LoopEvent, StreamEvent
-from desktop_app.core.messages import Message
-from desktop_app.core.request import ChatRequest, ToolSpec
+
+if TYPE_CHECKING:  # in signatures only: `ModelInfo` users need not load the loop's events
+    from desktop_app.core.cancel import CancelToken
+    from desktop_app.core.events import LoopEvent, StreamEvent
+    from desktop_app.core.messages import Message
+    from desktop_app.core.request import ChatRequest, ToolSpec
 
 
 class ChatBackend(Protocol):

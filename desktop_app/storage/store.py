@@ -64,10 +64,12 @@ def settings_to_json(settings: ContextSettings) -> str:
     return json.dumps(asdict(settings))
 
 
+@functools.lru_cache(maxsize=256)
 def settings_from_json(text: str) -> ContextSettings:
     """Settings as stored; unknown keys are ignored, and missing ones or values of the
     wrong type take defaults, so a row written by another version (or by hand) never
-    stops a chat from opening."""
+    stops a chat from opening. (Cached: most chats share their settings' text, and the
+    chat list reads every chat's; the result is frozen, so sharing it is safe.)"""
     try:
         data = json.loads(text or "{}")
     except json.JSONDecodeError:

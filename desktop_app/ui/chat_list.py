@@ -548,16 +548,26 @@ class _ChatRowDelegate(QStyledItemDelegate):
     def __init__(self, panel: ChatListPanel, parent: QWidget) -> None:
         super().__init__(parent)
         self.panel = panel
+        self._font_key = ""
+        self._font_set: tuple[QFont, QFont, QFont] = (QFont(), QFont(), QFont())
+        self._heights: tuple[int, ...] = (0, 0, 0)
 
     # -- geometry ----------------------------------------------------------------------------
 
     def _fonts(self, option: QStyleOptionViewItem) -> tuple[QFont, QFont, QFont]:
-        title = QFont(option.font)
-        small = QFont(option.font)
-        small.setPointSizeF(max(7.0, option.font.pointSizeF() * 0.88))
-        header = QFont(small)
-        header.setBold(True)
-        return title, small, header
+        """The title's, the second line's and the headers' fonts (made once per base
+        font: every row's size is asked for when the list fills)."""
+        key = option.font.key()
+        if self._font_key != key:
+            title = QFont(option.font)
+            small = QFont(option.font)
+            small.setPointSizeF(max(7.0, option.font.pointSizeF() * 0.88))
+            header = QFont(small)
+            header.setBold(True)
+            self._font_set = (title, small, header)
+            self._heights = tuple(QFontMetrics(f).height() for f in self._font_set)
+            self._font_key = key
+        return self._font_set
 
     def _header(self, index: Index) -> str:
         """The group header shown above this row ("" when it continues a group)."""
@@ -570,12 +580,12 @@ class _ChatRowDelegate(QStyledItemDelegate):
     def _header_height(self, option: QStyleOptionViewItem, index: Index) -> int:
         if not self._header(index):
             return 0
-        _, _, header = self._fonts(option)
-        return HEADER_GAP + QFontMetrics(header).height() + 4
+        self._fonts(option)
+        return HEADER_GAP + self._heights[2] + 4
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        title, small, _ = self._fonts(option)
-        rows = QFontMetrics(title).height() + 3 + QFontMetrics(small).height()
+        self._fonts(option)
+        rows = self._heights[0] + 3 + self._heights[1]
         return QSize(120, self._header_height(option, index) + rows + 2 * PAD)
 
     def _row_rect(self, option: QStyleOptionViewItem, index: Index) -> QRect:

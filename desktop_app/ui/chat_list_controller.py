@@ -5,13 +5,17 @@ into dialogs, the list's rows and messages for the window."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine
+from desktop_app.chats import NEW_CHAT_TITLE, Engine
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.ui.chat_list import ChatListPanel
+
+if TYPE_CHECKING:  # loaded with the first chat
+    from desktop_app.chats import Chat
 
 
 class ChatListController(QObject):

@@ -4,14 +4,19 @@ server) run on the background thread; the answers come back as signals."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from desktop_app.chats import Chat, Engine
+from desktop_app.chats import Engine
 from desktop_app.config.secrets import ApiKey
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.core.ports import ModelInfo
 from desktop_app.ui.workers import BackgroundWorker
+
+if TYPE_CHECKING:  # loaded with the first chat
+    from desktop_app.chats import Chat
 
 
 class ConnectionController(QObject):

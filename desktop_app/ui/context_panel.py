@@ -33,10 +33,10 @@ from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.core.blocks import ToolResultBlock
 from desktop_app.core.messages import Message
 from desktop_app.ui.context_meter import SEGMENTS, ContextMeter
-from desktop_app.ui.session import ChatSession
 
 if TYPE_CHECKING:
     from desktop_app.context.projection import Plan
+    from desktop_app.ui.session import ChatSession
 
 
 class ContextPanel(QStackedWidget):

@@ -76,8 +76,8 @@ def app_icon() -> QIcon:
 def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWindow:
     """The window over the data folder (the caller has claimed it: `SingleInstance`)."""
     engine = Engine.open(home, demo=demo, holds_folder=True)
-    engine.keep_log()
     window = MainWindow(engine, engine.load_window_state())
+    window.first_painted.connect(engine.keep_log)  # the log file's module loads after it
     if demo and not engine.list_chats():
         window.start_demo()
     return window

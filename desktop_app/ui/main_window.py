@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine, can_retry
+from desktop_app.chats import NEW_CHAT_TITLE, Engine
 from desktop_app.config.settings import AppState
 from desktop_app.core.blocks import Block
 from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
@@ -51,12 +51,13 @@ from desktop_app.ui.context_panel import ContextPanel
 from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
 from desktop_app.ui.find_bar import FindBar
 from desktop_app.ui.message_view import MessageListView
-from desktop_app.ui.session import ChatSession
 from desktop_app.ui.welcome import WelcomePage
 from desktop_app.ui.workers import BackgroundWorker, PendingApproval
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first chat opened
+    from desktop_app.chats import Chat
     from desktop_app.context.projection import Plan
+    from desktop_app.ui.session import ChatSession
 
 log = logging.getLogger(__name__)
 
@@ -314,6 +315,8 @@ class MainWindow(QMainWindow):
         return self.current
 
     def _open_session(self, chat_id: str) -> ChatSession:
+        from desktop_app.ui.session import ChatSession
+
         session = ChatSession(self.engine.chat(chat_id), self.background, self)
         # Every session, shown or not, may ask for approval and may change its chat.
         session.approval_requested.connect(functools.partial(self._ask_approval, session))
@@ -368,9 +371,12 @@ class MainWindow(QMainWindow):
         """Stop and Retry only when there is something to stop or to answer again."""
         session = self.current
         self.stop_action.setEnabled(session is not None and session.busy)
-        self.retry_action.setEnabled(
-            session is not None and not session.busy and can_retry(session.messages)
-        )
+        retry = False
+        if session is not None and not session.busy:
+            from desktop_app.chats import can_retry  # loaded with the chat already
+
+            retry = can_retry(session.messages)
+        self.retry_action.setEnabled(retry)
 
     @Slot(str, str)
     def _on_chat_list_chat_selected(self, chat_id: str, message_id: str) -> None:

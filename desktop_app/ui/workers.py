@@ -18,14 +18,16 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
 
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo, ErrorKind
-from desktop_app.core.events import LoopEvent
 from desktop_app.core.ports import ApprovalDecision, ApprovalRequest
+
+if TYPE_CHECKING:  # the loop's events load with the first chat
+    from desktop_app.core.events import LoopEvent
 
 log = logging.getLogger(__name__)
 

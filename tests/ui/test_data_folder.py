@@ -3,6 +3,9 @@ nothing, the command line writes alongside the window, and one window per folder
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +20,7 @@ from desktop_app.chats.instance import InstanceLock
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.errors import ErrorKind
 from desktop_app.core.messages import Message, MessageStatus, user_text
-from desktop_app.ui.gui import open_window, run_gui
+from desktop_app.ui.gui import FIRST_PAINT_PROBE, open_window, run_gui
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.single_instance import SingleInstance
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
@@ -194,3 +197,23 @@ def test_chats_made_before_thinking_was_per_chat_keep_the_settings_budget(
     body = upgraded.chat(chat.id).plan("hi").request.body()
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     upgraded.close()
+
+
+def test_the_real_entry_point_reports_its_first_paint_for_the_benchmark(tmp_path: Path) -> None:
+    """What tests/perf/bench_startup.py measures: `python -m desktop_app` to its first
+    frame; the app then quits on its own."""
+    env = {
+        **os.environ,
+        FIRST_PAINT_PROBE: "1",
+        "QT_QPA_PLATFORM": "offscreen",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop_app", "--home", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["FIRST-PAINT"]

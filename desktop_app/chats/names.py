@@ -1,0 +1,21 @@
+"""Names the faces need before any chat is open (light: nothing is imported here)."""
+
+NEW_CHAT_TITLE = "New chat"
+
+# `contextdesk chat set KEY=VALUE`: the chat's own settings (KEY → ChatInfo or
+# ContextSettings field).
+CHAT_FIELDS = {
+    "title": "title",
+    "model": "model",
+    "system": "system_prompt",
+    "context_window": "context_window",
+    "threshold": "compaction_threshold",
+    "keep_recent": "keep_recent_turns",
+    "max_tokens": "max_tokens",
+    "thinking": "thinking_budget",
+    "auto_compact": "auto_compact",
+    "keep_first": "keep_first_message",
+    "max_messages": "max_context_messages",
+    "tool_result_cap": "tool_result_cap",
+    "drop_old_thinking": "drop_old_thinking",
+}

@@ -1,0 +1,169 @@
+"""The `contextdesk` command line's grammar: every command, option and help text.
+
+Apart from the commands themselves (`cli.py`) so that starting the window, which parses
+its arguments here too, loads nothing a command needs and the window does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from desktop_app import __version__
+from desktop_app.chats.names import CHAT_FIELDS
+from desktop_app.config.settings import SETTINGS
+
+WINDOW_WORDS = {"gui", "demo", "--demo", "-v", "--verbose", "--smoke-test"}
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The arguments, read by the whole grammar — or, when they only open the window,
+    by its part of it: the other commands' ~20 parsers cost the window's start ~15 ms."""
+    return _grammar(commands=not _opens_the_window(argv)).parse_args(argv)
+
+
+def _opens_the_window(argv: list[str]) -> bool:
+    words = iter(argv)
+    for word in words:
+        if word == "--home":
+            next(words, None)  # its value
+        elif not (word in WINDOW_WORDS or word.startswith("--home=")):
+            return False
+    return True
+
+
+def _grammar(*, commands: bool) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="contextdesk",
+        description="A desktop chat client for Claude whose memory is visible and steerable.",
+    )
+    parser.add_argument("--version", action="version", version=f"ContextDesk {__version__}")
+    parser.add_argument(
+        "--home", metavar="DIR", help="keep all data under DIR (like CONTEXTDESK_HOME)"
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="use the offline demo model (no API key needed)"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, text in (
+        ("gui", "open the window (the default)"),
+        ("demo", "open the window on the offline demo model"),
+    ):
+        window = sub.add_parser(name, help=text)
+        window.add_argument(
+            "--smoke-test",
+            action="store_true",
+            help="open the window, ask the demo model one question that uses a tool, "
+            "then quit: exit 0 if it all worked (used to check a build)",
+        )
+
+    if not commands:
+        return parser
+    chat = sub.add_parser("chat", help="create, list, show, change or delete chats").add_subparsers(
+        dest="chat_command", metavar="ACTION", required=True
+    )
+    new = chat.add_parser("new", help="create a chat; prints its id")
+    new.add_argument("--title", default="New chat")
+    new.add_argument("--model")
+    new.add_argument("--system", default="")
+    new.add_argument("--context-window", type=int)
+    new.add_argument(
+        "--threshold", type=float, help="auto-compaction threshold, 0–1 (default 0.87)"
+    )
+    new.add_argument("--keep-recent", type=int, help="recent turns kept whole (default 10)")
+    listing = chat.add_parser("list", help="chats by last activity")
+    listing.add_argument("--json", action="store_true")
+    show = chat.add_parser("show", help="a chat and its messages")
+    show.add_argument("chat")
+    show.add_argument("--json", action="store_true")
+    change = chat.add_parser(
+        "set", help=f"change a chat: KEY=VALUE with KEY in {', '.join(CHAT_FIELDS)}"
+    )
+    change.add_argument("chat")
+    change.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
+    delete = chat.add_parser("delete", help="move a chat to the trash")
+    delete.add_argument("chat")
+
+    send = sub.add_parser("send", help="send one message; the reply streams to stdout")
+    send.add_argument("chat")
+    send.add_argument("text")
+    send.add_argument("--json", action="store_true", help="print the turn's result as JSON")
+    send.add_argument(
+        "--allow-tools", default="", metavar="NAME,…", help="tools that ask may run without asking"
+    )
+    repl = sub.add_parser(
+        "repl", help="talk in the terminal (/pin /facts /compact /context /request /export /quit)"
+    )
+    repl.add_argument("chat")
+
+    pin = sub.add_parser("pin", help="pin a fact: sent verbatim with every message")
+    pin.add_argument("chat")
+    pin.add_argument("text")
+    facts = sub.add_parser("facts", help="the chat's pinned facts")
+    facts.add_argument("chat")
+    facts.add_argument("--json", action="store_true")
+    unpin = sub.add_parser("unpin", help="remove a pinned fact")
+    unpin.add_argument("chat")
+    unpin.add_argument("fact_id")
+
+    compact = sub.add_parser("compact", help="summarize older turns (preview with --dry-run)")
+    compact.add_argument("chat")
+    compact.add_argument(
+        "--instructions", default="", help='what the summary should focus on, e.g. "the SQL schema"'
+    )
+    compact.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="show the preview and the fidelity warnings; change nothing",
+    )
+    context = sub.add_parser(
+        "context", help="what the next request holds: sections, and every block's tokens and state"
+    )
+    context.add_argument("chat")
+    context.add_argument("--json", action="store_true")
+    context.add_argument("--request", action="store_true", help="print the exact next request body")
+
+    export = sub.add_parser("export", help="a chat as JSON (contextdesk.chat) or Markdown")
+    export.add_argument("chat")
+    export.add_argument(
+        "-o", "--output", type=Path, help="write here (atomically) instead of stdout"
+    )
+    export.add_argument("--format", choices=("json", "md"), default="json")
+    search = sub.add_parser(
+        "search",
+        help="find text in every chat's titles and messages (exit 1 when nothing matches)",
+        description="One line per hit: the chat's id, its title, the message's number in the "
+        "chat (# for a title) and the text around the match. Across chats the newest "
+        "messages come first; within one chat (--chat), in order. Messages are searched "
+        "for pieces of 3 or more characters; shorter text matches titles only.",
+    )
+    search.add_argument("text")
+    search.add_argument("--chat", help="search this chat only")
+    search.add_argument("--json", action="store_true")
+    search.add_argument("--limit", type=int, default=200, help="at most this many hits (200)")
+    importing = sub.add_parser(
+        "import",
+        help="import a contextdesk.chat file or a Messages API request body; prints the new id",
+    )
+    importing.add_argument("file", type=Path)
+
+    settings = sub.add_parser(
+        "settings",
+        help="show or change the settings (what the Settings dialog has)",
+        description="With no KEY, every setting; KEY shows one; KEY=VALUE changes it (checked "
+        "as the Settings dialog checks it). Keys: "
+        + ", ".join(f"{spec.key} ({spec.help})" for spec in SETTINGS)
+        + ".",
+    )
+    settings.add_argument("pairs", nargs="*", metavar="KEY[=VALUE]")
+    settings.add_argument("--json", action="store_true")
+
+    check = sub.add_parser(
+        "check",
+        help="check a Messages-API history file and show its repair",
+        description="FILE holds a `messages` array or a whole request body. Exit status: 0 valid, 1 problems found, 2 unreadable.",
+    )
+    check.add_argument("file", type=Path)
+    check.add_argument("--fix", type=Path, metavar="OUT", help="write the repaired JSON to OUT")
+    return parser
