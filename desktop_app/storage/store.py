@@ -26,14 +26,14 @@ from desktop_app.config.privacy import create_private
 from desktop_app.config.settings import DEFAULT_MODEL, same_type
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import Breaker, ContextSettings, ContextState, Summary
-from desktop_app.core.blocks import Block, ToolResultBlock, block_to_api, block_type
+from desktop_app.core.blocks import ToolResultBlock, block_to_api, block_type
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.history import unanswered_calls
 from desktop_app.core.messages import Message, MessageStatus, Role, new_id
 from desktop_app.core.repair import INTERRUPTED_RESULT
 from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
 from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error, transaction
-from desktop_app.storage.search import SearchHit, search
+from desktop_app.storage.search import SearchHit, index_blocks, search, unindex_message
 
 # Every chat query: the row and how many messages it has.
 _CHATS = "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id AND NOT m.deleted) AS n FROM chats c"
@@ -350,8 +350,9 @@ class ChatStore:
                 "UPDATE messages SET status = ?, stop_reason = ?, usage = ? WHERE id = ?",
                 (message.status.value, message.stop_reason, _usage_json(message), message.id),
             )
+            unindex_message(self.db, message.id, chat_id)
             self.db.execute("DELETE FROM blocks WHERE message_id = ?", (message.id,))
-            self._insert_blocks(message)
+            self._insert_blocks(chat_id, [message])
             self._touch(chat_id)
 
     def recover(self, *, live: Iterable[str] = ()) -> list[str]:
@@ -608,17 +609,25 @@ class ChatStore:
                 for n, m in enumerate(messages)
             ],
         )
-        self.db.executemany(
-            "INSERT INTO blocks (message_id, position, type, raw) VALUES (?, ?, ?, ?)",
-            [_block_row(m.id, j, b) for m in messages for j, b in enumerate(m.blocks)],
-        )
+        self._insert_blocks(chat_id, messages)
         self._touch(chat_id)
 
-    def _insert_blocks(self, message: Message) -> None:
+    def _insert_blocks(self, chat_id: str, messages: Sequence[Message]) -> None:
+        """Every block of these messages, and its entry in the search index (one home
+        for both: no block is ever stored unindexed)."""
+        blocks = [
+            (m.id, j, block_type(b), block_to_api(b))
+            for m in messages
+            for j, b in enumerate(m.blocks)
+        ]
         self.db.executemany(
             "INSERT INTO blocks (message_id, position, type, raw) VALUES (?, ?, ?, ?)",
-            [_block_row(message.id, j, b) for j, b in enumerate(message.blocks)],
+            [
+                (message_id, j, kind, json.dumps(api, ensure_ascii=False))
+                for message_id, j, kind, api in blocks
+            ],
         )
+        index_blocks(self.db, ((message_id, j, chat_id, api) for message_id, j, _, api in blocks))
 
     def _save_facts(self, chat_id: str, facts: Sequence[Fact]) -> None:
         self.db.execute("DELETE FROM facts WHERE chat_id = ?", (chat_id,))
@@ -643,15 +652,6 @@ class ChatStore:
 
     def _touch(self, chat_id: str) -> None:
         self.db.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (time.time(), chat_id))
-
-
-def _block_row(message_id: str, position: int, block: Block) -> tuple[str, int, str, str]:
-    return (
-        message_id,
-        position,
-        block_type(block),
-        json.dumps(block_to_api(block), ensure_ascii=False),
-    )
 
 
 def _chat_info(row: sqlite3.Row) -> ChatInfo:

@@ -28,8 +28,9 @@ BENCHMARKS = {
     "core": "bench_core.py",  # validate + repair of 10,000 messages
     "context": "bench_context.py",  # token counting and projection
     "backend": "bench_backend.py",  # cancel within 200 ms
-    "storage": "bench_storage.py",  # append cost at 10k, export + import
+    "storage": "bench_storage.py",  # append cost at 10k, export + import, search
     "gui": "bench_gui.py",  # start-up, a 10k chat, memory, streaming lag, Stop
+    "startup": "bench_startup.py",  # the real entry point vs a bare window, two data folders
 }
 
 
