@@ -96,7 +96,12 @@ def search_seconds(store: ChatStore) -> tuple[float, str]:
                 for i in range(SEARCH_MESSAGES)
             ],
         )
-    queries = [(words[1234], None), ("kalo", None), ("den var", None), ("zzzq", None)]
+    queries: list[tuple[str, str | None]] = [
+        (words[1234], None),
+        ("kalo", None),
+        ("den var", None),
+        ("zzzq", None),
+    ]
     queries += [("ta", chat_ids[500]), (words[77], chat_ids[10])]
     worst, which = 0.0, ""
     for text, chat_id in queries:
