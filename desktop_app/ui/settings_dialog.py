@@ -265,14 +265,17 @@ class SettingsDialog(QDialog):
         """A listed model's window is known (shown, not asked); one typed by hand is
         asked for: the meter and compaction depend on it."""
         listed = self.windows.get(self._chosen_model())
+        was_listed = not self.context_window.isEnabled()
         self.context_window.setEnabled(listed is None)
         if listed is not None:
             self.context_window.setValue(listed)
             self.context_window_note.setText("as the model list says")
-        else:
-            self.context_window_note.setText(
-                "not in the model list: how many tokens its window holds (see its card)"
-            )
+            return
+        if was_listed:  # not the listed model's figure: what was given for one, or the default
+            self.context_window.setValue(self.settings.context_window or DEFAULT_CONTEXT_WINDOW)
+        self.context_window_note.setText(
+            "not in the model list: how many tokens its window holds (see its card)"
+        )
 
     def chosen(self) -> Settings:
         return replace(
