@@ -106,6 +106,11 @@ class DraftEdit(QPlainTextEdit):
         self.count: Callable[[str], int | None] = lambda _text: None
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        ctrl_tab = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        if ctrl_tab and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+            # Ctrl+Tab leaves too, as in every other text box that keeps Tab
+            self.focusNextPrevChild(event.key() == Qt.Key.Key_Tab)
+            return
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             modifiers = event.modifiers()
             ctrl = bool(modifiers & Qt.KeyboardModifier.ControlModifier)

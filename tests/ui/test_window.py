@@ -585,6 +585,14 @@ def test_tab_leaves_the_composer(window: MainWindow, qtbot: QtBot) -> None:
     qtbot.keyClick(edit, Qt.Key.Key_Tab)
     assert edit.toPlainText() == "draft"  # no tab character typed
     assert not edit.hasFocus()
+    for key, modifiers in (
+        (Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier),
+        (Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier),
+    ):
+        edit.setFocus()
+        qtbot.keyClick(edit, key, modifiers)
+        assert edit.toPlainText() == "draft"
+        assert not edit.hasFocus(), key
 
 
 def test_the_window_does_not_grow_when_the_undo_bar_names_a_long_chat(
