@@ -41,23 +41,24 @@ from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.core.messages import Message
 from desktop_app.storage.store import ChatInfo
 from desktop_app.ui import theme
-from desktop_app.ui.approval_dialog import ApprovalDialog
-from desktop_app.ui.banner import ErrorBanner
 from desktop_app.ui.chat_list import Activity, ChatListPanel
 from desktop_app.ui.chat_list_controller import ChatListController
-from desktop_app.ui.composer import Composer
 from desktop_app.ui.connection_controller import ConnectionController
-from desktop_app.ui.context_panel import ContextPanel
-from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
-from desktop_app.ui.find_bar import FindBar
-from desktop_app.ui.message_view import MessageListView
-from desktop_app.ui.welcome import WelcomePage
 from desktop_app.ui.workers import BackgroundWorker, PendingApproval
 
-if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first chat opened
+if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first chat opened;
+    # the conversation's widgets right after the first frame
     from desktop_app.chats import Chat
     from desktop_app.context.projection import Plan
+    from desktop_app.ui.approval_dialog import ApprovalDialog
+    from desktop_app.ui.banner import ErrorBanner
+    from desktop_app.ui.composer import Composer
+    from desktop_app.ui.context_panel import ContextPanel
+    from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
+    from desktop_app.ui.find_bar import FindBar
+    from desktop_app.ui.message_view import MessageListView
     from desktop_app.ui.session import ChatSession
+    from desktop_app.ui.welcome import WelcomePage
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,17 @@ class MainWindow(QMainWindow):
     _painted = False  # until then, only what the first frame shows is done (a class
     # default: events reach `event` while __init__ is still making the children)
     started = False  # the work after the first frame has been done
+    _conversation_made = False
+    # Made by `_ensure_conversation`, after the first frame:
+    messages: MessageListView
+    banner: ErrorBanner
+    composer: Composer
+    welcome: WelcomePage
+    conversation: QWidget
+    find_bar: FindBar
+    context: ContextPanel
+    strip: ContextStrip
+    placement: ContextPlacement
 
     def __init__(self, engine: Engine, state: AppState | None = None) -> None:
         super().__init__()
@@ -105,25 +117,15 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(WINDOW_MIN_PX, 420)
 
         self.chat_list = ChatListPanel()
-        self.messages = MessageListView()
-        self.banner = ErrorBanner()
-        self.composer = Composer()
-        self.composer.set_send_with_enter(engine.settings.send_with_enter)
-        self.welcome = WelcomePage()
+        # The first frame shows the menus, the chat list and an empty centre; the
+        # conversation, the composer and the context panel are made right after it
+        # (`_ensure_conversation`): their modules and widgets cost ~65 ms.
+        self.blank = QWidget()
         self.no_chat = QLabel("Pick a chat on the left, or press Ctrl+N for a new one.")
         self.no_chat.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.conversation = QWidget()
-        column = QVBoxLayout(self.conversation)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(4)
-        self.find_bar = FindBar(self._find_in_chat, self.messages.show_message)
-        column.addWidget(self.find_bar)
-        column.addWidget(self.messages, 1)
-        column.addWidget(self.banner)
-        column.addWidget(self.composer)
         self.center = QStackedWidget()
         self.center.setMinimumWidth(CONVERSATION_MIN_PX)  # not the widest page's wish
-        for page in (self.no_chat, self.welcome, self.conversation):
+        for page in (self.blank, self.no_chat):
             self.center.addWidget(page)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
@@ -131,21 +133,18 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.center)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([280, 1000])
-        self.strip = ContextStrip()
         central = QWidget()
-        row = QHBoxLayout(central)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(0)
-        row.addWidget(self.splitter, 1)
-        row.addWidget(self.strip)
+        self._central_row = QHBoxLayout(central)
+        self._central_row.setContentsMargins(0, 0, 0, 0)
+        self._central_row.setSpacing(0)
+        self._central_row.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         layout = self.layout()
         assert layout is not None
         layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
-        self.context = ContextPanel()
         self.dock = QDockWidget("Context", self)
         self.dock.setObjectName("contextDock")
-        self.dock.setWidget(self.context)
+        self.dock.setWidget(QWidget())  # the panel takes its place after the first frame
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.resizeDocks([self.dock], [340], Qt.Orientation.Horizontal)
         self.demo_label = QLabel(
@@ -161,7 +160,6 @@ class MainWindow(QMainWindow):
         self._restore_state()
         self._show_mode()
         self.chats.refresh()
-        self.center.setCurrentWidget(self.no_chat)
         self.watch_timer = QTimer(self)
         self.watch_timer.setInterval(WATCH_MS)
         self.watch_timer.timeout.connect(self._on_watch_timer_timeout)
@@ -209,9 +207,8 @@ class MainWindow(QMainWindow):
             _action(self, "Move to &trash", "Ctrl+Shift+Backspace", self._on_trash_triggered)
         )
         view_menu = self.menuBar().addMenu("&View")
-        context = _action(self, "&Context panel", "Ctrl+Shift+C", None)
-        self.placement = ContextPlacement(self, self.dock, self.context, self.strip, context)
-        view_menu.addAction(context)
+        self.context_action = _action(self, "&Context panel", "Ctrl+Shift+C", None)
+        view_menu.addAction(self.context_action)  # ContextPlacement acts on it
         self.chat_list_action = _action(self, "C&hat list", "Ctrl+B", None)
         self.chat_list_action.setCheckable(True)
         self.chat_list_action.setChecked(True)  # before it is connected: the state decides
@@ -240,6 +237,50 @@ class MainWindow(QMainWindow):
         self.connection.counter_ready.connect(self._on_connection_counter_ready)
         self.connection.settings_saved.connect(self._on_connection_settings_saved)
         self.connection.problem.connect(self._on_problem)
+
+    def _ensure_conversation(self) -> None:
+        """Make the conversation, the composer, the banner and the context panel (once:
+        after the first frame, or sooner if something needs them)."""
+        if self._conversation_made:
+            return
+        self._conversation_made = True
+        from desktop_app.ui.banner import ErrorBanner
+        from desktop_app.ui.composer import Composer
+        from desktop_app.ui.context_panel import ContextPanel
+        from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
+        from desktop_app.ui.find_bar import FindBar
+        from desktop_app.ui.message_view import MessageListView
+        from desktop_app.ui.welcome import WelcomePage
+
+        self.messages = MessageListView()
+        self.banner = ErrorBanner()
+        self.composer = Composer()
+        self.composer.set_send_with_enter(self.engine.settings.send_with_enter)
+        self.welcome = WelcomePage()
+        self.conversation = QWidget()
+        column = QVBoxLayout(self.conversation)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(4)
+        self.find_bar = FindBar(self._find_in_chat, self.messages.show_message)
+        column.addWidget(self.find_bar)
+        column.addWidget(self.messages, 1)
+        column.addWidget(self.banner)
+        column.addWidget(self.composer)
+        for page in (self.welcome, self.conversation):
+            self.center.addWidget(page)
+        self.context = ContextPanel()
+        self.dock.setWidget(self.context)
+        self.strip = ContextStrip()
+        self._central_row.addWidget(self.strip)
+        self.placement = ContextPlacement(
+            self, self.dock, self.context, self.strip, self.context_action
+        )
+        self.placement.fit(self.width())
+        self._connect_conversation()
+        self.center.setCurrentWidget(self.no_chat)
+        self._show_mode()
+
+    def _connect_conversation(self) -> None:
         self.composer.send_requested.connect(self._on_composer_send_requested)
         self.composer.stop_requested.connect(self._on_stop_triggered)
         self.composer.draft_changed.connect(self._on_composer_draft_changed)
@@ -276,6 +317,7 @@ class MainWindow(QMainWindow):
 
     def _after_first_paint(self) -> None:
         """Work the first paint must not wait for."""
+        self._ensure_conversation()
         self.first_painted.emit()
         if self.app_state.splitter_sizes:  # once laid out: before that, sizes get rescaled
             self.splitter.setSizes(self.app_state.splitter_sizes)
@@ -298,6 +340,7 @@ class MainWindow(QMainWindow):
         """Show a chat, opening its session on first use (sessions stay while the app
         runs); at `message_id` (highlighted) if given. `focus`: go to the composer (not
         when the user is moving through the chat list by keys)."""
+        self._ensure_conversation()
         if self.current is None or self.current.chat.id != chat_id:
             try:
                 session = self.sessions.get(chat_id) or self._open_session(chat_id)
@@ -636,6 +679,8 @@ class MainWindow(QMainWindow):
         self.chat_list.set_activity(session.chat.id, activity)
 
     def _ask_approval(self, session: ChatSession, pending: PendingApproval) -> None:
+        from desktop_app.ui.approval_dialog import ApprovalDialog
+
         dialog = ApprovalDialog(pending, session.chat.title, self)
         session.approval_withdrawn.connect(dialog.withdraw)
         dialog.finished.connect(lambda _result, d=dialog: self._forget_dialog(d))
@@ -652,6 +697,7 @@ class MainWindow(QMainWindow):
     # -- errors and notes -----------------------------------------------------------------------
 
     def _show_error(self, error: ErrorInfo | None) -> None:
+        self._ensure_conversation()
         self.banner.show_error(
             error, can_retry=error is not None and error.kind not in NOT_RETRYABLE
         )
@@ -662,6 +708,7 @@ class MainWindow(QMainWindow):
 
     def show_problem(self, error: ErrorInfo) -> None:
         """An error that is not a chat's own (its banner has no Retry)."""
+        self._ensure_conversation()
         self.banner.show_error(error, can_retry=False)
 
     @Slot(str)
@@ -708,6 +755,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_connection_counter_ready(self) -> None:
+        self._ensure_conversation()
         counter = self.engine.counter
 
         def count(text: str) -> int | None:
@@ -717,6 +765,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_connection_settings_saved(self) -> None:
+        self._ensure_conversation()
         self.composer.set_send_with_enter(self.engine.settings.send_with_enter)
         for session in self.sessions.values():
             session.settings_changed()
@@ -730,14 +779,16 @@ class MainWindow(QMainWindow):
         self.demo_label.setVisible(demo)
         colour = theme.status_colour("streaming", theme.is_dark()).name()
         self.demo_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
+        title = self.current.chat.title + " — " if self.current else ""
+        self.setWindowTitle(title + self._app_title())
+        if not self._conversation_made:
+            return  # the centre stays blank until the first frame is up
         if self.connection.no_key and self.current is None:
             self.center.setCurrentWidget(self.welcome)
         elif self.center.currentWidget() is self.welcome:
             self.center.setCurrentWidget(
                 self.no_chat if self.current is None else self.conversation
             )
-        title = self.current.chat.title + " — " if self.current else ""
-        self.setWindowTitle(title + self._app_title())
 
     def _app_title(self) -> str:
         return f"{APP_NAME} — offline demo" if self.engine.demo else APP_NAME

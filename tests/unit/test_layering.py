@@ -89,6 +89,11 @@ def test_the_window_starts_without_the_engine_the_sdk_or_the_encoding() -> None:
         "desktop_app.core.events",
         "desktop_app.tokens.counter",
         "desktop_app.ui.session",
+        # the conversation's widgets: made right after the first frame
+        "desktop_app.ui.composer",
+        "desktop_app.ui.message_view",
+        "desktop_app.ui.context_panel",
+        "desktop_app.ui.approval_dialog",
         "desktop_app.cli",
         "logging.handlers",
     ]
