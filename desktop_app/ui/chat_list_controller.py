@@ -4,6 +4,7 @@ into dialogs, the list's rows and messages for the window."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,23 +84,26 @@ class ChatListController(QObject):
     def _on_panel_archive_requested(self, chat_id: str, archived: bool) -> None:
         self.set_archived(chat_id, archived)
 
-    def set_pinned(self, chat_id: str, pinned: bool) -> None:
-        """Keep a chat on top of the list, or let it go back under its date."""
+    def _acted(self, chat_id: str, action: Callable[[Chat], object]) -> Chat | None:
+        """The chat once `action` changed it, or None (the problem said) if it failed."""
         chat = self.engine.chat(chat_id)
         try:
-            chat.set_pinned(pinned)
+            action(chat)
         except ContextDeskError as exc:
             self.problem.emit(exc.info)
-            return
-        self.panel.update_chat(chat.info)
+            return None
+        return chat
+
+    def set_pinned(self, chat_id: str, pinned: bool) -> None:
+        """Keep a chat on top of the list, or let it go back under its date."""
+        chat = self._acted(chat_id, lambda c: c.set_pinned(pinned))
+        if chat is not None:
+            self.panel.update_chat(chat.info)
 
     def set_archived(self, chat_id: str, archived: bool) -> None:
         """Take a chat out of the list (Undo offered), or bring it back."""
-        chat = self.engine.chat(chat_id)
-        try:
-            chat.set_archived(archived)
-        except ContextDeskError as exc:
-            self.problem.emit(exc.info)
+        chat = self._acted(chat_id, lambda c: c.set_archived(archived))
+        if chat is None:
             return
         if archived:
             self.panel.removed(chat.info, "archive")
@@ -134,14 +138,10 @@ class ChatListController(QObject):
         self.renamed.emit(chat.info)
 
     def trash(self, chat_id: str) -> None:
-        chat = self.engine.chat(chat_id)
-        try:
-            chat.delete()
-        except ContextDeskError as exc:
-            self.problem.emit(exc.info)
-            return
-        self.panel.removed(chat.info)
-        self.trashed.emit(chat_id)
+        chat = self._acted(chat_id, lambda c: c.delete())
+        if chat is not None:
+            self.panel.removed(chat.info)
+            self.trashed.emit(chat_id)
 
     @Slot(str)
     def _on_panel_delete_requested(self, chat_id: str) -> None:
