@@ -37,6 +37,7 @@ from PySide6.QtGui import (
     QFont,
     QFontMetrics,
     QKeyEvent,
+    QMouseEvent,
     QPainter,
 )
 from PySide6.QtWidgets import (
@@ -507,6 +508,12 @@ class _ChatListView(QListView):
             self.panel.activate(self.currentIndex())
             return
         super().keyPressEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.RightButton:
+            event.accept()  # the menu, not another chat: right-click opens nothing
+            return
+        super().mousePressEvent(event)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         index = self.indexAt(event.pos())

@@ -62,7 +62,6 @@ if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first cha
 
 log = logging.getLogger(__name__)
 
-APP_NAME = "ContextDesk"
 WATCH_MS = 1500  # how often the window looks for changes made by another program
 CONVERSATION_MIN_PX = 320  # with the chat list and the dock: a window of 900 px fits
 WINDOW_MIN_PX = 600  # the chat list, the conversation and the strip still fit
@@ -779,8 +778,9 @@ class MainWindow(QMainWindow):
         self.demo_label.setVisible(demo)
         colour = theme.status_colour("streaming", theme.is_dark()).name()
         self.demo_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
-        title = self.current.chat.title + " — " if self.current else ""
-        self.setWindowTitle(title + self._app_title())
+        # Qt adds " — ContextDesk" (the application's display name) itself.
+        parts = [self.current.chat.title] if self.current else []
+        self.setWindowTitle(" — ".join([*parts, "offline demo"] if self.engine.demo else parts))
         if not self._conversation_made:
             return  # the centre stays blank until the first frame is up
         if self.connection.no_key and self.current is None:
@@ -789,9 +789,6 @@ class MainWindow(QMainWindow):
             self.center.setCurrentWidget(
                 self.no_chat if self.current is None else self.conversation
             )
-
-    def _app_title(self) -> str:
-        return f"{APP_NAME} — offline demo" if self.engine.demo else APP_NAME
 
     def _model(self) -> str:
         return self.current.chat.model if self.current else self.engine.settings.model

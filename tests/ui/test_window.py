@@ -677,6 +677,10 @@ def test_the_chat_list_opens_nothing_when_it_only_gets_the_focus(
     for title in ("One", "Two"):
         window.new_chat(title)
     window._set_current(None)
+    view = window.chat_list.list
+    spot = view.visualRect(window.chat_list.model.index(1)).center()
+    qtbot.mousePress(view.viewport(), Qt.MouseButton.RightButton, pos=spot)  # for the menu
+    assert window.current is None  # and only the menu
     window.chat_list.list.clearFocus()
     window.chat_list.list.setCurrentIndex(QModelIndex())
     qtbot.keyClick(window.chat_list.search, Qt.Key.Key_Tab)  # Tab from the search box
