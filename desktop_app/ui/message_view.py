@@ -8,8 +8,8 @@ what was asked, the window decides what it does.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, Qt, Signal, Slot
-from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QResizeEvent
+from PySide6.QtCore import QAbstractItemModel, QPoint, Qt, Signal, Slot
+from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
@@ -131,13 +131,30 @@ class MessageListView(QListView):
             return 0
         return sum(chip.sent for chip in model.index(row).data(Role.BLOCKS) or ())
 
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_F10 and event.modifiers() == Qt.KeyboardModifier.ShiftModifier:
+            # Shift+F10, as the Menu key (Qt maps only the latter on X11)
+            where = self.visualRect(self.currentIndex()).topLeft()
+            self.contextMenuEvent(
+                QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, where, self.mapToGlobal(where))
+            )
+            return
+        super().keyPressEvent(event)
+
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        index = self.indexAt(event.pos())
+        """The message's actions: where the mouse is, or — from the keyboard (the Menu
+        key, Shift+F10) — for the focused message, under its header."""
+        keyboard = event.reason() == QContextMenuEvent.Reason.Keyboard
+        index = self.currentIndex() if keyboard else self.indexAt(event.pos())
         if not index.isValid():
             return
         self.setCurrentIndex(index)
+        self.scrollTo(index)
         message: Message = index.data(Role.MESSAGE)
-        self.menu_for(message).exec(event.globalPos())
+        where = self.visualRect(index).topLeft() + QPoint(24, 24)
+        self.menu_for(message).exec(
+            self.viewport().mapToGlobal(where) if keyboard else event.globalPos()
+        )
 
     def menu_for(self, message: Message) -> QMenu:
         menu = QMenu(self)

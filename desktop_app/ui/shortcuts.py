@@ -24,6 +24,8 @@ IN_PLACE = [
     ("Chat list", "Open the chat and go to the composer", "Enter"),
     ("Chat list", "Move between chats (each opens, the focus stays)", "Up / Down"),
     ("Chat list", "Rename in place (Esc cancels)", "F2"),
+    ("Conversation", "Move between messages (the focused one is outlined)", "Up / Down"),
+    ("Conversation", "The focused message's actions", "Menu / Shift+F10"),
     ("Search box", "Go to the results", "Down"),
     ("Search box", "Open the first result at its match", "Enter"),
     ("Search box", "Clear the search", "Esc"),
