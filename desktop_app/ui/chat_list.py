@@ -63,6 +63,7 @@ Index = QModelIndex | QPersistentModelIndex
 CHAT_ROLE = Qt.ItemDataRole.UserRole + 1
 ID_ROLE = Qt.ItemDataRole.UserRole + 2
 GROUP_ROLE = Qt.ItemDataRole.UserRole + 3  # the header the row sits under
+HEADER_ROLE = Qt.ItemDataRole.UserRole + 6  # that header if the row starts its group, or ""
 HIT_ROLE = Qt.ItemDataRole.UserRole + 4  # while searching: the chat's newest match
 ACTIVITY_ROLE = Qt.ItemDataRole.UserRole + 5  # "answering", "failed" or ""
 UNDO_SECONDS = 10
@@ -82,6 +83,7 @@ class ChatListModel(QAbstractListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._chats: list[ChatInfo] = []
+        self._groups: list[str] = []  # each row's header, kept with the rows (`_regroup`)
         self._hits: dict[str, SearchHit] = {}
         self._activity: dict[str, str] = {}
         self.searching = False
@@ -104,7 +106,11 @@ class ChatListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.EditRole:
             return chat.title
         if role == GROUP_ROLE:
-            return "" if self.searching else group_of(chat)
+            return self._groups[index.row()]
+        if role == HEADER_ROLE:
+            row = index.row()
+            starts = row == 0 or self._groups[row - 1] != self._groups[row]
+            return self._groups[row] if starts else ""
         if role == HIT_ROLE:
             return self._hits.get(chat.id)
         if role == ACTIVITY_ROLE:
@@ -137,6 +143,7 @@ class ChatListModel(QAbstractListModel):
         self.searching = False
         self._hits = {}
         self._chats = sorted(chats, key=_order)
+        self._regroup()
         self.endResetModel()
 
     def set_results(self, results: Sequence[tuple[ChatInfo, SearchHit]]) -> None:
@@ -145,6 +152,7 @@ class ChatListModel(QAbstractListModel):
         self.searching = True
         self._chats = [chat for chat, _ in results]
         self._hits = {chat.id: hit for chat, hit in results if hit.message_id}
+        self._regroup()
         self.endResetModel()
 
     def update_chat(self, chat: ChatInfo) -> None:
@@ -160,6 +168,7 @@ class ChatListModel(QAbstractListModel):
             to = self._place(chat)
             self.beginInsertRows(QModelIndex(), to, to)
             self._chats.insert(to, chat)
+            self._regroup()
             self.endInsertRows()
             return
         del self._chats[row]
@@ -170,6 +179,7 @@ class ChatListModel(QAbstractListModel):
         ):
             self._chats.insert(to, self._chats.pop(row))
             self.endMoveRows()
+        self._regroup()
         # Its group may change too (a header appears or goes): the rows around it as well.
         first, last = max(0, min(row, to) - 1), min(len(self._chats) - 1, max(row, to) + 1)
         self.dataChanged.emit(self.index(first), self.index(last))
@@ -184,9 +194,18 @@ class ChatListModel(QAbstractListModel):
         if row is not None:
             self.beginRemoveRows(QModelIndex(), row, row)
             self._chats.pop(row)
+            self._regroup()
             self.endRemoveRows()
             if row < len(self._chats):  # the next row may now start a group
                 self.dataChanged.emit(self.index(row), self.index(row))
+
+    def _regroup(self) -> None:
+        """Every row's header, in one pass (the delegate asks for them on every layout)."""
+        if self.searching:
+            self._groups = [""] * len(self._chats)
+            return
+        now = time.time()
+        self._groups = [group_of(chat, now) for chat in self._chats]
 
     def set_activity(self, chat_id: str, activity: str) -> None:
         if self._activity.get(chat_id, "") == activity:
@@ -491,6 +510,10 @@ class _ChatListView(QListView):
         self.setMouseTracking(True)  # the hover highlight
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setItemDelegate(_ChatRowDelegate(panel, self))
+        # Rows differ in height (a group's first has its header): laid out in batches,
+        # so thousands of chats never hold the window up.
+        self.setLayoutMode(QListView.LayoutMode.Batched)
+        self.setBatchSize(200)
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         """Qt makes the first row current when the list gets the focus with none: that
@@ -558,6 +581,7 @@ class _ChatRowDelegate(QStyledItemDelegate):
         self._font_key = ""
         self._font_set: tuple[QFont, QFont, QFont] = (QFont(), QFont(), QFont())
         self._heights: tuple[int, ...] = (0, 0, 0)
+        self._metrics: tuple[QFontMetrics, ...] = ()
 
     # -- geometry ----------------------------------------------------------------------------
 
@@ -572,17 +596,14 @@ class _ChatRowDelegate(QStyledItemDelegate):
             header = QFont(small)
             header.setBold(True)
             self._font_set = (title, small, header)
-            self._heights = tuple(QFontMetrics(f).height() for f in self._font_set)
+            self._metrics = tuple(QFontMetrics(f) for f in self._font_set)
+            self._heights = tuple(m.height() for m in self._metrics)
             self._font_key = key
         return self._font_set
 
     def _header(self, index: Index) -> str:
         """The group header shown above this row ("" when it continues a group)."""
-        group = index.data(GROUP_ROLE) or ""
-        if not group or index.row() == 0:
-            return group
-        above = index.model().index(index.row() - 1, 0).data(GROUP_ROLE)
-        return "" if above == group else group
+        return str(index.data(HEADER_ROLE) or "")
 
     def _header_height(self, option: QStyleOptionViewItem, index: Index) -> int:
         if not self._header(index):
@@ -637,7 +658,7 @@ class _ChatRowDelegate(QStyledItemDelegate):
             painter.drawRoundedRect(row, 6, 6)
         text = palette.color(palette.ColorRole.Text)
         inner = row.adjusted(PAD, PAD, -PAD, -PAD)
-        title_metrics = QFontMetrics(title_font)
+        title_metrics = self._metrics[0]
         mark = _activity_mark(index.data(ACTIVITY_ROLE) or "")
         mark_width = 14 if mark else 0
         painter.setFont(title_font)
@@ -668,7 +689,7 @@ class _ChatRowDelegate(QStyledItemDelegate):
             _draw_match(painter, second, hit.snippet, small_font, muted, text)
         else:
             painter.setPen(muted)
-            metrics = QFontMetrics(small_font)
+            metrics = self._metrics[1]
             painter.drawText(
                 second,
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
