@@ -56,6 +56,18 @@ ORPHAN_RESULT = (
 )
 
 
+EMPTY_ERROR_RESULT = "content cannot be empty if `is_error` is true"
+
+
+def error_has_content(block: ToolResultBlock) -> bool:
+    """An error result must say something (the API's 400, seen in the wild: a tool that
+    timed out, reported as `is_error` with `""` or `[]`; jlevy/markform#153)."""
+    content = block.content
+    if isinstance(content, str):
+        return bool(content.strip())
+    return bool(content)
+
+
 def lone_surrogate_at(text: str) -> int:
     """Index of the first lone UTF-16 surrogate in `text`, or -1."""
     if _valid_utf8(text):
@@ -162,6 +174,8 @@ def _check_image(block: ImageBlock, path: str, out: list[Problem]) -> None:
 
 def _check_result(block: ToolResultBlock, path: str, out: list[Problem]) -> None:
     content = block.content
+    if block.is_error and not error_has_content(block):
+        out.append(Problem(f"{path}.tool_result", EMPTY_ERROR_RESULT))
     if isinstance(content, str):
         if not _valid_utf8(content):
             out.append(_surrogate_problem(f"{path}.content", content, lone_surrogate_at(content)))

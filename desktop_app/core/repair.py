@@ -35,10 +35,12 @@ from desktop_app.core.errors import Problem
 from desktop_app.core.history import tool_calls, without_trailing_whitespace
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import (
+    EMPTY_ERROR_RESULT,
     SURROGATE,
     TOOL_ID_PATTERN,
     _json_valid_utf8,
     _valid_utf8,
+    error_has_content,
     lone_surrogate_at,
     validate,
 )
@@ -116,6 +118,9 @@ def _implicated(problems: list[Problem]) -> set[int]:
         index = int(match.group(1)) if match else 0
         out.update((index - 1, index, index + 1))
     return out
+
+
+EMPTY_ERROR_NOTE = "[ContextDesk note: the tool failed and gave no details]"
 
 
 def note(text: str) -> TextBlock:
@@ -289,6 +294,13 @@ class _Fixer:
                     "text content blocks must be non-empty",
                 )
                 block = replace(block, content=parts)
+        if isinstance(block, ToolResultBlock) and block.is_error and not error_has_content(block):
+            self.report(
+                path,
+                f"gave the empty error result of tool call {block.tool_use_id} a note",
+                EMPTY_ERROR_RESULT,
+            )
+            block = replace(block, content=EMPTY_ERROR_NOTE)
         if role == "user":
             return self.misplaced_in_user(block, path)
         return self.misplaced_in_assistant(block, path)

@@ -14,7 +14,7 @@ from desktop_app.core.blocks import (
 )
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import validate
-from desktop_app.core.repair import repair
+from desktop_app.core.repair import EMPTY_ERROR_NOTE, repair
 from tests.strategies import messy_histories
 from tests.unit.builders import a, call, result, results_of, think, u
 
@@ -66,6 +66,24 @@ def test_an_orphan_result_becomes_a_note_that_keeps_its_content() -> None:
     )
     assert messages[0].blocks[1] == TextBlock("so?")
     assert "no call in the previous message has its id" in report[0]
+
+
+def test_an_error_result_with_nothing_in_it_is_flagged_and_given_a_note() -> None:
+    """The API's own 400, hit by a tool that timed out (jlevy/markform#153)."""
+    for empty in ("", "  ", ()):
+        history = [u("go"), a(call("toolu_1")), u(ToolResultBlock("toolu_1", empty, True))]
+        assert [str(p) for p in validate(history)] == [
+            "messages.2.content.0.tool_result: content cannot be empty if `is_error` is true"
+        ]
+        messages, report = fixed(history)
+        [res] = results_of(messages[2])
+        assert (res.is_error, res.text) == (True, EMPTY_ERROR_NOTE)
+        assert report == [
+            "messages.2.content.0: gave the empty error result of tool call toolu_1 a note — "
+            "content cannot be empty if `is_error` is true"
+        ]
+    ok = [u("go"), a(call("toolu_1")), u(ToolResultBlock("toolu_1", "", False))]
+    assert validate(ok) == []  # an empty result that is not an error is accepted
 
 
 def test_empty_blocks_and_messages_go() -> None:
