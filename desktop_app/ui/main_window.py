@@ -557,8 +557,11 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_rename_triggered(self) -> None:
-        if self.current is not None:
-            self.chat_list.rename(self.current.chat.id)
+        """F2: the chat picked in the list when the list has the focus, else the open one."""
+        in_list = self.chat_list.list.hasFocus() and self.chat_list.selected_id()
+        chat_id = in_list or (self.current.chat.id if self.current is not None else None)
+        if chat_id:
+            self.chat_list.rename(chat_id)
 
     @Slot()
     def _on_trash_triggered(self) -> None:

@@ -533,11 +533,11 @@ def test_settings_keep_a_model_typed_without_enter_and_refuse_what_the_api_would
 def test_a_chat_is_renamed_in_place_by_f2_or_double_click_and_esc_cancels(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    for title in ("Tax return", "Holiday plans"):
+    for title in ("Holiday plans", "Tax return"):  # the tax return is the open chat
         window.new_chat(title)
     holiday = next(c for c in engine.store.list_chats() if c.title == "Holiday plans")
     view = window.chat_list.list
-    window.chat_list.select(holiday.id)
+    window.chat_list.select(holiday.id)  # picked in the list, not opened
     view.setFocus()
     qtbot.keyClick(view, Qt.Key.Key_F2)
     editor = view.focusWidget()
