@@ -274,3 +274,11 @@ def test_search_prints_one_line_per_hit(cli: CLI) -> None:
     assert hit["chat_title"] == "Trip planning"
     assert (hit["message_number"], hit["snippet"]) == (1, "Book the ferry to Hydra")
     assert "Nothing matches 'submarine'" in cli("search", "submarine", status=1)
+
+
+def test_the_plain_launch_is_read_as_the_whole_grammar_reads_it() -> None:
+    """The window's fast path (no arguments, or a data folder) never drifts from argparse."""
+    from desktop_app.cli_parser import _grammar, parse
+
+    for argv in ([], ["--home", "/data/cd"], ["--home", "x", "demo"], ["-v"]):
+        assert vars(parse(argv)) == vars(_grammar(commands=True).parse_args(argv)), argv
