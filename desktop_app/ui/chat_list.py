@@ -3,43 +3,19 @@ Previous 7 days, …), a mark on a chat that is answering in the background or h
 search across titles and messages as you type; new, rename, pin, archive, and delete to
 the trash with Undo.
 
-One model row per chat, painted by a delegate (group headers included), so thousands of
-chats cost no widgets. Searching never opens a chat or moves the focus: the list shows
+One model row per chat (`chat_list_model.py`), painted by a delegate
+(`chat_row_delegate.py`, group headers included), so thousands of chats cost no widgets. Searching never opens a chat or moves the focus: the list shows
 the chats that match, each with the text around its newest match; a click or Enter opens
 the chat at that message.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractListModel,
-    QByteArray,
-    QEvent,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    QRect,
-    QSize,
-    Qt,
-    QTimer,
-    Signal,
-    Slot,
-)
-from PySide6.QtGui import (
-    QColor,
-    QContextMenuEvent,
-    QFocusEvent,
-    QFont,
-    QFontMetrics,
-    QKeyEvent,
-    QMouseEvent,
-    QPainter,
-)
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QContextMenuEvent, QFocusEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -49,205 +25,22 @@ from PySide6.QtWidgets import (
     QMenu,
     QPushButton,
     QSizePolicy,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop_app.storage.search import MARK_END, MARK_START, SearchHit
+from desktop_app.storage.search import SearchHit
 from desktop_app.storage.store import ChatInfo
+from desktop_app.ui.chat_list_model import (
+    CHAT_ROLE,
+    HIT_ROLE,
+    ID_ROLE,
+    ChatListModel,
+)
+from desktop_app.ui.chat_row_delegate import ChatRowDelegate
 
-Index = QModelIndex | QPersistentModelIndex
-CHAT_ROLE = Qt.ItemDataRole.UserRole + 1
-ID_ROLE = Qt.ItemDataRole.UserRole + 2
-GROUP_ROLE = Qt.ItemDataRole.UserRole + 3  # the header the row sits under
-HEADER_ROLE = Qt.ItemDataRole.UserRole + 6  # that header if the row starts its group, or ""
-HIT_ROLE = Qt.ItemDataRole.UserRole + 4  # while searching: the chat's newest match
-ACTIVITY_ROLE = Qt.ItemDataRole.UserRole + 5  # "answering", "failed" or ""
 UNDO_SECONDS = 10
 SEARCH_DELAY_MS = 150  # search once typing pauses, not on every key
-PINNED = "Pinned"
-
-
-class Activity:
-    ANSWERING = "answering"
-    FAILED = "failed"
-
-
-class ChatListModel(QAbstractListModel):
-    """The chats shown: pinned first, then by last activity (or, while searching, the
-    chats that match in the order of their newest match)."""
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._chats: list[ChatInfo] = []
-        self._groups: list[str] = []  # each row's header, kept with the rows (`_regroup`)
-        self._hits: dict[str, SearchHit] = {}
-        self._activity: dict[str, str] = {}
-        self.searching = False
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 — Qt's signature
-        return 0 if parent.isValid() else len(self._chats)
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._chats):
-            return None
-        chat = self._chats[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return f"{chat.title}\n{self._second_line(chat)}"
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{chat.title}\n{_describe(chat)}\nmodel {chat.model}"
-        if role == CHAT_ROLE:
-            return chat
-        if role == ID_ROLE:
-            return chat.id
-        if role == Qt.ItemDataRole.EditRole:
-            return chat.title
-        if role == GROUP_ROLE:
-            return self._groups[index.row()]
-        if role == HEADER_ROLE:
-            row = index.row()
-            starts = row == 0 or self._groups[row - 1] != self._groups[row]
-            return self._groups[row] if starts else ""
-        if role == HIT_ROLE:
-            return self._hits.get(chat.id)
-        if role == ACTIVITY_ROLE:
-            return self._activity.get(chat.id, "")
-        return None
-
-    def _second_line(self, chat: ChatInfo) -> str:
-        hit = self._hits.get(chat.id)
-        if hit is None:
-            return _describe(chat)
-        return " ".join(hit.snippet.replace(MARK_START, "").replace(MARK_END, "").split())
-
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        """Rows are editable: the title is renamed in place (F2, double-click, the menu)."""
-        return (
-            super().flags(index) | Qt.ItemFlag.ItemIsEditable
-            if index.isValid()
-            else Qt.ItemFlag.NoItemFlags
-        )
-
-    def roleNames(self) -> dict[int, QByteArray]:
-        return {
-            int(Qt.ItemDataRole.DisplayRole): QByteArray(b"display"),
-            int(CHAT_ROLE): QByteArray(b"chat"),
-            int(ID_ROLE): QByteArray(b"id"),
-        }
-
-    def set_chats(self, chats: Sequence[ChatInfo]) -> None:
-        self.beginResetModel()
-        self.searching = False
-        self._hits = {}
-        self._chats = sorted(chats, key=_order)
-        self._regroup()
-        self.endResetModel()
-
-    def set_results(self, results: Sequence[tuple[ChatInfo, SearchHit]]) -> None:
-        """Show search results: each chat once, with its newest match."""
-        self.beginResetModel()
-        self.searching = True
-        self._chats = [chat for chat, _ in results]
-        self._hits = {chat.id: hit for chat, hit in results if hit.message_id}
-        self._regroup()
-        self.endResetModel()
-
-    def update_chat(self, chat: ChatInfo) -> None:
-        """One chat changed: its row is updated and moved to where its order puts it (a
-        new chat is added, except among search results it was not found in)."""
-        row = self.row_of(chat.id)
-        if self.searching:
-            if row is not None:
-                self._chats[row] = chat
-                self.dataChanged.emit(self.index(row), self.index(row))
-            return
-        if row is None:
-            to = self._place(chat)
-            self.beginInsertRows(QModelIndex(), to, to)
-            self._chats.insert(to, chat)
-            self._regroup()
-            self.endInsertRows()
-            return
-        del self._chats[row]
-        to = self._place(chat)
-        self._chats.insert(row, chat)
-        if to != row and self.beginMoveRows(
-            QModelIndex(), row, row, QModelIndex(), to + (1 if to > row else 0)
-        ):
-            self._chats.insert(to, self._chats.pop(row))
-            self.endMoveRows()
-        self._regroup()
-        # Its group may change too (a header appears or goes): the rows around it as well.
-        first, last = max(0, min(row, to) - 1), min(len(self._chats) - 1, max(row, to) + 1)
-        self.dataChanged.emit(self.index(first), self.index(last))
-
-    def _place(self, chat: ChatInfo) -> int:
-        """Where `chat` goes among the others (which must not include it)."""
-        key = _order(chat)
-        return next((i for i, c in enumerate(self._chats) if _order(c) > key), len(self._chats))
-
-    def remove_chat(self, chat_id: str) -> None:
-        row = self.row_of(chat_id)
-        if row is not None:
-            self.beginRemoveRows(QModelIndex(), row, row)
-            self._chats.pop(row)
-            self._regroup()
-            self.endRemoveRows()
-            if row < len(self._chats):  # the next row may now start a group
-                self.dataChanged.emit(self.index(row), self.index(row))
-
-    def _regroup(self) -> None:
-        """Every row's header, in one pass (the delegate asks for them on every layout)."""
-        if self.searching:
-            self._groups = [""] * len(self._chats)
-            return
-        now = time.time()
-        self._groups = [group_of(chat, now) for chat in self._chats]
-
-    def set_activity(self, chat_id: str, activity: str) -> None:
-        if self._activity.get(chat_id, "") == activity:
-            return
-        if activity:
-            self._activity[chat_id] = activity
-        else:
-            self._activity.pop(chat_id, None)
-        row = self.row_of(chat_id)
-        if row is not None:
-            self.dataChanged.emit(self.index(row), self.index(row), [ACTIVITY_ROLE])
-
-    def row_of(self, chat_id: str) -> int | None:
-        return next((i for i, c in enumerate(self._chats) if c.id == chat_id), None)
-
-    def chats(self) -> Sequence[ChatInfo]:
-        return self._chats
-
-
-def _order(chat: ChatInfo) -> tuple[bool, float]:
-    """Pinned chats first, then the most recently used."""
-    return (chat.pinned_at is None, -chat.updated_at)
-
-
-def group_of(chat: ChatInfo, now: float | None = None) -> str:
-    """The header a chat is listed under, by its last activity in local time."""
-    if chat.pinned_at is not None:
-        return PINNED
-    today = dt.date.fromtimestamp(time.time() if now is None else now)
-    day = dt.date.fromtimestamp(chat.updated_at)
-    days = (today - day).days
-    if days <= 0:
-        return "Today"
-    if days == 1:
-        return "Yesterday"
-    if days <= 7:
-        return "Previous 7 days"
-    if days <= 30:
-        return "Previous 30 days"
-    if day.year == today.year:
-        return day.strftime("%B")
-    return str(day.year)
 
 
 class ChatListPanel(QWidget):
@@ -509,7 +302,7 @@ class _ChatListView(QListView):
         )
         self.setMouseTracking(True)  # the hover highlight
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.setItemDelegate(_ChatRowDelegate(panel, self))
+        self.setItemDelegate(ChatRowDelegate(panel, self))
         # Rows differ in height (a group's first has its header): laid out in batches,
         # so thousands of chats never hold the window up.
         self.setLayoutMode(QListView.LayoutMode.Batched)
@@ -564,218 +357,6 @@ class _ChatListView(QListView):
         )
         menu.addAction("Move to trash", lambda: panel.delete_requested.emit(chat.id))
         return menu
-
-
-PAD = 8  # inside a row, around its two lines
-HEADER_GAP = 10  # above a group's header
-
-
-class _ChatRowDelegate(QStyledItemDelegate):
-    """Paints a row — its group's header above it if it starts one, the title with an
-    activity mark, and a quieter second line (size and age, or the search match) — and
-    edits the title in place (F2, double-click or the menu)."""
-
-    def __init__(self, panel: ChatListPanel, parent: QWidget) -> None:
-        super().__init__(parent)
-        self.panel = panel
-        self._font_key = ""
-        self._font_set: tuple[QFont, QFont, QFont] = (QFont(), QFont(), QFont())
-        self._heights: tuple[int, ...] = (0, 0, 0)
-        self._metrics: tuple[QFontMetrics, ...] = ()
-
-    # -- geometry ----------------------------------------------------------------------------
-
-    def _fonts(self, option: QStyleOptionViewItem) -> tuple[QFont, QFont, QFont]:
-        """The title's, the second line's and the headers' fonts (made once per base
-        font: every row's size is asked for when the list fills)."""
-        key = option.font.key()
-        if self._font_key != key:
-            title = QFont(option.font)
-            small = QFont(option.font)
-            small.setPointSizeF(max(7.0, option.font.pointSizeF() * 0.88))
-            header = QFont(small)
-            header.setBold(True)
-            self._font_set = (title, small, header)
-            self._metrics = tuple(QFontMetrics(f) for f in self._font_set)
-            self._heights = tuple(m.height() for m in self._metrics)
-            self._font_key = key
-        return self._font_set
-
-    def _header(self, index: Index) -> str:
-        """The group header shown above this row ("" when it continues a group)."""
-        return str(index.data(HEADER_ROLE) or "")
-
-    def _header_height(self, option: QStyleOptionViewItem, index: Index) -> int:
-        if not self._header(index):
-            return 0
-        self._fonts(option)
-        return HEADER_GAP + self._heights[2] + 4
-
-    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        self._fonts(option)
-        rows = self._heights[0] + 3 + self._heights[1]
-        return QSize(120, self._header_height(option, index) + rows + 2 * PAD)
-
-    def _row_rect(self, option: QStyleOptionViewItem, index: Index) -> QRect:
-        return option.rect.adjusted(0, self._header_height(option, index), -4, 0)
-
-    def updateEditorGeometry(
-        self, editor: QWidget, option: QStyleOptionViewItem, index: Index
-    ) -> None:
-        row = self._row_rect(option, index)
-        height = QFontMetrics(self._fonts(option)[0]).height() + 8
-        editor.setGeometry(row.left() + 4, row.top() + PAD - 4, row.width() - 8, height)
-
-    # -- painting ------------------------------------------------------------------------------
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        chat: ChatInfo | None = index.data(CHAT_ROLE)
-        if chat is None:
-            return
-        painter.save()
-        title_font, small_font, header_font = self._fonts(option)
-        palette = option.palette
-        muted = QColor(palette.color(palette.ColorRole.PlaceholderText))
-        header = self._header(index)
-        if header:
-            painter.setFont(header_font)
-            painter.setPen(muted)
-            top = option.rect.top() + HEADER_GAP
-            painter.drawText(
-                QRect(option.rect.left() + PAD, top, option.rect.width() - 2 * PAD, 40),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
-                header,
-            )
-        row = self._row_rect(option, index)
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
-        if selected or hovered:
-            fill = QColor(palette.color(palette.ColorRole.Highlight))
-            fill.setAlpha(60 if selected else 25)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(fill)
-            painter.drawRoundedRect(row, 6, 6)
-        text = palette.color(palette.ColorRole.Text)
-        inner = row.adjusted(PAD, PAD, -PAD, -PAD)
-        title_metrics = self._metrics[0]
-        mark = _activity_mark(index.data(ACTIVITY_ROLE) or "")
-        mark_width = 14 if mark else 0
-        painter.setFont(title_font)
-        painter.setPen(text)
-        title_rect = QRect(
-            inner.left(), inner.top(), inner.width() - mark_width, title_metrics.height()
-        )
-        painter.drawText(
-            title_rect,
-            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-            title_metrics.elidedText(chat.title, Qt.TextElideMode.ElideRight, title_rect.width()),
-        )
-        if mark:
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QColor(mark))
-            centre = title_rect.center()
-            painter.drawEllipse(inner.right() - 8, centre.y() - 4, 8, 8)
-        second = QRect(
-            inner.left(),
-            title_rect.bottom() + 3,
-            inner.width(),
-            inner.bottom() - title_rect.bottom() - 2,
-        )
-        painter.setFont(small_font)
-        hit: SearchHit | None = index.data(HIT_ROLE)
-        if hit is not None:
-            _draw_match(painter, second, hit.snippet, small_font, muted, text)
-        else:
-            painter.setPen(muted)
-            metrics = self._metrics[1]
-            painter.drawText(
-                second,
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                metrics.elidedText(_describe(chat), Qt.TextElideMode.ElideRight, second.width()),
-            )
-        painter.restore()
-
-    # -- renaming --------------------------------------------------------------------------------
-
-    def setEditorData(self, editor: QWidget, index: Index) -> None:
-        """The row changing meanwhile (its size counted, a reply streaming) must not
-        overwrite what the user is typing."""
-        if isinstance(editor, QLineEdit) and editor.isModified():
-            return
-        super().setEditorData(editor, index)
-        if isinstance(editor, QLineEdit):
-            editor.selectAll()  # as when it opened: typing replaces the title
-
-    def setModelData(self, editor: QWidget, model: Any, index: Index) -> None:
-        title = editor.text().strip() if isinstance(editor, QLineEdit) else ""
-        if title:
-            self.panel.rename_requested.emit(index.data(ID_ROLE), title)
-
-
-def _activity_mark(activity: str) -> str:
-    """The colour of the dot beside a chat's title ("" for none)."""
-    return {Activity.ANSWERING: "#2f7de1", Activity.FAILED: "#d64545"}.get(activity, "")
-
-
-def _draw_match(
-    painter: QPainter, rect: QRect, snippet: str, font: QFont, muted: QColor, text: QColor
-) -> None:
-    """The snippet on one line with its match in bold, a little of what comes before it
-    kept so the match is always in view."""
-    before, _, rest = " ".join(snippet.split()).partition(MARK_START)
-    match, _, after = rest.partition(MARK_END)
-    if len(before) > 24:
-        before = "…" + before[-23:]
-    bold = QFont(font)
-    bold.setBold(True)
-    x = rect.left()
-    for part, part_font, colour in (
-        (before, font, muted),
-        (match, bold, text),
-        (after, font, muted),
-    ):
-        metrics = QFontMetrics(part_font)
-        room = rect.right() - x
-        if room <= 0 or not part:
-            continue
-        shown = metrics.elidedText(part, Qt.TextElideMode.ElideRight, room)
-        painter.setFont(part_font)
-        painter.setPen(colour)
-        painter.drawText(
-            QRect(x, rect.top(), room, rect.height()),
-            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-            shown,
-        )
-        x += metrics.horizontalAdvance(shown)
-
-
-def _describe(chat: ChatInfo) -> str:
-    count = f"{chat.message_count:,} message{'s' if chat.message_count != 1 else ''}"
-    size = f" · ≈{_compact(chat.token_total)} tokens" if chat.token_total else ""
-    return f"{count}{size} · {_ago(chat.updated_at)}"
-
-
-def _compact(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
-        return f"{n / 1000:.0f}k"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
-
-
-def _ago(when: float) -> str:
-    seconds = max(0.0, time.time() - when)
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{int(seconds // 60)} min ago"
-    if seconds < 86400:
-        return f"{int(seconds // 3600)} h ago"
-    return time.strftime("%d %b %Y", time.localtime(when))
 
 
 def _short(title: str) -> str:

@@ -41,8 +41,9 @@ from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.core.messages import Message
 from desktop_app.storage.store import ChatInfo
 from desktop_app.ui import theme
-from desktop_app.ui.chat_list import Activity, ChatListPanel
+from desktop_app.ui.chat_list import ChatListPanel
 from desktop_app.ui.chat_list_controller import ChatListController
+from desktop_app.ui.chat_list_model import Activity
 from desktop_app.ui.connection_controller import ConnectionController
 from desktop_app.ui.workers import BackgroundWorker, PendingApproval
 

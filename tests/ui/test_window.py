@@ -24,7 +24,7 @@ from desktop_app.core.messages import Message
 from desktop_app.demo_chat import DEMO_TITLE, create_demo_chat
 from desktop_app.tokens.images import image_size
 from desktop_app.ui import theme
-from desktop_app.ui.chat_list import ACTIVITY_ROLE, GROUP_ROLE, HIT_ROLE, Activity
+from desktop_app.ui.chat_list_model import ACTIVITY_ROLE, GROUP_ROLE, HIT_ROLE, Activity
 from desktop_app.ui.composer import file_attachment
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import PAGE, Role

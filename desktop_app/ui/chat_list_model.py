@@ -1,0 +1,230 @@
+"""The chat list's model: one row per chat, pinned chats first, then by last activity,
+each row knowing its date group, its search match and its activity mark — so the view
+paints thousands of chats from one model and no widget per chat."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt
+
+from desktop_app.storage.search import MARK_END, MARK_START, SearchHit
+from desktop_app.storage.store import ChatInfo
+
+Index = QModelIndex | QPersistentModelIndex
+CHAT_ROLE = Qt.ItemDataRole.UserRole + 1
+ID_ROLE = Qt.ItemDataRole.UserRole + 2
+GROUP_ROLE = Qt.ItemDataRole.UserRole + 3  # the header the row sits under
+HEADER_ROLE = Qt.ItemDataRole.UserRole + 6  # that header if the row starts its group, or ""
+HIT_ROLE = Qt.ItemDataRole.UserRole + 4  # while searching: the chat's newest match
+ACTIVITY_ROLE = Qt.ItemDataRole.UserRole + 5  # "answering", "failed" or ""
+PINNED = "Pinned"
+
+
+class Activity:
+    ANSWERING = "answering"
+    FAILED = "failed"
+
+
+class ChatListModel(QAbstractListModel):
+    """The chats shown: pinned first, then by last activity (or, while searching, the
+    chats that match in the order of their newest match)."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._chats: list[ChatInfo] = []
+        self._groups: list[str] = []  # each row's header, kept with the rows (`_regroup`)
+        self._hits: dict[str, SearchHit] = {}
+        self._activity: dict[str, str] = {}
+        self.searching = False
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 — Qt's signature
+        return 0 if parent.isValid() else len(self._chats)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._chats):
+            return None
+        chat = self._chats[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{chat.title}\n{self._second_line(chat)}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{chat.title}\n{describe(chat)}\nmodel {chat.model}"
+        if role == CHAT_ROLE:
+            return chat
+        if role == ID_ROLE:
+            return chat.id
+        if role == Qt.ItemDataRole.EditRole:
+            return chat.title
+        if role == GROUP_ROLE:
+            return self._groups[index.row()]
+        if role == HEADER_ROLE:
+            row = index.row()
+            starts = row == 0 or self._groups[row - 1] != self._groups[row]
+            return self._groups[row] if starts else ""
+        if role == HIT_ROLE:
+            return self._hits.get(chat.id)
+        if role == ACTIVITY_ROLE:
+            return self._activity.get(chat.id, "")
+        return None
+
+    def _second_line(self, chat: ChatInfo) -> str:
+        hit = self._hits.get(chat.id)
+        if hit is None:
+            return describe(chat)
+        return " ".join(hit.snippet.replace(MARK_START, "").replace(MARK_END, "").split())
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        """Rows are editable: the title is renamed in place (F2, double-click, the menu)."""
+        return (
+            super().flags(index) | Qt.ItemFlag.ItemIsEditable
+            if index.isValid()
+            else Qt.ItemFlag.NoItemFlags
+        )
+
+    def roleNames(self) -> dict[int, QByteArray]:
+        return {
+            int(Qt.ItemDataRole.DisplayRole): QByteArray(b"display"),
+            int(CHAT_ROLE): QByteArray(b"chat"),
+            int(ID_ROLE): QByteArray(b"id"),
+        }
+
+    def set_chats(self, chats: Sequence[ChatInfo]) -> None:
+        self.beginResetModel()
+        self.searching = False
+        self._hits = {}
+        self._chats = sorted(chats, key=_order)
+        self._regroup()
+        self.endResetModel()
+
+    def set_results(self, results: Sequence[tuple[ChatInfo, SearchHit]]) -> None:
+        """Show search results: each chat once, with its newest match."""
+        self.beginResetModel()
+        self.searching = True
+        self._chats = [chat for chat, _ in results]
+        self._hits = {chat.id: hit for chat, hit in results if hit.message_id}
+        self._regroup()
+        self.endResetModel()
+
+    def update_chat(self, chat: ChatInfo) -> None:
+        """One chat changed: its row is updated and moved to where its order puts it (a
+        new chat is added, except among search results it was not found in)."""
+        row = self.row_of(chat.id)
+        if self.searching:
+            if row is not None:
+                self._chats[row] = chat
+                self.dataChanged.emit(self.index(row), self.index(row))
+            return
+        if row is None:
+            to = self._place(chat)
+            self.beginInsertRows(QModelIndex(), to, to)
+            self._chats.insert(to, chat)
+            self._regroup()
+            self.endInsertRows()
+            return
+        del self._chats[row]
+        to = self._place(chat)
+        self._chats.insert(row, chat)
+        if to != row and self.beginMoveRows(
+            QModelIndex(), row, row, QModelIndex(), to + (1 if to > row else 0)
+        ):
+            self._chats.insert(to, self._chats.pop(row))
+            self.endMoveRows()
+        self._regroup()
+        # Its group may change too (a header appears or goes): the rows around it as well.
+        first, last = max(0, min(row, to) - 1), min(len(self._chats) - 1, max(row, to) + 1)
+        self.dataChanged.emit(self.index(first), self.index(last))
+
+    def _place(self, chat: ChatInfo) -> int:
+        """Where `chat` goes among the others (which must not include it)."""
+        key = _order(chat)
+        return next((i for i, c in enumerate(self._chats) if _order(c) > key), len(self._chats))
+
+    def remove_chat(self, chat_id: str) -> None:
+        row = self.row_of(chat_id)
+        if row is not None:
+            self.beginRemoveRows(QModelIndex(), row, row)
+            self._chats.pop(row)
+            self._regroup()
+            self.endRemoveRows()
+            if row < len(self._chats):  # the next row may now start a group
+                self.dataChanged.emit(self.index(row), self.index(row))
+
+    def _regroup(self) -> None:
+        """Every row's header, in one pass (the delegate asks for them on every layout)."""
+        if self.searching:
+            self._groups = [""] * len(self._chats)
+            return
+        now = time.time()
+        self._groups = [group_of(chat, now) for chat in self._chats]
+
+    def set_activity(self, chat_id: str, activity: str) -> None:
+        if self._activity.get(chat_id, "") == activity:
+            return
+        if activity:
+            self._activity[chat_id] = activity
+        else:
+            self._activity.pop(chat_id, None)
+        row = self.row_of(chat_id)
+        if row is not None:
+            self.dataChanged.emit(self.index(row), self.index(row), [ACTIVITY_ROLE])
+
+    def row_of(self, chat_id: str) -> int | None:
+        return next((i for i, c in enumerate(self._chats) if c.id == chat_id), None)
+
+    def chats(self) -> Sequence[ChatInfo]:
+        return self._chats
+
+
+def _order(chat: ChatInfo) -> tuple[bool, float]:
+    """Pinned chats first, then the most recently used."""
+    return (chat.pinned_at is None, -chat.updated_at)
+
+
+def group_of(chat: ChatInfo, now: float | None = None) -> str:
+    """The header a chat is listed under, by its last activity in local time."""
+    if chat.pinned_at is not None:
+        return PINNED
+    today = dt.date.fromtimestamp(time.time() if now is None else now)
+    day = dt.date.fromtimestamp(chat.updated_at)
+    days = (today - day).days
+    if days <= 0:
+        return "Today"
+    if days == 1:
+        return "Yesterday"
+    if days <= 7:
+        return "Previous 7 days"
+    if days <= 30:
+        return "Previous 30 days"
+    if day.year == today.year:
+        return day.strftime("%B")
+    return str(day.year)
+
+
+def describe(chat: ChatInfo) -> str:
+    count = f"{chat.message_count:,} message{'s' if chat.message_count != 1 else ''}"
+    size = f" · ≈{_compact(chat.token_total)} tokens" if chat.token_total else ""
+    return f"{count}{size} · {_ago(chat.updated_at)}"
+
+
+def _compact(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n / 1000:.0f}k"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+def _ago(when: float) -> str:
+    seconds = max(0.0, time.time() - when)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return time.strftime("%d %b %Y", time.localtime(when))
