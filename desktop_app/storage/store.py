@@ -30,7 +30,6 @@ from desktop_app.core.blocks import ToolResultBlock, block_to_api, block_type
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.history import unanswered_calls
 from desktop_app.core.messages import Message, MessageStatus, Role, new_id
-from desktop_app.core.repair import INTERRUPTED_RESULT
 from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
 from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error, transaction
 from desktop_app.storage.search import SearchHit, index_blocks, search, unindex_message
@@ -368,6 +367,8 @@ class ChatStore:
             )
             if r["chat_id"] not in skip
         ]
+        if chats:  # rare: the repair module (and its imports) is not loaded at every start
+            from desktop_app.core.repair import INTERRUPTED_RESULT
         for chat_id in chats:
             with transaction(self.db):
                 self.db.execute(

@@ -5,7 +5,7 @@ database — so two windows never write to the same chats."""
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,8 +22,10 @@ CLAIM_WAIT_S = 1.0  # a command line probing the lock holds it for an instant
 
 
 def server_name(data_folder: Path) -> str:
-    digest = hashlib.sha256(str(data_folder.resolve()).encode("utf-8")).hexdigest()[:20]
-    return f"contextdesk-{digest}"
+    """One name per data folder (two checksums of its path: `zlib` is loaded already,
+    `hashlib` would cost the first frame ~5 ms)."""
+    path = str(data_folder.resolve()).encode("utf-8")
+    return f"contextdesk-{zlib.crc32(path):08x}{zlib.adler32(path):08x}"
 
 
 class SingleInstance(QObject):

@@ -95,7 +95,9 @@ def test_the_window_starts_without_the_engine_the_sdk_or_the_encoding() -> None:
         "desktop_app.ui.context_panel",
         "desktop_app.ui.approval_dialog",
         "desktop_app.cli",
+        "desktop_app.core.repair",
         "logging.handlers",
+        "hashlib",
     ]
     window_path = ["desktop_app.app", "desktop_app.cli_parser", "desktop_app.ui.gui"]
     assert loaded_after_importing(window_path, deferred) == []
