@@ -13,7 +13,7 @@ table's own rowids may change when SQLite vacuums it (a backup is a vacuumed cop
 an index keyed by them would then point at the wrong blocks. Writes are batched by the
 store, not made by triggers: FTS5 flushes its buffer at every statement a trigger runs,
 which made a 10,000-message import 5× slower. The index holds no copy of the text
-(contentless) and a short chat key, not the id: a third of its size.
+(contentless) and a short chat key, not the id: half the size it had with both.
 """
 
 from __future__ import annotations
