@@ -58,6 +58,18 @@ images = st.builds(
 )
 other_blocks = st.one_of(
     st.just(RedactedThinkingBlock("EmwKAh")),
+    st.just(  # a server tool's call and result (web search): the result needs the call
+        OpaqueBlock(
+            "server_tool_use",
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+        )
+    ),
+    st.just(
+        OpaqueBlock(
+            "web_search_tool_result",
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+        )
+    ),
     st.just(
         OpaqueBlock("document", {"type": "document", "source": {"type": "text", "data": "doc"}})
     ),

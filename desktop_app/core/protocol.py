@@ -17,6 +17,7 @@ from typing import Any
 
 from desktop_app.core.blocks import (
     IMAGE_MEDIA_TYPES,
+    Block,
     ImageBlock,
     OpaqueBlock,
     RedactedThinkingBlock,
@@ -57,6 +58,36 @@ ORPHAN_RESULT = (
 
 
 EMPTY_ERROR_RESULT = "content cannot be empty if `is_error` is true"
+# A server tool's result (web search, web fetch, code execution, advisor, MCP…) answers a
+# call the server made earlier in the same assistant turn (anthropics/claude-code#66944).
+ORPHAN_SERVER_RESULT = (
+    "unexpected `tool_use_id` found in `{kind}` blocks: {id}. "
+    "Each `{kind}` block must have a corresponding `{call}` block before it."
+)
+SERVER_CALLS = ("server_tool_use", "mcp_tool_use")
+
+
+def server_call_kind(result_kind: str) -> str:
+    return "mcp_tool_use" if result_kind == "mcp_tool_result" else "server_tool_use"
+
+
+def orphan_server_result(block: Block, calls: set[str]) -> str | None:
+    """The problem with a server tool result whose call is not among `calls` (the ids of
+    the server calls earlier in its message), or None. A server call's id goes into
+    `calls` here as it is met."""
+    if not isinstance(block, OpaqueBlock):
+        return None
+    if block.type in SERVER_CALLS:
+        calls.add(str(block.raw.get("id", "")))
+        return None
+    if block.type == "tool_result" or not block.type.endswith("_tool_result"):
+        return None
+    tool_use_id = str(block.raw.get("tool_use_id", ""))
+    if tool_use_id in calls:
+        return None
+    return ORPHAN_SERVER_RESULT.format(
+        kind=block.type, id=tool_use_id, call=server_call_kind(block.type)
+    )
 
 
 def error_has_content(block: ToolResultBlock) -> bool:
@@ -269,6 +300,7 @@ def _check_assistant_blocks(
     """Check an assistant message's blocks; return its tool_use ids in order."""
     blocks = msg.blocks
     calls: list[str] = []
+    server_calls: set[str] = set()
     thinking_first = bool(blocks) and isinstance(blocks[0], _THINKING)
     for j, block in enumerate(blocks):
         kind = type(block)
@@ -308,6 +340,9 @@ def _check_assistant_blocks(
                     at = lone_surrogate_at(block.thinking)
                     out.append(_surrogate_problem(_path(i, j, ".thinking"), block.thinking, at))
         else:
+            orphan = orphan_server_result(block, server_calls)
+            if orphan:
+                out.append(Problem(_path(i, j), orphan))
             _check_common(block, _path(i, j), out)
     return calls
 

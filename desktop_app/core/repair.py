@@ -42,6 +42,7 @@ from desktop_app.core.protocol import (
     _valid_utf8,
     error_has_content,
     lone_surrogate_at,
+    orphan_server_result,
     validate,
 )
 
@@ -237,8 +238,11 @@ class _Fixer:
                 continue
             path = f"messages.{item.origin}"
             blocks: list[Block] = []
+            server_calls: set[str] = set()
             for j, block in enumerate(item.msg.blocks):
                 fixed = self.clean_block(block, item.msg.role, f"{path}.content.{j}")
+                if fixed is not None and item.msg.role == "assistant":
+                    fixed = self.orphan_server_result(fixed, server_calls, f"{path}.content.{j}")
                 if fixed is not None:
                     blocks.append(fixed)
             if tuple(blocks) != item.msg.blocks:
@@ -304,6 +308,16 @@ class _Fixer:
         if role == "user":
             return self.misplaced_in_user(block, path)
         return self.misplaced_in_assistant(block, path)
+
+    def orphan_server_result(self, block: Block, calls: set[str], path: str) -> Block:
+        """A server tool's result whose call is not before it in its message becomes a
+        note saying what it was (its call was lost, e.g. to an earlier cut)."""
+        problem = orphan_server_result(block, calls)
+        if problem is None or not isinstance(block, OpaqueBlock):
+            return block
+        tool_use_id = block.raw.get("tool_use_id", "")
+        self.report(path, f"turned a `{block.type}` whose call is missing into a note", problem)
+        return note(f"a {block.type} for {tool_use_id} was here; its call was missing")
 
     def misplaced_in_user(self, block: Block, path: str) -> Block | None:
         if isinstance(block, ToolUseBlock):

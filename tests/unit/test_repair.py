@@ -6,6 +6,7 @@ from hypothesis import given, settings
 
 from desktop_app.core.blocks import (
     ImageBlock,
+    OpaqueBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -84,6 +85,54 @@ def test_an_error_result_with_nothing_in_it_is_flagged_and_given_a_note() -> Non
         ]
     ok = [u("go"), a(call("toolu_1")), u(ToolResultBlock("toolu_1", "", False))]
     assert validate(ok) == []  # an empty result that is not an error is accepted
+
+
+SEARCH_CALL = OpaqueBlock(
+    "server_tool_use",
+    {
+        "type": "server_tool_use",
+        "id": "srvtoolu_01WYG3ziw53XMcoyKL4XcZmE",
+        "name": "web_search",
+        "input": {"query": "claude shannon birth date"},
+    },
+)
+SEARCH_RESULT = OpaqueBlock(
+    "web_search_tool_result",
+    {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_01WYG3ziw53XMcoyKL4XcZmE",
+        "content": [
+            {
+                "type": "web_search_result",
+                "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
+                "title": "Claude Shannon - Wikipedia",
+                "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5",
+                "page_age": "April 30, 2025",
+            }
+        ],
+    },
+)
+
+
+def test_a_server_tool_result_needs_its_call_before_it_in_the_same_turn() -> None:
+    """As the API words it (anthropics/claude-code#66944); server calls are not client
+    tool calls: no `tool_result` is expected for them."""
+    valid = [u("when was Shannon born?"), a(SEARCH_CALL, SEARCH_RESULT, "April 30, 1916.")]
+    assert validate(valid) == []
+    assert not repair(valid).changed
+    split = [u("when was Shannon born?"), a(SEARCH_CALL), u("go on"), a(SEARCH_RESULT, "1916.")]
+    assert [str(p) for p in validate(split)] == [
+        "messages.3.content.0: unexpected `tool_use_id` found in `web_search_tool_result` "
+        "blocks: srvtoolu_01WYG3ziw53XMcoyKL4XcZmE. Each `web_search_tool_result` block "
+        "must have a corresponding `server_tool_use` block before it."
+    ]
+    messages, report = fixed(split)
+    assert messages[3].blocks[0] == TextBlock(
+        "[ContextDesk note: a web_search_tool_result for srvtoolu_01WYG3ziw53XMcoyKL4XcZmE "
+        "was here; its call was missing]"
+    )
+    assert messages[3].blocks[1] == TextBlock("1916.")
+    assert "turned a `web_search_tool_result` whose call is missing into a note" in report[0]
 
 
 def test_empty_blocks_and_messages_go() -> None:
