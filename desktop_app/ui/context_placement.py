@@ -124,6 +124,7 @@ class ContextPlacement(QObject):
             action,
         )
         self.overlay = ContextOverlay(window)
+        self.overlay.close_button.clicked.connect(lambda: action.setChecked(False))
         self.narrow = False
         self._docked_wanted = True  # what the user chose for the wide window
         strip.open_requested.connect(self.toggle)

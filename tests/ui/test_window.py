@@ -709,8 +709,10 @@ def test_a_narrow_window_folds_the_context_panel_into_a_strip(
     assert window.context.isVisible()
     assert window.rect().contains(overlay.geometry())
     assert window.context.meter.plan is session.plan  # the same panel, the same plan
+    assert window.context_action.isChecked()
     qtbot.mouseClick(overlay.close_button, Qt.MouseButton.LeftButton)
     assert not overlay.isVisible()
+    assert not window.context_action.isChecked()  # the View menu says so too
     window.resize(1300, 700)
     qtbot.waitUntil(lambda: not window.placement.narrow, timeout=2000)
     assert window.dock.isVisible()
