@@ -223,16 +223,17 @@ class ChatStore:
         system_prompt: str | None = None,
         settings: ContextSettings | None = None,
     ) -> ChatInfo:
+        """Change the chat's name, model, system prompt or settings. None of it is
+        activity: the chat keeps its place in the list (as in the apps our users know)."""
         current = self.chat(chat_id)
         with transaction(self.db):
             self.db.execute(
-                "UPDATE chats SET title = ?, model = ?, system_prompt = ?, settings = ?, updated_at = ? WHERE id = ?",
+                "UPDATE chats SET title = ?, model = ?, system_prompt = ?, settings = ? WHERE id = ?",
                 (
                     current.title if title is None else title,
                     current.model if model is None else model,
                     current.system_prompt if system_prompt is None else system_prompt,
                     settings_to_json(current.settings if settings is None else settings),
-                    time.time(),
                     chat_id,
                 ),
             )

@@ -104,8 +104,11 @@ def test_chats_by_activity_prefix_lookup_and_trash(store: ChatStore) -> None:
         store.find_chat("chat_")
     with pytest.raises(ChatNotFound):
         store.find_chat("nope")
-    store.update_chat(first.id, title="Renamed", system_prompt="Be brief.")
-    assert store.chat(first.id).system_prompt == "Be brief."
+    before = store.chat(second.id).updated_at
+    store.update_chat(second.id, title="Renamed", system_prompt="Be brief.")
+    assert store.chat(second.id).system_prompt == "Be brief."
+    assert store.chat(second.id).updated_at == before  # a rename is not activity
+    assert [c.title for c in store.list_chats()] == ["First", "Renamed"]
     store.delete_chat(first.id)
     assert [c.id for c in store.list_chats()] == [second.id]
     assert [c.id for c in store.list_chats(trash=True)] == [first.id]
