@@ -171,7 +171,8 @@ class Engine:
         best: dict[str, SearchHit] = {}
         for hit in self.search(text, limit=limit):
             best.setdefault(hit.chat_id, hit)
-        return [(self.store.chat(chat_id), hit) for chat_id, hit in best.items()]
+        infos = self.store.chats(list(best))
+        return [(infos[chat_id], hit) for chat_id, hit in best.items() if chat_id in infos]
 
     def new_chat(
         self,

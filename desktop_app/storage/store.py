@@ -189,6 +189,12 @@ class ChatStore:
             raise ChatNotFound(chat_id)
         return _chat_info(row)
 
+    def chats(self, chat_ids: Sequence[str]) -> dict[str, ChatInfo]:
+        """These chats, by id, in one query (search results name up to hundreds)."""
+        marks = ",".join("?" * len(chat_ids))
+        rows = self.db.execute(f"{_CHATS} WHERE c.id IN ({marks})", tuple(chat_ids))
+        return {r["id"]: _chat_info(r) for r in rows}
+
     def list_chats(self, *, trash: bool = False, archived: bool = False) -> list[ChatInfo]:
         """Chats by last activity, newest first (or the trash, or the archive)."""
         rows = self.db.execute(

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from desktop_app.core.blocks import TextBlock, ToolResultBlock
 from desktop_app.core.messages import Message, MessageStatus, user_text
+from desktop_app.storage.exchange import import_chat
 from desktop_app.storage.search import MARK_END, MARK_START
 from desktop_app.storage.store import ChatStore
 from tests.unit.builders import a, call, result, u
@@ -111,6 +112,19 @@ def test_a_fork_and_an_import_are_searchable(store: ChatStore) -> None:
     first_answer = store.messages(chat.id)[1]
     fork = store.fork(chat.id, first_answer.id, "Edited")
     assert sorted(found(store, "first answer")) == sorted([(chat.id, 1), (fork.id, 1)])
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "imported question about the Hydra ferry"},
+            {"role": "assistant", "content": [{"type": "text", "text": "It leaves at 9."}]},
+        ],
+    }
+    imported = import_chat(store, json.dumps(body).encode())
+    assert found(store, "hydra ferry") == [(imported.chat.id, 0)]
+    assert store.chats([imported.chat.id, fork.id, "chat_gone"]).keys() == {
+        imported.chat.id,
+        fork.id,
+    }
 
 
 def test_a_version_3_database_is_indexed_on_upgrade(tmp_path: Path) -> None:
