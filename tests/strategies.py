@@ -51,10 +51,13 @@ tool_results = st.builds(
     st.one_of(texts, st.lists(text_blocks, max_size=2).map(tuple)),
     st.booleans(),
 )
+ONE_PIXEL_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
 images = st.builds(
     ImageBlock,
     st.sampled_from(["image/png", "image/bmp", ""]),
-    st.sampled_from(["iVBORw0KGgo=", "/9j/4AAQ", "zzzz", ""]),
+    st.sampled_from([ONE_PIXEL_PNG, "iVBORw0KGgo=", "/9j/4AAQ", "zzzz", ""]),
 )
 other_blocks = st.one_of(
     st.just(RedactedThinkingBlock("EmwKAh")),

@@ -255,7 +255,9 @@ class _Projection:
         views = self.views()
         costs = [0 if v is None else self.cost(m, v) for m, v in zip(messages, views, strict=True)]
 
-        head = [0] if settings.keep_first_message and n else []
+        # The opening question is kept; a history that opens with the assistant has none
+        # (and a call there must stay with its result).
+        head = [0] if settings.keep_first_message and n and self.clean[0] else []
         summary = self.state.active_summary
         summarized_until = self.mark_summarized(summary, head)
         tail_from = summarized_until + 1 if summary else (1 if head else 0)

@@ -4,6 +4,11 @@
 messages, so a user who has met the API's error recognises ours. It checks invariants
 1–6 and 9 (docs/architecture.md, *Invariants*) on the messages exactly as they would be sent.
 
+It checks today's API, not yesterday's: consecutive messages of one role are one turn (the
+API merges them) and a history may start with the assistant. Rules that depend on the
+request's settings (extended thinking, prefill) are checked when the caller says what the
+request carries; the body-level ones (budgets, cache breakpoints) live in `request_rules`.
+
 It runs on every send, on import and in property tests, so it is written for speed: one
 pass; a valid block costs a type check and C-speed string checks; JSON paths and
 messages are built only for blocks that break a rule.
@@ -25,21 +30,27 @@ from desktop_app.core.blocks import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    block_type,
 )
 from desktop_app.core.errors import Problem
+from desktop_app.core.images import (
+    MANY_IMAGES,
+    MANY_IMAGES_MAX_EDGE,
+    MAX_BASE64_BYTES,
+    MAX_EDGE,
+    ImageFacts,
+    image_facts,
+)
 from desktop_app.core.messages import Message
 
 TOOL_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]+")
+SERVER_TOOL_ID = re.compile(r"srvtoolu_[a-zA-Z0-9_]+")
 SURROGATE = re.compile("[\ud800-\udfff]")
 _THINKING = (ThinkingBlock, RedactedThinkingBlock)
 
 MISSING_RESULTS = (
     "`tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
     "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
-)
-ALTERNATE = (
-    'roles must alternate between "user" and "assistant", '
-    'but found multiple "{role}" roles in a row'
 )
 EMPTY_MESSAGE = (
     "all messages must have non-empty content except for the optional final assistant message"
@@ -49,8 +60,40 @@ RESULTS_FIRST = "`tool_result` blocks must come first in the user message conten
 DUPLICATE_RESULT = "each `tool_use` must have a single result; found another for {id}"
 THINKING_FIRST = (
     "If an assistant message contains any thinking blocks, "
-    "the first block must be thinking or redacted_thinking"
+    "the first block must be thinking or redacted_thinking. Found {found}."
 )
+THINKING_LAST = "The final block in an assistant message cannot be `thinking`."
+THINKING_DISABLED_FINAL = (
+    "When thinking is disabled, an `assistant` message in the final position cannot contain "
+    "`thinking`. To use thinking blocks, enable `thinking` in your request."
+)
+THINKING_ENABLED_FINAL = (
+    "Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` is "
+    "enabled, a final `assistant` message must start with a thinking block (preceeding the "
+    "lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking "
+    "blocks from previous turns. To avoid this requirement, disable `thinking`. Please "
+    "consult our documentation at "
+    "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+)
+NO_PREFILL = (
+    "This model does not support assistant message prefill. "
+    "The conversation must end with a user message."
+)
+IMAGE_TYPES = "Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+IMAGE_MISMATCH = (
+    "The image was specified using the {declared} media type, "
+    "but the image appears to be a {found} image"
+)
+IMAGE_UNREADABLE = "Could not process image"
+IMAGE_TOO_LARGE = "image exceeds 5 MB maximum: {size} bytes > {limit} bytes"
+IMAGE_TOO_WIDE = f"At least one of the image dimensions exceed max allowed size: {MAX_EDGE} pixels"
+IMAGE_TOO_WIDE_MANY = (
+    "At least one of the image dimensions exceed max allowed size for many-image requests: "
+    f"{MANY_IMAGES_MAX_EDGE} pixels"
+)
+USE_IN_USER = "`tool_use` blocks can only be in `assistant` messages"
+TOOL_ID_MISMATCH = "String should match pattern '^[a-zA-Z0-9_-]+$'"
+SERVER_ID_PATTERN = "String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'"
 ORPHAN_RESULT = (
     "unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
     "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
@@ -195,171 +238,268 @@ def _text_ok(block: TextBlock) -> bool:
     return bool(text) and not text.isspace() and _valid_utf8(text) and not block.citations
 
 
-def _check_image(block: ImageBlock, path: str, out: list[Problem]) -> None:
-    if block.media_type not in IMAGE_MEDIA_TYPES:
-        allowed = ", ".join(f"'{t}'" for t in IMAGE_MEDIA_TYPES)
-        out.append(Problem(f"{path}.source.media_type", f"Input should be {allowed}"))
-    if not block.data:
-        out.append(Problem(f"{path}.source.data", "image data must be non-empty"))
+def validate(
+    messages: Sequence[Message], *, thinking: bool | None = None, prefill: bool = True
+) -> list[Problem]:
+    """Every rule the sent `messages` break, in order; empty when the API would accept them.
 
-
-def _check_result(block: ToolResultBlock, path: str, out: list[Problem]) -> None:
-    content = block.content
-    if block.is_error and not error_has_content(block):
-        out.append(Problem(f"{path}.tool_result", EMPTY_ERROR_RESULT))
-    if isinstance(content, str):
-        if not _valid_utf8(content):
-            out.append(_surrogate_problem(f"{path}.content", content, lone_surrogate_at(content)))
-        return
-    for k, part in enumerate(content):
-        if not (isinstance(part, TextBlock) and _text_ok(part)):
-            _check_common(part, f"{path}.content.{k}", out)
-
-
-def validate(messages: Sequence[Message]) -> list[Problem]:
-    """Every rule the sent `messages` break, in order; empty when the API would accept them."""
+    The API merges consecutive messages of one role into one turn and accepts a history
+    that starts with the assistant, so runs of one role are checked as the turn they
+    become. `thinking` (on, off, or None: not known) and `prefill` (may the history end
+    with the assistant?) add the rules that depend on the request's settings."""
     if not messages:
         return [Problem("messages", "at least one message is required")]
-    out: list[Problem] = []
-    if messages[0].role != "user":
-        out.append(Problem("messages.0.role", 'first message must use the "user" role'))
-
+    check = _Pass()
     last = len(messages) - 1
-    seen_ids: set[str] = set()
-    expected: list[str] = []  # tool_use ids of the previous assistant message, in order
-    prev_role = ""
-    for i, msg in enumerate(messages):
-        role = msg.role
-        if role == prev_role:
-            out.append(Problem(f"messages.{i}", ALTERNATE.format(role=role)))
-        if not msg.blocks and not (i == last and role == "assistant"):
-            out.append(Problem(f"messages.{i}", EMPTY_MESSAGE))
+    expected: list[str] = []  # tool_use ids of the previous assistant turn, in order
+    start = 0
+    while start <= last:
+        role = messages[start].role
+        end = start
+        while end < last and messages[end + 1].role == role:
+            end += 1
+        for i in range(start, end + 1):
+            if not messages[i].blocks and not (i == last and role == "assistant"):
+                check.out.append(Problem(f"messages.{i}", EMPTY_MESSAGE))
         if role == "user":
-            answered = _check_user_blocks(msg, i, expected, out)
+            answered = check.user_turn(messages, start, end, expected)
             if len(answered) < len(expected):
                 missing = ", ".join(t for t in expected if t not in answered)
-                out.append(Problem(f"messages.{i - 1}", MISSING_RESULTS.format(ids=missing)))
+                check.out.append(
+                    Problem(f"messages.{start - 1}", MISSING_RESULTS.format(ids=missing))
+                )
             expected = []
         else:
-            if expected:
-                out.append(
-                    Problem(f"messages.{i - 1}", MISSING_RESULTS.format(ids=", ".join(expected)))
-                )
-            expected = _check_assistant_blocks(msg, i, seen_ids, out)
-        prev_role = role
+            expected = check.assistant_turn(messages, start, end)
+        start = end + 1
 
+    out = check.out
     if expected:
         out.append(Problem(f"messages.{last}", MISSING_RESULTS.format(ids=", ".join(expected))))
+    check.many_images()
     final = messages[last]
     if final.role == "assistant" and final.blocks:
         tail = final.blocks[-1]
         if isinstance(tail, TextBlock) and tail.text != tail.text.rstrip():
             out.append(Problem(f"messages.{last}", TRAILING_WHITESPACE))
+        elif isinstance(tail, _THINKING):
+            out.append(Problem(f"messages.{last}", THINKING_LAST))
+        if not prefill:
+            out.append(Problem(f"messages.{last}", NO_PREFILL))
+    if thinking is not None:
+        out.extend(thinking_problems(messages, enabled=thinking))
     return out
 
 
-def _check_user_blocks(msg: Message, i: int, expected: list[str], out: list[Problem]) -> set[str]:
-    """Check a user message's blocks; return the tool_use ids its results answer."""
-    answered: set[str] = set()
-    results_first = True
-    for j, block in enumerate(msg.blocks):
-        kind = type(block)
-        if kind is TextBlock:
-            text = block.text  # type: ignore[union-attr]
-            simple = not block.citations  # type: ignore[union-attr]
-            if simple and text and (text.isascii() or _valid_utf8(text)) and not text.isspace():
+def thinking_problems(messages: Sequence[Message], *, enabled: bool) -> list[Problem]:
+    """The rules extended thinking's setting adds: with it off, the final assistant message
+    may not hold thinking; with it on, an assistant turn still in progress (a prefill, or a
+    tool loop awaiting its next step) must start with thinking."""
+    last = len(messages) - 1
+    if not enabled:
+        final = messages[last]
+        if final.role != "assistant":
+            return []
+        at = next((j for j, b in enumerate(final.blocks) if isinstance(b, _THINKING)), -1)
+        return [] if at < 0 else [Problem(_path(last, at), THINKING_DISABLED_FINAL)]
+    first = turn_in_progress(messages)
+    if first is None or not messages[first].blocks:
+        return []
+    lead = messages[first].blocks[0]
+    if isinstance(lead, _THINKING):
+        return []
+    found = block_type(lead)
+    return [Problem(_path(first, 0, ".type"), THINKING_ENABLED_FINAL.format(found=found))]
+
+
+def turn_in_progress(messages: Sequence[Message]) -> int | None:
+    """The index of the first assistant message of the turn the next reply continues (the
+    history ends with the assistant, or with tool results), or None when it ends with the
+    user's own words."""
+    first = None
+    for i in range(len(messages) - 1, -1, -1):
+        msg = messages[i]
+        if msg.role == "assistant":
+            first = i
+        elif not msg.blocks or not all(type(b) is ToolResultBlock for b in msg.blocks):
+            break
+    return first
+
+
+class _Pass:
+    """One validation pass: the problems found, and what later rules need (tool ids seen,
+    the images met, for the many-image rule)."""
+
+    def __init__(self) -> None:
+        self.out: list[Problem] = []
+        self.seen_ids: set[str] = set()
+        self.images: list[tuple[str, ImageFacts]] = []  # (JSON path, facts) of each image
+
+    def user_turn(
+        self, messages: Sequence[Message], start: int, end: int, expected: list[str]
+    ) -> set[str]:
+        """Check a run of user messages (one turn); return the tool_use ids it answers."""
+        out = self.out
+        answered: set[str] = set()
+        results_first = True
+        for i in range(start, end + 1):
+            for j, block in enumerate(messages[i].blocks):
+                kind = type(block)
+                if kind is TextBlock and _plain_text_ok(block):  # type: ignore[arg-type]
+                    results_first = False
+                    continue
+                if kind is ToolResultBlock:
+                    tid = block.tool_use_id  # type: ignore[union-attr]
+                    if tid not in expected:
+                        out.append(Problem(_path(i, j), ORPHAN_RESULT.format(id=tid)))
+                    elif tid in answered:
+                        out.append(Problem(_path(i, j), DUPLICATE_RESULT.format(id=tid)))
+                    else:
+                        answered.add(tid)
+                        if not results_first:
+                            out.append(Problem(_path(i, j), RESULTS_FIRST))
+                    self.result(block, _path(i, j))  # type: ignore[arg-type]
+                    continue
                 results_first = False
-                continue
-        if isinstance(block, ToolResultBlock):
-            tid = block.tool_use_id
-            if tid not in expected:
-                out.append(Problem(_path(i, j), ORPHAN_RESULT.format(id=tid)))
-            elif tid in answered:
-                out.append(Problem(_path(i, j), DUPLICATE_RESULT.format(id=tid)))
-            else:
-                answered.add(tid)
-                if not results_first:
-                    out.append(Problem(_path(i, j), RESULTS_FIRST))
-            _check_result(block, _path(i, j), out)
-            continue
-        results_first = False
-        if isinstance(block, ToolUseBlock):
-            out.append(
-                Problem(_path(i, j), "`tool_use` blocks can only be in `assistant` messages")
-            )
-        elif isinstance(block, _THINKING):
-            out.append(Problem(_path(i, j), "thinking blocks can only be in `assistant` messages"))
-        elif kind is not ImageBlock or not _image_ok(block):  # type: ignore[arg-type]
-            _check_common(block, _path(i, j), out)
-    return answered
-
-
-def _check_assistant_blocks(
-    msg: Message, i: int, seen_ids: set[str], out: list[Problem]
-) -> list[str]:
-    """Check an assistant message's blocks; return its tool_use ids in order."""
-    blocks = msg.blocks
-    calls: list[str] = []
-    server_calls: set[str] = set()
-    thinking_first = bool(blocks) and isinstance(blocks[0], _THINKING)
-    for j, block in enumerate(blocks):
-        kind = type(block)
-        if kind is TextBlock:
-            text = block.text  # type: ignore[union-attr]
-            simple = not block.citations  # type: ignore[union-attr]
-            if simple and text and (text.isascii() or _valid_utf8(text)) and not text.isspace():
-                continue
-        if isinstance(block, ToolUseBlock):
-            tid = block.id
-            if tid in seen_ids:
-                out.append(
-                    Problem(
-                        _path(i, j, ".id"), f"`tool_use` ids must be unique; {tid} is used twice"
+                if kind is ToolUseBlock:
+                    out.append(Problem(_path(i, j), USE_IN_USER))
+                elif isinstance(block, _THINKING):
+                    out.append(
+                        Problem(_path(i, j), "thinking blocks can only be in `assistant` messages")
                     )
-                )
-            elif not _valid_tool_id(tid):
+                else:
+                    self.common(block, _path(i, j))  # type: ignore[arg-type]
+        return answered
+
+    def assistant_turn(self, messages: Sequence[Message], start: int, end: int) -> list[str]:
+        """Check a run of assistant messages (one turn); return its tool_use ids in order."""
+        out = self.out
+        calls: list[str] = []
+        server_calls: set[str] = set()
+        first = messages[start].blocks
+        lead = first[0] if first else None
+        thinking_first = isinstance(lead, _THINKING)
+        for i in range(start, end + 1):
+            for j, block in enumerate(messages[i].blocks):
+                kind = type(block)
+                if kind is TextBlock and _plain_text_ok(block):  # type: ignore[arg-type]
+                    continue
+                if kind is ToolUseBlock:
+                    self.tool_use(block, i, j)  # type: ignore[arg-type]
+                    calls.append(block.id)  # type: ignore[union-attr]
+                elif kind is ToolResultBlock:
+                    out.append(
+                        Problem(_path(i, j), "`tool_result` blocks can only be in `user` messages")
+                    )
+                elif isinstance(block, _THINKING):
+                    if not thinking_first:
+                        found = block_type(lead) if lead is not None else "text"
+                        out.append(Problem(_path(start, 0), THINKING_FIRST.format(found=found)))
+                        thinking_first = True  # say it once per turn
+                    if isinstance(block, ThinkingBlock):
+                        self.thinking(block, i, j)
+                else:
+                    path = _path(i, j)
+                    if isinstance(block, OpaqueBlock):
+                        self.server_block(block, server_calls, path)
+                    self.common(block, path)  # type: ignore[arg-type]
+        return calls
+
+    def tool_use(self, block: ToolUseBlock, i: int, j: int) -> None:
+        out = self.out
+        tid = block.id
+        if tid in self.seen_ids:
+            out.append(
+                Problem(_path(i, j, ".id"), f"`tool_use` ids must be unique; {tid} is used twice")
+            )
+        elif not _valid_tool_id(tid):
+            out.append(Problem(_path(i, j, ".id"), TOOL_ID_MISMATCH))
+        self.seen_ids.add(tid)
+        if not block.name:
+            out.append(Problem(_path(i, j, ".name"), "String should have at least 1 character"))
+        if not _json_valid_utf8(block.input):
+            _check_json_strings(block.input, _path(i, j, ".input"), out)
+
+    def thinking(self, block: ThinkingBlock, i: int, j: int) -> None:
+        if not block.signature:
+            self.out.append(Problem(_path(i, j, ".signature"), "Field required"))
+        if not _valid_utf8(block.thinking):
+            at = lone_surrogate_at(block.thinking)
+            self.out.append(_surrogate_problem(_path(i, j, ".thinking"), block.thinking, at))
+
+    def server_block(self, block: OpaqueBlock, calls: set[str], path: str) -> None:
+        """A server tool's call (its id's shape) or result (its call before it in the turn)."""
+        if block.type == "server_tool_use" and not SERVER_TOOL_ID.fullmatch(
+            str(block.raw.get("id", ""))
+        ):
+            self.out.append(Problem(f"{path}.id", SERVER_ID_PATTERN))
+        orphan = orphan_server_result(block, calls)
+        if orphan:
+            self.out.append(Problem(path, orphan))
+
+    def result(self, block: ToolResultBlock, path: str) -> None:
+        out = self.out
+        content = block.content
+        if block.is_error and not error_has_content(block):
+            out.append(Problem(f"{path}.tool_result", EMPTY_ERROR_RESULT))
+        if isinstance(content, str):
+            if not _valid_utf8(content):
                 out.append(
-                    Problem(_path(i, j, ".id"), "String should match pattern '^[a-zA-Z0-9_-]+$'")
+                    _surrogate_problem(f"{path}.content", content, lone_surrogate_at(content))
                 )
-            seen_ids.add(tid)
-            calls.append(tid)
-            if not block.name:
-                out.append(Problem(_path(i, j, ".name"), "String should have at least 1 character"))
-            if not _json_valid_utf8(block.input):
-                _check_json_strings(block.input, _path(i, j, ".input"), out)
-        elif isinstance(block, ToolResultBlock):
-            out.append(Problem(_path(i, j), "`tool_result` blocks can only be in `user` messages"))
-        elif isinstance(block, _THINKING):
-            if not thinking_first:
-                out.append(Problem(f"messages.{i}", THINKING_FIRST))
-                thinking_first = True  # say it once per message
-            if isinstance(block, ThinkingBlock):
-                if not block.signature:
-                    out.append(Problem(_path(i, j, ".signature"), "Field required"))
-                if not _valid_utf8(block.thinking):
-                    at = lone_surrogate_at(block.thinking)
-                    out.append(_surrogate_problem(_path(i, j, ".thinking"), block.thinking, at))
+            return
+        for k, part in enumerate(content):
+            if not (isinstance(part, TextBlock) and _text_ok(part)):
+                self.common(part, f"{path}.content.{k}")
+
+    def common(self, block: TextBlock | ImageBlock | OpaqueBlock, path: str) -> None:
+        if isinstance(block, TextBlock):
+            _check_text(block, path, self.out)
+        elif isinstance(block, ImageBlock):
+            self.image(block, path)
         else:
-            orphan = orphan_server_result(block, server_calls)
-            if orphan:
-                out.append(Problem(_path(i, j), orphan))
-            _check_common(block, _path(i, j), out)
-    return calls
+            _check_json_strings(block.raw, path, self.out)
+
+    def image(self, block: ImageBlock, path: str) -> None:
+        out = self.out
+        where = f"{path}.image.source.base64"
+        if block.media_type not in IMAGE_MEDIA_TYPES:
+            out.append(Problem(f"{where}.media_type", IMAGE_TYPES))
+        if not block.data:
+            out.append(Problem(f"{where}.data", "image data must be non-empty"))
+            return
+        if len(block.data) > MAX_BASE64_BYTES:
+            size = len(block.data)
+            out.append(Problem(where, IMAGE_TOO_LARGE.format(size=size, limit=MAX_BASE64_BYTES)))
+        facts = image_facts(block.data)
+        if facts.media_type is None:
+            out.append(Problem(f"{where}.data", IMAGE_UNREADABLE))
+            return
+        if facts.media_type != block.media_type and block.media_type in IMAGE_MEDIA_TYPES:
+            found = IMAGE_MISMATCH.format(declared=block.media_type, found=facts.media_type)
+            out.append(Problem(where, found))
+        if facts.size and max(facts.size) > MAX_EDGE:
+            out.append(Problem(f"{where}.data", IMAGE_TOO_WIDE))
+        self.images.append((where, facts))
+
+    def many_images(self) -> None:
+        """More than 20 images in one request: each side at most 2,000 px."""
+        if len(self.images) <= MANY_IMAGES:
+            return
+        for where, facts in self.images:
+            if facts.size and MANY_IMAGES_MAX_EDGE < max(facts.size) <= MAX_EDGE:
+                self.out.append(Problem(f"{where}.data", IMAGE_TOO_WIDE_MANY))
 
 
-def _image_ok(block: ImageBlock) -> bool:
-    return block.media_type in IMAGE_MEDIA_TYPES and bool(block.data)
-
-
-def _check_common(
-    block: TextBlock | ImageBlock | OpaqueBlock, path: str, out: list[Problem]
-) -> None:
-    if isinstance(block, TextBlock):
-        _check_text(block, path, out)
-    elif isinstance(block, ImageBlock):
-        _check_image(block, path, out)
-    else:
-        _check_json_strings(block.raw, path, out)
+def _plain_text_ok(block: TextBlock) -> bool:
+    """The common case, fast: non-blank text, no citations, valid UTF-8."""
+    text = block.text
+    return (
+        not block.citations
+        and bool(text)
+        and (text.isascii() or _valid_utf8(text))
+        and not text.isspace()
+    )
 
 
 def is_clean_start(messages: Sequence[Message], index: int) -> bool:

@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop_app.core.blocks import (
-    IMAGE_MEDIA_TYPES,
     Block,
     ImageBlock,
     OpaqueBlock,
@@ -33,9 +32,18 @@ from desktop_app.core.blocks import (
 )
 from desktop_app.core.errors import Problem
 from desktop_app.core.history import tool_calls, without_trailing_whitespace
+from desktop_app.core.images import (
+    MANY_IMAGES,
+    MANY_IMAGES_MAX_EDGE,
+    MAX_BASE64_BYTES,
+    MAX_EDGE,
+    fit_image,
+    image_facts,
+)
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import (
     EMPTY_ERROR_RESULT,
+    IMAGE_MISMATCH,
     SURROGATE,
     TOOL_ID_PATTERN,
     _json_valid_utf8,
@@ -43,6 +51,7 @@ from desktop_app.core.protocol import (
     error_has_content,
     lone_surrogate_at,
     orphan_server_result,
+    turn_in_progress,
     validate,
 )
 
@@ -58,9 +67,11 @@ class Repair:
     path: str  # where, as a JSON path into the history that was repaired
     action: str  # what changed
     reason: str  # why (usually the API rule it would have broken)
+    normalisation: bool = False  # a change the API would make itself (not a fix)
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.action} — {self.reason}"
+        kind = " (a normalisation: the API does the same)" if self.normalisation else ""
+        return f"{self.path}: {self.action} — {self.reason}{kind}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,18 +107,30 @@ def repair(messages: Sequence[Message]) -> RepairResult:
     if not problems:
         return RepairResult(tuple(messages), ())  # the common case: nothing to do
     dirty = _implicated(problems)
-    fixer = _Fixer(messages)
+    many_images = any(".image." in p.path for p in problems) and image_count(messages) > MANY_IMAGES
+    fixer = _Fixer(messages, MANY_IMAGES_MAX_EDGE if many_images else MAX_EDGE)
     entries: list[_Entry] = [_Item(m, i) if i in dirty else i for i, m in enumerate(messages)]
     entries = fixer.clean_blocks(entries)
     entries = fixer.merge_neighbours(entries)
     entries = fixer.thinking_first(entries)
     entries = fixer.pair_tool_calls(entries)
-    entries = fixer.user_first(entries)
-    entries = fixer.final_whitespace(entries)
+    entries = fixer.final_block(entries)
     return RepairResult(tuple(map(fixer.message, entries)), tuple(fixer.repairs), tuple(problems))
 
 
 _MESSAGE_INDEX = re.compile(r"messages\.(\d+)")
+
+
+def image_count(messages: Sequence[Message]) -> int:
+    """Images in the history, tool results' included (the many-image rule counts them all)."""
+    count = 0
+    for message in messages:
+        for block in message.blocks:
+            if type(block) is ImageBlock:
+                count += 1
+            elif type(block) is ToolResultBlock and not isinstance(block.content, str):
+                count += sum(type(p) is ImageBlock for p in block.content)
+    return count
 
 
 def _implicated(problems: list[Problem]) -> set[int]:
@@ -144,18 +167,6 @@ def _sanitize_json(value: Any) -> Any:
     if isinstance(value, list):
         return [_sanitize_json(v) for v in value]
     return value
-
-
-_IMAGE_MAGIC = {
-    "iVBORw0KGgo": "image/png",
-    "/9j/": "image/jpeg",
-    "R0lGOD": "image/gif",
-    "UklGR": "image/webp",
-}
-
-
-def _sniff_media_type(data: str) -> str | None:
-    return next((t for magic, t in _IMAGE_MAGIC.items() if data.startswith(magic)), None)
 
 
 def _sanitized_part(
@@ -214,8 +225,9 @@ def _new_tool_id() -> str:
 
 
 class _Fixer:
-    def __init__(self, source: Sequence[Message]) -> None:
+    def __init__(self, source: Sequence[Message], max_edge: int = MAX_EDGE) -> None:
         self.source = source
+        self.max_edge = max_edge  # what each side of an image may be in this request
         self.repairs: list[Repair] = []
 
     def message(self, entry: _Entry) -> Message:
@@ -225,8 +237,8 @@ class _Fixer:
         """The entry as an `_Item`, ready to change."""
         return _Item(self.source[entry], entry) if isinstance(entry, int) else entry
 
-    def report(self, path: str, action: str, reason: str) -> None:
-        self.repairs.append(Repair(path, action, reason))
+    def report(self, path: str, action: str, reason: str, *, normalisation: bool = False) -> None:
+        self.repairs.append(Repair(path, action, reason, normalisation))
 
     # -- step 1: each block on its own ------------------------------------------------
 
@@ -269,34 +281,11 @@ class _Fixer:
                 path, "removed an empty text block", "text content blocks must be non-empty"
             )
             return None
-        if isinstance(block, ImageBlock) and not block.data:
-            self.report(path, "removed an image with no data", "image data must be non-empty")
-            return None
-        if isinstance(block, ImageBlock) and block.media_type not in IMAGE_MEDIA_TYPES:
-            sniffed = _sniff_media_type(block.data)
-            if sniffed:
-                self.report(
-                    path,
-                    f"set the image type to {sniffed} (was {block.media_type!r})",
-                    "the API accepts only JPEG, PNG, GIF and WebP, and the data is " + sniffed,
-                )
-                return ImageBlock(sniffed, block.data)
-            self.report(
-                path,
-                "replaced an image of unknown type with a note",
-                f"the API cannot read {block.media_type!r} images",
-            )
-            return note(f"an image of type {block.media_type!r} was here; the API cannot read it")
+        if isinstance(block, ImageBlock):
+            return self.image(block, path)
         if isinstance(block, ToolResultBlock) and not isinstance(block.content, str):
-            parts = tuple(
-                p for p in block.content if not (isinstance(p, TextBlock) and not p.text.strip())
-            )
-            if len(parts) != len(block.content):
-                self.report(
-                    path,
-                    "removed empty text from a tool result",
-                    "text content blocks must be non-empty",
-                )
+            parts = self.result_parts(block.content, path)
+            if parts != block.content:
                 block = replace(block, content=parts)
         if isinstance(block, ToolResultBlock) and block.is_error and not error_has_content(block):
             self.report(
@@ -308,6 +297,67 @@ class _Fixer:
         if role == "user":
             return self.misplaced_in_user(block, path)
         return self.misplaced_in_assistant(block, path)
+
+    def result_parts(
+        self, parts: tuple[TextBlock | ImageBlock | OpaqueBlock, ...], path: str
+    ) -> tuple[TextBlock | ImageBlock | OpaqueBlock, ...]:
+        kept: list[TextBlock | ImageBlock | OpaqueBlock] = []
+        for k, part in enumerate(parts):
+            if isinstance(part, TextBlock) and not part.text.strip():
+                self.report(
+                    f"{path}.content.{k}",
+                    "removed empty text from a tool result",
+                    "text content blocks must be non-empty",
+                )
+            elif isinstance(part, ImageBlock):
+                fixed = self.image(part, f"{path}.content.{k}")
+                if fixed is not None:
+                    kept.append(fixed)
+            else:
+                kept.append(part)
+        return tuple(kept)
+
+    def image(self, block: ImageBlock, path: str) -> ImageBlock | TextBlock | None:
+        """An image the API accepts: relabelled when its type is wrong, scaled down or
+        re-encoded when it is too large, a note saying what it was when it cannot be read."""
+        if not block.data:
+            self.report(path, "removed an image with no data", "image data must be non-empty")
+            return None
+        facts = image_facts(block.data)
+        if facts.media_type is None:
+            self.report(
+                path,
+                "replaced an unreadable image with a note",
+                f"the data is not a JPEG, PNG, GIF or WebP image (declared {block.media_type!r})",
+            )
+            return note(
+                f"an image ({block.media_type or 'unknown type'}, "
+                f"{len(block.data) * 3 // 4:,} bytes) was here; its data could not be read"
+            )
+        if facts.media_type != block.media_type:
+            self.report(
+                path,
+                f"set the image type to {facts.media_type} (was {block.media_type!r})",
+                IMAGE_MISMATCH.format(declared=block.media_type, found=facts.media_type),
+            )
+            block = ImageBlock(facts.media_type, block.data)
+        too_wide = facts.size is not None and max(facts.size) > self.max_edge
+        if not too_wide and len(block.data) <= MAX_BASE64_BYTES:
+            return block
+        fitted = fit_image(block.data, self.max_edge)
+        width, height = facts.size or (0, 0)
+        was = f"{width}×{height} px, {len(block.data) * 3 // 4 / 1e6:.1f} MB"
+        many = f" when a request holds more than {MANY_IMAGES} images"
+        why = (
+            f"each side may be at most {self.max_edge:,} px"
+            f"{many if self.max_edge < MAX_EDGE else ''} and the base64 data at most 5 MB"
+        )
+        if fitted is None:
+            self.report(path, f"replaced an image too large to send ({was}) with a note", why)
+            return note(f"an image ({was}) was here; too large to send, it could not be scaled")
+        kind, data = fitted
+        self.report(path, f"scaled the image down to fit ({was} before)", why)
+        return ImageBlock(kind, data)
 
     def orphan_server_result(self, block: Block, calls: set[str], path: str) -> Block:
         """A server tool's result whose call is not before it in its message becomes a
@@ -372,6 +422,8 @@ class _Fixer:
     # -- step 2: same-role neighbours -----------------------------------------------------
 
     def merge_neighbours(self, entries: list[_Entry]) -> list[_Entry]:
+        """Consecutive messages of one role become one, as the API merges them (so the
+        later steps see one turn per message)."""
         out: list[_Entry] = []
         for entry in entries:
             if out and self.message(out[-1]).role == self.message(entry).role:
@@ -380,31 +432,44 @@ class _Fixer:
                 self.report(
                     f"messages.{item.origin}",
                     f"merged into the {item.msg.role} message before it",
-                    "roles must alternate between user and assistant",
+                    f"consecutive {item.msg.role} messages form one turn",
+                    normalisation=True,
                 )
                 prev.msg = _revised(prev.msg, prev.msg.blocks + item.msg.blocks)
             else:
                 out.append(entry)
         return out
 
-    # -- step 3: thinking leads -------------------------------------------------------------
+    # -- step 3: thinking leads, or goes ----------------------------------------------------
 
     def thinking_first(self, entries: list[_Entry]) -> list[_Entry]:
-        for item in entries:
+        """Thinking after other content is removed: a signed thinking block is never moved,
+        merged or edited (the API checks its signature), and the API ignores earlier
+        turns' thinking anyway."""
+        current = turn_in_progress([self.message(e) for e in entries])
+        for n, item in enumerate(entries):
             if isinstance(item, int) or item.msg.role != "assistant":
                 continue
             blocks = item.msg.blocks
-            if isinstance(blocks[0], _THINKING):
+            lead = 0
+            while lead < len(blocks) and isinstance(blocks[lead], _THINKING):
+                lead += 1
+            late = [b for b in blocks[lead:] if isinstance(b, _THINKING)]
+            if not late:
                 continue
-            thinking = [b for b in blocks if isinstance(b, _THINKING)]
-            if thinking:
-                rest = [b for b in blocks if not isinstance(b, _THINKING)]
-                item.msg = _revised(item.msg, (*thinking, *rest))
-                self.report(
-                    f"messages.{item.origin}",
-                    "moved thinking blocks to the front",
-                    "if an assistant message contains thinking, the first block must be thinking",
-                )
+            kept = blocks[:lead] + tuple(b for b in blocks[lead:] if not isinstance(b, _THINKING))
+            item.msg = _revised(item.msg, kept)
+            whose = (
+                "the turn still in progress (the next request may not carry thinking)"
+                if current is not None and n >= current
+                else "an earlier turn"
+            )
+            self.report(
+                f"messages.{item.origin}",
+                f"removed {len(late)} thinking block(s) from the middle of {whose}",
+                "if an assistant message contains thinking, the first block must be thinking; "
+                "a signed thinking block cannot be moved",
+            )
         return entries
 
     # -- step 4: every call answered once, every result with its call -----------------------
@@ -470,8 +535,9 @@ class _Fixer:
         path = f"messages.{item.origin}"
         waiting = {c.id for c in calls}
         results: dict[str, ToolResultBlock] = {}
+        positions: dict[str, int] = {}  # where each accepted result was
         others: list[Block] = []
-        for block in item.msg.blocks:
+        for position, block in enumerate(item.msg.blocks):
             if not isinstance(block, ToolResultBlock):
                 others.append(block)
                 continue
@@ -481,6 +547,7 @@ class _Fixer:
                 block = replace(block, tool_use_id=tid)
             if tid in waiting and tid not in results:
                 results[tid] = block
+                positions[tid] = position
             else:
                 why = (
                     "it answers a call already answered"
@@ -491,6 +558,13 @@ class _Fixer:
                 others.append(note(_result_as_text(block)))
         ordered = [results.get(c.id) or self.interrupted(c, path) for c in calls]
         new_blocks = (*ordered, *others)
+        order = [positions[c.id] for c in calls if c.id in positions]
+        if order != list(range(len(order))):
+            self.report(
+                path,
+                "moved the tool results to the front, in the order of their calls",
+                "`tool_result` blocks must come first in the user message content",
+            )
         if new_blocks != item.msg.blocks:
             item.msg = _revised(item.msg, new_blocks)
 
@@ -508,38 +582,34 @@ class _Fixer:
         )
         return ToolResultBlock(call.id, INTERRUPTED_RESULT.format(name=call.name), is_error=True)
 
-    # -- step 5 and 6: the ends ---------------------------------------------------------------
+    # -- step 5: the end ------------------------------------------------------------------
 
-    def user_first(self, entries: list[_Entry]) -> list[_Entry]:
-        if entries and self.message(entries[0]).role != "user":
-            self.report(
-                "messages.0",
-                "inserted a note as the first user message",
-                "the first message must use the user role",
-            )
-            opener = Message(
-                role="user",
-                blocks=(note("the conversation starts with a reply from the assistant"),),
-            )
-            entries.insert(0, _Item(opener, 0))
-        return entries
-
-    def final_whitespace(self, entries: list[_Entry]) -> list[_Entry]:
+    def final_block(self, entries: list[_Entry]) -> list[_Entry]:
+        """A final assistant message may not end with whitespace or with thinking."""
         while entries and self.message(entries[-1]).role == "assistant":
             last = self.item(entries[-1])
-            stripped = without_trailing_whitespace(last.msg)
-            if stripped is last.msg:
+            kept = without_trailing_whitespace(last.msg)
+            if kept is not last.msg:
+                self.report(
+                    f"messages.{last.origin}",
+                    "removed trailing whitespace",
+                    "final assistant content cannot end with trailing whitespace",
+                )
+            blocks = kept.blocks
+            while blocks and isinstance(blocks[-1], _THINKING):
+                blocks = blocks[:-1]
+                self.report(
+                    f"messages.{last.origin}",
+                    "removed the thinking that ended the reply (it was cut off after thinking)",
+                    "the final block in an assistant message cannot be `thinking`",
+                )
+            if blocks == last.msg.blocks:
                 break
-            self.report(
-                f"messages.{last.origin}",
-                "removed trailing whitespace",
-                "final assistant content cannot end with trailing whitespace",
-            )
-            if stripped.blocks:
-                last.msg = _revised(last.msg, stripped.blocks)
+            if blocks:
+                last.msg = _revised(last.msg, blocks)
                 entries[-1] = last
                 break
-            entries.pop()  # it held nothing but whitespace
+            entries.pop()  # it held nothing else
         return entries
 
 

@@ -37,15 +37,26 @@ def test_empty_request() -> None:
     assert problems([]) == ["messages: at least one message is required"]
 
 
-def test_first_message_must_be_user() -> None:
-    assert problems([a("hello"), u("hi")]) == [
-        'messages.0.role: first message must use the "user" role'
+def test_todays_api_accepts_a_history_that_starts_with_the_assistant() -> None:
+    assert problems([a("hello"), u("hi")]) == []
+
+
+def test_todays_api_merges_same_role_neighbours_into_one_turn() -> None:
+    assert problems([u("a"), u("b"), a("c"), a("d"), u("e")]) == []
+
+
+def test_a_merged_turn_is_checked_as_one() -> None:
+    """Results split over two user messages answer one call each; a result after the
+    merged turn's text is not first; thinking later in a merged assistant turn is not."""
+    split = [u("go"), a(call("toolu_1"), call("toolu_2")), u(result("toolu_1")), u(result("toolu_2"))]
+    assert problems(split) == []
+    late = [u("go"), a(call("toolu_1")), u("note"), u(result("toolu_1"))]
+    assert problems(late) == [
+        "messages.3.content.0: `tool_result` blocks must come first in the user message content"
     ]
-
-
-def test_roles_must_alternate() -> None:
-    assert problems([u("a"), u("b")]) == [
-        'messages.1: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row'
+    assert problems([u("go"), a("text"), a(think(), "more")]) == [
+        "messages.1.content.0: If an assistant message contains any thinking blocks, the first "
+        "block must be thinking or redacted_thinking. Found text."
     ]
 
 
@@ -64,8 +75,8 @@ def test_unanswered_tool_use_at_the_end() -> None:
 
 
 def test_tool_use_followed_by_assistant() -> None:
-    found = problems([u("go"), a(call("toolu_9")), a("oops")])
-    assert any(p.startswith("messages.1: `tool_use` ids were found without") for p in found)
+    found = problems([u("go"), a(call("toolu_9")), a("oops")])  # one turn: still unanswered
+    assert any(p.startswith("messages.2: `tool_use` ids were found without") for p in found)
 
 
 def test_orphan_result_reads_like_the_api() -> None:
@@ -149,8 +160,9 @@ def test_final_assistant_trailing_whitespace() -> None:
 
 
 def test_thinking_must_lead_and_keep_its_signature() -> None:
-    assert problems([u("q"), a("text", think())]) == [
-        "messages.1: If an assistant message contains any thinking blocks, the first block must be thinking or redacted_thinking"
+    assert problems([u("q"), a("text", think(), "more")]) == [
+        "messages.1.content.0: If an assistant message contains any thinking blocks, the first "
+        "block must be thinking or redacted_thinking. Found text."
     ]
     assert problems([u("q"), a(think(signature=""), "x")]) == [
         "messages.1.content.0.signature: Field required"
@@ -194,8 +206,9 @@ def test_surrogate_message_names_the_code_point() -> None:
 def test_image_media_type_and_data() -> None:
     found = problems([u(ImageBlock("image/bmp", ""))])
     assert found == [
-        "messages.0.content.0.source.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif', 'image/webp'",
-        "messages.0.content.0.source.data: image data must be non-empty",
+        "messages.0.content.0.image.source.base64.media_type: Input should be 'image/jpeg', "
+        "'image/png', 'image/gif' or 'image/webp'",
+        "messages.0.content.0.image.source.base64.data: image data must be non-empty",
     ]
 
 
