@@ -51,9 +51,7 @@ tool_results = st.builds(
     st.one_of(texts, st.lists(text_blocks, max_size=2).map(tuple)),
     st.booleans(),
 )
-ONE_PIXEL_PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
+ONE_PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 images = st.builds(
     ImageBlock,
     st.sampled_from(["image/png", "image/bmp", ""]),

@@ -48,7 +48,12 @@ def test_todays_api_merges_same_role_neighbours_into_one_turn() -> None:
 def test_a_merged_turn_is_checked_as_one() -> None:
     """Results split over two user messages answer one call each; a result after the
     merged turn's text is not first; thinking later in a merged assistant turn is not."""
-    split = [u("go"), a(call("toolu_1"), call("toolu_2")), u(result("toolu_1")), u(result("toolu_2"))]
+    split = [
+        u("go"),
+        a(call("toolu_1"), call("toolu_2")),
+        u(result("toolu_1")),
+        u(result("toolu_2")),
+    ]
     assert problems(split) == []
     late = [u("go"), a(call("toolu_1")), u("note"), u(result("toolu_1"))]
     assert problems(late) == [
