@@ -521,8 +521,14 @@ def check(path: Path, fix: Path | None) -> int:
     print(f"\nThe repair makes {len(report.repairs)} change(s), keeping all content:")
     for change in report.repairs:
         print(f"  {change}")
-    if fix is not None:
+    if report.remaining:
+        print("\nWhat the repair cannot fix:")
+        for problem in report.remaining:
+            print(f"  {problem}")
+    if report.written:
         print(f"\nWrote the repaired JSON to {fix}")
+    elif fix is not None:
+        print(f"\nNothing was written to {fix}: the repaired JSON would still be rejected.")
     return 1
 
 

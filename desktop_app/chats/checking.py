@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.config.files import write_json_atomically
+from desktop_app.core.body_repair import repair_body
 from desktop_app.core.errors import ContextDeskError, Problem, file_error
-from desktop_app.core.protocol import validate
-from desktop_app.core.repair import Repair, repair
-from desktop_app.core.wire import messages_from_api
+from desktop_app.core.repair import Repair
+from desktop_app.core.request_rules import body_problems
 
 MAX_CHECK_BYTES = 256 * 1024 * 1024
 
@@ -23,32 +23,37 @@ class CheckReport:
     messages: int
     problems: tuple[Problem, ...]
     repairs: tuple[Repair, ...]  # what the repair changes (empty when nothing is wrong)
+    remaining: tuple[Problem, ...] = ()  # what the repair cannot fix (then nothing is written)
+    written: bool = False
 
 
 def check_file(path: Path, fix: Path | None = None) -> CheckReport:
     """Check the `messages` array (or whole request body) in `path`; with `fix`, write the
-    repaired JSON there when anything was wrong."""
+    repaired JSON there when anything was wrong and the repair makes it valid."""
     data = _read_json(path)
-    body: dict[str, Any] | None = data if isinstance(data, dict) else None
+    bare = not isinstance(data, dict)
+    body: dict[str, Any] = {"messages": data} if bare else data
+    raw = body.get("messages")
     try:
-        messages = messages_from_api(body.get("messages") if body is not None else data)
-        problems = tuple(validate(messages))
+        problems = tuple(body_problems(body, settings_known=not bare))
+        if not problems:
+            return CheckReport(len(raw) if isinstance(raw, list) else 0, (), ())
+        result = repair_body(body)
     except RecursionError as exc:
         raise ContextDeskError(
             "Nested too deeply", f"{path} is nested deeper than any conversation needs."
         ) from exc
-    if not problems:
-        return CheckReport(len(messages), (), ())
-    result = repair(messages)
-    if fix is not None:
-        repaired: Any = [m.to_api() for m in result.messages]
-        if body is not None:
-            repaired = {**body, "messages": repaired}
+    remaining = tuple(p for p in result.remaining if not bare or "thinking" not in p.path)
+    written = False
+    if fix is not None and not remaining:
+        repaired: Any = result.body["messages"] if bare else result.body
         try:
             write_json_atomically(fix, repaired)
         except OSError as exc:
             raise file_error("Cannot write the file", fix, exc) from exc
-    return CheckReport(len(messages), problems, tuple(result.repairs))
+        written = True
+    count = len(raw) if isinstance(raw, list) else 0
+    return CheckReport(count, problems, result.repairs, remaining, written)
 
 
 def _read_json(path: Path) -> Any:

@@ -34,7 +34,7 @@ from desktop_app.core.blocks import (
 )
 from desktop_app.core.history import merge_same_role, without_trailing_whitespace
 from desktop_app.core.messages import Message
-from desktop_app.core.protocol import is_clean_start
+from desktop_app.core.protocol import is_clean_start, thinking_problems
 from desktop_app.core.repair import repair
 from desktop_app.core.request import ChatRequest, SystemPart, ToolSpec
 from desktop_app.tokens.counter import (
@@ -302,6 +302,11 @@ class _Projection:
             blocks_raw = sum(cost - MESSAGE_OVERHEAD for m, cost in kept if m is not None)
             messages_raw = blocks_raw + MESSAGE_OVERHEAD * len(sent)
 
+        if thinking_budget and thinking_problems(sent, enabled=True):
+            # The turn in progress began without thinking (thinking was turned on mid-loop,
+            # or an import): with thinking on the API refuses it, so this request goes
+            # without; the next turn has it again.
+            thinking_budget = None
         request = ChatRequest(
             model=self.model,
             messages=sent,

@@ -14,7 +14,8 @@ from typing import Any, Literal, TypeAlias
 from desktop_app.core.blocks import JSONObject, RedactedThinkingBlock, ThinkingBlock
 from desktop_app.core.errors import ContextDeskError, ErrorKind, Problem, ProtocolViolationError
 from desktop_app.core.messages import Message
-from desktop_app.core.protocol import lone_surrogate_at, validate
+from desktop_app.core.protocol import lone_surrogate_at
+from desktop_app.core.request_rules import request_problems
 
 RequestPurpose: TypeAlias = Literal["chat", "compaction", "count"]
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
@@ -54,6 +55,12 @@ class ChatRequest:
     thinking_budget: int | None = None
     cache_last_message: bool = False
     purpose: RequestPurpose = "chat"
+
+    @property
+    def cache_breakpoints(self) -> int:
+        """How many `cache_control` markers the body carries."""
+        marked = sum(1 for p in self.system if p.text and p.cache)
+        return marked + (1 if self.cache_last_message and self.messages else 0)
 
     @property
     def system_text(self) -> str:
@@ -97,7 +104,13 @@ def check_request(
     request: ChatRequest, *, context_window: int, estimated_input: int | None
 ) -> None:
     """Refuse, with a clear error, a request the API would reject (invariants 1–6, 8, 9)."""
-    problems = validate(request.messages)
+    problems = request_problems(
+        request.messages,
+        model=request.model,
+        max_tokens=request.max_tokens,
+        thinking_budget=request.thinking_budget,
+        cache_breakpoints=request.cache_breakpoints,
+    )
     for i, part in enumerate(request.system):
         at = lone_surrogate_at(part.text)
         if at >= 0:
@@ -109,8 +122,6 @@ def check_request(
             problems.append(
                 Problem(f"tools.{i}.name", "String should match pattern '^[a-zA-Z0-9_-]{1,128}$'")
             )
-    if request.max_tokens < 1:
-        problems.append(Problem("max_tokens", "Input should be greater than or equal to 1"))
     if problems:
         raise ProtocolViolationError(problems)
     if estimated_input is not None and estimated_input + request.max_tokens > context_window:

@@ -31,9 +31,11 @@ from desktop_app.core.blocks import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from desktop_app.core.body_repair import repair_body
 from desktop_app.core.errors import ContextDeskError, ErrorKind, HistoryFormatError, Problem
 from desktop_app.core.messages import Message, new_id
 from desktop_app.core.repair import repair, sanitize
+from desktop_app.core.request_rules import thinking_mode
 from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
 from desktop_app.storage.store import ChatInfo, ChatStore
 
@@ -224,27 +226,71 @@ def import_chat(store: ChatStore, raw: bytes, untitled: str = "Imported chat") -
 
 
 def _import_request(store: ChatStore, body: dict[str, Any], untitled: str) -> ImportResult:
+    """A request body becomes the chat its next turn continues: its messages repaired, its
+    system prompt (with any `system` messages inside `messages`), its model, `max_tokens`
+    and extended thinking."""
     reader = _Fields()
     model = reader.string(body, "model", "", required=False) or DEFAULT_MODEL
-    system = body.get("system", "")
-    if isinstance(system, list):
-        system = "\n\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
-    elif not isinstance(system, str):
-        reader.problem("system", "Input should be a valid string or list of text blocks")
-        system = ""
-    messages = _parse_messages(body.get("messages"), reader)
+    try:
+        fixed = repair_body(body)
+    except HistoryFormatError as exc:
+        reader.problems += exc.problems
+        reader.raise_if_any()
+        raise
+    system = _system_text(fixed.body.get("system"), reader)
     reader.raise_if_any()
-    fixed = repair(messages)
+    repairs = [str(r) for r in fixed.repairs]
+    settings = _request_settings(body, fixed.body, repairs)
+    repairs += _unkept_request_fields(body, fixed.tool_changes)
     title = _title_from(fixed.messages, untitled)
     chat = store.create_full(
-        sanitize(title),
-        sanitize(model),
-        sanitize(system),
-        ContextSettings(),
-        fixed.messages,
-        ContextState(),
+        sanitize(title), sanitize(model), sanitize(system), settings, fixed.messages, ContextState()
     )
-    return ImportResult(chat, tuple(str(r) for r in fixed.repairs))
+    return ImportResult(chat, tuple(repairs))
+
+
+def _system_text(system: Any, reader: _Fields) -> str:
+    if isinstance(system, list):
+        return "\n\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    if system is None or isinstance(system, str):
+        return system or ""
+    reader.problem("system", "Input should be a valid string or list of text blocks")
+    return ""
+
+
+def _request_settings(
+    original: dict[str, Any], fixed: dict[str, Any], repairs: list[str]
+) -> ContextSettings:
+    """The request's `max_tokens` and thinking budget as the chat's settings. The budget
+    is the request's own even when this one request had to go without thinking."""
+    defaults = ContextSettings()
+    max_tokens = fixed.get("max_tokens")
+    if not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool)):
+        max_tokens = defaults.max_tokens
+    budget = 0
+    for source in (fixed, original):
+        thinking = source.get("thinking")
+        if thinking_mode(thinking) and isinstance(thinking, dict):
+            value = thinking.get("budget_tokens")
+            budget = value if isinstance(value, int) and not isinstance(value, bool) else 0
+            break
+    settings = ContextSettings(max_tokens=max_tokens, thinking_budget=min(budget, max_tokens - 1))
+    if settings.problems():
+        repairs.append(
+            f"max_tokens, thinking: kept ContextDesk's defaults — {'; '.join(settings.problems())}"
+        )
+        return defaults
+    return settings
+
+
+def _unkept_request_fields(body: dict[str, Any], tool_changes: Sequence[Any]) -> list[str]:
+    """Say what of the request the chat does not carry on (ContextDesk sends its own tools)."""
+    unkept = [key for key in ("tools", "tool_choice", "metadata") if body.get(key)]
+    if tool_changes:
+        unkept.append("tool changes in system messages")
+    if not unkept:
+        return []
+    return [f"{', '.join(unkept)}: not kept — the chat uses ContextDesk's own tools and settings"]
 
 
 def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> ImportResult:

@@ -45,7 +45,7 @@ def ports(
     registry = ToolRegistry(builtin_tools(commands=commands), workspace=workspace)
     planner = WholeHistoryPlanner(
         MODEL,
-        max_tokens=1024,
+        max_tokens=4096,  # above any thinking budget, as the API requires
         system="Be brief.",
         tools=tuple(registry.specs()),
         thinking_budget=thinking,

@@ -126,8 +126,12 @@ def test_export_and_import_through_files(cli: CLI, tmp_path: Path) -> None:
     assert new_id != chat
     assert "## You\n\nhello" in cli("export", new_id, "--format", "md")
     broken = tmp_path / "broken.json"
-    broken.write_text('{"messages": [{"role": "robot", "content": "x"}]}')
-    assert "messages.0.role" in cli("import", str(broken), status=2)
+    broken.write_text('{"messages": {"role": "user", "content": "x"}}')
+    assert "messages: Input should be a valid list" in cli("import", str(broken), status=2)
+    odd = tmp_path / "odd.json"  # a shape error is repaired, and said
+    odd.write_text('{"messages": [{"role": "robot", "content": "x"}]}')
+    assert main(["--home", str(cli.home), "import", str(odd)]) == 0
+    assert "read the unknown role 'robot' as 'user'" in cli.capsys.readouterr().err
 
 
 def test_a_canary_key_reaches_no_file_no_export_no_log_and_no_subprocess(

@@ -54,10 +54,7 @@ def test_a_broken_request_body_is_explained_and_fixed(
     ("content", "expected"),
     [
         ("{not json", "Not JSON"),
-        (
-            '[{"role": "robot", "content": "x"}]',
-            "messages.0.role: Input should be 'user' or 'assistant'",
-        ),
+        ('{"model": "m", "messages": 5}', "messages: Input should be a valid list"),
     ],
 )
 def test_unreadable_input_is_a_clear_error(
@@ -67,6 +64,64 @@ def test_unreadable_input_is_a_clear_error(
     path.write_text(content)
     assert main(["check", str(path)]) == 2
     assert expected in capsys.readouterr().err
+
+
+def test_shape_errors_are_repaired_and_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What other tools write: a system message inside `messages`, a role alias, a tool
+    call's input as a JSON string (seen in LangChain and LiteLLM exports)."""
+    path = tmp_path / "exported.json"
+    path.write_text(
+        json.dumps(
+            {
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 1024,
+                "messages": [
+                    {"role": "system", "content": "Be brief."},
+                    {"role": "human", "content": "weather?"},
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "tool_use", "id": "toolu_1", "name": "w", "input": '{"c": 1}'}
+                        ],
+                    },
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sun"}
+                        ],
+                    },
+                ],
+            }
+        )
+    )
+    out = tmp_path / "fixed.json"
+    assert main(["check", str(path), "--fix", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "messages.0: moved a system message into the system prompt" in printed
+    assert "messages.1: read the role 'human' as 'user'" in printed
+    assert "messages.2.content.0.input: parsed the input from its JSON string" in printed
+    fixed = json.loads(out.read_text())
+    assert fixed["system"] == "Be brief."
+    assert fixed["messages"][1]["content"][0]["input"] == {"c": 1}
+    assert main(["check", str(out)]) == 0
+
+
+def test_a_history_whose_only_message_is_empty_is_not_written_invalid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "empty.json"
+    path.write_text(
+        '{"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": ""}]}'
+    )
+    out = tmp_path / "fixed.json"
+    assert main(["check", str(path), "--fix", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "messages.0: all messages must have non-empty content" in printed
+    assert "messages: at least one message is required" in printed  # what cannot be fixed
+    assert "Nothing was written" in printed
+    assert not out.exists()
 
 
 def test_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

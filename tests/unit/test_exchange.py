@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import ContextState, Summary
+from desktop_app.core.blocks import TextBlock
 from desktop_app.core.errors import ContextDeskError, HistoryFormatError
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import validate
@@ -160,11 +161,6 @@ BROKEN: list[tuple[bytes, str]] = [
     (b"[1, 2]", "Not a chat"),
     (b'{"hello": 1}', "Not a chat"),
     (b'{"messages": 5}', "messages: Input should be a valid list"),
-    (b'{"messages": [{"role": "robot", "content": "x"}]}', "messages.0.role"),
-    (
-        b'{"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]}',
-        "messages.0.content.0.text",
-    ),
     (b'{"format": "contextdesk.chat", "version": 7, "chat": {}, "messages": []}', "version 7"),
     (b'{"format": "contextdesk.chat", "version": 1, "messages": []}', "chat: Field required"),
     (b"\xff\xfe\x00garbage", "Not UTF-8"),
@@ -179,6 +175,49 @@ BROKEN: list[tuple[bytes, str]] = [
         "Nested too deeply",
     ),
 ]
+
+
+def test_shape_errors_are_repaired_on_import_and_the_request_settings_kept(
+    store: ChatStore,
+) -> None:
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 16000,
+        "thinking": {"type": "enabled", "budget_tokens": 8000},
+        "tools": [{"name": "w", "input_schema": {"type": "object"}}],
+        "messages": [
+            {"role": "system", "content": "Answer in French."},
+            {"role": "robot", "content": "x"},
+            {"role": "assistant", "content": [{"type": "thinking", "signature": "s"}, "ok"]},
+            {"role": "user", "content": [{"type": "text", "text": 5}, 7]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "w", "input": "[1]"}],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1"}]},
+        ],
+    }
+    result = import_chat(store, json.dumps(body).encode())
+    report = "\n".join(result.repairs)
+    for expected in (
+        "messages.0: moved a system message into the system prompt",
+        "messages.1: read the unknown role 'robot' as 'user'",
+        "messages.2.content.0: removed a thinking block without its `thinking` text",
+        "messages.2.content.1: read a bare string as a text block",
+        "messages.3.content.0: read the text as a string",
+        "messages.3.content.1: removed a block that is not an object",
+        "messages.4.content.0.input: replaced an input that is not an object",
+        "tools: not kept",
+    ):
+        assert expected in report
+    chat = store.chat(result.chat.id)
+    assert chat.system_prompt == "Answer in French."
+    assert (chat.settings.max_tokens, chat.settings.thinking_budget) == (16000, 8000)
+    messages = store.messages(chat.id)
+    assert validate(messages) == []
+    assert messages[3].blocks[1] == TextBlock(
+        "[ContextDesk note: the input of tool call toolu_1 was not an object; it was: [1]]"
+    )
 
 
 @pytest.mark.parametrize(("raw", "expected"), BROKEN)

@@ -13,8 +13,8 @@ from desktop_app.core.blocks import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from desktop_app.core.messages import Message
 from desktop_app.core.images import image_facts
+from desktop_app.core.messages import Message
 from desktop_app.core.protocol import validate
 from desktop_app.core.repair import EMPTY_ERROR_NOTE, repair
 from tests.strategies import messy_histories

@@ -21,9 +21,7 @@ from typing import Any
 
 from desktop_app.api.simulator import demo
 from desktop_app.api.simulator.script import Fault, FaultKind, Reply, Script
-from desktop_app.core.errors import HistoryFormatError
-from desktop_app.core.protocol import validate
-from desktop_app.core.wire import messages_from_api
+from desktop_app.core.request_rules import body_problems
 
 MODELS = [
     {
@@ -351,11 +349,7 @@ def _check_request(body: Any, *, needs_max_tokens: bool) -> str:
         isinstance(body.get("max_tokens"), int) and body["max_tokens"] >= 1
     ):
         return "max_tokens: Field required"
-    try:
-        messages = messages_from_api(body.get("messages"))
-    except HistoryFormatError as exc:
-        return str(exc.problems[0])
-    problems = validate(messages)
+    problems = body_problems(body)
     if problems:
         return str(problems[0])
     model = next((m for m in MODELS if m["id"] == body["model"]), None)
