@@ -7,9 +7,10 @@ turn of an imported chat is the request its author would have sent, made valid.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from desktop_app.core.blocks import THINKING_TYPES
 from desktop_app.core.errors import Problem
 from desktop_app.core.lenient import normalise_messages
 from desktop_app.core.messages import Message
@@ -45,8 +46,7 @@ def repair_body(body: dict[str, Any]) -> BodyRepair:
     out = {k: v for k, v in body.items() if k != "messages"}
     if shaped.system:
         out["system"] = _with_system_text(out.get("system"), shaped.system)
-    _fit_thinking(out, fixed.messages, repairs)
-    repaired_messages = fixed.messages
+    repaired_messages = _fit_thinking(out, fixed.messages, repairs)
     out["messages"] = [m.to_api() for m in repaired_messages]
     _fit_breakpoints(out, count_breakpoints(body), repairs)
     remaining = body_problems(out)
@@ -64,10 +64,13 @@ def _with_system_text(system: Any, texts: list[str]) -> Any:
 
 def _fit_thinking(
     body: dict[str, Any], messages: tuple[Message, ...], repairs: list[Repair]
-) -> None:
+) -> tuple[Message, ...]:
+    """The thinking setting and the messages made to agree; returns the messages."""
     thinking = body.get("thinking")
+    if thinking_mode(thinking) is False and messages and thinking_problems(messages, enabled=False):
+        return _without_final_thinking(messages, repairs)
     if thinking_mode(thinking) is not True or not isinstance(thinking, dict):
-        return
+        return messages
     budget = thinking.get("budget_tokens")
     max_tokens = body.get("max_tokens")
     if isinstance(budget, int) and isinstance(max_tokens, int) and max_tokens <= budget:
@@ -99,6 +102,24 @@ def _fit_thinking(
                 "refuses that (a signed thinking block cannot be made up)",
             )
         )
+    return messages
+
+
+def _without_final_thinking(
+    messages: tuple[Message, ...], repairs: list[Repair]
+) -> tuple[Message, ...]:
+    """Thinking is off: the final assistant message (a prefill) may not carry thinking."""
+    last = messages[-1]
+    kept = tuple(b for b in last.blocks if not isinstance(b, THINKING_TYPES))
+    repairs.append(
+        Repair(
+            f"messages.{len(messages) - 1}",
+            f"removed {len(last.blocks) - len(kept)} thinking block(s) from the final "
+            "assistant message",
+            "with thinking off, an assistant message in the final position cannot contain thinking",
+        )
+    )
+    return (*messages[:-1], replace(last, blocks=kept, revision=last.revision + 1))
 
 
 def _fit_breakpoints(body: dict[str, Any], before: int, repairs: list[Repair]) -> None:

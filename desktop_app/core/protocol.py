@@ -60,7 +60,7 @@ RESULTS_FIRST = "`tool_result` blocks must come first in the user message conten
 DUPLICATE_RESULT = "each `tool_use` must have a single result; found another for {id}"
 THINKING_FIRST = (
     "If an assistant message contains any thinking blocks, "
-    "the first block must be thinking or redacted_thinking. Found {found}."
+    "the first block must be `thinking` or `redacted_thinking`. Found `{found}`."
 )
 THINKING_LAST = "The final block in an assistant message cannot be `thinking`."
 THINKING_DISABLED_FINAL = (
@@ -108,6 +108,44 @@ ORPHAN_SERVER_RESULT = (
     "Each `{kind}` block must have a corresponding `{call}` block before it."
 )
 SERVER_CALLS = ("server_tool_use", "mcp_tool_use")
+# A server call with no result is accepted only while the turn goes on: the next message
+# answers the same turn's client tool calls (anthropics/anthropic-sdk-python#1339).
+UNANSWERED_SERVER_CALL = (
+    "`{name}` tool use with id `{id}` was found without a corresponding `{result}` block"
+)
+
+
+def server_result_kind(call: OpaqueBlock) -> str:
+    """The result type that answers a server call: `mcp_tool_result` for MCP, else the
+    tool's name + `_tool_result` (`web_search_tool_result`, …)."""
+    if call.type == "mcp_tool_use":
+        return "mcp_tool_result"
+    return f"{call.raw.get('name', 'server')}_tool_result"
+
+
+def unanswered_server_calls(blocks: Sequence[Block]) -> list[int]:
+    """Where in `blocks` the server calls are that no later block there answers."""
+    waiting: dict[str, list[int]] = {}
+    for j, block in enumerate(blocks):
+        if type(block) is not OpaqueBlock:
+            continue
+        if block.type in SERVER_CALLS:
+            waiting.setdefault(str(block.raw.get("id", "")), []).append(j)
+        elif block.type.endswith("_tool_result") and block.type != "tool_result":
+            answered = waiting.get(str(block.raw.get("tool_use_id", "")))
+            if answered:
+                answered.pop(0)
+    return sorted(j for positions in waiting.values() for j in positions)
+
+
+def continues_turn(message: Message | None) -> bool:
+    """Does `message` carry the assistant's turn on (a user message of tool results only)?"""
+    return (
+        message is not None
+        and message.role == "user"
+        and bool(message.blocks)
+        and all(type(b) is ToolResultBlock for b in message.blocks)
+    )
 
 
 def server_call_kind(result_kind: str) -> str:
@@ -263,14 +301,16 @@ def validate(
                 check.out.append(Problem(f"messages.{i}", EMPTY_MESSAGE))
         if role == "user":
             answered = check.user_turn(messages, start, end, expected)
-            if len(answered) < len(expected):
-                missing = ", ".join(t for t in expected if t not in answered)
+            missing = ", ".join(dict.fromkeys(t for t in expected if t not in answered))
+            if missing:
                 check.out.append(
                     Problem(f"messages.{start - 1}", MISSING_RESULTS.format(ids=missing))
                 )
             expected = []
         else:
             expected = check.assistant_turn(messages, start, end)
+            if check.server_calls:
+                check.unanswered_server_calls(messages, start, end)
         start = end + 1
 
     out = check.out
@@ -334,6 +374,7 @@ class _Pass:
         self.out: list[Problem] = []
         self.seen_ids: set[str] = set()
         self.images: list[tuple[str, ImageFacts]] = []  # (JSON path, facts) of each image
+        self.server_calls = False  # the last assistant turn made a server tool call
 
     def user_turn(
         self, messages: Sequence[Message], start: int, end: int, expected: list[str]
@@ -409,11 +450,9 @@ class _Pass:
         out = self.out
         tid = block.id
         if tid in self.seen_ids:
-            out.append(
-                Problem(_path(i, j, ".id"), f"`tool_use` ids must be unique; {tid} is used twice")
-            )
+            out.append(Problem(_path(i, j), "`tool_use` ids must be unique"))
         elif not _valid_tool_id(tid):
-            out.append(Problem(_path(i, j, ".id"), TOOL_ID_MISMATCH))
+            out.append(Problem(_path(i, j, ".tool_use.id"), TOOL_ID_MISMATCH))
         self.seen_ids.add(tid)
         if not block.name:
             out.append(Problem(_path(i, j, ".name"), "String should have at least 1 character"))
@@ -422,17 +461,34 @@ class _Pass:
 
     def thinking(self, block: ThinkingBlock, i: int, j: int) -> None:
         if not block.signature:
-            self.out.append(Problem(_path(i, j, ".signature"), "Field required"))
+            self.out.append(Problem(_path(i, j, ".thinking.signature"), "Field required"))
         if not _valid_utf8(block.thinking):
             at = lone_surrogate_at(block.thinking)
             self.out.append(_surrogate_problem(_path(i, j, ".thinking"), block.thinking, at))
 
+    def unanswered_server_calls(self, messages: Sequence[Message], start: int, end: int) -> None:
+        self.server_calls = False
+        if continues_turn(messages[end + 1] if end + 1 < len(messages) else None):
+            return
+        placed = [(i, b) for i in range(start, end + 1) for b in messages[i].blocks]
+        for at in unanswered_server_calls([b for _, b in placed]):
+            where, call = placed[at]
+            assert isinstance(call, OpaqueBlock)
+            message = UNANSWERED_SERVER_CALL.format(
+                name=call.raw.get("name", call.type),
+                id=call.raw.get("id", ""),
+                result=server_result_kind(call),
+            )
+            self.out.append(Problem(f"messages.{where}", message))
+
     def server_block(self, block: OpaqueBlock, calls: set[str], path: str) -> None:
         """A server tool's call (its id's shape) or result (its call before it in the turn)."""
+        if block.type in SERVER_CALLS:
+            self.server_calls = True
         if block.type == "server_tool_use" and not SERVER_TOOL_ID.fullmatch(
             str(block.raw.get("id", ""))
         ):
-            self.out.append(Problem(f"{path}.id", SERVER_ID_PATTERN))
+            self.out.append(Problem(f"{path}.server_tool_use.id", SERVER_ID_PATTERN))
         orphan = orphan_server_result(block, calls)
         if orphan:
             self.out.append(Problem(path, orphan))
@@ -450,7 +506,7 @@ class _Pass:
             return
         for k, part in enumerate(content):
             if not (isinstance(part, TextBlock) and _text_ok(part)):
-                self.common(part, f"{path}.content.{k}")
+                self.common(part, f"{path}.tool_result.content.{k}")
 
     def common(self, block: TextBlock | ImageBlock | OpaqueBlock, path: str) -> None:
         if isinstance(block, TextBlock):

@@ -44,14 +44,20 @@ from desktop_app.core.messages import Message
 from desktop_app.core.protocol import (
     EMPTY_ERROR_RESULT,
     IMAGE_MISMATCH,
+    SERVER_ID_PATTERN,
+    SERVER_TOOL_ID,
     SURROGATE,
     TOOL_ID_PATTERN,
+    UNANSWERED_SERVER_CALL,
     _json_valid_utf8,
     _valid_utf8,
+    continues_turn,
     error_has_content,
     lone_surrogate_at,
     orphan_server_result,
+    server_result_kind,
     turn_in_progress,
+    unanswered_server_calls,
     validate,
 )
 
@@ -114,6 +120,7 @@ def repair(messages: Sequence[Message]) -> RepairResult:
     entries = fixer.merge_neighbours(entries)
     entries = fixer.thinking_first(entries)
     entries = fixer.pair_tool_calls(entries)
+    entries = fixer.answer_server_calls(entries)
     entries = fixer.final_block(entries)
     return RepairResult(tuple(map(fixer.message, entries)), tuple(fixer.repairs), tuple(problems))
 
@@ -251,8 +258,11 @@ class _Fixer:
             path = f"messages.{item.origin}"
             blocks: list[Block] = []
             server_calls: set[str] = set()
+            server_ids: dict[str, str] = {}  # malformed server call id → the one it got
             for j, block in enumerate(item.msg.blocks):
                 fixed = self.clean_block(block, item.msg.role, f"{path}.content.{j}")
+                if isinstance(fixed, OpaqueBlock) and item.msg.role == "assistant":
+                    fixed = self.server_id(fixed, server_ids, f"{path}.content.{j}")
                 if fixed is not None and item.msg.role == "assistant":
                     fixed = self.orphan_server_result(fixed, server_calls, f"{path}.content.{j}")
                 if fixed is not None:
@@ -359,6 +369,22 @@ class _Fixer:
         self.report(path, f"scaled the image down to fit ({was} before)", why)
         return ImageBlock(kind, data)
 
+    def server_id(self, block: OpaqueBlock, renamed: dict[str, str], path: str) -> OpaqueBlock:
+        """A server call's id that breaks ^srvtoolu_[a-zA-Z0-9_]+$ gets one that keeps it,
+        and the result answering it follows."""
+        if block.type == "server_tool_use":
+            old = str(block.raw.get("id", ""))
+            if SERVER_TOOL_ID.fullmatch(old):
+                return block
+            tail = re.sub(r"[^a-zA-Z0-9_]", "_", old.removeprefix("srvtoolu_")) or uuid.uuid4().hex
+            new = renamed[old] = f"srvtoolu_{tail}"
+            self.report(path, f"gave the server tool call {old!r} the id {new}", SERVER_ID_PATTERN)
+            return replace(block, raw={**block.raw, "id": new})
+        answered = block.raw.get("tool_use_id")
+        if block.type.endswith("_tool_result") and answered in renamed:
+            return replace(block, raw={**block.raw, "tool_use_id": renamed[str(answered)]})
+        return block
+
     def orphan_server_result(self, block: Block, calls: set[str], path: str) -> Block:
         """A server tool's result whose call is not before it in its message becomes a
         note saying what it was (its call was lost, e.g. to an earlier cut)."""
@@ -439,6 +465,33 @@ class _Fixer:
             else:
                 out.append(entry)
         return out
+
+    def answer_server_calls(self, entries: list[_Entry]) -> list[_Entry]:
+        """A server tool call whose result never came (a paused turn stored as finished)
+        becomes a note, unless the next message carries the turn on."""
+        for n, item in enumerate(entries):
+            if isinstance(item, int) or item.msg.role != "assistant":
+                continue
+            following = self.message(entries[n + 1]) if n + 1 < len(entries) else None
+            unanswered = unanswered_server_calls(item.msg.blocks)
+            if not unanswered or continues_turn(following):
+                continue
+            blocks = list(item.msg.blocks)
+            for at in unanswered:
+                call = blocks[at]
+                assert isinstance(call, OpaqueBlock)
+                name, call_id = call.raw.get("name", call.type), call.raw.get("id", "")
+                self.report(
+                    f"messages.{item.origin}.content.{at}",
+                    f"turned the {name} call {call_id}, whose result never came, into a note",
+                    UNANSWERED_SERVER_CALL.format(
+                        name=name, id=call_id, result=server_result_kind(call)
+                    ),
+                )
+                query = json.dumps(call.raw.get("input", {}), ensure_ascii=False)[:300]
+                blocks[at] = note(f"a {name} call with input {query} was made; no result came")
+            item.msg = _revised(item.msg, tuple(blocks))
+        return entries
 
     # -- step 3: thinking leads, or goes ----------------------------------------------------
 

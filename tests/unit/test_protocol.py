@@ -61,7 +61,7 @@ def test_a_merged_turn_is_checked_as_one() -> None:
     ]
     assert problems([u("go"), a("text"), a(think(), "more")]) == [
         "messages.1.content.0: If an assistant message contains any thinking blocks, the first "
-        "block must be thinking or redacted_thinking. Found text."
+        "block must be `thinking` or `redacted_thinking`. Found `text`."
     ]
 
 
@@ -114,8 +114,10 @@ def test_tool_use_ids_unique_and_well_formed() -> None:
         u(result("toolu_1"), result("bad id!")),
     ]
     found = problems(history)
-    assert "messages.3.content.0.id: `tool_use` ids must be unique; toolu_1 is used twice" in found
-    assert "messages.3.content.1.id: String should match pattern '^[a-zA-Z0-9_-]+$'" in found
+    assert "messages.3.content.0: `tool_use` ids must be unique" in found
+    assert (
+        "messages.3.content.1.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'" in found
+    )
 
 
 def test_blocks_in_the_wrong_role() -> None:
@@ -144,7 +146,7 @@ def test_empty_text(text: str, expected: str) -> None:
 def test_empty_text_inside_a_tool_result() -> None:
     history = [u("go"), a(call("toolu_1")), u(ToolResultBlock("toolu_1", (TextBlock(""),)))]
     assert problems(history) == [
-        "messages.2.content.0.content.0: text content blocks must be non-empty"
+        "messages.2.content.0.tool_result.content.0: text content blocks must be non-empty"
     ]
 
 
@@ -167,10 +169,10 @@ def test_final_assistant_trailing_whitespace() -> None:
 def test_thinking_must_lead_and_keep_its_signature() -> None:
     assert problems([u("q"), a("text", think(), "more")]) == [
         "messages.1.content.0: If an assistant message contains any thinking blocks, the first "
-        "block must be thinking or redacted_thinking. Found text."
+        "block must be `thinking` or `redacted_thinking`. Found `text`."
     ]
     assert problems([u("q"), a(think(signature=""), "x")]) == [
-        "messages.1.content.0.signature: Field required"
+        "messages.1.content.0.thinking.signature: Field required"
     ]
 
 

@@ -123,17 +123,37 @@ def test_a_server_tool_result_needs_its_call_before_it_in_the_same_turn() -> Non
     assert not repair(valid).changed
     split = [u("when was Shannon born?"), a(SEARCH_CALL), u("go on"), a(SEARCH_RESULT, "1916.")]
     assert [str(p) for p in validate(split)] == [
+        "messages.1: `web_search` tool use with id `srvtoolu_01WYG3ziw53XMcoyKL4XcZmE` was "
+        "found without a corresponding `web_search_tool_result` block",
         "messages.3.content.0: unexpected `tool_use_id` found in `web_search_tool_result` "
         "blocks: srvtoolu_01WYG3ziw53XMcoyKL4XcZmE. Each `web_search_tool_result` block "
-        "must have a corresponding `server_tool_use` block before it."
+        "must have a corresponding `server_tool_use` block before it.",
     ]
     messages, report = fixed(split)
+    assert messages[1].blocks[0] == TextBlock(
+        '[ContextDesk note: a web_search call with input {"query": "claude shannon birth date"} '
+        "was made; no result came]"
+    )
     assert messages[3].blocks[0] == TextBlock(
         "[ContextDesk note: a web_search_tool_result for srvtoolu_01WYG3ziw53XMcoyKL4XcZmE "
         "was here; its call was missing]"
     )
     assert messages[3].blocks[1] == TextBlock("1916.")
     assert "turned a `web_search_tool_result` whose call is missing into a note" in report[0]
+    assert (
+        "turned the web_search call srvtoolu_01WYG3ziw53XMcoyKL4XcZmE, whose result never came"
+        in report[1]
+    )
+
+
+def test_a_paused_server_call_is_valid_while_its_turn_goes_on() -> None:
+    """A server call without its result is accepted when the next message answers the
+    same turn's client calls (recorded: tests/data/api_histories/accepted/022)."""
+    paused = [u("look it up"), a(SEARCH_CALL, call("toolu_1")), u(result("toolu_1"))]
+    assert validate(paused) == []
+    assert [str(p) for p in validate([*paused, a("done"), u("thanks")])] == []
+    ended = [u("look it up"), a("Searching.", SEARCH_CALL)]  # anthropic-sdk-python#1339
+    assert [p.path for p in validate(ended)] == ["messages.1"]
 
 
 def test_empty_blocks_and_messages_go() -> None:
