@@ -296,16 +296,18 @@ def validate(
         end = start
         while end < last and messages[end + 1].role == role:
             end += 1
-        for i in range(start, end + 1):
-            if not messages[i].blocks and not (i == last and role == "assistant"):
-                check.out.append(Problem(f"messages.{i}", EMPTY_MESSAGE))
+        if not messages[start].blocks or start != end:
+            for i in range(start, end + 1):
+                if not messages[i].blocks and not (i == last and role == "assistant"):
+                    check.out.append(Problem(f"messages.{i}", EMPTY_MESSAGE))
         if role == "user":
             answered = check.user_turn(messages, start, end, expected)
-            missing = ", ".join(dict.fromkeys(t for t in expected if t not in answered))
-            if missing:
-                check.out.append(
-                    Problem(f"messages.{start - 1}", MISSING_RESULTS.format(ids=missing))
-                )
+            if len(answered) < len(expected):  # (a duplicate id makes it longer, too)
+                missing = ", ".join(dict.fromkeys(t for t in expected if t not in answered))
+                if missing:
+                    check.out.append(
+                        Problem(f"messages.{start - 1}", MISSING_RESULTS.format(ids=missing))
+                    )
             expected = []
         else:
             expected = check.assistant_turn(messages, start, end)
@@ -373,7 +375,8 @@ class _Pass:
     def __init__(self) -> None:
         self.out: list[Problem] = []
         self.seen_ids: set[str] = set()
-        self.images: list[tuple[str, ImageFacts]] = []  # (JSON path, facts) of each image
+        self.image_count = 0  # images met (the many-image rule counts them all)
+        self.wide_images: list[tuple[str, ImageFacts]] = []  # sides over 2,000 px: (path, facts)
         self.server_calls = False  # the last assistant turn made a server tool call
 
     def user_turn(
@@ -386,7 +389,14 @@ class _Pass:
         for i in range(start, end + 1):
             for j, block in enumerate(messages[i].blocks):
                 kind = type(block)
-                if kind is TextBlock and _plain_text_ok(block):  # type: ignore[arg-type]
+                if kind is TextBlock:
+                    text = block.text  # type: ignore[union-attr]
+                    simple = not block.citations  # type: ignore[union-attr]
+                    ascii_or_valid = text.isascii() or _valid_utf8(text)
+                    if simple and text and ascii_or_valid and not text.isspace():
+                        results_first = False
+                        continue
+                elif kind is ImageBlock and self.image_ok(block):  # type: ignore[arg-type]
                     results_first = False
                     continue
                 if kind is ToolResultBlock:
@@ -417,17 +427,31 @@ class _Pass:
         out = self.out
         calls: list[str] = []
         server_calls: set[str] = set()
+        seen = self.seen_ids
         first = messages[start].blocks
         lead = first[0] if first else None
         thinking_first = isinstance(lead, _THINKING)
         for i in range(start, end + 1):
             for j, block in enumerate(messages[i].blocks):
                 kind = type(block)
-                if kind is TextBlock and _plain_text_ok(block):  # type: ignore[arg-type]
-                    continue
+                if kind is TextBlock:
+                    text = block.text  # type: ignore[union-attr]
+                    simple = not block.citations  # type: ignore[union-attr]
+                    ascii_or_valid = text.isascii() or _valid_utf8(text)
+                    if simple and text and ascii_or_valid and not text.isspace():
+                        continue
                 if kind is ToolUseBlock:
-                    self.tool_use(block, i, j)  # type: ignore[arg-type]
-                    calls.append(block.id)  # type: ignore[union-attr]
+                    tid = block.id  # type: ignore[union-attr]
+                    if (
+                        tid not in seen
+                        and block.name  # type: ignore[union-attr]
+                        and _valid_tool_id(tid)
+                        and _json_valid_utf8(block.input)  # type: ignore[union-attr]
+                    ):
+                        seen.add(tid)
+                    else:
+                        self.tool_use(block, i, j)  # type: ignore[arg-type]
+                    calls.append(tid)
                 elif kind is ToolResultBlock:
                     out.append(
                         Problem(_path(i, j), "`tool_result` blocks can only be in `user` messages")
@@ -437,8 +461,14 @@ class _Pass:
                         found = block_type(lead) if lead is not None else "text"
                         out.append(Problem(_path(start, 0), THINKING_FIRST.format(found=found)))
                         thinking_first = True  # say it once per turn
-                    if isinstance(block, ThinkingBlock):
-                        self.thinking(block, i, j)
+                    if kind is ThinkingBlock and not (
+                        block.signature  # type: ignore[union-attr]
+                        and (
+                            block.thinking.isascii()  # type: ignore[union-attr]
+                            or _valid_utf8(block.thinking)  # type: ignore[union-attr]
+                        )
+                    ):
+                        self.thinking(block, i, j)  # type: ignore[arg-type]
                 else:
                     path = _path(i, j)
                     if isinstance(block, OpaqueBlock):
@@ -505,8 +535,11 @@ class _Pass:
                 )
             return
         for k, part in enumerate(content):
-            if not (isinstance(part, TextBlock) and _text_ok(part)):
-                self.common(part, f"{path}.tool_result.content.{k}")
+            if isinstance(part, TextBlock) and _text_ok(part):
+                continue
+            if type(part) is ImageBlock and self.image_ok(part):
+                continue
+            self.common(part, f"{path}.tool_result.content.{k}")
 
     def common(self, block: TextBlock | ImageBlock | OpaqueBlock, path: str) -> None:
         if isinstance(block, TextBlock):
@@ -516,9 +549,23 @@ class _Pass:
         else:
             _check_json_strings(block.raw, path, self.out)
 
+    def image_ok(self, block: ImageBlock) -> bool:
+        """The common case, fast: an image the API takes in any request (counted)."""
+        data = block.data
+        if not data or len(data) > MAX_BASE64_BYTES:
+            return False
+        facts = image_facts(data)
+        if facts.media_type != block.media_type:
+            return False
+        if facts.size is not None and max(facts.size) > MANY_IMAGES_MAX_EDGE:
+            return False  # the slow path notes it for the many-image rule
+        self.image_count += 1
+        return True
+
     def image(self, block: ImageBlock, path: str) -> None:
         out = self.out
         where = f"{path}.image.source.base64"
+        self.image_count += 1
         if block.media_type not in IMAGE_MEDIA_TYPES:
             out.append(Problem(f"{where}.media_type", IMAGE_TYPES))
         if not block.data:
@@ -536,26 +583,14 @@ class _Pass:
             out.append(Problem(where, found))
         if facts.size and max(facts.size) > MAX_EDGE:
             out.append(Problem(f"{where}.data", IMAGE_TOO_WIDE))
-        self.images.append((where, facts))
+        elif facts.size and max(facts.size) > MANY_IMAGES_MAX_EDGE:
+            self.wide_images.append((where, facts))
 
     def many_images(self) -> None:
         """More than 20 images in one request: each side at most 2,000 px."""
-        if len(self.images) <= MANY_IMAGES:
-            return
-        for where, facts in self.images:
-            if facts.size and MANY_IMAGES_MAX_EDGE < max(facts.size) <= MAX_EDGE:
+        if self.image_count > MANY_IMAGES:
+            for where, _ in self.wide_images:
                 self.out.append(Problem(f"{where}.data", IMAGE_TOO_WIDE_MANY))
-
-
-def _plain_text_ok(block: TextBlock) -> bool:
-    """The common case, fast: non-blank text, no citations, valid UTF-8."""
-    text = block.text
-    return (
-        not block.citations
-        and bool(text)
-        and (text.isascii() or _valid_utf8(text))
-        and not text.isspace()
-    )
 
 
 def is_clean_start(messages: Sequence[Message], index: int) -> bool:

@@ -451,8 +451,11 @@ class _Fixer:
         """Consecutive messages of one role become one, as the API merges them (so the
         later steps see one turn per message)."""
         out: list[_Entry] = []
+        source = self.source
+        last_role = ""
         for entry in entries:
-            if out and self.message(out[-1]).role == self.message(entry).role:
+            role = source[entry].role if type(entry) is int else entry.msg.role  # type: ignore[union-attr]
+            if role == last_role:
                 prev = out[-1] = self.item(out[-1])
                 item = self.item(entry)
                 self.report(
@@ -464,6 +467,7 @@ class _Fixer:
                 prev.msg = _revised(prev.msg, prev.msg.blocks + item.msg.blocks)
             else:
                 out.append(entry)
+                last_role = role
         return out
 
     def answer_server_calls(self, entries: list[_Entry]) -> list[_Entry]:
@@ -499,7 +503,7 @@ class _Fixer:
         """Thinking after other content is removed: a signed thinking block is never moved,
         merged or edited (the API checks its signature), and the API ignores earlier
         turns' thinking anyway."""
-        current = turn_in_progress([self.message(e) for e in entries])
+        current: int | None = -1  # found on first need: the list costs a pass
         for n, item in enumerate(entries):
             if isinstance(item, int) or item.msg.role != "assistant":
                 continue
@@ -512,6 +516,8 @@ class _Fixer:
                 continue
             kept = blocks[:lead] + tuple(b for b in blocks[lead:] if not isinstance(b, _THINKING))
             item.msg = _revised(item.msg, kept)
+            if current == -1:
+                current = turn_in_progress([self.message(e) for e in entries])
             whose = (
                 "the turn still in progress (the next request may not carry thinking)"
                 if current is not None and n >= current

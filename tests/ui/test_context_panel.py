@@ -307,15 +307,13 @@ def test_import_lists_the_problems_and_imports_nothing(
 ) -> None:
     before = len(engine.store.list_chats())
     broken = tmp_path / "broken.json"
-    broken.write_text(
-        '{"messages": [{"role": "robot", "content": "x"}, {"role": "user", "content": 5}]}'
-    )
+    broken.write_text('{"format": "contextdesk.chat", "version": 1, "messages": 5}')
     assert window.import_chat(str(broken)) is None
     box = window.findChild(QMessageBox, "importProblems")
     assert box is not None
     assert "nothing was changed" in box.text()
-    assert "messages.0.role: Input should be 'user' or 'assistant'" in box.informativeText()
-    assert "messages.1.content" in box.informativeText()  # every problem, not only the first
+    assert "chat: Field required" in box.informativeText()
+    assert "messages: Input should be a valid list" in box.informativeText()  # every problem
     assert len(engine.store.list_chats()) == before
     good = tmp_path / "good.json"
     good.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
