@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import io
+
 from hypothesis import strategies as st
 
 from desktop_app.core.blocks import (
@@ -52,13 +55,34 @@ tool_results = st.builds(
     st.booleans(),
 )
 ONE_PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def _png(width: int, height: int) -> str:
+    """A real PNG of one colour, as base64 (Pillow writes it)."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), "teal").save(out, "PNG")
+    return base64.b64encode(out.getvalue()).decode("ascii")
+
+
+WIDE_PNG = _png(8100, 4)  # over the API's 8,000 px: repair scales it down
+MANY_IMAGES_PNG = _png(2100, 4)  # over 2,000 px: refused when a request has > 20 images
 images = st.builds(
     ImageBlock,
-    st.sampled_from(["image/png", "image/bmp", ""]),
-    st.sampled_from([ONE_PIXEL_PNG, "iVBORw0KGgo=", "/9j/4AAQ", "zzzz", ""]),
+    st.sampled_from(["image/png", "image/jpeg", "image/bmp", ""]),
+    st.sampled_from(
+        [ONE_PIXEL_PNG, WIDE_PNG, MANY_IMAGES_PNG, "iVBORw0KGgo=", "/9j/4AAQ", "zzzz", ""]
+    ),
 )
 other_blocks = st.one_of(
     st.just(RedactedThinkingBlock("EmwKAh")),
+    st.just(  # a server call whose id breaks ^srvtoolu_[a-zA-Z0-9_]+$
+        OpaqueBlock(
+            "server_tool_use",
+            {"type": "server_tool_use", "id": "toolu-9", "name": "web_fetch", "input": {}},
+        )
+    ),
     st.just(  # a server tool's call and result (web search): the result needs the call
         OpaqueBlock(
             "server_tool_use",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 from hypothesis import given, settings
 
 from desktop_app.core.blocks import (
@@ -17,7 +19,7 @@ from desktop_app.core.images import image_facts
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import validate
 from desktop_app.core.repair import EMPTY_ERROR_NOTE, repair
-from tests.strategies import messy_histories
+from tests.strategies import MANY_IMAGES_PNG, ONE_PIXEL_PNG, WIDE_PNG, messy_histories
 from tests.unit.builders import a, call, result, results_of, think, u
 
 
@@ -295,3 +297,44 @@ def test_any_history_is_repaired_to_a_valid_one_without_losing_user_text(
 def test_repair_is_idempotent(history: list[Message]) -> None:
     once = repair(history)
     assert not repair(once.messages).changed
+
+
+def test_an_image_over_8000_px_is_scaled_down_and_one_that_cannot_be_read_becomes_a_note() -> None:
+    messages, report = fixed([u("look", ImageBlock("image/png", WIDE_PNG))])
+    image = messages[0].blocks[1]
+    assert isinstance(image, ImageBlock)
+    assert image_facts(image.data).size == (8000, 4)
+    assert "scaled the image down to fit (8100×4 px" in report[0]
+    header_only = base64.b64encode(
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + (9000).to_bytes(4, "big") * 2
+    ).decode()
+    messages, report = fixed([u("look", ImageBlock("image/png", header_only))])
+    assert "too large to send, it could not be scaled" in messages[0].blocks[1].text  # type: ignore[union-attr]
+    assert "replaced an image too large to send (9000×9000 px" in report[0]
+
+
+def test_more_than_20_images_must_each_fit_2000_px() -> None:
+    """claude-code#14412: the many-image limit, counted over the whole request."""
+    history = [u("compare", *[ImageBlock("image/png", MANY_IMAGES_PNG)] * 21)]
+    found = [str(p) for p in validate(history)]
+    assert len(found) == 21
+    assert found[0] == (
+        "messages.0.content.1.image.source.base64.data: At least one of the image dimensions "
+        "exceed max allowed size for many-image requests: 2000 pixels"
+    )
+    twenty = [u("compare", *[ImageBlock("image/png", MANY_IMAGES_PNG)] * 20)]
+    assert validate(twenty) == []
+    messages, report = fixed(history)
+    sizes = {image_facts(b.data).size for b in messages[0].blocks if isinstance(b, ImageBlock)}
+    assert sizes == {(2000, 4)}
+    assert "when a request holds more than 20 images" in report[0]
+
+
+def test_a_mislabelled_image_is_relabelled_from_its_bytes() -> None:
+    messages, report = fixed([u("see", ImageBlock("image/jpeg", ONE_PIXEL_PNG))])
+    assert messages[0].blocks[1] == ImageBlock("image/png", ONE_PIXEL_PNG)
+    assert report == [
+        "messages.0.content.1: set the image type to image/png (was 'image/jpeg') — The image "
+        "was specified using the image/jpeg media type, but the image appears to be a "
+        "image/png image"
+    ]
