@@ -36,6 +36,7 @@ from desktop_app.core.events import LoopEvent, TurnFinished
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.core.ports import Approver
 from desktop_app.core.repair import repair
+from desktop_app.core.request import RequestExtras
 from desktop_app.storage.store import ChatInfo
 
 if TYPE_CHECKING:  # the context engine, the loop and the tools load with the first plan
@@ -169,7 +170,11 @@ class Chat:
             on_pin=planner.propose_fact,
             command_env=tuple(n.strip() for n in settings.command_env.split(",") if n.strip()),
         )
-        planner.tools = tools.specs()
+        extras = RequestExtras.read(self.settings.request_extras) or RequestExtras()
+        own = tools.specs()
+        taken = {t.name for t in own}
+        planner.tools = [*own, *(t for t in extras.tools if t.name not in taken)]
+        planner.tool_choice, planner.metadata = extras.tool_choice, extras.metadata
         planner.trim_policies = tools.trim_policies()
         return planner, tools
 

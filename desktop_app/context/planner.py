@@ -8,13 +8,14 @@ GUI thread or the CLI persists.
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from desktop_app.context.compaction import Compactor, NothingToCompact, apply_preview
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.projection import Plan, Projector
 from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.context.trimming import TrimPolicy
+from desktop_app.core.blocks import JSONObject
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.events import (
@@ -41,10 +42,12 @@ class ContextPlanner:
     workspace: str | None = None
     thinking_budget: int | None = None
     auto_pin: bool = False  # facts the model proposes are pinned at once, not suggested
+    tool_choice: JSONObject | None = None  # an imported chat's own (`RequestExtras`)
+    metadata: JSONObject | None = None
     _unannounced: bool = field(default=False, init=False, repr=False)  # a tool's change
 
     def plan(self, messages: Sequence[Message]) -> Plan:
-        return self.projector.project(
+        plan = self.projector.project(
             messages,
             self.state,
             self.settings,
@@ -55,6 +58,10 @@ class ContextPlanner:
             workspace=self.workspace,
             thinking_budget=self.thinking_budget,
         )
+        if self.tool_choice or self.metadata:
+            request = replace(plan.request, tool_choice=self.tool_choice, metadata=self.metadata)
+            plan = replace(plan, request=request)
+        return plan
 
     def propose_fact(self, text: str, fields: tuple[tuple[str, str], ...]) -> str:
         """pin_fact's handler: the model's fact waits for the user (or is pinned at once

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from desktop_app.context.facts import Fact
 from desktop_app.core.messages import new_id
+from desktop_app.core.request import RequestExtras
 
 DEFAULT_WINDOW = 200_000
 BREAKER_LIMIT = 3  # consecutive compaction failures before auto-compaction pauses
@@ -26,6 +27,9 @@ class ContextSettings:
     tool_result_cap: int = 8000  # tokens; longer results enter the context head + tail
     drop_old_thinking: bool = True  # earlier turns' thinking: the API ignores it anyway
     thinking_budget: int = 0  # extended thinking's budget; 0: off (from Settings at creation)
+    # An imported request's own `tools`, `tool_choice` and `metadata` (JSON), sent with
+    # every turn so the chat goes on as its author's requests did; "" for most chats.
+    request_extras: str = ""
 
     def problems(self) -> list[str]:
         """Values a chat cannot work with, one line each, named as `chat set` names them."""
@@ -44,6 +48,8 @@ class ContextSettings:
             "tool_result_cap": self.tool_result_cap,
         }
         found += [f"{key} cannot be negative" for key, value in counts.items() if value < 0]
+        if self.request_extras and RequestExtras.read(self.request_extras) is None:
+            found.append("request_extras must be a JSON object of tools, tool_choice, metadata")
         return found
 
 

@@ -46,6 +46,49 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class RequestExtras:
+    """What an imported request carried beyond its messages: client tool definitions,
+    `tool_choice` and `metadata` — sent on with the chat's own."""
+
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: JSONObject | None = None
+    metadata: JSONObject | None = None
+
+    @classmethod
+    def read(cls, text: str) -> RequestExtras | None:
+        """From the chat's stored JSON; None when it is not what `to_json` writes."""
+        try:
+            data = json.loads(text) if text else {}
+        except ValueError:
+            return None
+        if not isinstance(data, dict):
+            return None
+        tools = tuple(
+            ToolSpec(t["name"], str(t.get("description", "")), t["input_schema"])
+            for t in data.get("tools") or ()
+            if isinstance(t, dict)
+            and isinstance(t.get("name"), str)
+            and isinstance(t.get("input_schema"), dict)
+        )
+        choice, metadata = data.get("tool_choice"), data.get("metadata")
+        return cls(
+            tools,
+            choice if isinstance(choice, dict) else None,
+            metadata if isinstance(metadata, dict) else None,
+        )
+
+    def to_json(self) -> str:
+        if not (self.tools or self.tool_choice or self.metadata):
+            return ""
+        data: JSONObject = {"tools": [t.to_api() for t in self.tools]}
+        if self.tool_choice:
+            data["tool_choice"] = self.tool_choice
+        if self.metadata:
+            data["metadata"] = self.metadata
+        return json.dumps(data, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
 class ChatRequest:
     model: str
     messages: tuple[Message, ...]
@@ -55,6 +98,8 @@ class ChatRequest:
     thinking_budget: int | None = None
     cache_last_message: bool = False
     purpose: RequestPurpose = "chat"
+    tool_choice: JSONObject | None = None  # an imported chat's own; else the API's default
+    metadata: JSONObject | None = None
 
     @property
     def cache_breakpoints(self) -> int:
@@ -79,9 +124,17 @@ class ChatRequest:
         body["messages"] = messages
         if self.tools:
             body["tools"] = [t.to_api() for t in self.tools]
+            if self.tool_choice and not (self.thinking_budget and _forces_a_tool(self.tool_choice)):
+                body["tool_choice"] = self.tool_choice  # (thinking may not be on when forced)
+        if self.metadata:
+            body["metadata"] = self.metadata
         if self.thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         return body
+
+
+def _forces_a_tool(tool_choice: JSONObject) -> bool:
+    return tool_choice.get("type") in ("any", "tool")
 
 
 def _system_block(part: SystemPart) -> JSONObject:

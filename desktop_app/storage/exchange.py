@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,10 +31,11 @@ from desktop_app.core.blocks import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from desktop_app.core.body_repair import repair_body
+from desktop_app.core.body_repair import BodyRepair, repair_body
 from desktop_app.core.errors import ContextDeskError, ErrorKind, HistoryFormatError, Problem
 from desktop_app.core.messages import Message, new_id
 from desktop_app.core.repair import repair, sanitize
+from desktop_app.core.request import RequestExtras
 from desktop_app.core.request_rules import thinking_mode
 from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
 from desktop_app.storage.store import ChatInfo, ChatStore
@@ -240,8 +241,7 @@ def _import_request(store: ChatStore, body: dict[str, Any], untitled: str) -> Im
     system = _system_text(fixed.body.get("system"), reader)
     reader.raise_if_any()
     repairs = [str(r) for r in fixed.repairs]
-    settings = _request_settings(body, fixed.body, repairs)
-    repairs += _unkept_request_fields(body, fixed.tool_changes)
+    settings = _request_settings(body, fixed, repairs)
     title = _title_from(fixed.messages, untitled)
     chat = store.create_full(
         sanitize(title), sanitize(model), sanitize(system), settings, fixed.messages, ContextState()
@@ -259,38 +259,70 @@ def _system_text(system: Any, reader: _Fields) -> str:
 
 
 def _request_settings(
-    original: dict[str, Any], fixed: dict[str, Any], repairs: list[str]
+    original: dict[str, Any], fixed: BodyRepair, repairs: list[str]
 ) -> ContextSettings:
-    """The request's `max_tokens` and thinking budget as the chat's settings. The budget
-    is the request's own even when this one request had to go without thinking."""
+    """The request's `max_tokens`, thinking budget, tools, `tool_choice` and `metadata` as
+    the chat's settings. The budget is the request's own even when this one request had
+    to go without thinking."""
     defaults = ContextSettings()
-    max_tokens = fixed.get("max_tokens")
+    max_tokens = fixed.body.get("max_tokens")
     if not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool)):
         max_tokens = defaults.max_tokens
     budget = 0
-    for source in (fixed, original):
+    for source in (fixed.body, original):
         thinking = source.get("thinking")
         if thinking_mode(thinking) and isinstance(thinking, dict):
             value = thinking.get("budget_tokens")
             budget = value if isinstance(value, int) and not isinstance(value, bool) else 0
             break
-    settings = ContextSettings(max_tokens=max_tokens, thinking_budget=min(budget, max_tokens - 1))
+    extras = _request_extras(original, fixed.tool_changes, repairs).to_json()
+    settings = ContextSettings(
+        max_tokens=max_tokens,
+        thinking_budget=min(budget, max_tokens - 1),
+        request_extras=extras,
+    )
     if settings.problems():
         repairs.append(
             f"max_tokens, thinking: kept ContextDesk's defaults — {'; '.join(settings.problems())}"
         )
-        return defaults
+        return replace(defaults, request_extras=extras)
     return settings
 
 
-def _unkept_request_fields(body: dict[str, Any], tool_changes: Sequence[Any]) -> list[str]:
-    """Say what of the request the chat does not carry on (ContextDesk sends its own tools)."""
-    unkept = [key for key in ("tools", "tool_choice", "metadata") if body.get(key)]
-    if tool_changes:
-        unkept.append("tool changes in system messages")
-    if not unkept:
-        return []
-    return [f"{', '.join(unkept)}: not kept — the chat uses ContextDesk's own tools and settings"]
+def _request_extras(
+    body: dict[str, Any], tool_changes: Sequence[Any], repairs: list[str]
+) -> RequestExtras:
+    """The request's client tools (with those its `system` messages add or remove),
+    `tool_choice` and `metadata`; what cannot go on (server tools) is said."""
+    given = body.get("tools")
+    raw_tools: list[Any] = given if isinstance(given, list) else []
+    tools: dict[str, Any] = {}
+    for tool in raw_tools:
+        if isinstance(tool, dict) and isinstance(tool.get("input_schema"), dict):
+            tools[str(tool.get("name"))] = tool
+    for change in tool_changes:
+        target = change.get("tool") if isinstance(change, dict) else None
+        if not isinstance(target, dict):
+            continue
+        if change.get("type") == "tool_removal":
+            tools.pop(str(target.get("name")), None)
+        elif isinstance(target.get("definition"), dict):
+            definition = target["definition"]
+            tools[str(definition.get("name"))] = {"input_schema": {"type": "object"}, **definition}
+    server = [
+        str(t.get("name") or t.get("type"))
+        for t in raw_tools
+        if isinstance(t, dict) and not isinstance(t.get("input_schema"), dict)
+    ]
+    if server:
+        repairs.append(
+            f"tools: {', '.join(server)} not kept — ContextDesk cannot offer server tools yet"
+        )
+    choice, metadata = body.get("tool_choice"), body.get("metadata")
+    extras = RequestExtras.read(
+        json.dumps({"tools": list(tools.values()), "tool_choice": choice, "metadata": metadata})
+    )
+    return extras or RequestExtras()
 
 
 def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> ImportResult:

@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -532,3 +533,41 @@ def test_imported_chats_get_titles_of_their_own(engine: Engine, tmp_path: Path) 
         )
     )
     assert engine.import_file(wordless).chat.title == "support-ticket-5521"  # from the file name
+
+
+def test_an_imported_request_goes_on_as_its_author_sent_it(
+    engine: Engine, simulator: SimulatorServer
+) -> None:
+    """Import keeps the request's thinking, max_tokens, client tools, tool_choice and
+    metadata; the next turn sends them (and the simulator, as strict as the API, takes it)."""
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 8000,
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+        "tools": [{"name": "lookup", "description": "Find", "input_schema": {"type": "object"}}],
+        "tool_choice": {"type": "auto"},
+        "metadata": {"user_id": "u-7"},
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello."}],
+    }
+    chat = engine.import_bytes(json.dumps(body).encode()).chat
+    expected = chat.plan("and now?").request.body()
+    assert expected["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert expected["max_tokens"] == 8000
+    assert expected["tool_choice"] == {"type": "auto"}
+    assert expected["metadata"] == {"user_id": "u-7"}
+    assert "lookup" in [t["name"] for t in expected["tools"]]
+    finished = chat.send("and now?", ScriptedApprover())
+    assert finished.error is None
+    sent = simulator.message_requests()[-1].body
+    # (cache_control goes only to servers with prompt caching: the simulator has none)
+    assert without_cache_marks({k: v for k, v in sent.items() if k != "stream"}) == (
+        without_cache_marks(expected)
+    )
+
+
+def without_cache_marks(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_marks(v) for v in value]
+    return value

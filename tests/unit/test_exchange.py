@@ -19,6 +19,7 @@ from desktop_app.core.errors import ContextDeskError, HistoryFormatError
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import validate
 from desktop_app.core.repair import repair
+from desktop_app.core.request import RequestExtras, ToolSpec
 from desktop_app.storage import exchange
 from desktop_app.storage.exchange import export_chat, export_markdown, import_chat
 from desktop_app.storage.store import ChatStore
@@ -184,7 +185,12 @@ def test_shape_errors_are_repaired_on_import_and_the_request_settings_kept(
         "model": "claude-sonnet-4-5",
         "max_tokens": 16000,
         "thinking": {"type": "enabled", "budget_tokens": 8000},
-        "tools": [{"name": "w", "input_schema": {"type": "object"}}],
+        "tools": [
+            {"name": "w", "input_schema": {"type": "object"}},
+            {"type": "web_search_20250305", "name": "web_search"},
+        ],
+        "tool_choice": {"type": "auto"},
+        "metadata": {"user_id": "u-42"},
         "messages": [
             {"role": "system", "content": "Answer in French."},
             {"role": "robot", "content": "x"},
@@ -207,12 +213,16 @@ def test_shape_errors_are_repaired_on_import_and_the_request_settings_kept(
         "messages.3.content.0: read the text as a string",
         "messages.3.content.1: removed a block that is not an object",
         "messages.4.content.0.input: replaced an input that is not an object",
-        "tools: not kept",
+        "tools: web_search not kept — ContextDesk cannot offer server tools yet",
     ):
         assert expected in report
     chat = store.chat(result.chat.id)
     assert chat.system_prompt == "Answer in French."
     assert (chat.settings.max_tokens, chat.settings.thinking_budget) == (16000, 8000)
+    extras = RequestExtras.read(chat.settings.request_extras)
+    assert extras == RequestExtras(
+        (ToolSpec("w", "", {"type": "object"}),), {"type": "auto"}, {"user_id": "u-42"}
+    )
     messages = store.messages(chat.id)
     assert validate(messages) == []
     assert messages[3].blocks[1] == TextBlock(
