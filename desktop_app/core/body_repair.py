@@ -20,8 +20,8 @@ from desktop_app.core.request_rules import (
     MAX_CACHE_BREAKPOINTS,
     MIN_THINKING_BUDGET,
     TOO_MANY_BREAKPOINTS,
-    body_problems,
     count_breakpoints,
+    messages_problems,
     thinking_mode,
 )
 from desktop_app.core.wire import messages_from_api
@@ -49,7 +49,7 @@ def repair_body(body: dict[str, Any]) -> BodyRepair:
     repaired_messages = _fit_thinking(out, fixed.messages, repairs)
     out["messages"] = [m.to_api() for m in repaired_messages]
     _fit_breakpoints(out, count_breakpoints(body), repairs)
-    remaining = body_problems(out)
+    remaining = messages_problems(repaired_messages, out)
     return BodyRepair(
         out, repaired_messages, tuple(repairs), tuple(remaining), tuple(shaped.tool_changes)
     )

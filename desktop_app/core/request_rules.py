@@ -98,19 +98,21 @@ def body_problems(body: Any, *, settings_known: bool = True) -> list[Problem]:
         messages = messages_from_api(kept)
     except HistoryFormatError as exc:
         return [_at_origin(p, origins) for p in exc.problems]
+    if not settings_known:
+        return [_at_origin(p, origins) for p in validate(messages)]
+    return [_at_origin(p, origins) for p in messages_problems(messages, body)]
+
+
+def messages_problems(messages: Sequence[Message], body: dict[str, Any]) -> list[Problem]:
+    """The rules `messages` (already read) break, sent with the settings in `body`."""
     model = body["model"] if isinstance(body.get("model"), str) else ""
     max_tokens = body["max_tokens"] if _is_int(body.get("max_tokens")) else None  # count_tokens
     thinking = body.get("thinking")
     enabled = thinking_mode(thinking)
     budget = thinking.get("budget_tokens") if enabled and isinstance(thinking, dict) else None
-    if not settings_known:
-        return [_at_origin(p, origins) for p in validate(messages)]
     out = validate(messages, thinking=enabled, prefill=accepts_prefill(model))
-    out = [_at_origin(p, origins) for p in out]
     out += _settings_problems(
-        max_tokens,
-        budget if _is_int(budget) else None,
-        count_breakpoints(body),
+        max_tokens, budget if _is_int(budget) else None, count_breakpoints(body)
     )
     return out
 
@@ -141,23 +143,24 @@ def is_system_message(item: Any) -> bool:
 
 def count_breakpoints(body: dict[str, Any]) -> int:
     """Blocks with `cache_control` anywhere in the body: system, tools, messages (and the
-    content of tool results)."""
-    count = 0
-    for key in ("system", "tools", "messages"):
-        count += _breakpoints_in(body.get(key))
+    content of tool results). Plain loops: this runs over every block of a long history."""
+    count = _marked(body.get("system")) + _marked(body.get("tools"))
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else ():
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        count += _marked(content)
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                count += _marked(block.get("content"))
     return count
 
 
-def _breakpoints_in(value: Any) -> int:
-    if isinstance(value, dict):
-        here = 1 if isinstance(value.get("cache_control"), dict) else 0
-        nested = value.get("content")
-        if value.get("type") == "tool_result" or "role" in value:
-            here += _breakpoints_in(nested)
-        return here
-    if isinstance(value, list):
-        return sum(_breakpoints_in(item) for item in value)
-    return 0
+def _marked(blocks: Any) -> int:
+    if not isinstance(blocks, list):
+        return 0
+    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)
 
 
 _MESSAGE_PATH = re.compile(r"messages\.(\d+)")
