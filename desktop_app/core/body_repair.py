@@ -22,6 +22,7 @@ from desktop_app.core.request_rules import (
     TOO_MANY_BREAKPOINTS,
     count_breakpoints,
     messages_problems,
+    origin_path,
     thinking_mode,
 )
 from desktop_app.core.wire import messages_from_api
@@ -42,7 +43,8 @@ def repair_body(body: dict[str, Any]) -> BodyRepair:
     messages = messages_from_api(shaped.messages)
     repairs = list(shaped.repairs)
     fixed = repair(messages)
-    repairs += fixed.repairs
+    # Paths name the file as it was given, before shape repairs set messages aside.
+    repairs += (replace(r, path=origin_path(r.path, shaped.origins)) for r in fixed.repairs)
     out = {k: v for k, v in body.items() if k != "messages"}
     if shaped.system:
         out["system"] = _with_system_text(out.get("system"), shaped.system)

@@ -25,6 +25,7 @@ SYSTEM_ROLES = ("system", "developer")
 @dataclass
 class Normalised:
     messages: list[Any]  # the `messages` array, ready for the strict reader
+    origins: list[int] = field(default_factory=list)  # each message's index in the input
     system: list[str] = field(default_factory=list)  # text moved out of `system` messages
     tool_changes: list[dict[str, Any]] = field(default_factory=list)  # tool_addition/removal
     repairs: list[Repair] = field(default_factory=list)
@@ -35,10 +36,15 @@ def normalise_messages(raw: Any, path: str = "messages") -> Normalised:
     if not isinstance(raw, list):
         return Normalised(raw)  # the strict reader names the problem
     fixer = _Shapes(path)
-    out = [m for i, item in enumerate(raw) if (m := fixer.message(item, i)) is not None]
+    out, origins = [], []
+    for i, item in enumerate(raw):
+        message = fixer.message(item, i)
+        if message is not None:
+            out.append(message)
+            origins.append(i)
     if not fixer.repairs:
         return Normalised(raw)
-    return Normalised(out, fixer.system, fixer.tool_changes, fixer.repairs)
+    return Normalised(out, origins, fixer.system, fixer.tool_changes, fixer.repairs)
 
 
 class _Shapes:

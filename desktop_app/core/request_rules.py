@@ -169,13 +169,19 @@ _MESSAGE_PATH = re.compile(r"messages\.(\d+)")
 def _at_origin(problem: Problem, origins: list[int]) -> Problem:
     """The problem with its message index as in the original array (system messages were
     set aside before checking)."""
+    path = origin_path(problem.path, origins)
+    return problem if path == problem.path else Problem(path, problem.message)
+
+
+def origin_path(path: str, origins: list[int]) -> str:
+    """`path` ("messages.N…") with N mapped back to the index in the array as it was given
+    (`origins[N]`), when entries were set aside or added before checking."""
     if not origins or origins == list(range(len(origins))):
-        return problem
-    match = _MESSAGE_PATH.match(problem.path)
+        return path
+    match = _MESSAGE_PATH.match(path)
     if match is None or int(match.group(1)) >= len(origins):
-        return problem
-    path = f"messages.{origins[int(match.group(1))]}{problem.path[match.end() :]}"
-    return Problem(path, problem.message)
+        return path
+    return f"messages.{origins[int(match.group(1))]}{path[match.end() :]}"
 
 
 def _is_int(value: Any) -> bool:

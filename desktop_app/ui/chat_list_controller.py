@@ -196,12 +196,25 @@ class ChatListController(QObject):
         except ContextDeskError as exc:
             self._show_import_problems(exc.info)
             return None
-        if imported.repairs:
-            self.status.emit(
-                f"Imported, with {len(imported.repairs)} repair(s): see the chat's export."
-            )
         self.show_new(imported.chat)
+        if imported.repairs:
+            self._show_import_repairs(imported.chat.title, imported.repairs)
         return imported.chat
+
+    def _show_import_repairs(self, title: str, repairs: tuple[str, ...]) -> None:
+        """Every change the import made, where the user can read it (not a modal wall)."""
+        count = len(repairs)
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            "Imported with repairs",
+            f"“{title}” was imported with {count} change{'s' if count != 1 else ''} so the "
+            "API accepts it.",
+            parent=self.window,
+        )
+        box.setObjectName("importRepairs")
+        box.setInformativeText("Nothing anyone wrote was dropped: see the details.")
+        box.setDetailedText("\n".join(repairs))  # JSON path: what changed — why, one a line
+        box.open()
 
     def _show_import_problems(self, info: ErrorInfo) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, info.title, info.message, parent=self.window)

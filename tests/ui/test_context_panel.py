@@ -320,6 +320,34 @@ def test_import_lists_the_problems_and_imports_nothing(
     session = window.import_chat(str(good))
     assert session is not None
     assert [m.text for m in session.messages] == ["hi"]
+    assert window.findChild(QMessageBox, "importRepairs") is None  # nothing was changed
+
+
+def test_an_import_that_needed_repairs_lists_every_change(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    odd = tmp_path / "from-another-app.json"
+    odd.write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "system", "content": "Be brief."},
+                    {"role": "human", "content": "hi"},
+                    {"role": "assistant", "content": "Hello!  "},
+                ]
+            }
+        )
+    )
+    session = window.import_chat(str(odd))
+    assert session is not None
+    box = window.findChild(QMessageBox, "importRepairs")
+    assert box is not None
+    assert box.isVisible()
+    assert "imported with 3 changes" in box.text()
+    details = box.detailedText().splitlines()
+    assert details[0].startswith("messages.0: moved a system message into the system prompt")
+    assert details[1].startswith("messages.1: read the role 'human' as 'user'")
+    assert details[2].startswith("messages.2: removed trailing whitespace")
 
 
 def test_export_from_the_chat_list_writes_json(
