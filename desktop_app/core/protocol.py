@@ -389,7 +389,7 @@ class _Pass:
         for i in range(start, end + 1):
             for j, block in enumerate(messages[i].blocks):
                 kind = type(block)
-                if kind is TextBlock:
+                if kind is TextBlock:  # inline, as in assistant_turn: most blocks are text
                     text = block.text  # type: ignore[union-attr]
                     simple = not block.citations  # type: ignore[union-attr]
                     ascii_or_valid = text.isascii() or _valid_utf8(text)

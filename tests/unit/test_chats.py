@@ -10,11 +10,10 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from desktop_app.api.backend import AnthropicBackend
+from desktop_app.api.backend import AnthropicBackend, without_cache_control
 from desktop_app.api.simulator import Reply, SimulatorServer
 from desktop_app.api.simulator.script import Fault, FaultKind
 from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine
@@ -560,14 +559,6 @@ def test_an_imported_request_goes_on_as_its_author_sent_it(
     assert finished.error is None
     sent = simulator.message_requests()[-1].body
     # (cache_control goes only to servers with prompt caching: the simulator has none)
-    assert without_cache_marks({k: v for k, v in sent.items() if k != "stream"}) == (
-        without_cache_marks(expected)
+    assert without_cache_control({k: v for k, v in sent.items() if k != "stream"}) == (
+        without_cache_control(expected)
     )
-
-
-def without_cache_marks(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [without_cache_marks(v) for v in value]
-    return value
