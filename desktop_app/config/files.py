@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,8 @@ def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write beside `path`, fsync, then rename over it: the old file or the new one,
     never a mix. `mode` sets permissions before any byte is written."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # (it loads `random`: not on the way to the first paint)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         if mode is not None:

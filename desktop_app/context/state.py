@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, replace
 
 from desktop_app.context.facts import Fact
 from desktop_app.core.messages import new_id
-from desktop_app.core.request import RequestExtras
 
 DEFAULT_WINDOW = 200_000
 BREAKER_LIMIT = 3  # consecutive compaction failures before auto-compaction pauses
@@ -48,7 +47,7 @@ class ContextSettings:
             "tool_result_cap": self.tool_result_cap,
         }
         found += [f"{key} cannot be negative" for key, value in counts.items() if value < 0]
-        if self.request_extras and RequestExtras.read(self.request_extras) is None:
+        if self.request_extras and not _extras_readable(self.request_extras):
             found.append("request_extras must be a JSON object of tools, tool_choice, metadata")
         return found
 
@@ -77,6 +76,12 @@ class Breaker:
     failures: int = 0
     paused: bool = False
     reason: str = ""
+
+
+def _extras_readable(text: str) -> bool:
+    from desktop_app.core.request import RequestExtras  # (not on the way to the first paint)
+
+    return RequestExtras.read(text) is not None
 
 
 @dataclass(frozen=True, slots=True)
