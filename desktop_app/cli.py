@@ -406,10 +406,19 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
 
     chat = engine.find(args.chat)
     messages = chat.messages()
-    plan: Plan = chat.plan(history=messages)
     if args.request:
+        plan: Plan = chat.plan(args.draft, history=messages)
+        if chat.compacts_first(plan, args.draft, messages):
+            print(
+                "The next send compacts older turns first; the summary is not written yet, "
+                "so its request cannot be shown exactly. Run `contextdesk compact "
+                f"{chat.id}` first to see it.",
+                file=sys.stderr,
+            )
+            return 1
         print(json.dumps(plan.request.body(), ensure_ascii=False, indent=2))
         return 0
+    plan = chat.plan(history=messages)
     if args.json:
         print(json.dumps(_context_json(plan, messages), ensure_ascii=False, indent=2))
         return 0

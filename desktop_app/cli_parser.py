@@ -127,6 +127,12 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
     context.add_argument("chat")
     context.add_argument("--json", action="store_true")
     context.add_argument("--request", action="store_true", help="print the exact next request body")
+    context.add_argument(
+        "--draft",
+        default="",
+        metavar="TEXT",
+        help="with --request: the body `send CHAT TEXT` would send",
+    )
 
     export = sub.add_parser("export", help="a chat as JSON (contextdesk.chat) or Markdown")
     export.add_argument("chat")

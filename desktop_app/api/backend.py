@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from collections.abc import AsyncGenerator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -69,15 +69,6 @@ class Deadlines:
 def is_anthropic(base_url: str | None) -> bool:
     host = (urlparse(base_url).hostname or "") if base_url else ANTHROPIC_HOST
     return host == "anthropic.com" or host.endswith(".anthropic.com")
-
-
-def without_cache_control(value: Any) -> Any:
-    """The body with every `cache_control` marker removed (for servers that reject them)."""
-    if isinstance(value, dict):
-        return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [without_cache_control(v) for v in value]
-    return value
 
 
 class AnthropicBackend:
@@ -238,8 +229,9 @@ class AnthropicBackend:
     # -- internals -----------------------------------------------------------------------
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
-        body = request.body()
-        return body if self.prompt_caching else without_cache_control(body)
+        if request.prompt_caching and not self.prompt_caching:
+            request = replace(request, prompt_caching=False)  # (the planner knew already)
+        return request.body()
 
     async def _events(
         self, body: dict[str, Any], purpose: str

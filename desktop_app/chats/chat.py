@@ -132,6 +132,8 @@ class Chat:
             self._planner, self._tools = self._build_planner()
         elif not self.busy:  # during a turn the loop owns the planner's state
             self._planner.state = self.state
+        if not self.busy:  # the server may have changed in Settings
+            self._planner.prompt_caching = self.engine.connection.prompt_caching()
         return self._planner
 
     def settings_changed(self) -> None:
@@ -181,6 +183,13 @@ class Chat:
     def plan(self, draft: str = "", history: Sequence[Message] | None = None) -> Plan:
         """What the next request would be, with `draft` as the user's next message."""
         return self.planning(draft, self.messages() if history is None else history)()
+
+    def compacts_first(self, plan: Plan, draft: str = "", history: Sequence[Message] = ()) -> bool:
+        """Sending `draft` now would compact first: `plan`'s request is not what goes out."""
+        messages = list(history)
+        if draft.strip():
+            messages.append(Message("user", (TextBlock(draft),)))
+        return self.planner().compacts_first(plan, repaired(messages))
 
     def planning(self, draft: str, history: Sequence[Message]) -> Callable[[], Plan]:
         """`plan`, split for threads: call this on the database thread (it takes the

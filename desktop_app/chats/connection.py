@@ -8,6 +8,7 @@ when it sends.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -40,6 +41,15 @@ class Connection:
         self._made: list[ServerBackend] = []  # every backend yet: threads release on each
         self.simulator: SimulatorServer | None = None  # the demo's local server, once it runs
         self._lock = threading.Lock()  # a turn and the background thread may both connect
+
+    def prompt_caching(self) -> bool:
+        """Will requests carry `cache_control`? Decided as the backend decides it (only
+        Anthropic's API takes the markers), from the settings, without connecting."""
+        if self.demo:
+            return False  # the offline simulator, like most other servers
+        from desktop_app.api.backend import is_anthropic
+
+        return is_anthropic(self._settings().base_url or os.environ.get("ANTHROPIC_BASE_URL"))
 
     def backend(self) -> ServerBackend:
         """Connect if not yet connected. Raises `auth` when there is no key."""

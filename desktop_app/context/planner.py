@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from desktop_app.context.compaction import Compactor, NothingToCompact, apply_preview
+from desktop_app.context.compaction import Compactor, NothingToCompact, apply_preview, plan_span
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.projection import Plan, Projector
 from desktop_app.context.state import ContextSettings, ContextState
@@ -44,6 +44,7 @@ class ContextPlanner:
     auto_pin: bool = False  # facts the model proposes are pinned at once, not suggested
     tool_choice: JSONObject | None = None  # an imported chat's own (`RequestExtras`)
     metadata: JSONObject | None = None
+    prompt_caching: bool = True  # the server takes `cache_control` (Anthropic's API)
     _unannounced: bool = field(default=False, init=False, repr=False)  # a tool's change
 
     def plan(self, messages: Sequence[Message]) -> Plan:
@@ -58,10 +59,27 @@ class ContextPlanner:
             workspace=self.workspace,
             thinking_budget=self.thinking_budget,
         )
-        if self.tool_choice or self.metadata:
-            request = replace(plan.request, tool_choice=self.tool_choice, metadata=self.metadata)
+        if self.tool_choice or self.metadata or not self.prompt_caching:
+            request = replace(
+                plan.request,
+                tool_choice=self.tool_choice,
+                metadata=self.metadata,
+                prompt_caching=self.prompt_caching,
+            )
             plan = replace(plan, request=request)
         return plan
+
+    def compacts_first(self, plan: Plan, messages: Sequence[Message]) -> bool:
+        """Will sending `messages` (planned as `plan`) compact older turns first, so the
+        request is not yet known (its summary is still to be written)?"""
+        due = plan.compaction_due and self.settings.auto_compact and not self.state.breaker.paused
+        if not due:
+            return False
+        try:
+            plan_span(messages, self.state, self.settings)
+        except NothingToCompact:
+            return False  # too few turns: trimming makes the request fit instead
+        return True
 
     def propose_fact(self, text: str, fields: tuple[tuple[str, str], ...]) -> str:
         """pin_fact's handler: the model's fact waits for the user (or is pinned at once
@@ -80,7 +98,7 @@ class ContextPlanner:
             self._unannounced = False
             yield ContextStateChanged(self.state)
         plan = self.plan(messages)
-        if plan.compaction_due and self.settings.auto_compact and not self.state.breaker.paused:
+        if self.compacts_first(plan, messages):
             yield from self.auto_compact(messages, plan.due_reason, cancel)
             plan = self.plan(messages)
         return plan.request

@@ -100,10 +100,15 @@ class ChatRequest:
     purpose: RequestPurpose = "chat"
     tool_choice: JSONObject | None = None  # an imported chat's own; else the API's default
     metadata: JSONObject | None = None
+    # `cache_control` markers go only to servers that take them (Anthropic's API); the
+    # body shown before sending follows the same rule, so it is what is sent.
+    prompt_caching: bool = True
 
     @property
     def cache_breakpoints(self) -> int:
         """How many `cache_control` markers the body carries."""
+        if not self.prompt_caching:
+            return 0
         marked = sum(1 for p in self.system if p.text and p.cache)
         return marked + (1 if self.cache_last_message and self.messages else 0)
 
@@ -115,11 +120,11 @@ class ChatRequest:
     def body(self) -> JSONObject:
         """The exact JSON body of `POST /v1/messages` (without `stream`)."""
         body: JSONObject = {"model": self.model, "max_tokens": self.max_tokens}
-        system = [_system_block(p) for p in self.system if p.text]
+        system = [_system_block(p, self.prompt_caching) for p in self.system if p.text]
         if system:
             body["system"] = system
         messages = [m.to_api() for m in self.messages]
-        if self.cache_last_message and messages:
+        if self.cache_last_message and self.prompt_caching and messages:
             _mark_cache_breakpoint(self.messages[-1], messages[-1])
         body["messages"] = messages
         if self.tools:
@@ -137,9 +142,9 @@ def _forces_a_tool(tool_choice: JSONObject) -> bool:
     return tool_choice.get("type") in ("any", "tool")
 
 
-def _system_block(part: SystemPart) -> JSONObject:
+def _system_block(part: SystemPart, caching: bool) -> JSONObject:
     block: JSONObject = {"type": "text", "text": part.text}
-    if part.cache:
+    if part.cache and caching:
         block["cache_control"] = dict(EPHEMERAL)
     return block
 

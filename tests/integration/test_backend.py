@@ -12,7 +12,6 @@ from desktop_app.api.backend import (
     AnthropicBackend,
     Deadlines,
     is_anthropic,
-    without_cache_control,
 )
 from desktop_app.api.simulator import Fault, FaultKind, Reply, SimulatorServer
 from desktop_app.core.blocks import ThinkingBlock, ToolResultBlock, ToolUseBlock
@@ -103,7 +102,6 @@ def test_prompt_caching_markers_go_to_anthropic_or_when_asked(sim: SimulatorServ
     assert '"cache_control": {"type": "ephemeral"}' in str(sim.message_requests()[0].body).replace(
         "'", '"'
     )
-    assert without_cache_control({"a": [{"cache_control": 1, "b": 2}]}) == {"a": [{"b": 2}]}
 
 
 def test_three_parallel_tool_calls_round_trip(

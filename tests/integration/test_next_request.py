@@ -1,0 +1,91 @@
+"""What `contextdesk context CHAT --request --draft TEXT` prints is exactly the body that
+`contextdesk send CHAT TEXT` then sends — checked against what the server received, turn
+after turn, with pinned facts, a tool loop, an exclusion and a summary in play."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_app.api.simulator import Reply, SimulatorServer
+from desktop_app.app import main
+from desktop_app.chats import Engine
+from tests.integration.conftest import TEST_KEY
+from tests.unit.builders import a, u
+
+
+def test_the_shown_next_request_is_the_one_sent(
+    sim: SimulatorServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", sim.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    home = tmp_path / "home"
+
+    def cli(*args: str) -> str:
+        code = main(["--home", str(home), *args])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return out
+
+    def sent_as_shown(text: str, requests: int = 1) -> None:
+        shown = json.loads(cli("context", chat, "--request", "--draft", text))
+        assert "The order number is #88213." in json.dumps(shown["system"])  # pinned, verbatim
+        assert shown["messages"][-1]["content"][-1]["text"] == text
+        assert shown["tools"]
+        before = len(sim.message_requests())
+        cli("send", chat, text)
+        received = sim.message_requests()
+        assert len(received) == before + requests
+        first = received[before].body
+        assert {k: v for k, v in first.items() if k != "stream"} == shown
+
+    chat = cli("chat", "new", "--keep-recent", "1").strip()
+    cli("pin", chat, "The order number is #88213.")
+    sent_as_shown("What was my order number?")
+    sim.queue(Reply.tools(("toolu_t1", "current_time", {}), text="Checking the time."))
+    sent_as_shown("What time is it?", requests=2)  # the tool loop's first request
+    sent_as_shown("Thanks. And a third question?")
+
+    engine = Engine.open(home)  # exclude the first answer, as the window would
+    try:
+        opened = engine.find(chat)
+        opened.set_excluded(opened.messages()[1], True)
+    finally:
+        engine.close()
+    sent_as_shown("A fourth one, with an answer left out.")
+
+    cli("compact", chat)
+    exported: dict[str, Any] = json.loads(cli("export", chat))
+    assert exported["summaries"], "the compaction wrote a summary"
+    sent_as_shown("After the summary: still the same body?")
+
+
+def test_when_the_send_would_compact_first_the_request_is_not_guessed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    new = ["chat", "new", "--threshold", "0.1", "--keep-recent", "1"]
+    assert main(["--home", str(home), *new]) == 0
+    chat = capsys.readouterr().out.strip()
+    engine = Engine.open(home)
+    try:
+        small = engine.find(chat)
+        small.set_settings(replace(small.settings, context_window=1000, max_tokens=100))
+        turns = [u(f"question {n} " + "words " * 40) for n in range(3)]
+        engine.store.append_messages(
+            chat, [m for q in turns for m in (q, a("an answer " + "more " * 40))]
+        )
+    finally:
+        engine.close()
+    context = ["--home", str(home), "context", chat, "--request", "--draft"]
+    assert main([*context, "and now?"]) == 1
+    assert "compacts older turns first" in capsys.readouterr().err
+    assert main(["--home", str(home), "chat", "set", chat, "auto_compact=off"]) == 0
+    assert main([*context, "and now?"]) == 0  # then it trims instead: the body is known
