@@ -15,6 +15,7 @@ import json
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -39,6 +40,7 @@ from desktop_app.storage.search import MARK_END, MARK_START
 if TYPE_CHECKING:  # the engine loads only when a command needs it
     from desktop_app.chats import Chat, Engine
     from desktop_app.context.projection import Plan
+    from desktop_app.storage.ledger import SentRequest
     from desktop_app.storage.search import SearchHit
     from desktop_app.storage.store import ChatInfo
 
@@ -438,6 +440,55 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
+    chat = engine.find(args.chat)
+    if args.diff:
+        diff = chat.diff_requests(*args.diff)
+        if args.json:
+            print(json.dumps({"first_change": diff.first_change, "why": diff.why}, indent=2))
+        else:
+            print(diff.why.capitalize() + ".")
+            print("\n".join(diff.lines))
+        return 0
+    if args.number is not None:
+        print(json.dumps(chat.sent_body(args.number), ensure_ascii=False, indent=2))
+        return 0
+    sent = chat.sent_requests()
+    if args.json:
+        print(json.dumps([_request_json(r) for r in sent], ensure_ascii=False, indent=2))
+        return 0
+    if not sent:
+        print(f"{chat.title}: no requests sent yet.")
+        return 0
+    for r in sent:
+        usage = (
+            f"in {r.usage.input_tokens:,} · cache write {r.usage.cache_creation_input_tokens:,}"
+            f" · cache read {r.usage.cache_read_input_tokens:,} · out {r.usage.output_tokens:,}"
+            if r.usage
+            else "no usage reported"
+        )
+        took = f"{r.seconds:.1f} s" if r.seconds is not None else "no reply"
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.sent_at))
+        print(
+            f"#{r.number:<4} {when}  {r.model}  {r.message_count} messages  {took}  "
+            f"{r.status}  {usage}"
+        )
+    return 0
+
+
+def _request_json(r: SentRequest) -> dict[str, Any]:
+    return {
+        "number": r.number,
+        "sent_at": r.sent_at,
+        "seconds": r.seconds,
+        "model": r.model,
+        "server": r.server,
+        "messages": r.message_count,
+        "status": r.status,
+        "usage": r.usage.to_api() if r.usage else None,
+    }
+
+
 def _context_json(plan: Plan, messages: list[Any]) -> dict[str, Any]:
     return {
         "window": plan.context_window,
@@ -551,6 +602,7 @@ _COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "unpin": cmd_unpin,
     "compact": cmd_compact,
     "context": cmd_context,
+    "requests": cmd_requests,
     "export": cmd_export,
     "import": cmd_import,
     "search": cmd_search,

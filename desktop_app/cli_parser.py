@@ -134,6 +134,19 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
         help="with --request: the body `send CHAT TEXT` would send",
     )
 
+    requests = sub.add_parser(
+        "requests", help="every request the chat sent, as sent, with the usage reported"
+    )
+    requests.add_argument("chat")
+    requests.add_argument("number", nargs="?", type=int, help="print this request's body")
+    requests.add_argument(
+        "--diff",
+        nargs=2,
+        metavar=("A", "B"),
+        help="two requests side by side (numbers, or `next` for the one a send would make)",
+    )
+    requests.add_argument("--json", action="store_true")
+
     export = sub.add_parser("export", help="a chat as JSON (contextdesk.chat) or Markdown")
     export.add_argument("chat")
     export.add_argument(

@@ -44,6 +44,8 @@ if TYPE_CHECKING:  # the context engine, the loop and the tools load with the fi
     from desktop_app.context.compaction import CompactionPreview
     from desktop_app.context.planner import ContextPlanner
     from desktop_app.context.projection import Plan, Projector
+    from desktop_app.core.request_diff import RequestDiff
+    from desktop_app.storage.ledger import RequestRecorder, SentRequest
     from desktop_app.tools.registry import ToolRegistry
 
 TITLE_CHARS = 48  # a chat named after its first message: about one line of the list
@@ -67,6 +69,7 @@ class Chat:
         self._projector: Projector | None = None  # kept across planners: its view cache
         self._turn: Turn | None = None
         self._queued: list[StateChange] = []
+        self._sent: RequestRecorder | None = None  # the ledger's memory of the last request
 
     @property
     def id(self) -> str:
@@ -183,6 +186,47 @@ class Chat:
     def plan(self, draft: str = "", history: Sequence[Message] | None = None) -> Plan:
         """What the next request would be, with `draft` as the user's next message."""
         return self.planning(draft, self.messages() if history is None else history)()
+
+    # -- the request ledger ------------------------------------------------------------------
+
+    def sent_requests(self) -> list[SentRequest]:
+        """Every request this chat sent, oldest first, with the usage the API reported."""
+        from desktop_app.storage import ledger
+
+        return ledger.requests(self.engine.store.db, self.id)
+
+    def sent_body(self, number: int) -> dict[str, Any]:
+        """The body of the chat's request `number` (1 = its first), as it was sent."""
+        from desktop_app.storage import ledger
+
+        sent = self.sent_requests()
+        found = next((r for r in sent if r.number == number), None)
+        if found is None:
+            raise ContextDeskError(
+                "No such request",
+                f"This chat has sent {len(sent)} request(s); there is no #{number}.",
+                kind=ErrorKind.USAGE,
+            )
+        return ledger.body(self.engine.store.db, found.id)
+
+    def diff_requests(self, before: str, after: str) -> RequestDiff:
+        """Two requests side by side — each a number from the ledger, or `next` (what a send
+        would make now) — and where the prompt cache breaks between them."""
+        from desktop_app.core.request_diff import diff_bodies
+
+        names = (f"request {before}", f"request {after}")
+        return diff_bodies(self._body_of(before), self._body_of(after), names)
+
+    def _body_of(self, which: str) -> dict[str, Any]:
+        if which == "next":
+            return self.plan().request.body()
+        if not which.isdigit():
+            raise ContextDeskError(
+                "Not a request",
+                f"{which!r}: give a request number or `next`.",
+                kind=ErrorKind.USAGE,
+            )
+        return self.sent_body(int(which))
 
     def compacts_first(self, plan: Plan, draft: str = "", history: Sequence[Message] = ()) -> bool:
         """Sending `draft` now would compact first: `plan`'s request is not what goes out."""
@@ -473,9 +517,22 @@ class Chat:
             LoopState(history),
             ports,
             LoopConfig(context_window=self.settings.context_window),
-            TurnRecorder(store, self.id, self.engine.counter),
+            TurnRecorder(
+                store,
+                self.id,
+                self.engine.counter,
+                server=self.engine.connection.server(),
+                requests=self._request_recorder(),
+            ),
         )
         return self._turn
+
+    def _request_recorder(self) -> RequestRecorder:
+        if self._sent is None:
+            from desktop_app.storage.ledger import RequestRecorder
+
+            self._sent = RequestRecorder()
+        return self._sent
 
     def _check_no_turn_elsewhere(self) -> None:
         """Another process (the window, or the command line beside it) may be in the

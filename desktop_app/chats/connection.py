@@ -42,6 +42,15 @@ class Connection:
         self.simulator: SimulatorServer | None = None  # the demo's local server, once it runs
         self._lock = threading.Lock()  # a turn and the background thread may both connect
 
+    def server(self) -> str:
+        """Where requests go, as the ledger names it: the base URL (or the offline demo)."""
+        if self.demo:
+            return "offline demo (simulator)"
+        from desktop_app.api.backend import ANTHROPIC_HOST
+
+        url = self._settings().base_url or os.environ.get("ANTHROPIC_BASE_URL")
+        return url or f"https://{ANTHROPIC_HOST}"
+
     def prompt_caching(self) -> bool:
         """Will requests carry `cache_control`? Decided as the backend decides it (only
         Anthropic's API takes the markers), from the settings, without connecting."""

@@ -28,6 +28,7 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.core.request import ChatRequest
+from desktop_app.storage import ledger
 from desktop_app.storage.store import ChatStore
 from desktop_app.tokens.counter import TokenCounter
 
@@ -49,7 +50,15 @@ class Turn:
     def events(self, cancel: CancelToken) -> Iterator[LoopEvent]:
         from desktop_app.core.loop import run_turn
 
-        return run_turn(self.state, self.ports, cancel, self.config)
+        events = run_turn(self.state, self.ports, cancel, self.config)
+        try:
+            for event in events:
+                if isinstance(event, RequestStarted):
+                    # The ledger's heavy half (serialising, hashing) here, on the loop's thread.
+                    self.recorder.requests.prepare(event.request)
+                yield event
+        finally:
+            events.close()  # the loop's own clean-up (the stream's connection) runs now
 
     def release_thread(self) -> None:
         """Call on the thread that iterated `events`, when it is done with them."""
@@ -78,10 +87,17 @@ class TurnRecorder:
     text: list[str] = field(default_factory=list)
     last_checkpoint: float = 0.0
     last_request: ChatRequest | None = None
+    server: str = ""  # where requests go, for the ledger
+    requests: ledger.RequestRecorder = field(default_factory=lambda: ledger.RequestRecorder())
+    sent: tuple[int, float] | None = None  # the ledger row of the request awaiting its reply
 
     def record(self, event: LoopEvent) -> None:
         if isinstance(event, RequestStarted):
             self.last_request = event.request
+            row = self.requests.record(
+                self.store.db, self.chat_id, event.request, server=self.server
+            )
+            self.sent = (row, time.monotonic())
         elif isinstance(event, MessageStarted):
             self.streaming_id, self.text = event.message_id, []
             self.last_checkpoint = 0.0  # the first words are saved at once, then ~1/s
@@ -94,8 +110,20 @@ class TurnRecorder:
                 self.streaming_id = None
                 self.store.checkpoint(self.chat_id, message)  # replaces the partial row
                 self.learn(message)
+                self.reply_ended(message)
             else:
                 self.store.append_message(self.chat_id, message)
+
+    def reply_ended(self, message: Message) -> None:
+        """The ledger learns how the request's reply ended: its usage, time and status."""
+        if self.sent is None:
+            return
+        row, started = self.sent
+        self.sent = None
+        seconds = time.monotonic() - started
+        ledger.finish(
+            self.store.db, row, seconds=seconds, usage=message.usage, status=message.status.value
+        )
 
     def checkpoint(self) -> None:
         now = time.monotonic()

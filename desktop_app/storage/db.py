@@ -144,12 +144,20 @@ def _v5(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE chats ADD COLUMN archived_at REAL")
 
 
+def _v6(db: sqlite3.Connection) -> None:
+    # The request ledger: every request sent, stored by its parts (storage/ledger.py).
+    from desktop_app.storage import ledger
+
+    ledger.create_tables(db)
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
     _v3,
     _v4,
     _v5,
+    _v6,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from desktop_app.api.backend import PURPOSE_HEADER
 from desktop_app.api.simulator import Reply, SimulatorServer
 from desktop_app.app import main
 from desktop_app.chats import Engine
@@ -65,6 +66,22 @@ def test_the_shown_next_request_is_the_one_sent(
     exported: dict[str, Any] = json.loads(cli("export", chat))
     assert exported["summaries"], "the compaction wrote a summary"
     sent_as_shown("After the summary: still the same body?")
+
+    # The ledger holds every request as the server received it, the tool loop's second too.
+    listed = json.loads(cli("requests", chat, "--json"))
+    chat_requests = [  # (the compaction's own request is not one of the chat's turns)
+        r.body for r in sim.message_requests() if r.headers.get(PURPOSE_HEADER) == "chat"
+    ]
+    assert [r["number"] for r in listed] == list(range(1, len(chat_requests) + 1))
+    for entry, body in zip(listed, chat_requests, strict=True):
+        assert json.loads(cli("requests", chat, str(entry["number"]))) == body
+        assert entry["usage"]["input_tokens"] > 0
+    diff = cli("requests", chat, "--diff", "1", "2")
+    assert diff.startswith("The earlier request is a prefix of the later one: the cache holds.")
+    last = str(len(listed))  # after the summary: the cache breaks where it went in
+    diff = cli("requests", chat, "--diff", str(len(listed) - 1), last)
+    # (the summary goes in right after the first message, which it merges into: same role)
+    assert diff.startswith("The cache breaks at messages.0: the summary changed.")
 
 
 def test_when_the_send_would_compact_first_the_request_is_not_guessed(

@@ -1,0 +1,65 @@
+"""Two request bodies side by side: what changed, and where the prompt cache breaks.
+
+The API caches a request's prefix in the order tools → system → messages; a change at
+any point means everything after it is written to the cache again. So the first changed
+position in that order is what a user needs to know ("the cache breaks here").
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class RequestDiff:
+    first_change: str | None  # "tools", "system", "messages.12", or None when the prefix holds
+    why: str  # the first change, in words
+    lines: tuple[str, ...]  # a unified diff of the two bodies as pretty JSON
+
+
+def diff_bodies(
+    before: dict[str, Any], after: dict[str, Any], names: tuple[str, str] = ("before", "after")
+) -> RequestDiff:
+    first, why = _first_change(before, after)
+    lines = difflib.unified_diff(
+        _pretty(before).splitlines(), _pretty(after).splitlines(), *names, lineterm="", n=2
+    )
+    return RequestDiff(first, why, tuple(lines))
+
+
+def _first_change(before: dict[str, Any], after: dict[str, Any]) -> tuple[str | None, str]:
+    for key, what in (("tools", "the tools changed"), ("system", "the system prompt changed")):
+        if _plain(before.get(key)) != _plain(after.get(key)):
+            return key, f"the cache breaks at `{key}`: {what}"
+    old, new = before.get("messages") or [], after.get("messages") or []
+    for i, (a, b) in enumerate(zip(old, new, strict=False)):
+        if _plain(a) != _plain(b):
+            return f"messages.{i}", f"the cache breaks at messages.{i}: {_what_changed(a, b)}"
+    if len(new) < len(old):
+        return f"messages.{len(new)}", "the later request has fewer messages"
+    return None, "the earlier request is a prefix of the later one: the cache holds"
+
+
+def _what_changed(a: Any, b: Any) -> str:
+    text = json.dumps(b, ensure_ascii=False)
+    if "[Summary #" in text and "written by ContextDesk" in text:  # projection.summary_text
+        return "the summary changed"
+    if isinstance(a, dict) and isinstance(b, dict) and a.get("role") != b.get("role"):
+        return "a different message is there (earlier ones were left out or summarized)"
+    return "that message changed"
+
+
+def _plain(value: Any) -> Any:
+    """The value without `cache_control` markers (they move every turn; they are not content)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _pretty(body: dict[str, Any]) -> str:
+    return json.dumps(body, ensure_ascii=False, indent=2)

@@ -1,0 +1,381 @@
+"""The request ledger: every request a chat sent, as sent, with the usage the API reported.
+
+Stored compactly, so a 1,000-turn chat does not hold its history 1,000 times: each
+message of a body is stored once (`request_parts`, addressed by the hash of its JSON,
+without its cache markers, which move from request to request), and so is the rest of
+the body (model, system, tools: its "head"). A request row names the earlier request
+whose messages it extends, how many of them it keeps, and the parts it adds; every
+`CHECKPOINT_EVERY`th request of a chat lists all its parts, so reading one never walks
+far. A body read back equals, in its JSON meaning, the one that was sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from desktop_app.core.messages import Message, Usage
+from desktop_app.core.request import ChatRequest
+from desktop_app.core.wire import usage_from_api
+from desktop_app.storage.db import transaction
+
+CHECKPOINT_EVERY = 50
+_MARK = "cache_control"
+
+SCHEMA = """
+CREATE TABLE request_parts (
+    id INTEGER PRIMARY KEY,
+    hash TEXT NOT NULL UNIQUE,
+    json TEXT NOT NULL
+);
+CREATE TABLE requests (
+    id INTEGER PRIMARY KEY,
+    chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+    number INTEGER NOT NULL,
+    sent_at REAL NOT NULL,
+    seconds REAL,
+    model TEXT NOT NULL,
+    server TEXT NOT NULL,
+    head INTEGER NOT NULL REFERENCES request_parts(id),
+    base INTEGER REFERENCES requests(id) ON DELETE SET NULL,
+    shared INTEGER NOT NULL,
+    added TEXT NOT NULL,
+    marks TEXT NOT NULL,
+    usage TEXT,
+    status TEXT NOT NULL
+);
+CREATE UNIQUE INDEX requests_by_chat ON requests(chat_id, number)
+"""
+
+
+def create_tables(db: sqlite3.Connection) -> None:
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+@dataclass(frozen=True, slots=True)
+class SentRequest:
+    """One request of a chat's ledger (its body is read on demand)."""
+
+    id: int
+    number: int  # 1, 2, … within the chat
+    sent_at: float
+    seconds: float | None  # from sending to the reply's end
+    model: str
+    server: str
+    usage: Usage | None  # as the API reported it (None: the reply did not finish)
+    status: str  # the reply's: complete, interrupted, error
+    message_count: int
+
+
+def record(
+    db: sqlite3.Connection,
+    chat_id: str,
+    body: dict[str, Any],
+    *,
+    server: str,
+    sent_at: float | None = None,
+    status: str = "sent",
+) -> int:
+    """Add one sent request (a whole body) to the chat's ledger; returns its id."""
+    plain, marks = _without_marks(body.get("messages") or [])
+    head = {k: v for k, v in body.items() if k != "messages"}
+    with transaction(db):
+        return _insert(db, chat_id, head, _parts(db, plain), marks, server, sent_at, status)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRequest:
+    """A request's body, cut into parts and hashed (the CPU-heavy half of recording)."""
+
+    head: dict[str, Any]
+    digests: list[str]  # of each message, in order
+    texts: dict[str, str]  # digest → JSON, for the messages new since the last request
+    marks: list[list[Any]]
+
+
+class RequestRecorder:
+    """Records a chat's requests as they are sent, in two halves: `prepare` serialises and
+    hashes (call it on the worker thread that runs the loop), `write` stores (on the
+    database thread). It remembers the last request's messages: the next request repeats
+    most of them, so only the new ones are serialised, and known parts are not looked up
+    again — a 10,000-message chat costs its new messages, not 10,000."""
+
+    def __init__(self) -> None:
+        self._messages: tuple[Message, ...] = ()
+        self._digests: list[str] = []
+        self._ids: dict[str, int] = {}  # digest → part id (database thread only)
+        self._ready: deque[tuple[ChatRequest, PreparedRequest]] = deque()
+
+    def prepare(self, request: ChatRequest) -> None:
+        """Serialise and hash the request ahead of `record` (on the loop's thread)."""
+        self._ready.append((request, self._prepared(request)))
+
+    def _prepared(self, request: ChatRequest) -> PreparedRequest:
+        messages = request.messages
+        same = _common_prefix(self._messages, messages)
+        # The tail's body puts the cache marker where the whole body does (on the last).
+        tail = replace(request, messages=messages[same:]).body()
+        plain, marks = _without_marks(tail.pop("messages"))
+        texts = [_json(m) for m in plain]
+        digests = [_digest(t) for t in texts]
+        prepared = PreparedRequest(
+            {**tail, "stream": True},  # as the backend sends it
+            self._digests[:same] + digests,
+            dict(zip(digests, texts, strict=True)),
+            [[i + same, j, mark] for i, j, mark in marks],
+        )
+        self._messages, self._digests = messages, prepared.digests
+        return prepared
+
+    def record(
+        self,
+        db: sqlite3.Connection,
+        chat_id: str,
+        request: ChatRequest,
+        *,
+        server: str,
+        sent_at: float | None = None,
+    ) -> int:
+        """Store the request (prepared on the worker, or here if it was not)."""
+        prepared = None
+        while self._ready and prepared is None:
+            queued, ready = self._ready.popleft()
+            prepared = ready if queued is request else None
+        if prepared is None:
+            prepared = self._prepared(request)
+        with transaction(db):
+            missing = [d for d in dict.fromkeys(prepared.digests) if d not in self._ids]
+            self._ids.update(_store_parts(db, missing, prepared.texts))
+            parts = [self._ids[d] for d in prepared.digests]
+            return _insert(
+                db, chat_id, prepared.head, parts, prepared.marks, server, sent_at, "sent"
+            )
+
+
+def _insert(
+    db: sqlite3.Connection,
+    chat_id: str,
+    head: dict[str, Any],
+    parts: list[int],
+    marks: list[list[Any]],
+    server: str,
+    sent_at: float | None,
+    status: str,
+) -> int:
+    """The request's row (inside the caller's transaction), stored against the previous
+    request of the chat when it extends it."""
+    head_id = _part(db, head)
+    previous = db.execute(
+        "SELECT id, number FROM requests WHERE chat_id = ? ORDER BY number DESC LIMIT 1",
+        (chat_id,),
+    ).fetchone()
+    number = previous[1] + 1 if previous else 1
+    base, shared, added = None, 0, parts
+    if previous is not None and number % CHECKPOINT_EVERY:
+        shared = _common_prefix(_parts_of(db, previous[0]), parts)
+        base, added = previous[0], parts[shared:]
+    cursor = db.execute(
+        "INSERT INTO requests (chat_id, number, sent_at, seconds, model, server, head, "
+        "base, shared, added, marks, usage, status) "
+        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+        (
+            chat_id,
+            number,
+            time.time() if sent_at is None else sent_at,
+            str(head.get("model", "")),
+            server,
+            head_id,
+            base,
+            shared,
+            json.dumps(added),
+            json.dumps(marks),
+            status,
+        ),
+    )
+    return int(cursor.lastrowid or 0)
+
+
+def finish(
+    db: sqlite3.Connection, request_id: int, *, seconds: float, usage: Usage | None, status: str
+) -> None:
+    """The reply to a recorded request ended: its duration, usage and status."""
+    with transaction(db):
+        db.execute(
+            "UPDATE requests SET seconds = ?, usage = ?, status = ? WHERE id = ?",
+            (seconds, json.dumps(usage.to_api()) if usage else None, status, request_id),
+        )
+
+
+def requests(db: sqlite3.Connection, chat_id: str) -> list[SentRequest]:
+    """The chat's ledger, oldest first."""
+    rows = db.execute(
+        "SELECT id, number, sent_at, seconds, model, server, shared, added, usage, status "
+        "FROM requests WHERE chat_id = ? ORDER BY number",
+        (chat_id,),
+    ).fetchall()
+    return [
+        SentRequest(
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            row[5],
+            usage_from_api(json.loads(row[8])) if row[8] else None,
+            row[9],
+            row[6] + len(json.loads(row[7])),
+        )
+        for row in rows
+    ]
+
+
+def body(db: sqlite3.Connection, request_id: int) -> dict[str, Any]:
+    """The request's body, as it was sent."""
+    row = db.execute("SELECT head, marks FROM requests WHERE id = ?", (request_id,)).fetchone()
+    if row is None:
+        raise KeyError(request_id)
+    parts = _parts_of(db, request_id)
+    texts = (
+        dict(
+            db.execute(
+                f"SELECT id, json FROM request_parts WHERE id IN ({','.join('?' * len(set(parts)))})",
+                tuple(set(parts)),
+            ).fetchall()
+        )
+        if parts
+        else {}
+    )
+    head: dict[str, Any] = json.loads(_part_text(db, row[0]))
+    messages = [json.loads(texts[p]) for p in parts]
+    for i, j, mark in json.loads(row[1]):
+        messages[i]["content"][j][_MARK] = mark
+    head["messages"] = messages
+    return head
+
+
+def storage_bytes(db: sqlite3.Connection, chat_id: str) -> int:
+    """What the chat's ledger takes on disk, roughly: its rows and the parts they use."""
+    rows = db.execute(
+        "SELECT COALESCE(SUM(LENGTH(added) + LENGTH(marks) + LENGTH(COALESCE(usage, '')) "
+        "+ 64), 0) FROM requests WHERE chat_id = ?",
+        (chat_id,),
+    ).fetchone()[0]
+    used: set[int] = set()
+    for request_id, head in db.execute(
+        "SELECT id, head FROM requests WHERE chat_id = ?", (chat_id,)
+    ).fetchall():
+        used.update(_parts_of(db, request_id))
+        used.add(head)
+    if not used:
+        return int(rows)
+    marks = ",".join("?" * len(used))
+    parts = db.execute(
+        f"SELECT COALESCE(SUM(LENGTH(json) + 40), 0) FROM request_parts WHERE id IN ({marks})",
+        tuple(used),
+    ).fetchone()[0]
+    return int(rows) + int(parts)
+
+
+# -- internals -------------------------------------------------------------------------------
+
+
+def _without_marks(messages: list[Any]) -> tuple[list[Any], list[list[Any]]]:
+    """The messages without `cache_control`, and where each marker was: [i, j, marker]."""
+    plain: list[Any] = []
+    marks: list[list[Any]] = []
+    for i, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list) or not any(
+            isinstance(b, dict) and _MARK in b for b in content
+        ):
+            plain.append(message)
+            continue
+        blocks = []
+        for j, block in enumerate(content):
+            if isinstance(block, dict) and _MARK in block:
+                marks.append([i, j, block[_MARK]])
+                block = {k: v for k, v in block.items() if k != _MARK}
+            blocks.append(block)
+        plain.append({**message, "content": blocks})
+    return plain, marks
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _part(db: sqlite3.Connection, value: Any) -> int:
+    return _parts(db, [value])[0]
+
+
+def _parts(db: sqlite3.Connection, values: Sequence[Any]) -> list[int]:
+    """The part id of each value, storing those not stored yet."""
+    texts = [_json(v) for v in values]
+    digests = [_digest(t) for t in texts]
+    known = _store_parts(db, list(dict.fromkeys(digests)), dict(zip(digests, texts, strict=True)))
+    return [known[d] for d in digests]
+
+
+def _store_parts(
+    db: sqlite3.Connection, digests: list[str], texts: dict[str, str]
+) -> dict[str, int]:
+    """digest → part id for each of `digests`, storing those not stored yet (looked up in
+    batches: a long chat's first request has thousands)."""
+    known: dict[str, int] = {}
+    for start in range(0, len(digests), 500):
+        chunk = digests[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        known.update(
+            db.execute(
+                f"SELECT hash, id FROM request_parts WHERE hash IN ({marks})", chunk
+            ).fetchall()
+        )
+    for digest in digests:
+        if digest not in known:
+            cursor = db.execute(
+                "INSERT INTO request_parts (hash, json) VALUES (?, ?)", (digest, texts[digest])
+            )
+            known[digest] = int(cursor.lastrowid or 0)
+    return known
+
+
+def _part_text(db: sqlite3.Connection, part_id: int) -> str:
+    return str(db.execute("SELECT json FROM request_parts WHERE id = ?", (part_id,)).fetchone()[0])
+
+
+def _parts_of(db: sqlite3.Connection, request_id: int) -> list[int]:
+    """The message parts of a request, in order (following its base back to a checkpoint)."""
+    chain: list[tuple[int, list[int]]] = []
+    current: int | None = request_id
+    while current is not None:
+        row = db.execute(
+            "SELECT base, shared, added FROM requests WHERE id = ?", (current,)
+        ).fetchone()
+        chain.append((row[1], json.loads(row[2])))
+        current = row[0]
+    parts: list[int] = []
+    for shared, added in reversed(chain):
+        parts = parts[:shared] + added
+    return parts
+
+
+def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items `a` and `b` share (identity first: it is the common case)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x is not y and x != y:
+            break
+        n += 1
+    return n
