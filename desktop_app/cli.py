@@ -522,10 +522,10 @@ def _context_json(plan: Plan, messages: list[Any]) -> dict[str, Any]:
 def cmd_export(engine: Engine, args: argparse.Namespace) -> int:
     chat = engine.find(args.chat)
     if args.output:
-        chat.export_to(args.output, args.format)
+        chat.export_to(args.output, args.format, with_requests=args.with_requests)
         print(f"Exported {chat.title!r} to {args.output}")
     else:
-        sys.stdout.write(chat.export(args.format))
+        sys.stdout.write(chat.export(args.format, with_requests=args.with_requests))
     return 0
 
 

@@ -153,6 +153,11 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
         "-o", "--output", type=Path, help="write here (atomically) instead of stdout"
     )
     export.add_argument("--format", choices=("json", "md"), default="json")
+    export.add_argument(
+        "--with-requests",
+        action="store_true",
+        help="JSON only: every request the chat sent, as sent, with its usage",
+    )
     search = sub.add_parser(
         "search",
         help="find text in every chat's titles and messages (exit 1 when nothing matches)",

@@ -454,9 +454,9 @@ class Chat:
         self.engine.store.delete_chat(self.id)
         self.engine.forget(self.id)
 
-    def export(self, fmt: str = "json") -> str:
-        """The chat as JSON (contextdesk.chat, with the request its next turn would send)
-        or as Markdown."""
+    def export(self, fmt: str = "json", *, with_requests: bool = False) -> str:
+        """The chat as JSON (contextdesk.chat, with the request its next turn would send,
+        and on request every request it sent, from the ledger) or as Markdown."""
         from desktop_app.storage.exchange import export_chat, export_markdown
 
         store = self.engine.store
@@ -465,11 +465,30 @@ class Chat:
         messages = self.messages()
         body = self.plan(history=messages).request.body()
         doc = export_chat(store, self.id, body, self.engine.counter.blocks_of, messages)
+        if with_requests:
+            doc["requests"] = self._ledger_export()
         return json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
-    def export_to(self, path: Path, fmt: str = "json") -> None:
+    def _ledger_export(self) -> list[dict[str, Any]]:
+        from desktop_app.storage import ledger
+
+        return [
+            {
+                "number": r.number,
+                "sent_at": r.sent_at,
+                "seconds": r.seconds,
+                "model": r.model,
+                "server": r.server,
+                "status": r.status,
+                "usage": r.usage.to_api() if r.usage else None,
+                "body": ledger.body(self.engine.store.db, r.id),
+            }
+            for r in self.sent_requests()
+        ]
+
+    def export_to(self, path: Path, fmt: str = "json", *, with_requests: bool = False) -> None:
         """Write the export to `path` whole or not at all."""
-        data = self.export(fmt).encode("utf-8")
+        data = self.export(fmt, with_requests=with_requests).encode("utf-8")
         try:
             write_atomically(path, data)
         except OSError as exc:

@@ -76,6 +76,9 @@ def test_the_shown_next_request_is_the_one_sent(
     for entry, body in zip(listed, chat_requests, strict=True):
         assert json.loads(cli("requests", chat, str(entry["number"]))) == body
         assert entry["usage"]["input_tokens"] > 0
+    exported = json.loads(cli("export", chat, "--with-requests"))
+    assert [r["body"] for r in exported["requests"]] == chat_requests
+    assert "requests" not in json.loads(cli("export", chat))  # only when asked: it is big
     diff = cli("requests", chat, "--diff", "1", "2")
     assert diff.startswith("The earlier request is a prefix of the later one: the cache holds.")
     last = str(len(listed))  # after the summary: the cache breaks where it went in
