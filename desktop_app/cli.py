@@ -21,6 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_app.config.prices import format_money
 from desktop_app.config.settings import SETTINGS, Settings
 from desktop_app.core.blocks import block_type
 from desktop_app.core.cancel import CancelToken
@@ -39,6 +40,7 @@ from desktop_app.storage.search import MARK_END, MARK_START
 
 if TYPE_CHECKING:  # the engine loads only when a command needs it
     from desktop_app.chats import Chat, Engine
+    from desktop_app.config.prices import Spend
     from desktop_app.context.projection import Plan
     from desktop_app.storage.ledger import SentRequest
     from desktop_app.storage.search import SearchHit
@@ -137,10 +139,11 @@ def cmd_chat(engine: Engine, args: argparse.Namespace) -> int:
                     }
                     for m in messages
                 ],
+                "cost": _spend_json(chat.spend()),
             }
             print(json.dumps(shown, ensure_ascii=False, indent=2))
             return 0
-        print(f"{chat.title}  ({chat.id}, {chat.info.model})")
+        print(f"{chat.title}  ({chat.id}, {chat.info.model}) — cost: {chat.spend().text()}")
         for m in messages:
             status = "" if m.status.value == "complete" else f" [{m.status.value}]"
             kinds = ", ".join(block_type(b) for b in m.blocks)
@@ -460,7 +463,10 @@ def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
     if not sent:
         print(f"{chat.title}: no requests sent yet.")
         return 0
+    prices = engine.prices()
     for r in sent:
+        cost = prices.cost(r.model, r.usage) if r.usage else None
+        money = format_money(cost, prices.currency) if cost is not None else "—"
         usage = (
             f"in {r.usage.input_tokens:,} · cache write {r.usage.cache_creation_input_tokens:,}"
             f" · cache read {r.usage.cache_read_input_tokens:,} · out {r.usage.output_tokens:,}"
@@ -471,9 +477,37 @@ def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.sent_at))
         print(
             f"#{r.number:<4} {when}  {r.model}  {r.message_count} messages  {took}  "
-            f"{r.status}  {usage}"
+            f"{r.status}  {usage}  {money}"
         )
+    print(f"Total: {chat.spend().text()} (prices of {prices.updated})")
     return 0
+
+
+def cmd_spend(engine: Engine, args: argparse.Namespace) -> int:
+    """What the requests of every chat cost: today, this month, or all time."""
+    now = time.localtime()
+    starts = {
+        "today": time.mktime((now.tm_year, now.tm_mon, now.tm_mday, 0, 0, 0, 0, 0, -1)),
+        "month": time.mktime((now.tm_year, now.tm_mon, 1, 0, 0, 0, 0, 0, -1)),
+        "all": None,
+    }
+    spend = engine.spend(starts[args.period])
+    if args.json:
+        print(json.dumps({"period": args.period, **_spend_json(spend)}, indent=2))
+        return 0
+    label = {"today": "Today", "month": "This month", "all": "All time"}[args.period]
+    print(f"{label}: {spend.text()} (prices of {engine.prices().updated})")
+    return 0
+
+
+def _spend_json(spend: Spend) -> dict[str, Any]:
+    return {
+        "amount": round(spend.cost, 6),
+        "currency": spend.currency,
+        "requests": spend.requests,
+        "priced_requests": spend.priced,
+        "models_without_a_price": list(spend.unpriced_models),
+    }
 
 
 def _request_json(r: SentRequest) -> dict[str, Any]:
@@ -603,6 +637,7 @@ _COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "compact": cmd_compact,
     "context": cmd_context,
     "requests": cmd_requests,
+    "spend": cmd_spend,
     "export": cmd_export,
     "import": cmd_import,
     "search": cmd_search,

@@ -147,6 +147,10 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
     )
     requests.add_argument("--json", action="store_true")
 
+    spend = sub.add_parser("spend", help="what the requests of every chat cost, by the price table")
+    spend.add_argument("period", nargs="?", choices=("today", "month", "all"), default="month")
+    spend.add_argument("--json", action="store_true")
+
     export = sub.add_parser("export", help="a chat as JSON (contextdesk.chat) or Markdown")
     export.add_argument("chat")
     export.add_argument(

@@ -41,6 +41,7 @@ from desktop_app.storage.store import ChatInfo
 
 if TYPE_CHECKING:  # the context engine, the loop and the tools load with the first plan
     from desktop_app.chats.engine import Engine
+    from desktop_app.config.prices import Spend
     from desktop_app.context.compaction import CompactionPreview
     from desktop_app.context.planner import ContextPlanner
     from desktop_app.context.projection import Plan, Projector
@@ -208,6 +209,14 @@ class Chat:
                 kind=ErrorKind.USAGE,
             )
         return ledger.body(self.engine.store.db, found.id)
+
+    def spend(self) -> Spend:
+        """What this chat's requests cost, by the price table (tokens only where a model
+        has no price)."""
+        from desktop_app.storage import ledger
+
+        rows = ledger.usage_rows(self.engine.store.db, chat_id=self.id)
+        return self.engine.prices().spend(rows)
 
     def diff_requests(self, before: str, after: str) -> RequestDiff:
         """Two requests side by side — each a number from the ledger, or `next` (what a send

@@ -43,6 +43,7 @@ from desktop_app.storage.store import ChatInfo, ChatStore
 
 if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the first paint
     from desktop_app.chats.chat import Chat
+    from desktop_app.config.prices import PriceTable, Spend
     from desktop_app.tokens.counter import TokenCounter
 
 DEMO_MODEL = "contextdesk-demo"
@@ -74,6 +75,7 @@ class Engine:
     window_open: bool = False  # a window holds this data folder (we are the command line)
     connection: Connection = field(init=False)
     _counter: TokenCounter | None = field(default=None, init=False, repr=False)
+    _prices: PriceTable | None = field(default=None, init=False, repr=False)
     _chats: dict[str, Chat] = field(default_factory=dict, init=False, repr=False)
     _seen_version: int = field(default=0, init=False, repr=False)
     _settings_stamp: int | None = field(default=None, init=False, repr=False)
@@ -136,6 +138,20 @@ class Engine:
 
             self._counter = TokenCounter(calibration=Calibration(self.store))
         return self._counter
+
+    def prices(self) -> PriceTable:
+        """The price table (bundled, with the user's `prices.json` over it), read once."""
+        if self._prices is None:
+            from desktop_app.config.prices import PriceTable
+
+            self._prices = PriceTable.load(self.paths.config)
+        return self._prices
+
+    def spend(self, since: float | None = None) -> Spend:
+        """What every chat's requests cost since `since` (all time when None)."""
+        from desktop_app.storage import ledger
+
+        return self.prices().spend(ledger.usage_rows(self.store.db, since=since))
 
     def model_of(self, chat: ChatInfo) -> str:
         return DEMO_MODEL if self.demo else chat.model

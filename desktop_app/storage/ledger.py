@@ -237,6 +237,23 @@ def requests(db: sqlite3.Connection, chat_id: str) -> list[SentRequest]:
     ]
 
 
+def usage_rows(
+    db: sqlite3.Connection, *, chat_id: str | None = None, since: float | None = None
+) -> list[tuple[str, Usage | None]]:
+    """(model, usage) of every request sent — of one chat, and since a time, if given."""
+    where: list[str] = []
+    args: list[object] = []
+    if chat_id is not None:
+        where.append("chat_id = ?")
+        args.append(chat_id)
+    if since is not None:
+        where.append("sent_at >= ?")
+        args.append(since)
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = db.execute(f"SELECT model, usage FROM requests{clause}", args).fetchall()
+    return [(row[0], usage_from_api(json.loads(row[1])) if row[1] else None) for row in rows]
+
+
 def body(db: sqlite3.Connection, request_id: int) -> dict[str, Any]:
     """The request's body, as it was sent."""
     row = db.execute("SELECT head, marks FROM requests WHERE id = ?", (request_id,)).fetchone()

@@ -47,7 +47,7 @@ def test_the_shown_next_request_is_the_one_sent(
         first = received[before].body
         assert {k: v for k, v in first.items() if k != "stream"} == shown
 
-    chat = cli("chat", "new", "--keep-recent", "1").strip()
+    chat = cli("chat", "new", "--keep-recent", "1", "--model", "claude-haiku-4-5").strip()
     cli("pin", chat, "The order number is #88213.")
     sent_as_shown("What was my order number?")
     sim.queue(Reply.tools(("toolu_t1", "current_time", {}), text="Checking the time."))
@@ -76,6 +76,23 @@ def test_the_shown_next_request_is_the_one_sent(
     for entry, body in zip(listed, chat_requests, strict=True):
         assert json.loads(cli("requests", chat, str(entry["number"]))) == body
         assert entry["usage"]["input_tokens"] > 0
+    # What they cost is their usage times the price table (Haiku 4.5: $1 in, $5 out,
+    # $1.25 cache write, $0.10 cache read per million), by hand.
+    by_hand = sum(
+        (
+            r["usage"]["input_tokens"] * 1
+            + r["usage"]["output_tokens"] * 5
+            + r["usage"]["cache_creation_input_tokens"] * 1.25
+            + r["usage"]["cache_read_input_tokens"] * 0.10
+        )
+        / 1_000_000
+        for r in listed
+    )
+    shown_cost = json.loads(cli("chat", "show", chat, "--json"))["cost"]
+    assert shown_cost["amount"] == pytest.approx(by_hand, abs=1e-6)
+    assert shown_cost["requests"] == len(listed)
+    assert json.loads(cli("spend", "today", "--json"))["amount"] == pytest.approx(by_hand, abs=1e-6)
+
     exported = json.loads(cli("export", chat, "--with-requests"))
     assert [r["body"] for r in exported["requests"]] == chat_requests
     assert "requests" not in json.loads(cli("export", chat))  # only when asked: it is big

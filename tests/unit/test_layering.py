@@ -107,11 +107,12 @@ def test_the_window_starts_without_the_engine_the_sdk_or_the_encoding() -> None:
 
 PACKAGE = Path(desktop_app.__file__).parent
 FACES = [PACKAGE / "cli.py", *sorted((PACKAGE / "ui").glob("*.py"))]
-# Modules of plain values (blocks, messages, events, errors, ports, facts, context state):
-# the faces may use anything in them.
+# Modules of plain values (blocks, messages, events, errors, ports, facts, context state,
+# prices and how money is written): the faces may use anything in them.
 VALUE_MODULES = {
     "desktop_app",
     "desktop_app.bundled",
+    "desktop_app.config.prices",
     "desktop_app.core.blocks",
     "desktop_app.core.cancel",
     "desktop_app.core.errors",

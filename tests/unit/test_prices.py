@@ -1,0 +1,67 @@
+"""Cost: the API's usage times the dated price table, never a guess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop_app.config.prices import PriceTable, format_money
+from desktop_app.core.messages import Usage
+
+
+def test_a_scripted_usage_sequence_costs_what_the_table_says_by_hand(tmp_path: Path) -> None:
+    table = PriceTable.load(tmp_path)  # no user file: the bundled table
+    usage = Usage(
+        input_tokens=1_000,
+        output_tokens=500,
+        cache_creation_input_tokens=2_000,
+        cache_read_input_tokens=30_000,
+    )
+    # Sonnet 4.5: $3 in, $15 out, $3.75 cache write (5 min), $0.30 cache read, per million.
+    by_hand = (1_000 * 3 + 500 * 15 + 2_000 * 3.75 + 30_000 * 0.30) / 1_000_000
+    assert table.cost("claude-sonnet-4-5-20250929", usage) == pytest.approx(by_hand)
+    assert table.cost("claude-sonnet-4-5", usage) == pytest.approx(0.027)
+    assert table.cost("some-local-model", usage) is None  # tokens only: never a guess
+    spend = table.spend(
+        [("claude-sonnet-4-5", usage), ("claude-haiku-4-5", Usage(10_000, 1_000)), ("x", usage)]
+    )
+    assert spend.cost == pytest.approx(0.027 + (10_000 * 1 + 1_000 * 5) / 1_000_000)
+    assert (spend.requests, spend.priced, spend.unpriced_models) == (3, 2, ("x",))
+    assert spend.text() == "$0.0420 over 2 of 3 request(s) (no price for x)"
+
+
+def test_the_users_prices_win_and_a_broken_file_is_said_not_used(tmp_path: Path) -> None:
+    (tmp_path / "prices.json").write_text(
+        json.dumps(
+            {
+                "updated": "2026-11-30",
+                "models": {
+                    "my-model": {
+                        "input": 1,
+                        "output": 2,
+                        "cache_write_5m": 1,
+                        "cache_write_1h": 1,
+                        "cache_read": 0,
+                    },
+                    "claude-haiku-4-5": {"input": "free"},
+                },
+            }
+        )
+    )
+    table = PriceTable.load(tmp_path)
+    assert table.updated == "2026-11-30"
+    assert table.cost("my-model", Usage(1_000_000, 1_000_000)) == 3.0
+    assert table.price("claude-haiku-4-5") is not None  # the bad entry left the bundled one
+    assert "claude-haiku-4-5: needs input" in table.problems[0]
+    (tmp_path / "prices.json").write_text("{not json")
+    broken = PriceTable.load(tmp_path)
+    assert "was not used" in broken.problems[0]
+    assert broken.price("claude-opus-4-5") is not None
+
+
+def test_money_is_written_for_its_size() -> None:
+    assert format_money(0.004213) == "$0.0042"
+    assert format_money(12.3456) == "$12.35"
+    assert format_money(0) == "$0.00"
