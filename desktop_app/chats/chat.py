@@ -213,10 +213,7 @@ class Chat:
     def spend(self) -> Spend:
         """What this chat's requests cost, by the price table (tokens only where a model
         has no price)."""
-        from desktop_app.storage import ledger
-
-        rows = ledger.usage_rows(self.engine.store.db, chat_id=self.id)
-        return self.engine.prices().spend(rows)
+        return self.engine.spend(chat_id=self.id)
 
     def diff_requests(self, before: str, after: str) -> RequestDiff:
         """Two requests side by side — each a number from the ledger, or `next` (what a send

@@ -147,11 +147,13 @@ class Engine:
             self._prices = PriceTable.load(self.paths.config)
         return self._prices
 
-    def spend(self, since: float | None = None) -> Spend:
-        """What every chat's requests cost since `since` (all time when None)."""
+    def spend(self, since: float | None = None, chat_id: str | None = None) -> Spend:
+        """What the requests cost — every chat's, or one's — since `since` (all time
+        when None)."""
         from desktop_app.storage import ledger
 
-        return self.prices().spend(ledger.usage_rows(self.store.db, since=since))
+        rows = ledger.usage_rows(self.store.db, chat_id=chat_id, since=since)
+        return self.prices().spend(rows)
 
     def model_of(self, chat: ChatInfo) -> str:
         return DEMO_MODEL if self.demo else chat.model

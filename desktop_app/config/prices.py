@@ -53,6 +53,8 @@ class Spend:
         if not self.unpriced_models:
             return f"{money} over {self.requests} request(s)"
         names = ", ".join(self.unpriced_models)
+        if not self.priced:
+            return f"{self.requests} request(s); no price for {names} (tokens only)"
         return f"{money} over {self.priced} of {self.requests} request(s) (no price for {names})"
 
 

@@ -39,6 +39,7 @@ class ChatListController(QObject):
         self.engine = engine
         self.panel = panel
         self.window = window
+        panel.model.spend_of = lambda chat_id: engine.spend(chat_id=chat_id).text()
         panel.search_changed.connect(self._on_panel_search_changed)
         panel.rename_requested.connect(self._on_panel_rename_requested)
         panel.pin_requested.connect(self._on_panel_pin_requested)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt
@@ -40,6 +40,7 @@ class ChatListModel(QAbstractListModel):
         self._hits: dict[str, SearchHit] = {}
         self._activity: dict[str, str] = {}
         self.searching = False
+        self.spend_of: Callable[[str], str] | None = None  # a chat's cost, said (on hover)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 — Qt's signature
         return 0 if parent.isValid() else len(self._chats)
@@ -51,7 +52,8 @@ class ChatListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return f"{chat.title}\n{self._second_line(chat)}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{chat.title}\n{describe(chat)}\nmodel {chat.model}"
+            spent = f"\ncost: {self.spend_of(chat.id)}" if self.spend_of else ""
+            return f"{chat.title}\n{describe(chat)}\nmodel {chat.model}{spent}"
         if role == CHAT_ROLE:
             return chat
         if role == ID_ROLE:

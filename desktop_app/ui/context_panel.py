@@ -213,7 +213,12 @@ class ContextPanel(QStackedWidget):
             self.figures.setText("Counting…")
             self.legend.setText("")
             return
-        self.figures.setText(_figures(plan))
+        prices = session.chat.engine.prices()
+        spent = session.chat.spend()
+        self.figures.setText(
+            f"{_figures(plan)}<br>Spent in this chat: {spent.text()} "
+            f"(the API's reported usage × prices of {prices.updated})"
+        )
         self.legend.setText(_legend(plan))
         if plan.request.system:
             self.effective.setPlainText("\n\n".join(part.text for part in plan.request.system))

@@ -253,3 +253,21 @@ def test_a_fact_pinned_while_a_reply_streams_is_kept(
     wait_idle(qtbot, session)
     facts = [f.text for f in engine.store.context_state(session.chat.id).facts]
     assert facts == ["Refund 847.20 by 2026-04-13"]
+
+
+def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """Two requests (a tool loop) are in the ledger; the demo model has no price, so the
+    window says so (tokens only) instead of a guess."""
+    window.new_action.trigger()
+    session = type_and_send(window, qtbot, "What time is it?")
+    wait_idle(qtbot, session)
+    assert len(session.chat.sent_requests()) == 2
+    window.context_action.setChecked(True)
+    panel = window.context
+    spent = "Spent in this chat: 2 request(s); no price for contextdesk-demo (tokens only)"
+    qtbot.waitUntil(lambda: spent in panel.figures.text(), timeout=5000)
+    index = window.chat_list.index_of(session.chat.id)
+    tooltip = index.data(Qt.ItemDataRole.ToolTipRole)
+    assert "cost: 2 request(s); no price for" in tooltip
