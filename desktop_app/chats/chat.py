@@ -210,6 +210,15 @@ class Chat:
             )
         return ledger.body(self.engine.store.db, found.id)
 
+    def facts_last_sent(self, facts: Sequence[Fact]) -> dict[str, tuple[int, float]]:
+        """Fact id → (request number, time) of the last request that carried it, from the
+        ledger (a fact never sent is not in it)."""
+        from desktop_app.storage import ledger
+
+        rendered = {f.id: f.render() for f in facts}
+        sent = ledger.last_sent_with(self.engine.store.db, self.id, list(rendered.values()))
+        return {fid: sent[text] for fid, text in rendered.items() if text in sent}
+
     def spend(self) -> Spend:
         """What this chat's requests cost, by the price table (tokens only where a model
         has no price)."""

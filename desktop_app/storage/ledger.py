@@ -254,6 +254,29 @@ def usage_rows(
     return [(row[0], usage_from_api(json.loads(row[1])) if row[1] else None) for row in rows]
 
 
+def last_sent_with(
+    db: sqlite3.Connection, chat_id: str, texts: Sequence[str]
+) -> dict[str, tuple[int, float]]:
+    """For each text, the (number, time) of the chat's last request whose system, tools or
+    settings carried it — what a pinned fact's "last sent" is. Heads repeat from request
+    to request, so each distinct one is read once."""
+    needles = {t: json.dumps(t, ensure_ascii=False)[1:-1] for t in texts}  # as in the JSON
+    found: dict[str, tuple[int, float]] = {}
+    heads: dict[int, str] = {}
+    for number, sent_at, head in db.execute(
+        "SELECT number, sent_at, head FROM requests WHERE chat_id = ? ORDER BY number DESC",
+        (chat_id,),
+    ):
+        if head not in heads:
+            heads[head] = _part_text(db, head)
+        for text, needle in needles.items():
+            if text not in found and needle in heads[head]:
+                found[text] = (number, sent_at)
+        if len(found) == len(needles):
+            break
+    return found
+
+
 def body(db: sqlite3.Connection, request_id: int) -> dict[str, Any]:
     """The request's body, as it was sent."""
     row = db.execute("SELECT head, marks FROM requests WHERE id = ?", (request_id,)).fetchone()

@@ -30,8 +30,6 @@ from PySide6.QtWidgets import (
 
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextSettings, ContextState
-from desktop_app.core.blocks import ToolResultBlock
-from desktop_app.core.messages import Message
 from desktop_app.ui.context_meter import SEGMENTS, ContextMeter
 
 if TYPE_CHECKING:
@@ -260,19 +258,17 @@ class ContextPanel(QStackedWidget):
         self._updating = False
 
     def _last_sent_text(self, session: ChatSession) -> Callable[[Fact], str]:
-        """ "last sent in turn N" for facts pinned before the last reply, else "not sent
-        yet" (every accepted fact goes with every request)."""
-        messages = session.messages
-        replies = [m for m in messages if m.role == "assistant"]
-        turns = sum(1 for m in messages if m.role == "user" and not _only_results(m))
-        last_reply = replies[-1].created_at if replies else None
+        """ "last sent in request #N · 14:03" from the request ledger: the last request that
+        really carried the fact (a fact accepted since has not been sent yet)."""
+        sent = session.chat.facts_last_sent(session.state().facts)
 
         def last_sent(fact: Fact) -> str:
             if fact.pending:
                 return "not sent: waiting for you"
-            if last_reply is None or fact.created_at > last_reply:
+            if fact.id not in sent:
                 return "not sent yet"
-            return f"last sent in turn {turns}"
+            number, when = sent[fact.id]
+            return f"last sent in request #{number} · {_when(when)}"
 
         return last_sent
 
@@ -389,10 +385,6 @@ class ContextPanel(QStackedWidget):
         )
         if self._confirm(what, state=session.state().clear_results(ids)):
             session.clear_tool_results(ids)
-
-
-def _only_results(message: Message) -> bool:
-    return bool(message.blocks) and all(isinstance(b, ToolResultBlock) for b in message.blocks)
 
 
 def _figures(plan: Plan) -> str:

@@ -559,3 +559,22 @@ def test_an_imported_request_goes_on_as_its_author_sent_it(
     assert finished.error is None
     sent = simulator.message_requests()[-1].body
     assert {k: v for k, v in sent.items() if k != "stream"} == expected
+
+
+def test_a_facts_last_sent_is_the_last_request_that_carried_it(
+    engine: Engine, simulator: SimulatorServer
+) -> None:
+    chat = engine.new_chat()
+    first = chat.pin("The order number is #88213.")
+    assert chat.facts_last_sent(chat.state.facts) == {}  # pinned, not sent yet
+    chat.send("hello", ScriptedApprover())
+    second = chat.pin("Refunds take 5 days.")
+    sent = chat.facts_last_sent(chat.state.facts)
+    assert sent[first.id][0] == 1
+    assert second.id not in sent  # pinned after the last request: not sent, whatever the turn
+    chat.send("and then?", ScriptedApprover())
+    sent = chat.facts_last_sent(chat.state.facts)
+    assert (sent[first.id][0], sent[second.id][0]) == (2, 2)
+    for number, fact in ((1, first), (2, first), (2, second)):  # the ledger's bodies agree
+        assert fact.render() in json.dumps(chat.sent_body(number)["system"], ensure_ascii=False)
+    assert second.render() not in json.dumps(chat.sent_body(1), ensure_ascii=False)
