@@ -23,11 +23,44 @@ class RequestDiff:
 def diff_bodies(
     before: dict[str, Any], after: dict[str, Any], names: tuple[str, str] = ("before", "after")
 ) -> RequestDiff:
+    """What changed from `before` to `after`. Long histories share most messages, so
+    only the messages between their common start and common end are compared line by
+    line (two 5,000-message requests diff in milliseconds, not minutes)."""
     first, why = _first_change(before, after)
-    lines = difflib.unified_diff(
-        _pretty(before).splitlines(), _pretty(after).splitlines(), *names, lineterm="", n=2
+    old, new = before.get("messages") or [], after.get("messages") or []
+    start = _shared(old, new)
+    end = _shared(old[start:][::-1], new[start:][::-1])
+    head_old = {k: v for k, v in before.items() if k != "messages"}
+    head_new = {k: v for k, v in after.items() if k != "messages"}
+    lines = list(
+        difflib.unified_diff(
+            _pretty(head_old).splitlines(), _pretty(head_new).splitlines(), *names, lineterm="", n=2
+        )
     )
+    middle_old, middle_new = old[start : len(old) - end], new[start : len(new) - end]
+    if middle_old != middle_new:
+        if not lines:
+            lines += [f"--- {names[0]}", f"+++ {names[1]}"]
+        lines.append(f"@@ messages from {start} ({start} before them unchanged, {end} after) @@")
+        lines += list(
+            difflib.unified_diff(
+                _pretty(middle_old).splitlines(),
+                _pretty(middle_new).splitlines(),
+                lineterm="",
+                n=2,
+            )
+        )[2:]  # (its own ---/+++ lines: said above)
     return RequestDiff(first, why, tuple(lines))
+
+
+def _shared(a: list[Any], b: list[Any]) -> int:
+    """How many leading items `a` and `b` share, markers aside."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y and _plain(x) != _plain(y):
+            break
+        n += 1
+    return n
 
 
 def _first_change(before: dict[str, Any], after: dict[str, Any]) -> tuple[str | None, str]:
@@ -61,5 +94,5 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _pretty(body: dict[str, Any]) -> str:
+def _pretty(body: Any) -> str:
     return json.dumps(body, ensure_ascii=False, indent=2)

@@ -189,7 +189,7 @@ class ContextPanel(QStackedWidget):
             return
         session = self.session
         self.meter.show_plan(plan)
-        self.request.show_plan(plan, session.last_sent if session else None)
+        self.request.show_plan(plan, session.chat if session else None)
         if session is None:
             return
         state = session.state()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Slot
@@ -29,9 +30,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.ui import theme
-from desktop_app.ui.session import SentRequest
 
 if TYPE_CHECKING:
+    from desktop_app.chats import Chat
     from desktop_app.context.projection import Plan
 
 _TOKENS = re.compile(
@@ -64,25 +65,51 @@ class JsonHighlighter(QSyntaxHighlighter):
                 self.setFormat(match.start(), match.end() - match.start(), self.formats[kind])
 
 
+class DiffHighlighter(QSyntaxHighlighter):
+    """A unified diff: added lines green, removed lines red, positions muted."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.enabled = False
+        self.formats = {}
+        for mark, name in (("+", "in context"), ("-", "not sent"), ("@", "excluded")):
+            fmt = QTextCharFormat()
+            fmt.setForeground(theme.state_colour(name, theme.is_dark()))
+            self.formats[mark] = fmt
+
+    def highlightBlock(self, text: str) -> None:
+        if self.enabled and text[:1] in self.formats and not text.startswith(("+++", "---")):
+            self.setFormat(0, len(text), self.formats[text[:1]])
+
+
 class RequestView(QWidget):
     NEXT = "The next request"
-    LAST = "The last request sent"
+    SENT = "A request sent (from the ledger)"
+    DIFF = "Compare two requests"
+    NEXT_ITEM = "the next request"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.plan: Plan | None = None
-        self.sent: SentRequest | None = None
+        self.chat: Chat | None = None
         self._stale = False  # a plan arrived while the tab was hidden
         self.which = QComboBox()
-        self.which.addItems([self.NEXT, self.LAST])
+        self.which.addItems([self.NEXT, self.SENT, self.DIFF])
         self.which.currentIndexChanged.connect(self._on_which_changed)
+        self.pick = QComboBox()  # a sent request (the earlier one, when comparing)
+        self.pick.setObjectName("requestPick")
+        self.pick.activated.connect(self._on_pick_activated)
+        self.against = QComboBox()  # what it is compared with
+        self.against.setObjectName("requestAgainst")
+        self.against.activated.connect(self._on_pick_activated)
         self.sections = QLabel()
         self.sections.setObjectName("requestSections")
         self.sections.setWordWrap(True)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Find in the request (Enter for the next match)")
         self.search.returnPressed.connect(self._on_search_return_pressed)
-        copy = QPushButton("Copy JSON")
+        copy = QPushButton("Copy")
+        copy.setToolTip("Copy what is shown: the JSON body, or the comparison")
         copy.clicked.connect(self._on_copy_clicked)
         self.text = QPlainTextEdit()
         self.text.setObjectName("requestJson")
@@ -90,19 +117,25 @@ class RequestView(QWidget):
         self.text.setFont(theme.monospace())
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.highlighter = JsonHighlighter(self.text.document())
+        self.diff_highlighter = DiffHighlighter(self.text.document())
+        picks = QHBoxLayout()
+        picks.addWidget(self.pick, 1)
+        picks.addWidget(self.against, 1)
         row = QHBoxLayout()
         row.addWidget(self.search, 1)
         row.addWidget(copy)
         layout = QVBoxLayout(self)
         layout.addWidget(self.which)
+        layout.addLayout(picks)
         layout.addWidget(self.sections)
         layout.addLayout(row)
         layout.addWidget(self.text, 1)
+        self._show_picks()
 
-    def show_plan(self, plan: Plan | None, sent: SentRequest | None) -> None:
+    def show_plan(self, plan: Plan | None, chat: Chat | None) -> None:
         """Keep the newest plan; lay out its JSON only while the tab is on screen. A long
         chat's request is megabytes of JSON, and plans arrive as the user types."""
-        self.plan, self.sent = plan, sent
+        self.plan, self.chat = plan, chat
         self._stale = True
         if self.isVisible():
             self._refresh()
@@ -117,37 +150,109 @@ class RequestView(QWidget):
 
     def _refresh(self) -> None:
         self._stale = False
-        if self.which.currentText() == self.LAST:
-            if self.sent is None:
-                self.sections.setText("Nothing has been sent in this chat since the app started.")
-                self.text.setPlainText("")
-                return
-            usage = self.sent.usage
-            self.sections.setText(
-                "As sent. Reported usage: "
-                + (
-                    f"input {usage.input_tokens:,}, cache read {usage.cache_read_input_tokens:,}, "
-                    f"cache write {usage.cache_creation_input_tokens:,}, output {usage.output_tokens:,} (exact)"
-                    if usage
-                    else "none yet (the reply did not finish)"
-                )
-            )
-            self._set_json(self.sent.request.body())
-            return
+        mode = self.which.currentText()
+        self._show_picks()
+        if mode != self.NEXT:
+            self._fill_picks()
+        if mode == self.SENT:
+            self._show_sent()
+        elif mode == self.DIFF:
+            self._show_diff()
+        else:
+            self._show_next()
+
+    def _show_next(self) -> None:
         if self.plan is None:
             self.sections.setText("Counting…")
-            self.text.setPlainText("")
+            self._set_json(None)
             return
         parts = [
             f"{section.value} ≈{tokens:,}"
             for section, tokens in self.plan.sections.items()
             if tokens
         ]
-        self.sections.setText("Tokens by section: " + " · ".join(parts))
+        draft = (
+            self.chat is not None
+            and self.plan.request.messages[-1:]
+            and (self.plan.request.messages[-1].role == "user")
+        )
+        lead = (
+            "Exactly what Send would send now (with your draft as the last message)."
+            if draft
+            else "The composer is empty: this is the history as it would go, and your message "
+            "goes at its end."
+        )
+        self.sections.setText(f"{lead} Tokens by section: " + " · ".join(parts))
         self._set_json(self.plan.request.body())
 
+    def _show_sent(self) -> None:
+        chosen = self._chosen(self.pick)
+        if self.chat is None or chosen is None:
+            self.sections.setText("Nothing has been sent in this chat yet.")
+            self._set_json(None)
+            return
+        entry = next(r for r in self.chat.sent_requests() if r.number == chosen)
+        usage = entry.usage
+        took = f" in {entry.seconds:.1f} s" if entry.seconds is not None else ""
+        self.sections.setText(
+            f"As sent to {entry.server}{took}. Reported usage: "
+            + (
+                f"input {usage.input_tokens:,}, cache read {usage.cache_read_input_tokens:,}, "
+                f"cache write {usage.cache_creation_input_tokens:,}, "
+                f"output {usage.output_tokens:,} (exact)"
+                if usage
+                else f"none ({entry.status}: the reply did not finish)"
+            )
+        )
+        self._set_json(self.chat.sent_body(chosen))
+
+    def _show_diff(self) -> None:
+        before, after = self._chosen(self.pick), self.against.currentData()
+        if self.chat is None or before is None or after is None:
+            self.sections.setText("Nothing has been sent in this chat yet: nothing to compare.")
+            self._set_json(None)
+            return
+        diff = self.chat.diff_requests(str(before), str(after))
+        self.sections.setText(diff.why[:1].upper() + diff.why[1:] + ".")
+        self.highlighter.setDocument(None)
+        self.diff_highlighter.enabled = True
+        self.text.setPlainText("\n".join(diff.lines) or "The two requests are the same.")
+
+    def _show_picks(self) -> None:
+        mode = self.which.currentText()
+        self.pick.setVisible(mode != self.NEXT)
+        self.against.setVisible(mode == self.DIFF)
+
+    def _fill_picks(self) -> None:
+        """The ledger's requests, newest first; the choice kept across refreshes. When
+        comparing, the default is the last sent against the next."""
+        sent = self.chat.sent_requests() if self.chat is not None else []
+        keep, keep_against = self._chosen(self.pick), self.against.currentData()
+        self.pick.clear()
+        self.against.clear()
+        self.against.addItem(self.NEXT_ITEM, "next")
+        for entry in reversed(sent):
+            label = (
+                f"#{entry.number} · {time.strftime('%d %b %H:%M', time.localtime(entry.sent_at))}"
+                f" · {entry.message_count} messages"
+            )
+            self.pick.addItem(label, entry.number)
+            self.against.addItem(label, str(entry.number))
+        if keep is not None and self.pick.findData(keep) >= 0:
+            self.pick.setCurrentIndex(self.pick.findData(keep))
+        if keep_against is not None and self.against.findData(keep_against) >= 0:
+            self.against.setCurrentIndex(self.against.findData(keep_against))
+
+    @staticmethod
+    def _chosen(box: QComboBox) -> int | None:
+        data = box.currentData()
+        return int(data) if data is not None else None
+
     def _set_json(self, body: object) -> None:
-        text = json.dumps(body, ensure_ascii=False, indent=2)
+        if self.diff_highlighter.enabled:  # back from a comparison: JSON colours again
+            self.diff_highlighter.enabled = False
+            self.highlighter.setDocument(self.text.document())
+        text = "" if body is None else json.dumps(body, ensure_ascii=False, indent=2)
         if text != self.text.toPlainText():
             scroll = self.text.verticalScrollBar().value()
             self.text.setPlainText(text)
@@ -155,6 +260,10 @@ class RequestView(QWidget):
 
     @Slot(int)
     def _on_which_changed(self, _index: int) -> None:
+        self._refresh()
+
+    @Slot(int)
+    def _on_pick_activated(self, _index: int) -> None:
         self._refresh()
 
     @Slot()

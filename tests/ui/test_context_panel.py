@@ -250,20 +250,27 @@ def test_the_system_prompt_is_edited_and_the_effective_one_shown(
     assert "tokens" in window.context.system_tokens.text()
 
 
-def test_the_request_tab_shows_the_last_request_sent_and_its_usage(
+def test_the_request_tab_shows_sent_requests_and_compares_them_with_the_next(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     session = open_demo(window, engine, qtbot, turns=2)
     view = window.context.request
     window.context.tabs.setCurrentWidget(view)
-    view.which.setCurrentText(view.LAST)
+    view.which.setCurrentText(view.SENT)
     assert "Nothing has been sent" in view.sections.text()
     session.send((TextBlock("hello"),))
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
     qtbot.waitUntil(lambda: "Reported usage" in view.sections.text(), timeout=5000)
     assert "(exact)" in view.sections.text()
+    assert json.loads(view.body_text()) == session.chat.sent_body(1)  # from the ledger
     assert '"hello"' in view.body_text()
+    view.which.setCurrentText(view.DIFF)  # the last sent against the next, by default
+    assert view.pick.currentText().startswith("#1 ·")
+    assert view.against.currentText() == view.NEXT_ITEM
+    assert view.sections.text().startswith("The earlier request is a prefix of the later one")
+    assert any(line.startswith("+") for line in view.body_text().splitlines())
     view.which.setCurrentText(view.NEXT)
+    assert "composer is empty" in view.sections.text()
     assert "Tokens by section" in view.sections.text()
     qtbot.keyClicks(view.search, "hello")
     qtbot.keyClick(view.search, Qt.Key.Key_Return)
