@@ -233,8 +233,8 @@ class Chat:
         return diff_bodies(self._body_of(before), self._body_of(after), names)
 
     def _body_of(self, which: str) -> dict[str, Any]:
-        if which == "next":
-            return self.plan().request.body()
+        if which == "next":  # as it would go: the recorded ones say "stream" too
+            return {**self.plan().request.body(), "stream": True}
         if not which.isdigit():
             raise ContextDeskError(
                 "Not a request",

@@ -54,7 +54,7 @@ class Spend:
             return f"{money} over {self.requests} request(s)"
         names = ", ".join(self.unpriced_models)
         if not self.priced:
-            return f"{self.requests} request(s); no price for {names} (tokens only)"
+            return f"{self.requests} request(s); no price for {names}, so tokens only"
         return f"{money} over {self.priced} of {self.requests} request(s) (no price for {names})"
 
 

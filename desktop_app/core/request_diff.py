@@ -44,10 +44,7 @@ def diff_bodies(
         lines.append(f"@@ messages from {start} ({start} before them unchanged, {end} after) @@")
         lines += list(
             difflib.unified_diff(
-                _pretty(middle_old).splitlines(),
-                _pretty(middle_new).splitlines(),
-                lineterm="",
-                n=2,
+                _message_lines(middle_old), _message_lines(middle_new), lineterm="", n=2
             )
         )[2:]  # (its own ---/+++ lines: said above)
     return RequestDiff(first, why, tuple(lines))
@@ -92,6 +89,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
+
+
+def _message_lines(messages: list[Any]) -> list[str]:
+    """Each message as pretty JSON, one after another (no enclosing list to diff)."""
+    return [line for m in messages for line in _pretty(m).splitlines()]
 
 
 def _pretty(body: Any) -> str:

@@ -213,10 +213,8 @@ class ContextPanel(QStackedWidget):
             return
         prices = session.chat.engine.prices()
         spent = session.chat.spend()
-        self.figures.setText(
-            f"{_figures(plan)}<br>Spent in this chat: {spent.text()} "
-            f"(the API's reported usage × prices of {prices.updated})"
-        )
+        priced = f" (the API's reported usage × prices of {prices.updated})" if spent.priced else ""
+        self.figures.setText(f"{_figures(plan)}<br>Spent in this chat: {spent.text()}{priced}")
         self.legend.setText(_legend(plan))
         if plan.request.system:
             self.effective.setPlainText("\n\n".join(part.text for part in plan.request.system))
