@@ -345,15 +345,20 @@ class MessageDelegate(QStyledItemDelegate):
 
 
 def token_label(message: Message, chips: tuple[BlockChip, ...]) -> str:
-    """The header's figures: the blocks' tokens (≈ unless exact) and, for a reply, how
-    many tokens the API reported generating (exact)."""
+    """The header's figures: the blocks' tokens (≈ unless exact) and, for a finished reply,
+    how many tokens the API reported generating (exact). An interrupted reply's count
+    never arrived (the API reports it at the end): it says what arrived instead."""
     total = sum(c.tokens for c in chips)
     if not total:
         return ""
     exact = all(c.exact for c in chips)
     text = f"{'' if exact else '≈'}{total:,} tokens"
     usage = message.usage
-    if message.role == "assistant" and usage is not None and usage.output_tokens:
+    if message.role != "assistant":
+        return text
+    if message.status is not MessageStatus.COMPLETE:
+        return f"{text} · {message.status.value}: this much arrived"
+    if usage is not None and usage.output_tokens:
         text += f" · {usage.output_tokens:,} generated (exact)"
     return text
 

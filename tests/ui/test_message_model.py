@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -112,3 +114,6 @@ def test_a_replys_header_shows_its_estimate_and_the_exact_output() -> None:
     assert token_label(reply, chips) == "≈85 tokens · 120 generated (exact)"
     assert token_label(user_text("q"), chips[:1]) == "≈70 tokens"
     assert token_label(user_text("q"), ()) == ""
+    # Stopped mid-reply: the API's count (sent at the end) never came; 1 is not "exact".
+    stopped = replace(reply, status=MessageStatus.INTERRUPTED, usage=Usage(900, 1))
+    assert token_label(stopped, chips) == "≈85 tokens · interrupted: this much arrived"
