@@ -338,12 +338,24 @@ class ContextPanel(QStackedWidget):
         *,
         settings: ContextSettings | None = None,
         state: ContextState | None = None,
+        to_shrink: bool = False,
     ) -> bool:
-        """Show the next request's size before and after a change; True to go ahead."""
+        """Show the next request's size before and after a change; True to go ahead. A
+        change made `to_shrink` the request that would not is not offered: it says why."""
         session = self.session
         if session is None or session.plan is None:
             return True
         after = session.chat.plan_if(session.messages, settings=settings, state=state)
+        before = session.plan.estimated_input
+        if to_shrink and after.estimated_input >= before:
+            QMessageBox.information(
+                self,
+                "It would not make the request smaller",
+                f"{what}\n\nNext request: ≈{before:,} → ≈{after.estimated_input:,} tokens: "
+                "what it would leave out is no longer than what would stand in its place, so "
+                "nothing was changed.",
+            )
+            return False
         answer = QMessageBox.question(
             self,
             "Change what is sent?",
@@ -381,7 +393,7 @@ class ContextPanel(QStackedWidget):
             f"{len(ids):,} older tool results will be sent as a short placeholder "
             "(the transcript keeps them)."
         )
-        if self._confirm(what, state=session.state().clear_results(ids)):
+        if self._confirm(what, state=session.state().clear_results(ids), to_shrink=True):
             session.clear_tool_results(ids)
 
 

@@ -20,7 +20,8 @@ from desktop_app.chats import Engine
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.policies import old_tool_result_ids
 from desktop_app.context.projection import Section
-from desktop_app.core.blocks import TextBlock
+from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from desktop_app.core.messages import Message
 from desktop_app.ui.compaction_dialog import CompactionDialog
 from desktop_app.ui.facts_panel import MIME
 from desktop_app.ui.main_window import MainWindow
@@ -307,6 +308,36 @@ def test_clearing_old_tool_results_previews_the_change(
         if c.kind == "tool_result"
     }
     assert "cleared" in states
+
+
+def test_clearing_results_that_are_shorter_than_their_placeholder_is_not_offered(
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Results of a word or two cost less than the note that would stand in for them:
+    clearing them would make the request bigger, so it says so and changes nothing."""
+    chat = engine.new_chat("Tiny results")
+    turns = []
+    for n in range(14):
+        call = ToolUseBlock(f"toolu_{n}", "current_time", {})
+        turns += [
+            Message("user", (TextBlock(f"Time check {n}?"),)),
+            Message("assistant", (call,)),
+            Message("user", (ToolResultBlock(f"toolu_{n}", "ok"),)),
+            Message("assistant", (TextBlock("Done."),)),
+        ]
+    engine.store.append_messages(chat.id, turns)
+    window.chat_list.set_chats(engine.store.list_chats())
+    session = window.open_chat(chat.id)
+    assert session is not None
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    told: list[str] = []
+    monkeypatch.setattr(
+        QMessageBox, "information", lambda parent, title, text: told.append(f"{title}: {text}")
+    )
+    monkeypatch.setattr(QMessageBox, "question", lambda *args: pytest.fail("offered anyway"))
+    qtbot.mouseClick(window.context.clear_results_button, Qt.MouseButton.LeftButton)
+    assert told[0].startswith("It would not make the request smaller:")
+    assert not engine.store.context_state(chat.id).cleared_results
 
 
 def test_import_lists_the_problems_and_imports_nothing(
