@@ -122,6 +122,13 @@ class SettingsDialog(QDialog):
         self.thinking_budget.setSuffix(" tokens")
         self.thinking_budget.setEnabled(self.thinking.isChecked())
         self.thinking.toggled.connect(self.thinking_budget.setEnabled)
+        self.thinking_note = QLabel()  # says when the max output was raised to fit
+        self.thinking_note.setObjectName("thinkingNote")
+        self.thinking_note.setWordWrap(True)
+        self.thinking_note.setEnabled(False)
+        self.thinking_note.hide()
+        self.thinking.toggled.connect(self._fit_thinking)
+        self.thinking_budget.valueChanged.connect(self._fit_thinking)
         self.system_prompt = QPlainTextEdit(settings.system_prompt)
         self.system_prompt.setPlaceholderText("The system prompt new chats start with")
         self.system_prompt.setMaximumHeight(90)
@@ -170,6 +177,7 @@ class SettingsDialog(QDialog):
         form.addRow("Context window", _row_widget(window_row))
         form.addRow("Max output tokens", self.max_tokens)
         form.addRow("", _row_widget(thinking_row))
+        form.addRow("", self.thinking_note)
         form.addRow("System prompt", self.system_prompt)
         form.addRow("Tools", self.tools)
         form.addRow("", self.commands)
@@ -235,6 +243,22 @@ class SettingsDialog(QDialog):
             changed.connect(lambda *_: self._recheck_soon.start())
         self.model.editTextChanged.connect(self._show_model_window)
         self.resize(620, self.sizeHint().height())
+
+    def _fit_thinking(self, *_: object) -> None:
+        """The API wants the thinking budget below the max output: when a budget is chosen
+        that is not, the max output is raised to leave the reply room — and that is said."""
+        budget, most = self.thinking_budget.value(), self.max_tokens.value()
+        if not self.thinking.isChecked() or budget < most:
+            return
+        raised = min(MAX_TOKENS_RANGE[1], budget + 4096)
+        if raised <= budget:
+            return  # no room above it: the problem line under the budget says what to do
+        self.max_tokens.setValue(raised)
+        self.thinking_note.setText(
+            f"Max output tokens raised from {most:,} to {raised:,}: the thinking budget must "
+            "be below it (the API's rule), with room left for the reply."
+        )
+        self.thinking_note.show()
 
     def _problem_rows(self, form: QFormLayout, fields: dict[str, QWidget]) -> dict[str, QLabel]:
         """Under each checked field, a line (hidden until needed) saying what is wrong."""

@@ -510,8 +510,13 @@ def test_settings_keep_a_model_typed_without_enter_and_refuse_what_the_api_would
     qtbot.keyClicks(line, "qwen3:8b")  # typed, no Enter
     assert dialog.context_window.isEnabled()  # not listed: its window is asked for
     dialog.context_window.setValue(32_768)
-    dialog.thinking.setChecked(True)
-    dialog.thinking_budget.setValue(8192)  # not below the 4,096 max output tokens
+    dialog.thinking.setChecked(True)  # its 4,096 budget is not below the 4,096 max output…
+    assert dialog.max_tokens.value() == 8192  # …so the max output is raised, and that said
+    assert dialog.thinking_note.isVisible()
+    assert "raised from 4,096 to 8,192" in dialog.thinking_note.text()
+    dialog.thinking_budget.setValue(8192)
+    assert dialog.max_tokens.value() == 12_288
+    dialog.max_tokens.setValue(4096)  # the user insists: then it is a problem, said at once
     beside = dialog.field_problems["thinking_budget"]
     qtbot.waitUntil(beside.isVisible, timeout=2000)  # said before Save is pressed
     assert "must be below the max output tokens" in beside.text()
