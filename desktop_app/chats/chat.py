@@ -250,13 +250,20 @@ class Chat:
             messages.append(Message("user", (TextBlock(draft),)))
         return self.planner().compacts_first(plan, repaired(messages))
 
-    def planning(self, draft: str, history: Sequence[Message]) -> Callable[[], Plan]:
+    def planning(
+        self, draft: str | Sequence[Block], history: Sequence[Message]
+    ) -> Callable[[], Plan]:
         """`plan`, split for threads: call this on the database thread (it takes the
-        planner and the state as they are now); call what it returns on any thread."""
+        planner and the state as they are now); call what it returns on any thread.
+        `draft` is the user's next message: its text, or its blocks (attachments too)."""
         planner = self.planner()
         messages = list(history)
-        if draft.strip():
-            messages.append(Message("user", (TextBlock(draft),)))
+        if isinstance(draft, str):
+            blocks: tuple[Block, ...] = (TextBlock(draft),) if draft.strip() else ()
+        else:
+            blocks = tuple(draft)
+        if blocks:
+            messages.append(Message("user", blocks))
         return lambda: planner.plan(repaired(messages))
 
     def plan_if(

@@ -148,13 +148,14 @@ class Composer(QWidget):
     """Signals:
     send_requested(object): the blocks of the user's message (text + attachments).
     stop_requested(): Stop was pressed.
-    draft_changed(str): the draft, after the user paused typing (for the live plan).
+    draft_changed(object): the draft's blocks, as Send would send them, after the user
+        paused typing or changed an attachment (for the live plan).
     problem(str): an attachment could not be used.
     """
 
     send_requested = Signal(object)
     stop_requested = Signal()
-    draft_changed = Signal(str)
+    draft_changed = Signal(object)
     problem = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -231,6 +232,7 @@ class Composer(QWidget):
         self.attachments.append(attachment)
         self._rebuild_attachment_bar()
         self._show_estimate()
+        self._estimate_timer.start()  # and the live plan, after a pause
 
     # -- slots ----------------------------------------------------------------------------------
 
@@ -239,12 +241,17 @@ class Composer(QWidget):
         if self.busy:
             self.stop_requested.emit()
             return
+        blocks = self.draft_blocks()
+        if blocks:
+            self.send_requested.emit(blocks)
+
+    def draft_blocks(self) -> list[Block]:
+        """The user's message as it would be sent: attachments first, then the text."""
         text = self.edit.toPlainText().strip()
         blocks: list[Block] = [a.block for a in self.attachments]
         if text:
             blocks.append(TextBlock(text))
-        if blocks:
-            self.send_requested.emit(blocks)
+        return blocks
 
     @Slot()
     def _on_draft_resized(self) -> None:
@@ -262,7 +269,7 @@ class Composer(QWidget):
     @Slot()
     def _on_estimate_timer_timeout(self) -> None:
         self._show_estimate()
-        self.draft_changed.emit(self.edit.toPlainText())
+        self.draft_changed.emit(self.draft_blocks())
 
     @Slot(object)
     def _on_edit_attachments_dropped(self, found: list[Attachment | AttachmentError]) -> None:
@@ -288,6 +295,7 @@ class Composer(QWidget):
         self.attachments.remove(attachment)
         self._rebuild_attachment_bar()
         self._show_estimate()
+        self._estimate_timer.start()
 
     def _rebuild_attachment_bar(self) -> None:
         while self.attachment_bar.count() > 1:

@@ -538,10 +538,10 @@ class MainWindow(QMainWindow):
             return
         self.chats.show_new(chat)
 
-    @Slot(str)
-    def _on_composer_draft_changed(self, text: str) -> None:
+    @Slot(object)
+    def _on_composer_draft_changed(self, blocks: list[Block]) -> None:
         if self.current is not None:
-            self.current.request_plan(text)
+            self.current.request_plan(blocks)
 
     @Slot(str)
     def _on_composer_problem(self, text: str) -> None:

@@ -103,7 +103,7 @@ class ChatSession(QObject):
         self._flush_timer.timeout.connect(self._on_flush_timer_timeout)
         self._approver = DialogApprover(self)
         self._approver.approval_requested.connect(self._on_approver_approval_requested)
-        self._draft = ""
+        self._draft: Sequence[Block] = ()  # the composer's next message, as it would be sent
         self._planning_ready = False
 
     # -- opening and planning -------------------------------------------------------------
@@ -178,8 +178,9 @@ class ChatSession(QObject):
     def state(self) -> ContextState:
         return self.chat.state
 
-    def request_plan(self, draft: str | None = None) -> None:
-        """Plan the next request off the GUI thread (with the composer's draft, if any);
+    def request_plan(self, draft: Sequence[Block] | None = None) -> None:
+        """Plan the next request off the GUI thread (with the composer's draft and its
+        attachments, if any: the meter counts them live);
         skipped while a turn runs: the turn plans for itself and a plan follows it."""
         if draft is not None:
             self._draft = draft

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 from pytestqt.wait_signal import SignalBlocker
@@ -20,9 +21,10 @@ from desktop_app.chats import Engine
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.policies import old_tool_result_ids
 from desktop_app.context.projection import Section
-from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from desktop_app.core.blocks import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message
 from desktop_app.ui.compaction_dialog import CompactionDialog
+from desktop_app.ui.composer import image_attachment
 from desktop_app.ui.facts_panel import MIME
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import Role
@@ -33,6 +35,30 @@ from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 def replanned(qtbot: QtBot, session: ChatSession) -> SignalBlocker:
     """Wait for the plan that follows a change (planning runs off the GUI thread)."""
     return qtbot.waitSignal(session.planned, timeout=5000)
+
+
+def test_the_meter_counts_the_draft_and_its_attachment_live(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot)
+    plan = session.plan
+    assert plan is not None
+    before = plan.estimated_input
+    picture = QImage(400, 300, QImage.Format.Format_RGB32)
+    picture.fill(QColor("teal"))
+    with replanned(qtbot, session):
+        window.composer.add_attachment(image_attachment(picture, "chart.png"))
+    with replanned(qtbot, session):
+        qtbot.keyClicks(window.composer.edit, "What does this chart say?")
+    plan = session.plan
+    assert plan is not None
+    last = plan.request.messages[-1]  # the next request holds the draft as Send would
+    assert [type(b) for b in last.blocks] == [ImageBlock, TextBlock]
+    assert last.blocks[1] == TextBlock("What does this chart say?")
+    assert plan.estimated_input > before + 100  # the picture (≈160 tokens) and the words
+    request = window.context.request
+    window.context.tabs.setCurrentWidget(request)
+    assert "with your draft as the last message" in request.sections.text()
 
 
 def test_the_meter_adds_up_to_the_plan(window: MainWindow, engine: Engine, qtbot: QtBot) -> None:
