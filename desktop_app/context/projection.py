@@ -355,6 +355,10 @@ class _Projection:
                     elif out and isinstance(block, ToolResultBlock):
                         paired_out.add(block.tool_use_id)
         current_turn = max((i for i, clean in enumerate(self.clean) if clean), default=0)
+        if messages and messages[-1].role == "assistant":
+            # A finished reply: the next request carries the user's next message, so this
+            # turn is an earlier one then, and its thinking goes like the others'.
+            current_turn = len(messages)
         return [
             self.cached_view(i, msg, paired_out, current_turn) for i, msg in enumerate(messages)
         ]

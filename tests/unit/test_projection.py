@@ -202,6 +202,18 @@ def test_thinking_of_earlier_turns_is_cleared_but_the_current_tool_loop_keeps_it
     assert validate(plan.request.messages) == []
 
 
+def test_a_finished_replys_thinking_shows_what_the_next_request_does_with_it() -> None:
+    """With the reply finished, the next request carries the user's next message: the
+    reply's thinking is then an earlier turn's, cleared — its chip says so now, and the
+    same plan with a draft agrees."""
+    messages = [u("q"), a(think("deep", "sig"), "answer")]
+    idle = project(messages)
+    drafted = project([*messages, u("and then?")])
+    assert idle.block_status(messages[1], 0).state is BlockState.CLEARED
+    assert drafted.block_status(messages[1], 0).state is BlockState.CLEARED
+    assert validate(idle.request.messages) == []
+
+
 def test_the_breakdown_adds_up_to_the_window_and_matches_the_request() -> None:
     counter = word_counter()
     plan = Projector(counter).project(
