@@ -219,6 +219,27 @@ class Chat:
         sent = ledger.last_sent_with(self.engine.store.db, self.id, list(rendered.values()))
         return {fid: sent[text] for fid, text in rendered.items() if text in sent}
 
+    def reply_cost(self, reply_id: str) -> str:
+        """What the request answered by this reply cost, said: money by the price table, or
+        tokens only (no price for the model, or no record of the request)."""
+        from desktop_app.config.prices import format_money
+        from desktop_app.storage import ledger
+
+        found = ledger.reply_request(self.engine.store.db, reply_id)
+        if found is None:
+            return ""
+        model, usage = found
+        if usage is None:
+            return ""
+        prices = self.engine.prices()
+        cost = prices.cost(model, usage)
+        tokens = (
+            f"in {usage.input_tokens:,} · cache write {usage.cache_creation_input_tokens:,} · "
+            f"cache read {usage.cache_read_input_tokens:,} · out {usage.output_tokens:,}"
+        )
+        money = format_money(cost, prices.currency) if cost is not None else f"no price for {model}"
+        return f"Its request: {tokens} tokens (exact) · {money}"
+
     def spend(self) -> Spend:
         """What this chat's requests cost, by the price table (tokens only where a model
         has no price)."""

@@ -122,7 +122,12 @@ class TurnRecorder:
         self.sent = None
         seconds = time.monotonic() - started
         ledger.finish(
-            self.store.db, row, seconds=seconds, usage=message.usage, status=message.status.value
+            self.store.db,
+            row,
+            seconds=seconds,
+            usage=message.usage,
+            status=message.status.value,
+            reply_id=message.id,
         )
 
     def checkpoint(self) -> None:

@@ -48,9 +48,11 @@ CREATE TABLE requests (
     added TEXT NOT NULL,
     marks TEXT NOT NULL,
     usage TEXT,
-    status TEXT NOT NULL
+    status TEXT NOT NULL,
+    reply_id TEXT
 );
-CREATE UNIQUE INDEX requests_by_chat ON requests(chat_id, number)
+CREATE UNIQUE INDEX requests_by_chat ON requests(chat_id, number);
+CREATE INDEX requests_by_reply ON requests(reply_id)
 """
 
 
@@ -204,14 +206,31 @@ def _insert(
 
 
 def finish(
-    db: sqlite3.Connection, request_id: int, *, seconds: float, usage: Usage | None, status: str
+    db: sqlite3.Connection,
+    request_id: int,
+    *,
+    seconds: float,
+    usage: Usage | None,
+    status: str,
+    reply_id: str | None = None,
 ) -> None:
-    """The reply to a recorded request ended: its duration, usage and status."""
+    """The reply to a recorded request ended: its duration, usage, status and message."""
     with transaction(db):
         db.execute(
-            "UPDATE requests SET seconds = ?, usage = ?, status = ? WHERE id = ?",
-            (seconds, json.dumps(usage.to_api()) if usage else None, status, request_id),
+            "UPDATE requests SET seconds = ?, usage = ?, status = ?, reply_id = ? WHERE id = ?",
+            (seconds, json.dumps(usage.to_api()) if usage else None, status, reply_id, request_id),
         )
+
+
+def reply_request(db: sqlite3.Connection, reply_id: str) -> tuple[str, Usage | None] | None:
+    """(model, usage) of the request a reply answered, or None if the ledger has none."""
+    row = db.execute(
+        "SELECT model, usage FROM requests WHERE reply_id = ? ORDER BY id DESC LIMIT 1",
+        (reply_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return row[0], usage_from_api(json.loads(row[1])) if row[1] else None
 
 
 def requests(db: sqlite3.Connection, chat_id: str) -> list[SentRequest]:

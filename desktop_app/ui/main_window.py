@@ -389,6 +389,7 @@ class MainWindow(QMainWindow):
         self.current = session
         self.find_bar.reset()
         self.context.set_session(session)
+        self.messages.delegate.cost_of = session.chat.reply_cost if session is not None else None
         self.strip.show_plan(session.plan if session is not None else None)
         if session is None:
             self.messages.setModel(None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +79,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._cache: OrderedDict[tuple[Any, ...], _Layout] = OrderedDict()
         self._expanded: set[tuple[str, int]] = set()
         self._mono = theme.monospace()
+        self.cost_of: Callable[[str], str] | None = None  # a reply's request, said (on hover)
 
     # -- Qt's side ------------------------------------------------------------------------
 
@@ -153,6 +155,8 @@ class MessageDelegate(QStyledItemDelegate):
     ) -> bool:
         part = self._part_at(index, option, QPointF(event.pos()))
         chips: tuple[BlockChip, ...] = index.data(Role.BLOCKS) or ()
+        if part is None and self._on_header(index, option, QPointF(event.pos())):
+            return self._header_tip(event, view, index)
         if part is None or part.block >= len(chips):
             return super().helpEvent(event, view, option, index)
         chip = chips[part.block]
@@ -163,6 +167,21 @@ class MessageDelegate(QStyledItemDelegate):
             tip += "\nClick to show or hide."
         QToolTip.showText(event.globalPos(), tip, view)
         return True
+
+    def _header_tip(self, event: QHelpEvent, view: Any, index: Index) -> bool:
+        """Over a reply's header: what its request cost, from the request ledger."""
+        message: Message = index.data(Role.MESSAGE)
+        said = self.cost_of(message.id) if self.cost_of and message.role == "assistant" else ""
+        if not said:
+            QToolTip.hideText()
+            return False
+        QToolTip.showText(event.globalPos(), said, view)
+        return True
+
+    def _on_header(self, index: Index, option: QStyleOptionViewItem, pos: QPointF) -> bool:
+        layout = self._layout(index, option.font)
+        first = layout.parts[0].top if layout.parts else option.rect.height()
+        return pos.y() - option.rect.top() < first
 
     # -- our side -------------------------------------------------------------------------
 

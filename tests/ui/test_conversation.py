@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QLabel, QStyleOptionViewItem, QToolTip
 from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
@@ -271,3 +272,19 @@ def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
     index = window.chat_list.index_of(session.chat.id)
     tooltip = index.data(Qt.ItemDataRole.ToolTipRole)
     assert "cost: 2 request(s); no price for" in tooltip
+    # Over the final reply's header: its own request, as the API counted it.
+    view = window.messages
+    row = session.model.rowCount() - 1
+    item = session.model.index(row)
+    view.scrollTo(item)
+    option = QStyleOptionViewItem()
+    option.rect = view.visualRect(item)
+    option.font = view.font()
+    spot = option.rect.topLeft() + QPoint(40, 6)
+    event = QHelpEvent(QEvent.Type.ToolTip, spot, view.viewport().mapToGlobal(spot))
+    assert view.delegate.helpEvent(event, view, option, item)
+    reply = session.messages[-1]
+    assert reply.usage is not None
+    said = QToolTip.text()
+    assert said.startswith(f"Its request: in {reply.usage.input_tokens:,}")
+    assert said.endswith("(exact) · no price for contextdesk-demo")
