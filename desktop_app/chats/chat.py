@@ -240,6 +240,44 @@ class Chat:
         money = format_money(cost, prices.currency) if cost is not None else f"no price for {model}"
         return f"Its request: {tokens} tokens (exact) · {money}"
 
+    def cost_of_change(self, before: Plan, after: Plan) -> str:
+        """What a change does to the next turn's input cost, said (≈: token estimates),
+        with the cache write it causes: everything after the first changed position is
+        written to the prompt cache again. "" when the model has no price."""
+        from desktop_app.config.prices import format_money
+        from desktop_app.context.projection import Section
+        from desktop_app.core.request_diff import diff_bodies
+
+        prices = self.engine.prices()
+        price = prices.price(self.model)
+        if price is None:
+            return ""
+        per = prices.per_tokens
+        old, new = before.estimated_input, after.estimated_input
+        if not after.request.prompt_caching:  # no cache: every input token at the input price
+            return (
+                f"Next turn's input: ≈{format_money(old * price.input / per, prices.currency)} "
+                f"→ ≈{format_money(new * price.input / per, prices.currency)}."
+            )
+        first = diff_bodies(before.request.body(), after.request.body()).first_change
+        kept = new
+        if first is not None:
+            sections = after.sections
+            kept = sections[Section.TOOLS] if first != "tools" else 0
+            if first.startswith("messages."):
+                head = sections[Section.SYSTEM] + sections[Section.FACTS]
+                upto = after.request.messages[: int(first.split(".")[1])]
+                kept += head + round(after.counter.messages(upto) * after.calibration)
+        kept = min(kept, new)
+        rewritten = new - kept
+        unchanged = old * price.cache_read / per  # as it stands: read from the cache
+        changed = (kept * price.cache_read + rewritten * price.cache_write_5m) / per
+        return (
+            f"Next turn's input: ≈{format_money(unchanged, prices.currency)} as it stands "
+            f"(read from the prompt cache) → ≈{format_money(changed, prices.currency)} with the "
+            f"change (≈{rewritten:,} tokens written to the cache again)."
+        )
+
     def spend(self) -> Spend:
         """What this chat's requests cost, by the price table (tokens only where a model
         has no price)."""

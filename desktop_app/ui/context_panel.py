@@ -356,10 +356,12 @@ class ContextPanel(QStackedWidget):
                 "nothing was changed.",
             )
             return False
+        cost = session.chat.cost_of_change(session.plan, after)
         answer = QMessageBox.question(
             self,
             "Change what is sent?",
-            f"{what}\n\nNext request: ≈{session.plan.estimated_input:,} → ≈{after.estimated_input:,} tokens.",
+            f"{what}\n\nNext request: ≈{before:,} → ≈{after.estimated_input:,} tokens."
+            + (f"\n{cost}" if cost else ""),
         )
         return answer == QMessageBox.StandardButton.Yes
 

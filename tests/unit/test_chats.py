@@ -5,6 +5,7 @@ compaction) the offline demo's simulator on a loopback socket through the anthro
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -578,3 +579,40 @@ def test_a_facts_last_sent_is_the_last_request_that_carried_it(
     for number, fact in ((1, first), (2, first), (2, second)):  # the ledger's bodies agree
         assert fact.render() in json.dumps(chat.sent_body(number)["system"], ensure_ascii=False)
     assert second.render() not in json.dumps(chat.sent_body(1), ensure_ascii=False)
+
+
+def test_a_change_says_what_it_does_to_the_next_turns_cost(tmp_path: Path) -> None:
+    """Clearing early tool results breaks the prompt cache where the first one was: the
+    tokens after it are written to the cache again (at the write price), the rest read."""
+    engine = Engine.open(tmp_path / "priced")  # Anthropic's API: prompt caching on
+    try:
+        chat = engine.new_chat("Orders", model="claude-haiku-4-5")
+        history: list[Message] = []
+        for n in range(12):
+            history += [
+                u(f"Look up order {n}"),
+                a(call(f"toolu_{n}", "read_file")),
+                u(result(f"toolu_{n}", "order line " * 400)),
+                a(f"Order {n} is fine."),
+            ]
+        engine.store.append_messages(chat.id, history)
+        messages = chat.messages()
+        before = chat.plan(history=messages)
+        after = chat.plan_if(
+            messages, state=chat.state.clear_results(chat.old_tool_results(messages))
+        )
+        said = chat.cost_of_change(before, after)
+        found = re.fullmatch(
+            r"Next turn's input: ≈\$([\d.]+) as it stands \(read from the prompt cache\) → "
+            r"≈\$([\d.]+) with the change \(≈([\d,]+) tokens written to the cache again\)\.",
+            said,
+        )
+        assert found is not None, said
+        as_is, changed, rewritten = float(found[1]), float(found[2]), int(found[3].replace(",", ""))
+        assert as_is == pytest.approx(before.estimated_input * 0.10 / 1e6, abs=1e-4)
+        assert 0 < rewritten < after.estimated_input  # from the first cleared result on
+        kept = after.estimated_input - rewritten
+        assert changed == pytest.approx((kept * 0.10 + rewritten * 1.25) / 1e6, abs=1e-4)
+        assert engine.new_chat("Local", model="llama3").cost_of_change(before, after) == ""
+    finally:
+        engine.close()
