@@ -42,7 +42,6 @@ if TYPE_CHECKING:  # the engine loads only when a command needs it
     from desktop_app.chats import Chat, Engine
     from desktop_app.config.prices import Spend
     from desktop_app.context.projection import Plan
-    from desktop_app.storage.ledger import SentRequest
     from desktop_app.storage.search import SearchHit
     from desktop_app.storage.store import ChatInfo
 
@@ -458,7 +457,7 @@ def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
         return 0
     sent = chat.sent_requests()
     if args.json:
-        print(json.dumps([_request_json(r) for r in sent], ensure_ascii=False, indent=2))
+        print(json.dumps([r.to_json() for r in sent], ensure_ascii=False, indent=2))
         return 0
     if not sent:
         print(f"{chat.title}: no requests sent yet.")
@@ -507,19 +506,6 @@ def _spend_json(spend: Spend) -> dict[str, Any]:
         "requests": spend.requests,
         "priced_requests": spend.priced,
         "models_without_a_price": list(spend.unpriced_models),
-    }
-
-
-def _request_json(r: SentRequest) -> dict[str, Any]:
-    return {
-        "number": r.number,
-        "sent_at": r.sent_at,
-        "seconds": r.seconds,
-        "model": r.model,
-        "server": r.server,
-        "messages": r.message_count,
-        "status": r.status,
-        "usage": r.usage.to_api() if r.usage else None,
     }
 
 

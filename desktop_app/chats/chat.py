@@ -553,19 +553,8 @@ class Chat:
     def _ledger_export(self) -> list[dict[str, Any]]:
         from desktop_app.storage import ledger
 
-        return [
-            {
-                "number": r.number,
-                "sent_at": r.sent_at,
-                "seconds": r.seconds,
-                "model": r.model,
-                "server": r.server,
-                "status": r.status,
-                "usage": r.usage.to_api() if r.usage else None,
-                "body": ledger.body(self.engine.store.db, r.id),
-            }
-            for r in self.sent_requests()
-        ]
+        db = self.engine.store.db
+        return [{**r.to_json(), "body": ledger.body(db, r.id)} for r in self.sent_requests()]
 
     def export_to(self, path: Path, fmt: str = "json", *, with_requests: bool = False) -> None:
         """Write the export to `path` whole or not at all."""

@@ -76,6 +76,19 @@ class SentRequest:
     status: str  # the reply's: complete, interrupted, error
     message_count: int
 
+    def to_json(self) -> dict[str, Any]:
+        """As `requests --json` and an export with requests list it."""
+        return {
+            "number": self.number,
+            "sent_at": self.sent_at,
+            "seconds": self.seconds,
+            "model": self.model,
+            "server": self.server,
+            "messages": self.message_count,
+            "status": self.status,
+            "usage": self.usage.to_api() if self.usage else None,
+        }
+
 
 def record(
     db: sqlite3.Connection,
