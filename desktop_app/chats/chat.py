@@ -441,6 +441,14 @@ class Chat:
 
         return ask
 
+    def compaction_cost(self, preview: CompactionPreview, messages: Sequence[Message]) -> str:
+        """What applying `preview` does to the next turn's input cost (see `cost_of_change`)."""
+        from desktop_app.context.compaction import apply_preview
+
+        before = self.plan(history=messages)
+        after = self.plan_if(messages, state=apply_preview(self.state, preview))
+        return self.cost_of_change(before, after)
+
     def apply_compaction(self, preview: CompactionPreview, text: str | None = None) -> None:
         """The preview's summary (as the user edited it) replaces the turns it covers in
         what is sent; the transcript keeps them, and `undo_compaction` brings them back."""

@@ -111,9 +111,11 @@ class CompactionDialog(QDialog):
     def show_preview(self, preview: CompactionPreview) -> None:
         self.preview = preview
         first, last = preview.span.turns
+        cost = self.session.chat.compaction_cost(preview, self.session.messages)
         self.status.setText(
             f"Summarizes turns {first}–{last} ({len(preview.span.covers):,} messages): "
             f"≈{preview.tokens_before:,} → ≈{preview.tokens_after:,} tokens."
+            + (f" {cost}" if cost else "")
         )
         self.summary.setPlainText(preview.text)
         self.missing.clear()

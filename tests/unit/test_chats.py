@@ -616,3 +616,24 @@ def test_a_change_says_what_it_does_to_the_next_turns_cost(tmp_path: Path) -> No
         assert engine.new_chat("Local", model="llama3").cost_of_change(before, after) == ""
     finally:
         engine.close()
+
+
+def test_a_compaction_preview_says_what_it_does_to_the_next_turns_cost(tmp_path: Path) -> None:
+    from desktop_app.context.compaction import CompactionPreview, apply_preview, plan_span
+
+    engine = Engine.open(tmp_path / "priced")
+    try:
+        chat = engine.new_chat("Long", model="claude-haiku-4-5")
+        history = [m for n in range(14) for m in (u(f"Question {n} " * 60), a(f"Answer {n} " * 80))]
+        engine.store.append_messages(chat.id, history)
+        messages = chat.messages()
+        span = plan_span(messages, chat.state, chat.settings)
+        preview = CompactionPreview(span, "Questions 0–3 were answered.", "m", "", 5000, 12, ())
+        said = chat.compaction_cost(preview, messages)
+        # The summary replaces the start of the conversation: nearly all is written anew.
+        found = re.search(r"≈([\d,]+) tokens written to the cache again", said)
+        assert found is not None, said
+        after = chat.plan_if(messages, state=apply_preview(chat.state, preview))
+        assert 0 < int(found[1].replace(",", "")) <= after.estimated_input
+    finally:
+        engine.close()
