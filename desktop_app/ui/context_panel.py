@@ -189,7 +189,10 @@ class ContextPanel(QStackedWidget):
             return
         session = self.session
         self.meter.show_plan(plan)
-        self.request.show_plan(plan, session.chat if session else None)
+        if session is None:
+            self.request.show_plan(plan, None)
+        else:
+            self.request.show_plan(plan, session.chat, session.messages)
         if session is None:
             return
         state = session.state()

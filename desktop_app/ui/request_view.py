@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Slot
@@ -34,6 +35,7 @@ from desktop_app.ui import theme
 if TYPE_CHECKING:
     from desktop_app.chats import Chat
     from desktop_app.context.projection import Plan
+    from desktop_app.core.messages import Message
 
 _TOKENS = re.compile(
     r'(?P<key>"(?:[^"\\]|\\.)*"(?=\s*:))|(?P<string>"(?:[^"\\]|\\.)*")|(?P<number>-?\d+(?:\.\d+)?)|(?P<word>\btrue\b|\bfalse\b|\bnull\b)'
@@ -82,6 +84,9 @@ class DiffHighlighter(QSyntaxHighlighter):
             self.setFormat(0, len(text), self.formats[text[:1]])
 
 
+ONE_WORD = "Hello"  # the message shown when the composer is empty
+
+
 class RequestView(QWidget):
     NEXT = "The next request"
     SENT = "A request sent (from the ledger)"
@@ -92,6 +97,7 @@ class RequestView(QWidget):
         super().__init__(parent)
         self.plan: Plan | None = None
         self.chat: Chat | None = None
+        self.history: Sequence[Message] = ()  # the chat's messages, for a one-word request
         self._stale = False  # a plan arrived while the tab was hidden
         self.which = QComboBox()
         self.which.addItems([self.NEXT, self.SENT, self.DIFF])
@@ -132,10 +138,12 @@ class RequestView(QWidget):
         layout.addWidget(self.text, 1)
         self._show_picks()
 
-    def show_plan(self, plan: Plan | None, chat: Chat | None) -> None:
+    def show_plan(
+        self, plan: Plan | None, chat: Chat | None, history: Sequence[Message] = ()
+    ) -> None:
         """Keep the newest plan; lay out its JSON only while the tab is on screen. A long
         chat's request is megabytes of JSON, and plans arrive as the user types."""
-        self.plan, self.chat = plan, chat
+        self.plan, self.chat, self.history = plan, chat, history
         self._stale = True
         if self.isVisible():
             self._refresh()
@@ -162,28 +170,25 @@ class RequestView(QWidget):
             self._show_next()
 
     def _show_next(self) -> None:
-        if self.plan is None:
+        plan = self.plan
+        if plan is None:
             self.sections.setText("Counting…")
             self._set_json(None)
             return
+        last = plan.request.messages[-1:]
+        if self.chat is None or (last and last[0].role == "user"):
+            lead = "Exactly what Send would send now (with your draft as the last message)."
+        else:  # a request always ends with the user's words: show one that can be sent
+            plan = self.chat.planning(ONE_WORD, self.history)()
+            lead = (
+                f'The composer is empty: this is exactly what a one-word message ("{ONE_WORD}") '
+                "would send."
+            )
         parts = [
-            f"{section.value} ≈{tokens:,}"
-            for section, tokens in self.plan.sections.items()
-            if tokens
+            f"{section.value} ≈{tokens:,}" for section, tokens in plan.sections.items() if tokens
         ]
-        draft = (
-            self.chat is not None
-            and self.plan.request.messages[-1:]
-            and (self.plan.request.messages[-1].role == "user")
-        )
-        lead = (
-            "Exactly what Send would send now (with your draft as the last message)."
-            if draft
-            else "The composer is empty: this is the history as it would go, and your message "
-            "goes at its end."
-        )
         self.sections.setText(f"{lead} Tokens by section: " + " · ".join(parts))
-        self._set_json(self.plan.request.body())
+        self._set_json(plan.request.body())
 
     def _show_sent(self) -> None:
         chosen = self._chosen(self.pick)

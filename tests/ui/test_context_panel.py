@@ -297,8 +297,11 @@ def test_the_request_tab_shows_sent_requests_and_compares_them_with_the_next(
     assert view.sections.text().startswith("The earlier request is a prefix of the later one")
     assert any(line.startswith("+") for line in view.body_text().splitlines())
     view.which.setCurrentText(view.NEXT)
-    assert "composer is empty" in view.sections.text()
+    assert 'a one-word message ("Hello") would send' in view.sections.text()
     assert "Tokens by section" in view.sections.text()
+    shown = json.loads(view.body_text())
+    assert shown["messages"][-1]["content"][-1]["text"] == "Hello"  # it ends as a send would
+    assert shown == session.chat.plan("Hello").request.body()
     qtbot.keyClicks(view.search, "hello")
     qtbot.keyClick(view.search, Qt.Key.Key_Return)
     assert view.text.textCursor().selectedText() == "hello"
