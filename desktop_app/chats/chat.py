@@ -445,9 +445,13 @@ class Chat:
         """What applying `preview` does to the next turn's input cost (see `cost_of_change`)."""
         from desktop_app.context.compaction import apply_preview
 
+        return self.cost_of_state(messages, apply_preview(self.state, preview))
+
+    def cost_of_state(self, messages: Sequence[Message], state: ContextState) -> str:
+        """What changing the context state to `state` (an exclusion, an undo…) does to the
+        next turn's input cost; "" when the model has no price."""
         before = self.plan(history=messages)
-        after = self.plan_if(messages, state=apply_preview(self.state, preview))
-        return self.cost_of_change(before, after)
+        return self.cost_of_change(before, self.plan_if(messages, state=state))
 
     def apply_compaction(self, preview: CompactionPreview, text: str | None = None) -> None:
         """The preview's summary (as the user edited it) replaces the turns it covers in

@@ -386,6 +386,7 @@ class MainWindow(QMainWindow):
             old.error_changed.disconnect(self._on_session_error_changed)
             old.text_streamed.disconnect(self._on_session_text_streamed)
             old.retry_waiting.disconnect(self._on_session_retry_waiting)
+            old.told.disconnect(self._on_session_told)
         self.current = session
         self.find_bar.reset()
         self.context.set_session(session)
@@ -402,6 +403,7 @@ class MainWindow(QMainWindow):
         session.error_changed.connect(self._on_session_error_changed)
         session.text_streamed.connect(self._on_session_text_streamed)
         session.retry_waiting.connect(self._on_session_retry_waiting)
+        session.told.connect(self._on_session_told)
         self.messages.setModel(session.model)
         self.messages.excluded = set(session.state().excluded_messages)
         self.messages.restore_scroll(session.scroll_value)
@@ -664,6 +666,10 @@ class MainWindow(QMainWindow):
         tokens = max(1, characters // 4)  # ≈ tokens; exact after the plan
         self.context.add_streaming(tokens)
         self.strip.add_streaming(tokens)
+
+    @Slot(str)
+    def _on_session_told(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
 
     @Slot(float, str)
     def _on_session_retry_waiting(self, seconds: float, reason: str) -> None:

@@ -79,6 +79,7 @@ class ChatSession(QObject):
     chat_changed = Signal(object)
     text_streamed = Signal(int)
     retry_waiting = Signal(float, str)
+    told = Signal(str)  # a passing word for the status bar (what a change costs)
 
     def __init__(
         self, chat: Chat, background: BackgroundWorker, parent: QObject | None = None
@@ -364,7 +365,9 @@ class ChatSession(QObject):
         return self.chat.is_excluded(message)
 
     def set_excluded(self, message: Message, excluded: bool) -> None:
-        self._act(lambda: self.chat.set_excluded(message, excluded))
+        cost = self._cost_of(lambda: self.chat.state.exclude_message(message.id, excluded))
+        if self._act(lambda: self.chat.set_excluded(message, excluded)) and cost:
+            self.told.emit(cost)
 
     def pin_fact(self, text: str) -> bool:
         return self._act(lambda: self.chat.pin(text))
@@ -388,7 +391,19 @@ class ChatSession(QObject):
         return self._act(lambda: self.chat.apply_compaction(preview, text))
 
     def undo_compaction(self) -> None:
-        self._act(self.chat.undo_compaction)
+        cost = self._cost_of(self.chat.state.undo_summary)
+        if self._act(self.chat.undo_compaction) and cost:
+            self.told.emit(cost)
+
+    def _cost_of(self, make_state: Callable[[], ContextState]) -> str:
+        """What a change to the context state does to the next turn's cost ("" when it
+        cannot be said now: a turn is running, no price, or the change is refused)."""
+        if self.busy:
+            return ""
+        try:
+            return self.chat.cost_of_state(self.messages, make_state())
+        except ContextDeskError:
+            return ""
 
     def resume_auto_compaction(self) -> None:
         self._act(self.chat.resume_auto_compaction)

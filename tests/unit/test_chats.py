@@ -614,6 +614,14 @@ def test_a_change_says_what_it_does_to_the_next_turns_cost(tmp_path: Path) -> No
         kept = after.estimated_input - rewritten
         assert changed == pytest.approx((kept * 0.10 + rewritten * 1.25) / 1e6, abs=1e-4)
         assert engine.new_chat("Local", model="llama3").cost_of_change(before, after) == ""
+        # Excluding the latest answer rewrites only what follows it: a few tokens.
+        late = chat.cost_of_state(messages, chat.state.exclude_message(messages[-1].id, True))
+        early = chat.cost_of_state(messages, chat.state.exclude_message(messages[1].id, True))
+        written = [
+            int(re.search(r"≈([\d,]+) tokens written", t)[1].replace(",", ""))  # type: ignore[index]
+            for t in (late, early)
+        ]
+        assert written[0] < written[1]
     finally:
         engine.close()
 
