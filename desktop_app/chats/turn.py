@@ -25,6 +25,7 @@ from desktop_app.core.events import (
     MessageStarted,
     RequestStarted,
     TextDelta,
+    TurnFinished,
 )
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.core.request import ChatRequest
@@ -113,6 +114,8 @@ class TurnRecorder:
                 self.reply_ended(message)
             else:
                 self.store.append_message(self.chat_id, message)
+        elif isinstance(event, TurnFinished) and self.sent is not None:
+            self.reply_failed(event)
 
     def reply_ended(self, message: Message) -> None:
         """The ledger learns how the request's reply ended: its usage, time and status."""
@@ -128,6 +131,17 @@ class TurnRecorder:
             usage=message.usage,
             status=message.status.value,
             reply_id=message.id,
+        )
+
+    def reply_failed(self, event: TurnFinished) -> None:
+        """The turn ended with a request and no reply to it (refused, dropped, stopped
+        before a word came): the ledger says so instead of leaving it "sent"."""
+        assert self.sent is not None
+        row, started = self.sent
+        self.sent = None
+        status = "error" if event.error is not None else event.reason.value
+        ledger.finish(
+            self.store.db, row, seconds=time.monotonic() - started, usage=None, status=status
         )
 
     def checkpoint(self) -> None:

@@ -645,3 +645,17 @@ def test_a_compaction_preview_says_what_it_does_to_the_next_turns_cost(tmp_path:
         assert 0 < int(found[1].replace(",", "")) <= after.estimated_input
     finally:
         engine.close()
+
+
+def test_a_request_refused_before_any_reply_is_in_the_ledger_as_failed(
+    engine: Engine, simulator: SimulatorServer
+) -> None:
+    chat = engine.new_chat()
+    simulator.queue(Fault(FaultKind.SERVER_ERROR))  # (the demo backend does not retry)
+    finished = chat.send("hello", ScriptedApprover())
+    assert finished.error is not None
+    (sent,) = chat.sent_requests()
+    assert (sent.status, sent.usage) == ("error", None)
+    assert sent.seconds is not None
+    chat.send("and again", ScriptedApprover())  # it answers now
+    assert [r.status for r in chat.sent_requests()] == ["error", "complete"]
