@@ -63,6 +63,7 @@ class _Shapes:
             self.report(path, "removed an entry that is not a message", "a message is an object")
             return None
         role = item.get("role")
+        role = role if isinstance(role, str) else repr(role)  # (a list is no dict key)
         if role in SYSTEM_ROLES:
             self.system_message(item, path)
             return None
@@ -76,9 +77,8 @@ class _Shapes:
             )
             item = {**item, "role": ROLE_ALIASES[role]}
         elif role not in ("user", "assistant"):
-            self.report(
-                path, f"read the unknown role {role!r} as 'user'", "roles are user or assistant"
-            )
+            said = "a message with no role" if role == "None" else f"the unknown role {role!r}"
+            self.report(path, f"read {said} as 'user'", "roles are user or assistant")
             item = {**item, "role": "user"}
         content = item.get("content")
         if content is None:
@@ -109,7 +109,7 @@ class _Shapes:
                 texts.append(part)
             elif isinstance(part, dict) and part.get("type") == "text":
                 texts.append(str(part.get("text", "")))
-            elif isinstance(part, dict) and part.get("type") in SYSTEM_MESSAGE_BLOCKS:
+            elif isinstance(part, dict) and str(part.get("type")) in SYSTEM_MESSAGE_BLOCKS:
                 self.tool_changes.append(part)
         if any(t.strip() for t in texts):
             self.system.append("\n\n".join(t for t in texts if t.strip()))

@@ -137,7 +137,7 @@ def is_system_message(item: Any) -> bool:
         return False
     content = item.get("content")
     return isinstance(content, list) and all(
-        isinstance(b, dict) and b.get("type") in SYSTEM_MESSAGE_BLOCKS for b in content
+        isinstance(b, dict) and str(b.get("type")) in SYSTEM_MESSAGE_BLOCKS for b in content
     )
 
 

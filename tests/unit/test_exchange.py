@@ -416,3 +416,19 @@ def test_only_regular_files_are_read_for_import(tmp_path: Path) -> None:
             engine.import_file(big)
     finally:
         engine.close()
+
+
+def test_odd_values_where_names_belong_are_read_not_crashed_on(store: ChatStore) -> None:
+    """A list where a role or a block type belongs (a JSON list is no dictionary key)."""
+    body = {
+        "messages": [
+            {"role": ["user"], "content": "hi"},
+            {"role": "system", "content": [{"type": ["text"], "text": "x"}]},
+            {"content": "no role at all"},
+        ]
+    }
+    result = import_chat(store, json.dumps(body).encode())
+    report = "\n".join(result.repairs)
+    assert "messages.0: read the unknown role \"['user']\" as 'user'" in report
+    assert "messages.2: read a message with no role as 'user'" in report
+    assert validate(store.messages(result.chat.id)) == []
