@@ -432,3 +432,66 @@ def test_odd_values_where_names_belong_are_read_not_crashed_on(store: ChatStore)
     assert "messages.0: read the unknown role \"['user']\" as 'user'" in report
     assert "messages.2: read a message with no role as 'user'" in report
     assert validate(store.messages(result.chat.id)) == []
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 2),
+    st.sampled_from(
+        [
+            "user",
+            "assistant",
+            "system",
+            "tool",
+            "text",
+            "tool_use",
+            "tool_result",
+            "thinking",
+            "image",
+            "server_tool_use",
+            "toolu_1",
+            "srvtoolu_1",
+            '{"a": 1}',
+            "",
+        ]
+    ),
+)
+_KEYS = st.sampled_from(
+    [
+        "role",
+        "content",
+        "type",
+        "text",
+        "id",
+        "name",
+        "input",
+        "tool_use_id",
+        "is_error",
+        "thinking",
+        "signature",
+        "source",
+        "data",
+        "media_type",
+        "tool",
+    ]
+)
+_JSON = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=4)),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_JSON, max_size=5))
+def test_any_request_body_imports_to_a_valid_history_or_a_clear_refusal(
+    store: ChatStore, messages: list[Any]
+) -> None:
+    """Whatever another program wrote: no crash, and what is stored can be sent on."""
+    try:
+        result = import_chat(store, json.dumps({"messages": messages}).encode())
+    except ContextDeskError:
+        return  # refused, with its JSON path (what cannot be read at all)
+    stored = store.messages(result.chat.id)
+    assert not stored or validate(stored) == []
