@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.chats.instance import process_alive
-from desktop_app.chats.names import CHAT_FIELDS, NEW_CHAT_TITLE
+from desktop_app.chats.names import CHAT_FIELDS, NEW_CHAT_TITLE, ONE_WORD
 from desktop_app.chats.turn import Turn, TurnRecorder
 from desktop_app.config.files import write_atomically
 from desktop_app.config.settings import typed_value
@@ -293,7 +293,9 @@ class Chat:
 
     def _body_of(self, which: str) -> dict[str, Any]:
         if which == "next":  # as it would go: the recorded ones say "stream" too
-            return {**self.plan().request.body(), "stream": True}
+            messages = self.messages()
+            plan = self.next_plan(self.plan(history=messages), messages)
+            return {**plan.request.body(), "stream": True}
         if not which.isdigit():
             raise ContextDeskError(
                 "Not a request",
@@ -301,6 +303,15 @@ class Chat:
                 kind=ErrorKind.USAGE,
             )
         return self.sent_body(int(which))
+
+    def next_plan(self, plan: Plan, history: Sequence[Message]) -> Plan:
+        """`plan` as a request that can be sent: with an empty composer it ends with the
+        assistant, which a request never does, so the one a one-word message (`ONE_WORD`)
+        would make stands for it."""
+        last = plan.request.messages[-1:]
+        if last and last[0].role == "user":
+            return plan
+        return self.planning(ONE_WORD, history)()
 
     def compacts_first(self, plan: Plan, draft: str = "", history: Sequence[Message] = ()) -> bool:
         """Sending `draft` now would compact first: `plan`'s request is not what goes out."""

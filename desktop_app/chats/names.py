@@ -19,3 +19,7 @@ CHAT_FIELDS = {
     "tool_result_cap": "tool_result_cap",
     "drop_old_thinking": "drop_old_thinking",
 }
+
+# The message the next request is shown with when the composer is empty (a request always
+# ends with the user's words).
+ONE_WORD = "Hello"

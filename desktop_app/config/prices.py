@@ -80,8 +80,16 @@ class PriceTable:
             except (OSError, ValueError) as exc:
                 problems.append(f"{user_file} was not used: {exc}")
             else:
-                models.update(_models(mine.get("models"), problems))
-                updated = str(mine.get("updated", updated))
+                units = (mine.get("currency", "USD"), mine.get("per_tokens", 1_000_000))
+                if units != (base.get("currency", "USD"), base.get("per_tokens", 1_000_000)):
+                    problems.append(
+                        f"{user_file} was not used: its prices must be in "
+                        f"{base.get('currency', 'USD')} per {base.get('per_tokens', 1_000_000):,}"
+                        " tokens, like the bundled table"
+                    )
+                else:
+                    models.update(_models(mine.get("models"), problems))
+                    updated = str(mine.get("updated", updated))
         return cls(
             models,
             updated,
@@ -112,11 +120,10 @@ class PriceTable:
         unpriced: dict[str, None] = {}  # (ordered, unique)
         for model, usage in requests:
             count += 1
-            cost = self.cost(model, usage) if usage else 0.0
-            if cost is None:
+            if self.price(model) is None:
                 unpriced[model] = None
                 continue
-            total += cost
+            total += self.cost(model, usage) or 0.0 if usage else 0.0  # (no reply: no usage)
             priced += 1
         return Spend(total, self.currency, count, priced, tuple(unpriced))
 

@@ -61,9 +61,14 @@ def _shared(a: list[Any], b: list[Any]) -> int:
 
 
 def _first_change(before: dict[str, Any], after: dict[str, Any]) -> tuple[str | None, str]:
+    if before.get("model") != after.get("model"):
+        return "model", "nothing is read from the cache: the model changed (a cache is per model)"
     for key, what in (("tools", "the tools changed"), ("system", "the system prompt changed")):
         if _plain(before.get(key)) != _plain(after.get(key)):
             return key, f"the cache breaks at `{key}`: {what}"
+    for key in ("thinking", "tool_choice"):  # these settings invalidate the messages' cache
+        if _plain(before.get(key)) != _plain(after.get(key)):
+            return "messages.0", f"the cache breaks at messages.0: `{key}` changed"
     old, new = before.get("messages") or [], after.get("messages") or []
     for i, (a, b) in enumerate(zip(old, new, strict=False)):
         if _plain(a) != _plain(b):

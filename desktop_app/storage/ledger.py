@@ -135,8 +135,9 @@ class RequestRecorder:
 
     def _prepared(self, request: ChatRequest) -> PreparedRequest:
         messages = request.messages
-        same = _common_prefix(self._messages, messages)
-        # The tail's body puts the cache marker where the whole body does (on the last).
+        # The tail's body puts the cache marker where the whole body does (on the last),
+        # so the tail always holds the last message (a retry repeats the same history).
+        same = min(_common_prefix(self._messages, messages), max(0, len(messages) - 1))
         tail = replace(request, messages=messages[same:]).body()
         plain, marks = _without_marks(tail.pop("messages"))
         texts = [_json(m) for m in plain]
@@ -166,13 +167,22 @@ class RequestRecorder:
             prepared = ready if queued is request else None
         if prepared is None:
             prepared = self._prepared(request)
-        with transaction(db):
-            missing = [d for d in dict.fromkeys(prepared.digests) if d not in self._ids]
-            self._ids.update(_store_parts(db, missing, prepared.texts))
-            parts = [self._ids[d] for d in prepared.digests]
-            return _insert(
-                db, chat_id, prepared.head, parts, prepared.marks, server, sent_at, "sent"
-            )
+        try:
+            with transaction(db):
+                missing = [d for d in dict.fromkeys(prepared.digests) if d not in self._ids]
+                stored = _store_parts(db, missing, prepared.texts)
+                parts = [self._ids.get(d) or stored[d] for d in prepared.digests]
+                row = _insert(
+                    db, chat_id, prepared.head, parts, prepared.marks, server, sent_at, "sent"
+                )
+        except BaseException:
+            # Rolled back: ids handed out inside may be reused, and this request's new
+            # parts were never stored. Start afresh (the next request stores all it needs).
+            self._messages, self._digests, self._ids = (), [], {}
+            self._ready.clear()
+            raise
+        self._ids.update(stored)  # only what was committed
+        return row
 
 
 def _insert(
@@ -292,7 +302,10 @@ def last_sent_with(
     """For each text, the (number, time) of the chat's last request whose system, tools or
     settings carried it — what a pinned fact's "last sent" is. Heads repeat from request
     to request, so each distinct one is read once."""
-    needles = {t: json.dumps(t, ensure_ascii=False)[1:-1] for t in texts}  # as in the JSON
+    # As in the JSON, and whole: a fact's line ends with a newline or the end of the text
+    # ("- Use Python" is not "- Use Python 3.12").
+    escaped = {t: json.dumps(t, ensure_ascii=False)[1:-1] for t in texts}
+    needles = {t: (e + "\\n", e + '"') for t, e in escaped.items()}
     found: dict[str, tuple[int, float]] = {}
     heads: dict[int, str] = {}
     for number, sent_at, head in db.execute(
@@ -301,8 +314,8 @@ def last_sent_with(
     ):
         if head not in heads:
             heads[head] = _part_text(db, head)
-        for text, needle in needles.items():
-            if text not in found and needle in heads[head]:
+        for text, ends in needles.items():
+            if text not in found and any(end in heads[head] for end in ends):
                 found[text] = (number, sent_at)
         if len(found) == len(needles):
             break

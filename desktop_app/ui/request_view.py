@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.chats.names import ONE_WORD
 from desktop_app.ui import theme
 
 if TYPE_CHECKING:
@@ -82,9 +83,6 @@ class DiffHighlighter(QSyntaxHighlighter):
     def highlightBlock(self, text: str) -> None:
         if self.enabled and text[:1] in self.formats and not text.startswith(("+++", "---")):
             self.setFormat(0, len(text), self.formats[text[:1]])
-
-
-ONE_WORD = "Hello"  # the message shown when the composer is empty
 
 
 class RequestView(QWidget):
@@ -175,15 +173,14 @@ class RequestView(QWidget):
             self.sections.setText("Counting…")
             self._set_json(None)
             return
-        last = plan.request.messages[-1:]
-        if self.chat is None or (last and last[0].role == "user"):
-            lead = "Exactly what Send would send now (with your draft as the last message)."
-        else:  # a request always ends with the user's words: show one that can be sent
-            plan = self.chat.planning(ONE_WORD, self.history)()
-            lead = (
-                f'The composer is empty: this is exactly what a one-word message ("{ONE_WORD}") '
-                "would send."
-            )
+        lead = "Exactly what Send would send now (with your draft as the last message)."
+        if self.chat is not None:
+            plan = self.chat.next_plan(plan, self.history)
+            if plan is not self.plan:
+                lead = (
+                    f'The composer is empty: this is exactly what a one-word message ("{ONE_WORD}") '
+                    "would send."
+                )
         parts = [
             f"{section.value} ≈{tokens:,}" for section, tokens in plan.sections.items() if tokens
         ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -65,3 +66,46 @@ def test_a_request_prepared_on_the_worker_is_the_one_written(store: ChatStore) -
     assert ledger.body(store.db, one) == {**first.body(), "stream": True}
     assert ledger.body(store.db, two) == {**second.body(), "stream": True}
     assert ledger.requests(store.db, chat)[1].status == "sent"  # no reply recorded yet
+
+
+def test_a_repeated_or_shorter_history_keeps_its_cache_marker(store: ChatStore) -> None:
+    """A retry sends the same history again: the body read back still has its marker."""
+    chat = store.create_chat("x").id
+    recorder = ledger.RequestRecorder()
+    three = ChatRequest("m", (u("a"), a("b"), u("c")), 100, cache_last_message=True)
+    one = replace(three, messages=three.messages[:1])
+    for request in (three, three, one):
+        row = recorder.record(store.db, chat, request, server="s")
+        assert ledger.body(store.db, row) == {**request.body(), "stream": True}
+
+
+def test_a_failed_write_leaves_no_dangling_parts_for_the_next(store: ChatStore) -> None:
+    recorder = ledger.RequestRecorder()
+    first = ChatRequest("m", (u("a"),), 100, cache_last_message=True)
+    with pytest.raises(sqlite3.IntegrityError):  # no such chat: the write is rolled back
+        recorder.record(store.db, "chat_missing", first, server="s")
+    chat = store.create_chat("x").id
+    second = replace(first, messages=(u("a"), a("b"), u("c")))
+    row = recorder.record(store.db, chat, second, server="s")
+    assert ledger.body(store.db, row) == {**second.body(), "stream": True}
+
+
+def test_a_facts_last_sent_matches_whole_lines_only(store: ChatStore) -> None:
+    chat = store.create_chat("x").id
+    system = "## Pinned facts\n- Use Python 3.12\n- Refunds take 5 days."
+    request = ChatRequest("m", (u("hi"),), 100, system=(SystemPart(system),))
+    ledger.RequestRecorder().record(store.db, chat, request, server="s")
+    found = ledger.last_sent_with(store.db, chat, ["- Use Python", "- Use Python 3.12"])
+    assert set(found) == {"- Use Python 3.12"}  # "- Use Python" alone was never sent
+    last = ledger.last_sent_with(store.db, chat, ["- Refunds take 5 days."])
+    assert list(last) == ["- Refunds take 5 days."]  # the last line: ends the string
+
+
+def test_a_changed_model_or_thinking_breaks_the_cache_in_a_comparison() -> None:
+    from desktop_app.core.request_diff import diff_bodies
+
+    body = ChatRequest("claude-a", (u("hi"),), 100).body()
+    assert diff_bodies(body, {**body, "model": "claude-b"}).first_change == "model"
+    thinking = {**body, "thinking": {"type": "enabled", "budget_tokens": 1024}}
+    assert diff_bodies(body, thinking).first_change == "messages.0"
+    assert diff_bodies(body, body).first_change is None

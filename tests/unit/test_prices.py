@@ -65,3 +65,18 @@ def test_money_is_written_for_its_size() -> None:
     assert format_money(0.004213) == "$0.0042"
     assert format_money(12.3456) == "$12.35"
     assert format_money(0) == "$0.00"
+
+
+def test_failed_requests_on_a_model_without_a_price_are_not_priced(tmp_path: Path) -> None:
+    table = PriceTable.load(tmp_path)
+    spend = table.spend([("my-local-model", None), ("claude-haiku-4-5", None)])
+    assert (spend.requests, spend.priced, spend.unpriced_models) == (2, 1, ("my-local-model",))
+
+
+def test_a_users_table_in_other_units_is_not_mixed_in(tmp_path: Path) -> None:
+    (tmp_path / "prices.json").write_text(
+        json.dumps({"per_tokens": 1000, "models": {"claude-haiku-4-5": {"input": 0.001}}})
+    )
+    table = PriceTable.load(tmp_path)
+    assert "per 1,000,000 tokens" in table.problems[0]
+    assert table.cost("claude-haiku-4-5", Usage(1_000_000)) == 1.0  # the bundled price
