@@ -460,7 +460,10 @@ class Chat:
 
     def cost_of_state(self, messages: Sequence[Message], state: ContextState) -> str:
         """What changing the context state to `state` (an exclusion, an undo…) does to the
-        next turn's input cost; "" when the model has no price."""
+        next turn's input cost; "" when the model has no price (then nothing is planned:
+        this runs on the GUI thread, on a click)."""
+        if self.engine.prices().price(self.model) is None:
+            return ""
         before = self.plan(history=messages)
         return self.cost_of_change(before, self.plan_if(messages, state=state))
 

@@ -48,8 +48,7 @@ class Connection:
             return "offline demo (simulator)"
         from desktop_app.api.backend import ANTHROPIC_HOST
 
-        url = self._settings().base_url or os.environ.get("ANTHROPIC_BASE_URL")
-        return url or f"https://{ANTHROPIC_HOST}"
+        return self._base_url() or f"https://{ANTHROPIC_HOST}"
 
     def prompt_caching(self) -> bool:
         """Will requests carry `cache_control`? Decided as the backend decides it (only
@@ -58,7 +57,11 @@ class Connection:
             return False  # the offline simulator, like most other servers
         from desktop_app.api.backend import is_anthropic
 
-        return is_anthropic(self._settings().base_url or os.environ.get("ANTHROPIC_BASE_URL"))
+        return is_anthropic(self._base_url())
+
+    def _base_url(self) -> str | None:
+        """The server Settings name, else ANTHROPIC_BASE_URL (None: Anthropic's API)."""
+        return self._settings().base_url or os.environ.get("ANTHROPIC_BASE_URL")
 
     def backend(self) -> ServerBackend:
         """Connect if not yet connected. Raises `auth` when there is no key."""
