@@ -474,10 +474,8 @@ def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
         )
         took = f"{r.seconds:.1f} s" if r.seconds is not None else "no reply"
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.sent_at))
-        print(
-            f"#{r.number:<4} {when}  {r.model}  {r.message_count} messages  {took}  "
-            f"{r.status}  {usage}  {money}"
-        )
+        what = "summary request" if r.purpose == "compaction" else f"{r.message_count} messages"
+        print(f"#{r.number:<4} {when}  {r.model}  {what}  {took}  {r.status}  {usage}  {money}")
     print(f"Total: {chat.spend().text()} (prices of {prices.updated})")
     return 0
 
@@ -513,7 +511,8 @@ def _context_json(plan: Plan, messages: list[Any]) -> dict[str, Any]:
     return {
         "window": plan.context_window,
         "estimated_input": plan.estimated_input,
-        "calibration": plan.calibration,
+        "calibration": plan.calibration,  # scales the totals; block tokens are unscaled
+        "calibration_by_kind": plan.counter.calibration.factors(plan.request.model),
         "compaction_due": plan.compaction_due,
         "forecast": plan.forecast,
         "sections": {s.value: v for s, v in plan.sections.items()},

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -38,6 +40,8 @@ from desktop_app.core.ports import Approver
 from desktop_app.core.repair import repair
 from desktop_app.core.request import RequestExtras
 from desktop_app.storage.store import ChatInfo
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the context engine, the loop and the tools load with the first plan
     from desktop_app.chats.engine import Engine
@@ -143,6 +147,7 @@ class Chat:
     def settings_changed(self) -> None:
         """Tools, the workspace, the model or the chat's settings changed."""
         if not self.busy:
+            self.record_compaction_requests()  # before the planner that holds them goes
             self._planner = self._tools = None
 
     def _build_planner(self) -> tuple[ContextPlanner, ToolRegistry]:
@@ -430,13 +435,17 @@ class Chat:
     def preview_compaction(self, instructions: str = "") -> CompactionPreview:
         """Ask the model for a summary of the older turns; nothing changes until
         `apply_compaction`."""
-        return self.previewing_compaction(instructions, self.messages())(CancelToken())
+        try:
+            return self.previewing_compaction(instructions, self.messages())(CancelToken())
+        finally:
+            self.record_compaction_requests()
 
     def previewing_compaction(
         self, instructions: str, history: Sequence[Message]
     ) -> Callable[[CancelToken], CompactionPreview]:
         """`preview_compaction`, split for threads: call this on the database thread;
-        call what it returns on a worker (then `release_thread` there)."""
+        call what it returns on a worker (then `release_thread` there, and
+        `record_compaction_requests` back on the database thread)."""
         planner, state, settings = self.planner(), self.state, self.settings
         messages = list(history)
 
@@ -472,6 +481,7 @@ class Chat:
         what is sent; the transcript keeps them, and `undo_compaction` brings them back."""
         from desktop_app.context.compaction import apply_preview
 
+        self.record_compaction_requests()
         self._change(lambda s: apply_preview(s, preview, text))
 
     def undo_compaction(self) -> None:
@@ -642,6 +652,30 @@ class Chat:
         )
         return self._turn
 
+    def record_compaction_requests(self) -> None:
+        """Put the summary requests compaction sent into the ledger (on the thread that
+        owns the database; compaction itself runs on a worker). A failed write loses the
+        record, never the chat."""
+        if self._planner is None:
+            return
+        sent = self._planner.compactor.take_sent()
+        if not sent:
+            return
+        from desktop_app.storage import ledger
+
+        db, server = self.engine.store.db, self.engine.connection.server()
+        try:
+            for summary in sent:
+                body = {**summary.request.body(), "stream": True}  # as the backend sends it
+                row = ledger.record(
+                    db, self.id, body, server=server, sent_at=summary.sent_at, purpose="compaction"
+                )
+                ledger.finish(
+                    db, row, seconds=summary.seconds, usage=summary.usage, status=summary.status
+                )
+        except sqlite3.Error:
+            log.warning("could not record a summary request in the ledger", exc_info=True)
+
     def _request_recorder(self) -> RequestRecorder:
         if self._sent is None:
             from desktop_app.storage.ledger import RequestRecorder
@@ -728,6 +762,7 @@ class Chat:
         if self._turn is not turn:
             return
         self._turn = None
+        self.record_compaction_requests()  # auto-compaction's, if it ran
         state = self._planner.state if self._planner is not None else self.state
         queued, self._queued = self._queued, []
         for change in queued:

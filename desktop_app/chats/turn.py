@@ -19,6 +19,8 @@ from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.events import (
+    CompactionApplied,
+    CompactionFailed,
     ContextStateChanged,
     LoopEvent,
     MessageAdded,
@@ -68,6 +70,8 @@ class Turn:
     def record(self, event: LoopEvent) -> None:
         """Persist one event (on the database thread, in order, before it is shown)."""
         self.recorder.record(event)
+        if isinstance(event, (CompactionApplied, CompactionFailed)):
+            self.chat.record_compaction_requests()  # in order, before the turn's request
         if isinstance(event, ContextStateChanged) and isinstance(event.state, ContextState):
             self.chat._state_changed_by_turn(event.state)
 

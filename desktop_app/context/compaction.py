@@ -11,6 +11,8 @@ transaction; undo restores the span exactly.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,8 +29,8 @@ from desktop_app.core.blocks import (
     ToolUseBlock,
 )
 from desktop_app.core.cancel import CancelToken
-from desktop_app.core.errors import ContextDeskError, ErrorKind
-from desktop_app.core.messages import Message, new_id, user_text
+from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorKind
+from desktop_app.core.messages import Message, Usage, new_id, user_text
 from desktop_app.core.ports import ChatBackend
 from desktop_app.core.protocol import is_clean_start
 from desktop_app.core.request import ChatRequest, SystemPart
@@ -169,10 +171,30 @@ def summarizer_request(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SummaryRequestSent:
+    """A request the compactor sent, for the chat's ledger (written later, on the thread
+    that owns the database: the compactor runs on a worker)."""
+
+    request: ChatRequest
+    sent_at: float
+    seconds: float
+    usage: Usage | None
+    status: str  # complete, interrupted or error, as for a turn's requests
+
+
 class Compactor:
     def __init__(self, backend: ChatBackend, counter: TokenCounter) -> None:
         self.backend = backend
         self.counter = counter
+        self._sent: list[SummaryRequestSent] = []
+        self._sent_lock = threading.Lock()
+
+    def take_sent(self) -> list[SummaryRequestSent]:
+        """The summary requests sent since the last call, oldest first."""
+        with self._sent_lock:
+            sent, self._sent = self._sent, []
+        return sent
 
     def preview(
         self,
@@ -231,10 +253,21 @@ class Compactor:
 
     def summarize(self, request: ChatRequest, cancel: CancelToken) -> str:
         assembler = MessageAssembler(new_id())
-        for event in self.backend.stream(request, cancel):
-            assembler.feed(event)
-            cancel.raise_if_cancelled()
-        reply = assembler.finish()
+        sent_at, started = time.time(), time.monotonic()
+        usage, status = None, "error"
+        try:
+            for event in self.backend.stream(request, cancel):
+                assembler.feed(event)
+                cancel.raise_if_cancelled()
+            reply = assembler.finish()
+            usage, status = reply.usage, "complete"
+        except Cancelled:
+            status = "interrupted"
+            raise
+        finally:
+            sent = SummaryRequestSent(request, sent_at, time.monotonic() - started, usage, status)
+            with self._sent_lock:
+                self._sent.append(sent)
         text = reply.text.strip()
         if not text:
             raise ContextDeskError(

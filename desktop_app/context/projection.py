@@ -59,7 +59,7 @@ class BlockState(StrEnum):
 @dataclass(frozen=True, slots=True)
 class BlockStatus:
     state: BlockState
-    tokens: int  # the block as stored (estimate, calibrated)
+    tokens: int  # the block as stored: its own local estimate, never calibrated
     sent_tokens: int  # what it costs in the request: 0 unless in context or trimmed
     summary: int | None = None  # k of "summarized in #k"
 
@@ -88,7 +88,7 @@ class Plan:
     sections: Mapping[Section, int]  # calibrated token estimates; they add up to the window
     context_window: int
     estimated_input: int  # calibrated estimate of the whole prompt
-    calibration: float  # the factor in use for this model (1.0 until learned)
+    calibration: float  # the factor applied to totals, for this request's mix of content
     threshold: int  # tokens at which auto-compaction is due
     compaction_due: bool
     due_reason: str
@@ -108,16 +108,17 @@ class Plan:
         return TokenFigure(self.estimated_input, exact=False)
 
     def block_status(self, message: Message, index: int) -> BlockStatus:
-        """The state of one block of the transcript in this request."""
-        raw = self.counter.blocks_of(message)[index]
-        tokens = round(raw * self.calibration)
+        """The state of one block of the transcript in this request, with its own local
+        estimate (calibration scales totals, never a block: its number must not move when
+        a factor is learned)."""
+        tokens = self.counter.blocks_of(message)[index]
         whole = self.message_states.get(message.id)
         if whole is not None:
             return BlockStatus(whole[0], tokens, 0, whole[1])
         special = self.block_states.get((message.id, index))
         if special is not None:
             state, sent_raw = special
-            return BlockStatus(state, tokens, round(sent_raw * self.calibration))
+            return BlockStatus(state, tokens, sent_raw)
         return BlockStatus(BlockState.IN_CONTEXT, tokens, tokens)
 
     @property
@@ -533,6 +534,7 @@ class _Projection:
     ) -> Plan:
         counter, settings = self.counter, self.settings
         window = settings.context_window
+        self.factor = counter.request_factor(request)  # this body's mix of content
         system_raw = counter.system(tuple(p for p in request.system if p.text != facts))
         facts_raw = counter.system((SystemPart(facts),)) if facts else 0
         tools_raw = counter.tools(request.tools)

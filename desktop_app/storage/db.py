@@ -151,6 +151,12 @@ def _v6(db: sqlite3.Connection) -> None:
     ledger.create_tables(db)
 
 
+def _v7(db: sqlite3.Connection) -> None:
+    # The ledger also holds the requests compaction sends (their cost is the chat's too);
+    # they are told apart from the turns' requests by their purpose.
+    db.execute("ALTER TABLE requests ADD COLUMN purpose TEXT NOT NULL DEFAULT 'chat'")
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -158,6 +164,7 @@ MIGRATIONS: list[Migration] = [
     _v4,
     _v5,
     _v6,
+    _v7,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -75,6 +75,7 @@ class SentRequest:
     usage: Usage | None  # as the API reported it (None: the reply did not finish)
     status: str  # the reply's: complete, interrupted, error
     message_count: int
+    purpose: str = "chat"  # or "compaction": a summary request the chat's compaction sent
 
     def to_json(self) -> dict[str, Any]:
         """As `requests --json` and an export with requests list it."""
@@ -87,6 +88,7 @@ class SentRequest:
             "messages": self.message_count,
             "status": self.status,
             "usage": self.usage.to_api() if self.usage else None,
+            "purpose": self.purpose,
         }
 
 
@@ -98,12 +100,14 @@ def record(
     server: str,
     sent_at: float | None = None,
     status: str = "sent",
+    purpose: str = "chat",
 ) -> int:
     """Add one sent request (a whole body) to the chat's ledger; returns its id."""
     plain, marks = _without_marks(body.get("messages") or [])
     head = {k: v for k, v in body.items() if k != "messages"}
     with transaction(db):
-        return _insert(db, chat_id, head, _parts(db, plain), marks, server, sent_at, status)
+        parts = _parts(db, plain)
+        return _insert(db, chat_id, head, parts, marks, server, sent_at, status, purpose)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +177,15 @@ class RequestRecorder:
                 stored = _store_parts(db, missing, prepared.texts)
                 parts = [self._ids.get(d) or stored[d] for d in prepared.digests]
                 row = _insert(
-                    db, chat_id, prepared.head, parts, prepared.marks, server, sent_at, "sent"
+                    db,
+                    chat_id,
+                    prepared.head,
+                    parts,
+                    prepared.marks,
+                    server,
+                    sent_at,
+                    "sent",
+                    "chat",
                 )
         except BaseException:
             # Rolled back: ids handed out inside may be reused, and this request's new
@@ -194,23 +206,27 @@ def _insert(
     server: str,
     sent_at: float | None,
     status: str,
+    purpose: str,
 ) -> int:
     """The request's row (inside the caller's transaction), stored against the previous
-    request of the chat when it extends it."""
+    request of the chat with the same purpose when it extends it."""
     head_id = _part(db, head)
+    last = db.execute("SELECT MAX(number) FROM requests WHERE chat_id = ?", (chat_id,)).fetchone()[
+        0
+    ]
+    number = (last or 0) + 1
     previous = db.execute(
-        "SELECT id, number FROM requests WHERE chat_id = ? ORDER BY number DESC LIMIT 1",
-        (chat_id,),
+        "SELECT id FROM requests WHERE chat_id = ? AND purpose = ? ORDER BY number DESC LIMIT 1",
+        (chat_id, purpose),
     ).fetchone()
-    number = previous[1] + 1 if previous else 1
     base, shared, added = None, 0, parts
     if previous is not None and number % CHECKPOINT_EVERY:
         shared = _common_prefix(_parts_of(db, previous[0]), parts)
         base, added = previous[0], parts[shared:]
     cursor = db.execute(
         "INSERT INTO requests (chat_id, number, sent_at, seconds, model, server, head, "
-        "base, shared, added, marks, usage, status) "
-        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+        "base, shared, added, marks, usage, status, purpose) "
+        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
         (
             chat_id,
             number,
@@ -223,6 +239,7 @@ def _insert(
             json.dumps(added),
             json.dumps(marks),
             status,
+            purpose,
         ),
     )
     return int(cursor.lastrowid or 0)
@@ -259,8 +276,8 @@ def reply_request(db: sqlite3.Connection, reply_id: str) -> tuple[str, Usage | N
 def requests(db: sqlite3.Connection, chat_id: str) -> list[SentRequest]:
     """The chat's ledger, oldest first."""
     rows = db.execute(
-        "SELECT id, number, sent_at, seconds, model, server, shared, added, usage, status "
-        "FROM requests WHERE chat_id = ? ORDER BY number",
+        "SELECT id, number, sent_at, seconds, model, server, shared, added, usage, status, "
+        "purpose FROM requests WHERE chat_id = ? ORDER BY number",
         (chat_id,),
     ).fetchall()
     return [
@@ -274,6 +291,7 @@ def requests(db: sqlite3.Connection, chat_id: str) -> list[SentRequest]:
             usage_from_api(json.loads(row[8])) if row[8] else None,
             row[9],
             row[6] + len(json.loads(row[7])),
+            row[10],
         )
         for row in rows
     ]
@@ -309,7 +327,8 @@ def last_sent_with(
     found: dict[str, tuple[int, float]] = {}
     heads: dict[int, str] = {}
     for number, sent_at, head in db.execute(
-        "SELECT number, sent_at, head FROM requests WHERE chat_id = ? ORDER BY number DESC",
+        "SELECT number, sent_at, head FROM requests WHERE chat_id = ? AND purpose = 'chat' "
+        "ORDER BY number DESC",
         (chat_id,),
     ):
         if head not in heads:

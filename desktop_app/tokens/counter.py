@@ -9,6 +9,7 @@ meter cheap on long chats.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,15 @@ from desktop_app.core.blocks import (
 )
 from desktop_app.core.messages import Message
 from desktop_app.core.request import ChatRequest, SystemPart, ToolSpec
-from desktop_app.tokens.calibration import Calibration
+from desktop_app.tokens.calibration import (
+    CJK,
+    CODE,
+    IMAGE,
+    KINDS,
+    PROSE,
+    TOOL_JSON,
+    Calibration,
+)
 from desktop_app.tokens.encoding import TextEncoder, load_encoder
 from desktop_app.tokens.images import base64_image_tokens
 
@@ -34,6 +43,37 @@ MESSAGE_OVERHEAD = 4
 BLOCK_OVERHEAD = 3
 TOOL_OVERHEAD = 12
 REQUEST_OVERHEAD = 8
+
+_CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
+_CODE_SYMBOLS = re.compile(r"[{}()\[\];=<>]")
+_KIND_INDEX = {kind: i for i, kind in enumerate(KINDS)}
+Mix = tuple[int, ...]  # raw tokens by kind, in the order of calibration.KINDS
+
+
+def text_kind(text: str) -> str:
+    """What a piece of text mostly is, for calibration: CJK, code or prose."""
+    if not text:
+        return PROSE
+    if len(_CJK_CHARS.findall(text)) * 4 >= len(text):
+        return CJK
+    fenced = sum(len(m) for m in _FENCED.findall(text)) if "```" in text else 0
+    if fenced * 2 >= len(text):
+        return CODE
+    if "\n" in text.strip() and len(_CODE_SYMBOLS.findall(text)) * 16 >= len(text):
+        return CODE
+    return PROSE
+
+
+def _looks_like_json(text: str) -> bool:
+    head = text.lstrip()[:1]
+    if head not in ("{", "["):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +98,7 @@ class TokenCounter:
         self.calibration = calibration or Calibration()
         self._by_content: dict[object, int] = {}
         self._by_message: dict[str, tuple[tuple[Block, ...], tuple[int, ...]]] = {}
+        self._mix_by_message: dict[str, tuple[tuple[Block, ...], Mix]] = {}
 
     @property
     def encoder(self) -> TextEncoder:
@@ -113,6 +154,51 @@ class TokenCounter:
         self._by_message[message.id] = (message.blocks, counts)
         return counts
 
+    def block_kind(self, block: Block) -> str:
+        """The kind of content a block is, for calibration."""
+        if isinstance(block, (TextBlock, ThinkingBlock)):
+            return text_kind(block.text if isinstance(block, TextBlock) else block.thinking)
+        if isinstance(block, ImageBlock):
+            return IMAGE
+        if isinstance(block, ToolResultBlock):
+            text = block.content if isinstance(block.content, str) else ""
+            if not isinstance(block.content, str):
+                text = "\n".join(p.text for p in block.content if isinstance(p, TextBlock))
+            return TOOL_JSON if _looks_like_json(text) else text_kind(text)
+        if isinstance(block, ToolUseBlock):
+            return TOOL_JSON
+        return PROSE
+
+    def mix_of(self, message: Message) -> Mix:
+        """A message's raw tokens by kind of content (cached like its counts)."""
+        memo = self._mix_by_message.get(message.id)
+        if memo is not None and memo[0] is message.blocks:
+            return memo[1]
+        mix = [0] * len(KINDS)
+        mix[_KIND_INDEX[PROSE]] = MESSAGE_OVERHEAD
+        for block, raw in zip(message.blocks, self.blocks_of(message), strict=True):
+            if isinstance(block, ToolResultBlock) and not isinstance(block.content, str):
+                images = sum(self.block(p) for p in block.content if isinstance(p, ImageBlock))
+                mix[_KIND_INDEX[IMAGE]] += images
+                raw -= images
+            mix[_KIND_INDEX[self.block_kind(block)]] += raw
+        result = tuple(mix)
+        self._mix_by_message[message.id] = (message.blocks, result)
+        return result
+
+    def request_mix(self, request: ChatRequest) -> dict[str, int]:
+        """The whole request's raw tokens by kind of content."""
+        mix = [0] * len(KINDS)
+        mix[_KIND_INDEX[PROSE]] = REQUEST_OVERHEAD
+        for part in request.system:
+            if part.text:
+                mix[_KIND_INDEX[text_kind(part.text)]] += self.system((part,))
+        mix[_KIND_INDEX[TOOL_JSON]] += self.tools(request.tools)
+        for message in request.messages:
+            for i, raw in enumerate(self.mix_of(message)):
+                mix[i] += raw
+        return {kind: raw for kind, raw in zip(KINDS, mix, strict=True) if raw}
+
     def message(self, message: Message) -> int:
         return MESSAGE_OVERHEAD + sum(self.blocks_of(message))
 
@@ -139,17 +225,25 @@ class TokenCounter:
             + self.messages(request.messages)
         )
 
-    # -- calibrated ---------------------------------------------------------------------
+    # -- calibrated (totals only: a block's own count is never scaled) -----------------------
 
     def calibrated(self, raw: int, model: str) -> int:
+        """A total scaled by the model's whole-request factor."""
         return round(raw * self.calibration.factor(model))
+
+    def request_factor(self, request: ChatRequest) -> float:
+        """The calibration for this request's mix of content (one lookup while the
+        model has no factor per kind yet)."""
+        if not self.calibration.factors(request.model):
+            return self.calibration.factor(request.model)
+        return self.calibration.blend(request.model, self.request_mix(request))
 
     def count_request(self, request: ChatRequest) -> int:
         """Estimated input tokens of the whole request, as the API would count them."""
-        return self.calibrated(self.raw_request(request), request.model)
+        return round(self.raw_request(request) * self.request_factor(request))
 
     def learn_from_usage(self, request: ChatRequest, reported_prompt_tokens: int) -> float:
         """Calibrate with the API's exact count for `request` (usage.prompt_tokens)."""
         return self.calibration.learn(
-            request.model, reported_prompt_tokens, self.raw_request(request)
+            request.model, reported_prompt_tokens, self.request_mix(request)
         )

@@ -101,6 +101,7 @@ class CompactionDialog(QDialog):
             self.worker.wait()
             self.worker.deleteLater()
         self.worker = None
+        self.session.chat.record_compaction_requests()  # sent, whatever came of it
         self.preview_button.setText("Preview summary")
         if outcome.error is not None:
             self.status.setText(f"<b>{outcome.error.title}</b>: {outcome.error.message}")

@@ -26,7 +26,7 @@ SEGMENTS: dict[str, tuple[str, str]] = {
     "reserved output": ("#f4511e", "room kept for the reply (max output tokens)"),
     "free": ("", "free"),
 }
-MESSAGES, FREE = "messages", "free"
+MESSAGES, RESERVED, FREE = "messages", "reserved output", "free"
 
 
 class ContextMeter(QWidget):
@@ -116,7 +116,11 @@ class ContextMeter(QWidget):
         tokens = dict(self.segments()).get(section, 0)
         window = self.plan.context_window if self.plan else 0
         share = f" ({tokens / window:.0%} of the window)" if window else ""
-        return f"{section.capitalize()}: ≈{tokens:,} tokens{share} — {SEGMENTS[section][1]}"
+        scaled = ""
+        if self.plan and section not in (RESERVED, FREE) and round(self.plan.calibration, 2) != 1:
+            scaled = f", with calibration ×{self.plan.calibration:.2f}"
+        what = SEGMENTS[section][1]
+        return f"{section.capitalize()}: ≈{tokens:,} tokens{scaled}{share} — {what}"
 
     def segment_rect(self, section: str) -> QRectF:
         """Where a section's segment is drawn (empty when it has no tokens)."""

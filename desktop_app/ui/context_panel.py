@@ -402,6 +402,18 @@ class ContextPanel(QStackedWidget):
             session.clear_tool_results(ids)
 
 
+def _calibration_line(plan: Plan) -> str:
+    """The factor totals are scaled by, and what it is made of: it is learned per model and
+    kind of content, and never applied to a block's own count."""
+    kinds = plan.counter.calibration.factors(plan.request.model)
+    learned = " · ".join(f"{kind} ×{factor:.2f}" for kind, factor in sorted(kinds.items()))
+    detail = f" — {learned}" if learned else ""
+    return (
+        f"Calibration ×{plan.calibration:.2f} for this request{detail} (learned from the API's "
+        "counts; it scales these totals, not the blocks' own counts)"
+    )
+
+
 def _figures(plan: Plan) -> str:
     share = plan.estimated_input / plan.context_window if plan.context_window else 0.0
     lines = [
@@ -412,7 +424,7 @@ def _figures(plan: Plan) -> str:
         lines.append(
             f"Exact, last reply: {plan.last_reported.value:,} tokens (as the API counted them)"
         )
-    lines.append(f"Calibration ×{plan.calibration:.2f} (learned from the API's counts)")
+    lines.append(_calibration_line(plan))
     lines.append(f"Auto-compaction at {plan.threshold:,} tokens (red mark); {plan.forecast}.")
     if plan.compaction_due:
         lines.append(f"Due because {plan.due_reason}; until then trimming keeps the request small.")

@@ -768,10 +768,8 @@ class MainWindow(QMainWindow):
         self._ensure_conversation()
         counter = self.engine.counter
 
-        def count(text: str) -> int | None:
-            return counter.calibrated(counter.encoder.count(text), self._model())
-
-        self.composer.set_counter(count)
+        # A draft is a block: its own estimate, as its chip will show once sent.
+        self.composer.set_counter(lambda text: counter.encoder.count(text))
 
     @Slot()
     def _on_connection_settings_saved(self) -> None:
@@ -800,9 +798,6 @@ class MainWindow(QMainWindow):
             self.center.setCurrentWidget(
                 self.no_chat if self.current is None else self.conversation
             )
-
-    def _model(self) -> str:
-        return self.current.chat.model if self.current else self.engine.settings.model
 
     @Slot()
     def bring_to_front(self) -> None:

@@ -234,10 +234,13 @@ class RequestView(QWidget):
         self.against.clear()
         self.against.addItem(self.NEXT_ITEM, "next")
         for entry in reversed(sent):
-            label = (
-                f"#{entry.number} · {time.strftime('%d %b %H:%M', time.localtime(entry.sent_at))}"
-                f" · {entry.message_count} messages"
+            what = (
+                "summary request (compaction)"
+                if entry.purpose == "compaction"
+                else f"{entry.message_count} messages"
             )
+            when = time.strftime("%d %b %H:%M", time.localtime(entry.sent_at))
+            label = f"#{entry.number} · {when} · {what}"
             self.pick.addItem(label, entry.number)
             self.against.addItem(label, str(entry.number))
         if keep is not None and self.pick.findData(keep) >= 0:

@@ -67,15 +67,17 @@ def test_the_shown_next_request_is_the_one_sent(
     assert exported["summaries"], "the compaction wrote a summary"
     sent_as_shown("After the summary: still the same body?")
 
-    # The ledger holds every request as the server received it, the tool loop's second too.
+    # The ledger holds every request as the server received it — the tool loop's second,
+    # and the summary request compaction sent, too (its cost is the chat's) — in order.
     listed = json.loads(cli("requests", chat, "--json"))
-    chat_requests = [  # (the compaction's own request is not one of the chat's turns)
-        r.body for r in sim.message_requests() if r.headers.get(PURPOSE_HEADER) == "chat"
-    ]
-    assert [r["number"] for r in listed] == list(range(1, len(chat_requests) + 1))
-    for entry, body in zip(listed, chat_requests, strict=True):
-        assert json.loads(cli("requests", chat, str(entry["number"]))) == body
+    received = sim.message_requests()
+    assert [r["number"] for r in listed] == list(range(1, len(received) + 1))
+    for entry, request in zip(listed, received, strict=True):
+        assert json.loads(cli("requests", chat, str(entry["number"]))) == request.body
+        assert entry["purpose"] == request.headers.get(PURPOSE_HEADER)
         assert entry["usage"]["input_tokens"] > 0
+    assert [r["purpose"] for r in listed].count("compaction") == 1
+    turns = [r["number"] for r in listed if r["purpose"] == "chat"]
     # What they cost is their usage times the price table (Haiku 4.5: $1 in, $5 out,
     # $1.25 cache write, $0.10 cache read per million), by hand.
     by_hand = sum(
@@ -90,16 +92,16 @@ def test_the_shown_next_request_is_the_one_sent(
     )
     shown_cost = json.loads(cli("chat", "show", chat, "--json"))["cost"]
     assert shown_cost["amount"] == pytest.approx(by_hand, abs=1e-6)
-    assert shown_cost["requests"] == len(listed)
+    assert shown_cost["requests"] == len(listed)  # the summary request's cost included
     assert json.loads(cli("spend", "today", "--json"))["amount"] == pytest.approx(by_hand, abs=1e-6)
 
     exported = json.loads(cli("export", chat, "--with-requests"))
-    assert [r["body"] for r in exported["requests"]] == chat_requests
+    assert [r["body"] for r in exported["requests"]] == [r.body for r in received]
     assert "requests" not in json.loads(cli("export", chat))  # only when asked: it is big
     diff = cli("requests", chat, "--diff", "1", "2")
     assert diff.startswith("The earlier request is a prefix of the later one: the cache holds.")
-    last = str(len(listed))  # after the summary: the cache breaks where it went in
-    diff = cli("requests", chat, "--diff", str(len(listed) - 1), last)
+    # after the summary: the cache breaks where it went in
+    diff = cli("requests", chat, "--diff", str(turns[-2]), str(turns[-1]))
     # (the summary goes in right after the first message, which it merges into: same role)
     assert diff.startswith("The cache breaks at messages.0: the summary changed.")
 
@@ -126,3 +128,37 @@ def test_when_the_send_would_compact_first_the_request_is_not_guessed(
     assert "compacts older turns first" in capsys.readouterr().err
     assert main(["--home", str(home), "chat", "set", chat, "auto_compact=off"]) == 0
     assert main([*context, "and now?"]) == 0  # then it trims instead: the body is known
+
+
+def test_auto_compaction_s_request_is_in_the_ledger_before_the_turn_s(
+    sim: SimulatorServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", sim.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    home = tmp_path / "home"
+    new = ["chat", "new", "--threshold", "0.1", "--keep-recent", "1"]
+    assert main(["--home", str(home), *new, "--model", "claude-haiku-4-5"]) == 0
+    chat = capsys.readouterr().out.strip()
+    engine = Engine.open(home)
+    try:
+        small = engine.find(chat)
+        small.set_settings(replace(small.settings, context_window=2000, max_tokens=100))
+        turns = [u(f"question {n} " + "words " * 40) for n in range(3)]
+        engine.store.append_messages(
+            chat, [m for q in turns for m in (q, a("an answer " + "more " * 40))]
+        )
+    finally:
+        engine.close()
+    assert main(["--home", str(home), "send", chat, "and now?"]) == 0
+    capsys.readouterr()
+    assert main(["--home", str(home), "requests", chat, "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    received = sim.message_requests()
+    assert [r["purpose"] for r in listed] == ["compaction", "chat"]
+    assert [r.headers.get(PURPOSE_HEADER) for r in received] == ["compaction", "chat"]
+    for entry, request in zip(listed, received, strict=True):
+        assert main(["--home", str(home), "requests", chat, str(entry["number"])]) == 0
+        assert json.loads(capsys.readouterr().out) == request.body

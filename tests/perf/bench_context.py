@@ -132,10 +132,22 @@ def main() -> int:
         p = projector.project(big, state, settings, model="m", system="Be helpful.")
         _ = sum(p.sections.values()), p.forecast
 
+    # Once a model has factors per kind of content, totals need the body's mix (the worst
+    # case: every plan sums it over the whole request).
+    by_kind = TokenCounter(encoder)
+    by_kind.learn_from_usage(plan.request, round(by_kind.raw_request(plan.request) * 1.3))
+    assert by_kind.calibration.factors("m")
+    mixed = Projector(by_kind)
+
+    def project_by_kind() -> None:
+        p = mixed.project(big, state, settings, model="m", system="Be helpful.")
+        _ = sum(p.sections.values()), p.forecast
+
     rows = [
         (f"cold count, {total:,}-token transcript (2,000 messages)", timed(cold_count, 7), 400.0),
         ("recount after appending one block", timed(recount_after_append, 30), 2.0),
         ("projection + breakdown, 10,000 messages", timed(project, 15), 100.0),
+        ("… with calibration per kind of content", timed(project_by_kind, 15), 100.0),
     ]
     table = [
         Row(name, best, "ms", target, f"best; median {median:.1f} ms")

@@ -255,6 +255,21 @@ def test_calibration_scales_every_figure() -> None:
     assert scaled.estimated_input == 2 * plain.estimated_input
 
 
+def test_a_blocks_own_count_does_not_move_when_calibration_is_learned() -> None:
+    counter = word_counter()
+    messages = chat(3)
+    before = Projector(counter).project(messages, ContextState(), BIG, model="m")
+    counts = [before.block_status(m, 0).tokens for m in messages]
+    for factor in (1.92, 1.3):  # learned, then learned again
+        counter.calibration.learn(
+            "m", round(before.estimated_input * factor), before.estimated_input
+        )
+        after = Projector(counter).project(messages, ContextState(), BIG, model="m")
+        assert [after.block_status(m, 0).tokens for m in messages] == counts
+        assert [after.block_status(m, 0).sent_tokens for m in messages] == counts
+        assert after.estimated_input > before.estimated_input  # totals are scaled
+
+
 # -- properties ----------------------------------------------------------------------------
 
 facts = st.lists(

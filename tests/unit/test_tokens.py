@@ -22,7 +22,13 @@ from desktop_app.core.blocks import (
 from desktop_app.core.messages import Message
 from desktop_app.core.request import ChatRequest, SystemPart, ToolSpec
 from desktop_app.tokens.calibration import Calibration, MemoryCalibrationStore
-from desktop_app.tokens.counter import TokenCounter, TokenFigure
+from desktop_app.tokens.counter import (
+    MESSAGE_OVERHEAD,
+    REQUEST_OVERHEAD,
+    TokenCounter,
+    TokenFigure,
+    text_kind,
+)
 from desktop_app.tokens.encoding import (
     HEURISTIC,
     EncodingUnavailable,
@@ -209,6 +215,60 @@ def test_counter_applies_calibration_and_learns_from_usage(cl100k: TextEncoder) 
     raw = counter.raw_request(request)
     counter.learn_from_usage(request, reported_prompt_tokens=raw * 2)
     assert counter.count_request(request) == raw * 2
+
+
+def test_content_is_told_apart_for_calibration() -> None:
+    assert text_kind("A plain sentence about the weather, nothing more.") == "prose"
+    assert text_kind("Here:\n```python\ndef f(x):\n    return {x: [x * 2]}\n```") == "code"
+    assert text_kind("for (i = 0; i < n; i++) {\n  a[i] = b[i];\n}") == "code"
+    assert text_kind("請把這份合約的第三條翻譯成英文，謝謝。") == "CJK"
+    assert text_kind("") == "prose"
+
+
+def _one(model: str, block: Block) -> ChatRequest:
+    return ChatRequest(model, (Message("user", (block,)),), 100)
+
+
+def test_calibration_learns_each_kind_of_content_from_the_requests_that_hold_it(
+    cl100k: TextEncoder,
+) -> None:
+    store = MemoryCalibrationStore()
+    counter = TokenCounter(cl100k, Calibration(store))
+    prose = _one("m", TextBlock("The meeting moved to Thursday afternoon, after lunch. " * 20))
+    code = _one(
+        "m", TextBlock("```python\n" + "total = sum(x[i] for i in range(n))\n" * 20 + "```")
+    )
+    prose_raw, code_raw = counter.raw_request(prose), counter.raw_request(code)
+    counter.learn_from_usage(prose, round(prose_raw * 1.2))
+    counter.learn_from_usage(code, round(code_raw * 1.8))
+    factors = counter.calibration.factors("m")
+    assert factors["prose"] == pytest.approx(1.2, abs=0.01)
+    assert factors["code"] == pytest.approx(1.8, abs=0.01)
+    # Each kind predicts its own requests, whatever was learned after it.
+    assert counter.count_request(prose) == pytest.approx(prose_raw * 1.2, rel=0.02)
+    assert counter.count_request(code) == pytest.approx(code_raw * 1.8, rel=0.02)
+    # A request holding both is scaled by its mix; other models are untouched.
+    both = ChatRequest("m", (*prose.messages, Message("assistant", code.messages[0].blocks)), 100)
+    expected = prose_raw * 1.2 + (code_raw - REQUEST_OVERHEAD - MESSAGE_OVERHEAD) * 1.8
+    assert counter.count_request(both) == pytest.approx(expected, rel=0.01)
+    assert counter.calibration.factors("other") == {}
+    assert Calibration(store).factors("m") == factors  # persisted
+    # A store from before kinds were learned still gives its whole-request factor.
+    assert Calibration(MemoryCalibrationStore({"m": 1.5})).factor("m", "code") == 1.5
+
+
+def test_images_are_never_scaled_by_calibration(cl100k: TextEncoder) -> None:
+    counter = TokenCounter(cl100k)
+    text = Message("user", (TextBlock("What is in this picture, and who took it?"),))
+    picture = Message("user", (ImageBlock("image/png", png(200, 100)),))
+    request = ChatRequest("m", (text, picture), 100)
+    mix = counter.request_mix(request)
+    image = counter.blocks_of(picture)[0]
+    assert mix["image"] == image
+    text_raw = sum(mix.values()) - image
+    counter.learn_from_usage(request, 2 * text_raw + image)  # the text was undercounted by half
+    assert counter.calibration.factor("m", "image") == 1.0
+    assert counter.calibration.factor("m", "prose") == pytest.approx(2.0, abs=0.01)
 
 
 def test_figures_say_whether_they_are_exact() -> None:
