@@ -87,7 +87,7 @@ def _fail(exc: ContextDeskError, status: int = 1) -> int:
     return status
 
 
-def _pairs(pairs: list[str]) -> dict[str, str]:
+def key_values(pairs: list[str]) -> dict[str, str]:
     assignments = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -148,7 +148,7 @@ def cmd_chat(engine: Engine, args: argparse.Namespace) -> int:
             kinds = ", ".join(block_type(b) for b in m.blocks)
             print(f"\n{m.role}{status} ({kinds}):\n{m.text or '(no text)'}")
     elif args.chat_command == "set":
-        engine.find(args.chat).change(_pairs(args.pairs))
+        engine.find(args.chat).change(key_values(args.pairs))
     elif args.chat_command == "delete":
         chat = engine.find(args.chat)
         chat.delete()
@@ -170,7 +170,7 @@ def _chat_json(chat: ChatInfo) -> dict[str, Any]:
 
 def cmd_settings(engine: Engine, args: argparse.Namespace) -> int:
     wanted = [p for p in args.pairs if "=" not in p]
-    changes = _pairs([p for p in args.pairs if "=" in p])
+    changes = key_values([p for p in args.pairs if "=" in p])
     known = [spec.key for spec in SETTINGS]
     unknown = [key for key in wanted if key not in known]
     if unknown:  # before anything is changed
@@ -208,13 +208,25 @@ class TerminalApprover:
         self.allowed = allowed
 
     def approve(self, request: ApprovalRequest, cancel: CancelToken) -> ApprovalDecision:
-        if request.call.name in self.allowed:
+        name = request.call.name
+        if name in self.allowed:
             return ApprovalDecision.ALLOW_ONCE
+        from desktop_app.chats.tool_servers import people_name
+
+        name = people_name(name)
         print(
-            f"\n[refused {request.call.name}: {request.summary}; allow it with --allow-tools {request.call.name}]",
+            f"\n[refused {name}: {request.summary}; allow it with --allow-tools {name}]",
             file=sys.stderr,
         )
         return ApprovalDecision.DENY
+
+
+def _allowed_tools(names: str) -> set[str]:
+    """--allow-tools: built-in tools by name, MCP tools as SERVER.TOOL (or as the model
+    sees them)."""
+    from desktop_app.chats.tool_servers import api_name
+
+    return {api_name(n.strip()) for n in names.split(",") if n.strip()}
 
 
 def _printer(quiet: bool) -> Callable[[LoopEvent], None]:
@@ -266,8 +278,11 @@ def _send(chat: Chat, text: str, approver: TerminalApprover, quiet: bool) -> Tur
 
 def cmd_send(engine: Engine, args: argparse.Namespace) -> int:
     chat = engine.find(args.chat)
-    allowed = {t for t in args.allow_tools.split(",") if t}
+    allowed = _allowed_tools(args.allow_tools)
     engine.connection.backend()  # no key: say so before anything is stored
+    engine.tool_servers.start(
+        wait=True
+    )  # their tools are in the first request, or said to be missing
     finished = _send(chat, args.text, TerminalApprover(allowed), args.json)
     if args.json:
         reply = chat.messages()[-1]
@@ -297,6 +312,7 @@ REPL_COMMANDS = "/pin /facts /compact /context /request /export /quit"
 
 def cmd_repl(engine: Engine, args: argparse.Namespace) -> int:
     chat = engine.find(args.chat)
+    engine.tool_servers.start(wait=True)
     print(f"{chat.title} — type a message; {REPL_COMMANDS}")
     while True:
         try:
@@ -410,6 +426,7 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
 
     chat = engine.find(args.chat)
     messages = chat.messages()
+    engine.tool_servers.start(wait=True)  # the tools `send` would offer
     if args.request:
         plan: Plan = chat.plan(args.draft, history=messages)
         if chat.compacts_first(plan, args.draft, messages):
@@ -611,6 +628,12 @@ def check(path: Path, fix: Path | None) -> int:
     return 1
 
 
+def cmd_mcp(engine: Engine, args: argparse.Namespace) -> int:
+    from desktop_app import cli_mcp
+
+    return cli_mcp.cmd_mcp(engine, args)
+
+
 _COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "chat": cmd_chat,
     "settings": cmd_settings,
@@ -626,4 +649,5 @@ _COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "export": cmd_export,
     "import": cmd_import,
     "search": cmd_search,
+    "mcp": cmd_mcp,
 }

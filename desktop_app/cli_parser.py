@@ -23,7 +23,17 @@ def parse(argv: list[str]) -> argparse.Namespace:
     if not argv or (len(argv) == 2 and argv[0] == "--home" and not argv[1].startswith("-")):
         home = argv[1] if argv else None
         return argparse.Namespace(home=home, demo=False, verbose=False, command=None)
-    return _grammar(commands=not _opens_the_window(argv)).parse_args(argv)
+    tail: list[str] = []
+    if "--" in argv and "mcp" in argv[: argv.index("--")]:
+        # `mcp add NAME -- COMMAND ARGS…`: argparse's subparsers mangle what follows "--"
+        argv, tail = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
+    grammar = _grammar(commands=not _opens_the_window(argv))
+    args = grammar.parse_args(argv)
+    if hasattr(args, "server_command"):
+        args.server_command = [*args.server_command, *tail]
+    elif tail:
+        grammar.error(f"unexpected arguments after --: {' '.join(tail)}")
+    return args
 
 
 def _opens_the_window(argv: list[str]) -> bool:
@@ -94,7 +104,10 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
     send.add_argument("text")
     send.add_argument("--json", action="store_true", help="print the turn's result as JSON")
     send.add_argument(
-        "--allow-tools", default="", metavar="NAME,…", help="tools that ask may run without asking"
+        "--allow-tools",
+        default="",
+        metavar="NAME,…",
+        help="tools that ask may run without asking (an MCP tool as SERVER.TOOL)",
     )
     repl = sub.add_parser(
         "repl", help="talk in the terminal (/pin /facts /compact /context /request /export /quit)"
@@ -190,6 +203,10 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
     )
     settings.add_argument("pairs", nargs="*", metavar="KEY[=VALUE]")
     settings.add_argument("--json", action="store_true")
+
+    from desktop_app.cli_mcp import add_parser as add_mcp_parser
+
+    add_mcp_parser(sub)
 
     check = sub.add_parser(
         "check",

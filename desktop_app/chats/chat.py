@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # the context engine, the loop and the tools load with the fi
     from desktop_app.context.projection import Plan, Projector
     from desktop_app.core.request_diff import RequestDiff
     from desktop_app.storage.ledger import RequestRecorder, SentRequest
-    from desktop_app.tools.registry import ToolRegistry
+    from desktop_app.tools.registry import Tool, ToolRegistry
 
 TITLE_CHARS = 48  # a chat named after its first message: about one line of the list
 KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
@@ -162,19 +162,23 @@ class Chat:
         if self._projector is None:
             self._projector = Projector(counter)
         workspace = Path(settings.workspace) if settings.workspace else None
+        mcp, unavailable = self._mcp_tools() if settings.tools_enabled else ([], "")
         planner = ContextPlanner(
             self._projector,
             Compactor(self.engine.connection.lazy(), counter),
             self.settings,
             self.state,
             model=self.model,
-            system=self.info.system_prompt,
+            system="\n\n".join(p for p in (self.info.system_prompt, unavailable) if p),
             workspace=str(workspace) if workspace else None,
             thinking_budget=self.settings.thinking_budget or None,
             auto_pin=settings.auto_pin,
         )
         tools = ToolRegistry(
-            builtin_tools(files=workspace is not None, commands=settings.run_command_enabled)
+            [
+                *builtin_tools(files=workspace is not None, commands=settings.run_command_enabled),
+                *mcp,
+            ]
             if settings.tools_enabled
             else [],
             workspace=workspace,
@@ -188,6 +192,17 @@ class Chat:
         planner.tool_choice, planner.metadata = extras.tool_choice, extras.metadata
         planner.trim_policies = tools.trim_policies()
         return planner, tools
+
+    def _mcp_tools(self) -> tuple[list[Tool], str]:
+        """The MCP tools this chat offers (its `tools_off` left out), and what the model is
+        told of servers that are not ready."""
+        hub = self.engine.mcp
+        if hub is None:
+            return [], ""
+        from desktop_app.tools.mcp_tools import mcp_tools, parse_off, unavailable_note
+
+        off = parse_off(self.settings.tools_off)
+        return mcp_tools(hub, off), unavailable_note(hub, off)
 
     def plan(self, draft: str = "", history: Sequence[Message] | None = None) -> Plan:
         """What the next request would be, with `draft` as the user's next message."""

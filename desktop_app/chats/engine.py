@@ -43,8 +43,11 @@ from desktop_app.storage.store import ChatInfo, ChatStore
 
 if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the first paint
     from desktop_app.chats.chat import Chat
+    from desktop_app.chats.tool_servers import ToolServers
+    from desktop_app.config.mcp_servers import McpConfig
     from desktop_app.config.prices import PriceTable, Spend
     from desktop_app.tokens.counter import TokenCounter
+    from desktop_app.tools.mcp_hub import McpHub
 
 DEMO_MODEL = "contextdesk-demo"
 
@@ -80,6 +83,7 @@ class Engine:
     _seen_version: int = field(default=0, init=False, repr=False)
     _settings_stamp: int | None = field(default=None, init=False, repr=False)
     _listed: dict[str, ModelInfo] = field(default_factory=dict, init=False, repr=False)
+    _mcp: McpHub | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self, demo_mode: bool) -> None:
         # The server is read when connecting: Settings may have changed it by then.
@@ -112,8 +116,47 @@ class Engine:
         return cls(paths, settings, store, secrets, demo, window_open)
 
     def close(self) -> None:
+        if self._mcp is not None:
+            self._mcp.close()  # their processes end with us
         self.connection.close()
         self.store.close()
+
+    # -- MCP servers ----------------------------------------------------------------------------
+
+    def mcp_config(self) -> McpConfig:
+        from desktop_app.config.mcp_servers import McpConfig
+
+        return McpConfig(self.paths.config)
+
+    @property
+    def mcp(self) -> McpHub | None:
+        """The MCP servers' connections; None while none is configured (then nothing of
+        MCP is loaded)."""
+        if self._mcp is None:
+            config = self.mcp_config()
+            if not config.path.exists():
+                return None
+            from desktop_app.tools.mcp_hub import McpHub
+
+            self._mcp = McpHub(config, self.paths.logs)
+        return self._mcp
+
+    @property
+    def tool_servers(self) -> ToolServers:
+        """The MCP servers as the faces use them (configure, start, look, turn off)."""
+        from desktop_app.chats.tool_servers import ToolServers
+
+        return ToolServers(self)
+
+    def mcp_changed(self, *, reload: bool = False) -> None:
+        """The servers (with `reload`: their configuration) or their states changed: chats
+        plan again with the tools there are now. Call on the database thread."""
+        if reload:
+            hub = self.mcp
+            if hub is not None:
+                hub.reload()
+        for chat in self._chats.values():
+            chat.settings_changed()
 
     @property
     def log_file(self) -> Path:

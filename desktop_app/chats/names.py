@@ -18,6 +18,7 @@ CHAT_FIELDS = {
     "max_messages": "max_context_messages",
     "tool_result_cap": "tool_result_cap",
     "drop_old_thinking": "drop_old_thinking",
+    "tools_off": "tools_off",
 }
 
 # The message the next request is shown with when the composer is empty (a request always

@@ -52,6 +52,7 @@ class KeyringUnavailable(ContextDeskError):
     )
 
     def __init__(self, why: str) -> None:
+        self.why = why
         super().__init__(
             "The system keyring is not available",
             f"{why}. The key was not saved anywhere. You can use it for this session only, "
@@ -123,30 +124,34 @@ class SecretStore:
             self._keyring("delete_password", SERVICE, ACCOUNT)
 
     def _keyring(self, operation: str, *args: str) -> Any:
-        """Call the keyring with a time limit, turning every failure into one error."""
-        box: dict[str, Any] = {}
+        return call_keyring(operation, *args, timeout=self.timeout)
 
-        def call() -> None:
-            try:
-                import keyring
 
-                box["value"] = getattr(keyring, operation)(*args)
-            except Exception as exc:  # handed to the caller below
-                box["error"] = exc
+def call_keyring(operation: str, *args: str, timeout: float = KEYRING_TIMEOUT_S) -> Any:
+    """Call the keyring with a time limit, turning every failure into one error."""
+    box: dict[str, Any] = {}
 
-        worker = threading.Thread(target=call, name="keyring", daemon=True)
-        worker.start()
-        worker.join(self.timeout)
-        if worker.is_alive():
-            raise KeyringUnavailable(f"The keyring did not answer within {self.timeout:g} seconds")
-        error = box.get("error")
-        if error is None:
-            return box.get("value")
-        name = type(error).__name__
-        if name == "PasswordDeleteError":
-            return None  # there was nothing to delete
-        if name == "NoKeyringError":
-            raise KeyringUnavailable("No keyring service was found on this system") from error
-        if name == "KeyringLocked":
-            raise KeyringUnavailable("The keyring is locked") from error
-        raise KeyringUnavailable(f"The keyring failed ({name}: {error})") from error
+    def call() -> None:
+        try:
+            import keyring
+
+            box["value"] = getattr(keyring, operation)(*args)
+        except Exception as exc:  # handed to the caller below
+            box["error"] = exc
+
+    worker = threading.Thread(target=call, name="keyring", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise KeyringUnavailable(f"The keyring did not answer within {timeout:g} seconds")
+    error = box.get("error")
+    if error is None:
+        return box.get("value")
+    name = type(error).__name__
+    if name == "PasswordDeleteError":
+        return None  # there was nothing to delete
+    if name == "NoKeyringError":
+        raise KeyringUnavailable("No keyring service was found on this system") from error
+    if name == "KeyringLocked":
+        raise KeyringUnavailable("The keyring is locked") from error
+    raise KeyringUnavailable(f"The keyring failed ({name}: {error})") from error

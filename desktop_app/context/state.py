@@ -29,6 +29,9 @@ class ContextSettings:
     # An imported request's own `tools`, `tool_choice` and `metadata` (JSON), sent with
     # every turn so the chat goes on as its author's requests did; "" for most chats.
     request_extras: str = ""
+    # Tools this chat does not offer the model: MCP servers ("git") or single tools
+    # ("git.git_log"), comma-separated. "" offers every tool there is.
+    tools_off: str = ""
 
     def problems(self) -> list[str]:
         """Values a chat cannot work with, one line each, named as `chat set` names them."""

@@ -1,0 +1,176 @@
+"""The MCP tool servers, as the faces (the window, the command line) use them: configure,
+start, look at — each server's state, its tools and what their definitions cost — and
+turn servers or single tools off for one chat. One home for each of these actions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from desktop_app.config.mcp_servers import McpServer, Secrets
+
+if TYPE_CHECKING:
+    from desktop_app.chats.chat import Chat
+    from desktop_app.chats.engine import Engine
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRow:
+    name: str  # as people name it: server.tool
+    api_name: str  # as the model sees it
+    description: str
+    tokens: int  # its definition, as sent (the local estimate, not calibrated)
+    on: bool  # offered in the chat asked about
+
+
+@dataclass(frozen=True, slots=True)
+class ServerView:
+    name: str
+    transport: str  # stdio or http
+    where: str  # the command line, or the URL
+    status: str  # not started, starting, ready, failed, stopped
+    error: str
+    log_path: Path | None
+    secrets: tuple[str, ...]  # names of the values kept in the keyring
+    tools: tuple[ToolRow, ...]
+    on: bool  # the whole server is offered in the chat asked about
+
+    @property
+    def tokens(self) -> int:
+        """What this server's tools add to every request of the chat (those turned on)."""
+        return sum(t.tokens for t in self.tools if t.on) if self.on else 0
+
+
+class ToolServers:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # -- configuration --------------------------------------------------------------------
+
+    def configured(self) -> list[McpServer]:
+        return list(self.engine.mcp_config().servers().values())
+
+    def add(
+        self,
+        name: str,
+        *,
+        command: Sequence[str] = (),
+        url: str = "",
+        env: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        call_timeout: float = 0,
+    ) -> McpServer:
+        """Add a server (its env and header values go to the keyring) and start it."""
+        server = McpServer(
+            name=name,
+            command=command[0] if command else "",
+            args=tuple(command[1:]),
+            url=url,
+        )
+        if call_timeout > 0:
+            server = replace(server, call_timeout=call_timeout)
+        self.engine.mcp_config().add(server, Secrets(dict(env or {}), dict(headers or {})))
+        self.engine.mcp_changed(reload=True)
+        return server
+
+    def remove(self, name: str) -> McpServer:
+        server = self.engine.mcp_config().remove(name)
+        self.engine.mcp_changed(reload=True)
+        return server
+
+    def import_claude_desktop(self, path: Path | None = None) -> tuple[list[str], list[str]]:
+        """Claude desktop's servers: (added, skipped with why)."""
+        added, skipped = self.engine.mcp_config().import_claude_desktop(path)
+        if added:
+            self.engine.mcp_changed(reload=True)
+        return added, skipped
+
+    # -- running ----------------------------------------------------------------------------
+
+    def start(self, names: Sequence[str] | None = None, *, wait: bool = False) -> None:
+        """Start servers in the background (`wait`: until each is ready or has failed)."""
+        hub = self.engine.mcp
+        if hub is None:
+            return
+        hub.start(names)
+        if wait:
+            chosen = [s for s in hub.states() if names is None or s.name in names]
+            hub.wait(names, timeout=max((s.server.start_timeout for s in chosen), default=0) + 5)
+            self.engine.mcp_changed()
+
+    def restart(self, name: str) -> None:
+        hub = self.engine.mcp
+        if hub is not None:
+            hub.restart(name)
+
+    def views(self, chat: Chat | None = None) -> list[ServerView]:
+        """Every server with its state and tools; on/off as `chat` has them."""
+        hub = self.engine.mcp
+        if hub is None:
+            return []
+        from desktop_app.tools.mcp_tools import display_name, is_off, parse_off, tool_spec
+
+        off = parse_off(chat.settings.tools_off) if chat is not None else frozenset()
+        counter = self.engine.counter
+        views = []
+        for state in hub.states():
+            rows = []
+            for info in state.tools:
+                spec = tool_spec(info)
+                rows.append(
+                    ToolRow(
+                        display_name(info.server, info.name),
+                        spec.name,
+                        info.description,
+                        counter.tools((spec,)),
+                        not is_off(info.server, info.name, off),
+                    )
+                )
+            server = state.server
+            views.append(
+                ServerView(
+                    state.name,
+                    server.transport,
+                    server.where,
+                    state.status.value,
+                    state.error,
+                    state.log_path,
+                    (*server.env, *server.headers),
+                    tuple(rows),
+                    state.name not in off,
+                )
+            )
+        return views
+
+    def set_on(self, chat: Chat, name: str, on: bool) -> None:
+        """Offer (or stop offering) a server ("git") or one tool ("git.git_log") in this
+        chat: only its next requests change."""
+        from desktop_app.tools.mcp_tools import parse_off
+
+        off = set(parse_off(chat.settings.tools_off))
+        if on:
+            off.discard(name)
+        else:
+            off.add(name)
+        chat.set_settings(replace(chat.settings, tools_off=",".join(sorted(off))))
+
+
+def api_name(name: str) -> str:
+    """`server.tool` (as people name an MCP tool) as the model sees it; other names as
+    they are."""
+    if "." not in name:
+        return name
+    from desktop_app.tools.mcp_tools import api_name as mcp_name
+
+    server, _, tool = name.partition(".")
+    return mcp_name(server, tool)
+
+
+def people_name(api: str) -> str:
+    """An MCP tool's API name as people name it (`git.git_log`); other names as they are."""
+    from desktop_app.tools.mcp_tools import PREFIX
+    from desktop_app.tools.mcp_tools import people_name as named
+
+    return named(api) if api.startswith(PREFIX) else api

@@ -1,0 +1,142 @@
+"""`contextdesk mcp …`: the MCP servers, configured and tried from the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+
+if TYPE_CHECKING:
+    from desktop_app.chats.engine import Engine
+
+
+def add_parser(sub: Any) -> None:
+    mcp = sub.add_parser(
+        "mcp", help="MCP tool servers: list, add, remove, test, import"
+    ).add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
+    listing = mcp.add_parser("list", help="the configured servers")
+    listing.add_argument("--json", action="store_true")
+    add = mcp.add_parser(
+        "add",
+        help="add a server: NAME -- COMMAND [ARGS…] (stdio) or NAME --url URL (Streamable HTTP)",
+        description="Values of --env and --header are kept in the system keyring, not in the "
+        "settings file.",
+    )
+    add.add_argument("name")
+    add.add_argument("--url", default="", help="a Streamable HTTP server's endpoint")
+    add.add_argument("--header", action="append", default=[], metavar="K=V")
+    add.add_argument("--env", action="append", default=[], metavar="K=V")
+    add.add_argument("--timeout", type=float, default=0, help="seconds a call may take (60)")
+    add.add_argument("server_command", nargs="*", metavar="-- COMMAND [ARGS…]")
+    remove = mcp.add_parser("remove", help="remove a server (and its secrets)")
+    remove.add_argument("name")
+    test = mcp.add_parser("test", help="start a server and list its tools with their tokens")
+    test.add_argument("name")
+    test.add_argument("--json", action="store_true")
+    importing = mcp.add_parser("import", help="add the servers of Claude desktop's config")
+    importing.add_argument("file", nargs="?", type=Path, help="(default: Claude desktop's own)")
+
+
+def cmd_mcp(engine: Engine, args: argparse.Namespace) -> int:
+    return {
+        "list": _list,
+        "add": _add,
+        "remove": _remove,
+        "test": _test,
+        "import": _import,
+    }[args.mcp_command](engine, args)
+
+
+def _list(engine: Engine, args: argparse.Namespace) -> int:
+    servers = engine.tool_servers.configured()
+    if args.json:
+        print(json.dumps({s.name: s.to_json() for s in servers}, indent=2))
+        return 0
+    if not servers:
+        print("No MCP servers. Add one with `contextdesk mcp add NAME -- COMMAND [ARGS…]`.")
+        return 0
+    for server in servers:
+        secrets = [*server.env, *server.headers]
+        kept = f"  (in the keyring: {', '.join(secrets)})" if secrets else ""
+        print(f"{server.name:<16} {server.transport:<5} {server.where}{kept}")
+    return 0
+
+
+def _add(engine: Engine, args: argparse.Namespace) -> int:
+    from desktop_app.cli import key_values
+
+    if bool(args.server_command) == bool(args.url):
+        raise ContextDeskError(
+            "Command or URL",
+            "Give the server's command after --, or its --url (one of them).",
+            kind=ErrorKind.USAGE,
+        )
+    server = engine.tool_servers.add(
+        args.name,
+        command=args.server_command,
+        url=args.url,
+        env=key_values(args.env),
+        headers=key_values(args.header),
+        call_timeout=args.timeout,
+    )
+    print(f"Added {args.name}: {server.where}. Try it with `contextdesk mcp test {args.name}`.")
+    return 0
+
+
+def _remove(engine: Engine, args: argparse.Namespace) -> int:
+    server = engine.tool_servers.remove(args.name)
+    print(f"Removed {server.name} ({server.where}).")
+    return 0
+
+
+def _test(engine: Engine, args: argparse.Namespace) -> int:
+    servers = engine.tool_servers
+    if args.name not in {s.name for s in servers.configured()}:
+        known = ", ".join(s.name for s in servers.configured()) or "none are configured"
+        raise ContextDeskError(
+            "No such MCP server",
+            f"{args.name!r} is not configured ({known}).",
+            kind=ErrorKind.NOT_FOUND,
+        )
+    servers.start([args.name], wait=True)
+    view = next(v for v in servers.views() if v.name == args.name)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "server": view.name,
+                    "status": view.status,
+                    "error": view.error,
+                    "tools": [{"name": t.name, "tokens": t.tokens} for t in view.tools],
+                    "tokens": view.tokens,
+                },
+                indent=2,
+            )
+        )
+    elif view.error:
+        print(f"{view.name}: {view.status} — {view.error}", file=sys.stderr)
+        if view.log_path:
+            print(f"Its output is in {view.log_path}", file=sys.stderr)
+    else:
+        print(f"{view.name}: {view.status}, {len(view.tools)} tools")
+        for tool in view.tools:
+            print(f"  {tool.name:<40} ≈{tool.tokens:,} tokens")
+        print(
+            f"Tool definitions: ≈{view.tokens:,} tokens in every request of a chat that offers them"
+        )
+    return 0 if view.status == "ready" else 1
+
+
+def _import(engine: Engine, args: argparse.Namespace) -> int:
+    added, skipped = engine.tool_servers.import_claude_desktop(args.file)
+    for name in added:
+        print(f"Added {name}")
+    for line in skipped:
+        print(f"Skipped {line}", file=sys.stderr)
+    if not added and not skipped:
+        print("Claude desktop's configuration has no MCP servers.")
+    return 0

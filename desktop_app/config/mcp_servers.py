@@ -1,0 +1,347 @@
+"""The MCP servers the user configured, kept as Claude desktop keeps them.
+
+`mcp.json` in the config folder has Claude desktop's shape — `{"mcpServers": {NAME:
+{"command", "args", "env"} or {"url", "headers"}}}` — with one difference: the values of
+`env` and `headers` are secrets (tokens, keys), so the file holds only their names, as
+`"@keyring"`, and the values live in the system keyring (service "ContextDesk MCP"). A
+keyring that cannot be used is an error that changes nothing; there is no silent
+fallback to the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop_app.config.files import write_json_atomically
+from desktop_app.config.secrets import KeyringUnavailable, call_keyring
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+
+FILE_NAME = "mcp.json"
+IN_KEYRING = "@keyring"
+KEYRING_SERVICE = "ContextDesk MCP"
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,40}")  # it becomes part of the API's tool names
+DEFAULT_CALL_TIMEOUT = 60.0  # seconds a tool call may take
+DEFAULT_START_TIMEOUT = 30.0  # seconds a server may take to start and list its tools
+
+
+@dataclass(frozen=True, slots=True)
+class McpServer:
+    """One server: a command to run (stdio) or a URL (Streamable HTTP)."""
+
+    name: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()  # names; the values are in the keyring
+    url: str = ""
+    headers: tuple[str, ...] = ()  # names; the values are in the keyring
+    cwd: str = ""
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    start_timeout: float = DEFAULT_START_TIMEOUT
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.url else "stdio"
+
+    @property
+    def where(self) -> str:
+        """What runs, as the user would type it."""
+        if self.url:
+            return self.url
+        return " ".join([self.command, *(_quoted(a) for a in self.args)])
+
+    def to_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {}
+        if self.url:
+            entry["type"] = "http"
+            entry["url"] = self.url
+            if self.headers:
+                entry["headers"] = dict.fromkeys(self.headers, IN_KEYRING)
+        else:
+            entry["command"] = self.command
+            entry["args"] = list(self.args)
+            if self.env:
+                entry["env"] = dict.fromkeys(self.env, IN_KEYRING)
+            if self.cwd:
+                entry["cwd"] = self.cwd
+        if self.call_timeout != DEFAULT_CALL_TIMEOUT:
+            entry["timeout"] = self.call_timeout
+        if self.start_timeout != DEFAULT_START_TIMEOUT:
+            entry["startTimeout"] = self.start_timeout
+        return entry
+
+
+@dataclass(frozen=True, slots=True)
+class Secrets:
+    """A server's secret values, read from the keyring when it starts."""
+
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+
+
+class McpConfigError(ContextDeskError):
+    def __init__(self, message: str) -> None:
+        super().__init__("MCP servers", message, kind=ErrorKind.USAGE)
+
+
+def check_name(name: str) -> str:
+    if not NAME_PATTERN.fullmatch(name):
+        raise McpConfigError(
+            f"{name!r} cannot name a server: use up to 40 letters, digits, '-' or '_' "
+            "(it becomes part of the tool names sent to the model)."
+        )
+    return name
+
+
+class McpConfig:
+    """The servers in `mcp.json`, and their secrets in the keyring."""
+
+    def __init__(self, config_dir: Path, *, keyring_timeout: float = 5.0) -> None:
+        self.path = config_dir / FILE_NAME
+        self.keyring_timeout = keyring_timeout
+
+    def servers(self) -> dict[str, McpServer]:
+        """The configured servers, in the file's order ({} when there is no file)."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise McpConfigError(f"{self.path} could not be read: {exc.strerror}.") from exc
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise McpConfigError(f"{self.path} is not valid JSON ({exc}).") from exc
+        entries = data.get("mcpServers") if isinstance(data, dict) else None
+        if not isinstance(entries, dict):
+            raise McpConfigError(f'{self.path} has no "mcpServers" object.')
+        return {
+            name: server_from_json(name, entry, where=str(self.path))
+            for name, entry in entries.items()
+        }
+
+    def server(self, name: str) -> McpServer:
+        servers = self.servers()
+        if name not in servers:
+            known = ", ".join(servers) or "none are configured"
+            raise ContextDeskError(
+                "No such MCP server",
+                f"{name!r} is not configured ({known}).",
+                kind=ErrorKind.NOT_FOUND,
+            )
+        return servers[name]
+
+    def add(
+        self,
+        server: McpServer,
+        secrets: Secrets | None = None,
+        *,
+        replace: bool = False,
+    ) -> None:
+        """Add (or, with `replace`, change) a server; its secrets go to the keyring first,
+        so a keyring that fails leaves the file as it was."""
+        check_name(server.name)
+        secrets = secrets or Secrets()
+        servers = self.servers()
+        if server.name in servers and not replace:
+            raise McpConfigError(f"A server named {server.name!r} is already configured.")
+        if bool(server.url) == bool(server.command):
+            raise McpConfigError("A server needs a command to run, or a URL — one of them.")
+        server = _with_secret_names(server, secrets)
+        try:
+            for kind, values in (("env", secrets.env), ("header", secrets.headers)):
+                for key, value in values.items():
+                    call_keyring(
+                        "set_password",
+                        KEYRING_SERVICE,
+                        _account(server.name, kind, key),
+                        value,
+                        timeout=self.keyring_timeout,
+                    )
+        except KeyringUnavailable as exc:
+            raise ContextDeskError(
+                "The system keyring is not available",
+                f"{exc.why}. The server {server.name!r} was not added: the values of its "
+                "environment variables and headers are kept only in the keyring.",
+                kind=ErrorKind.KEYRING,
+            ) from exc
+        servers[server.name] = server
+        self._save(servers)
+
+    def remove(self, name: str) -> McpServer:
+        servers = self.servers()
+        server = servers.pop(name, None)
+        if server is None:
+            self.server(name)  # raises: not configured
+            raise AssertionError  # pragma: no cover
+        self._save(servers)
+        for kind, keys in (("env", server.env), ("header", server.headers)):
+            for key in keys:  # best effort: the server is gone whatever the keyring says
+                with contextlib.suppress(KeyringUnavailable):
+                    call_keyring(
+                        "delete_password",
+                        KEYRING_SERVICE,
+                        _account(name, kind, key),
+                        timeout=self.keyring_timeout,
+                    )
+        return server
+
+    def secrets(self, server: McpServer) -> Secrets:
+        """The server's secret values (on a worker: the keyring may take seconds)."""
+        if not server.env and not server.headers:
+            return Secrets()
+        try:
+            env = {k: self._secret(server.name, "env", k) for k in server.env}
+            headers = {k: self._secret(server.name, "header", k) for k in server.headers}
+        except KeyringUnavailable as exc:
+            raise ContextDeskError(
+                "The system keyring is not available",
+                f"{exc.why}. {server.name!r} needs values kept there to start.",
+                kind=ErrorKind.KEYRING,
+            ) from exc
+        return Secrets(env, headers)
+
+    def _secret(self, name: str, kind: str, key: str) -> str:
+        value = call_keyring(
+            "get_password", KEYRING_SERVICE, _account(name, kind, key), timeout=self.keyring_timeout
+        )
+        if value is None:
+            what = "environment variable" if kind == "env" else "header"
+            raise ContextDeskError(
+                "A secret is missing",
+                f"The keyring has no value for {name!r}'s {what} {key}. Add the server again "
+                "with it.",
+                kind=ErrorKind.KEYRING,
+            )
+        return str(value)
+
+    def import_claude_desktop(self, path: Path | None = None) -> tuple[list[str], list[str]]:
+        """Add the servers of Claude desktop's config; returns (added, skipped with why).
+        A server already configured here is kept as it is."""
+        path = path or claude_desktop_config()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise ContextDeskError(
+                "No Claude desktop configuration",
+                f"{path} does not exist.",
+                kind=ErrorKind.NOT_FOUND,
+            ) from exc
+        except (OSError, ValueError) as exc:
+            raise McpConfigError(f"{path} could not be read as JSON ({exc}).") from exc
+        entries = data.get("mcpServers") if isinstance(data, dict) else None
+        if not isinstance(entries, dict):
+            raise McpConfigError(f'{path} has no "mcpServers" object.')
+        existing = self.servers()
+        added: list[str] = []
+        skipped: list[str] = []
+        for raw_name, entry in entries.items():
+            name = re.sub(r"[^A-Za-z0-9_-]", "-", str(raw_name))[:40] or "server"
+            if name in existing:
+                skipped.append(f"{raw_name}: a server named {name!r} is already configured")
+                continue
+            try:
+                server = server_from_json(name, entry, where=str(path), values_allowed=True)
+                secrets = Secrets(
+                    {k: str(v) for k, v in (entry.get("env") or {}).items()},
+                    {k: str(v) for k, v in (entry.get("headers") or {}).items()},
+                )
+                self.add(server, secrets)
+            except ContextDeskError as exc:
+                skipped.append(f"{raw_name}: {exc.message}")
+                continue
+            existing[name] = server
+            added.append(name)
+        return added, skipped
+
+    def _save(self, servers: Mapping[str, McpServer]) -> None:
+        data = {"mcpServers": {name: s.to_json() for name, s in servers.items()}}
+        write_json_atomically(self.path, data, mode=0o600)
+
+
+def server_from_json(
+    name: str, entry: Any, *, where: str, values_allowed: bool = False
+) -> McpServer:
+    """One `mcpServers` entry. Our own file keeps secrets as "@keyring"; Claude desktop's
+    holds values (`values_allowed`), which the caller moves to the keyring."""
+    if not isinstance(entry, dict):
+        raise McpConfigError(f"{where}: the server {name!r} is not a JSON object.")
+    kind = str(entry.get("type") or ("http" if entry.get("url") else "stdio"))
+    if kind == "sse":
+        raise McpConfigError("its SSE transport is not supported (Streamable HTTP and stdio are)")
+    if kind not in ("stdio", "http", "streamable-http", "streamableHttp"):
+        raise McpConfigError(f"{where}: the server {name!r} has an unknown type {kind!r}.")
+    env = _names(entry.get("env"), name, "env", where, values_allowed)
+    headers = _names(entry.get("headers"), name, "headers", where, values_allowed)
+    args = entry.get("args") or []
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise McpConfigError(f"{where}: {name!r}'s args must be a list of strings.")
+    command, url = str(entry.get("command") or ""), str(entry.get("url") or "")
+    if bool(command) == bool(url):
+        raise McpConfigError(f"{where}: {name!r} needs a command or a url, one of them.")
+    return McpServer(
+        name=name,
+        command=command,
+        args=tuple(args),
+        env=env,
+        url=url,
+        headers=headers,
+        cwd=str(entry.get("cwd") or ""),
+        call_timeout=_seconds(entry.get("timeout"), DEFAULT_CALL_TIMEOUT),
+        start_timeout=_seconds(entry.get("startTimeout"), DEFAULT_START_TIMEOUT),
+    )
+
+
+def claude_desktop_config() -> Path:
+    """Where Claude desktop keeps its configuration on this system."""
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+    else:
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "Claude" / "claude_desktop_config.json"
+
+
+def _names(
+    values: Any, server: str, what: str, where: str, values_allowed: bool
+) -> tuple[str, ...]:
+    if values is None:
+        return ()
+    if not isinstance(values, dict):
+        raise McpConfigError(f"{where}: {server!r}'s {what} must be an object.")
+    if not values_allowed and any(v != IN_KEYRING for v in values.values()):
+        raise McpConfigError(
+            f"{where}: {server!r}'s {what} values must be {IN_KEYRING!r} (they are kept in the "
+            "keyring; add the server with `contextdesk mcp add` to set them)."
+        )
+    return tuple(str(k) for k in values)
+
+
+def _with_secret_names(server: McpServer, secrets: Secrets) -> McpServer:
+    from dataclasses import replace
+
+    return replace(
+        server,
+        env=tuple(dict.fromkeys([*server.env, *secrets.env])),
+        headers=tuple(dict.fromkeys([*server.headers, *secrets.headers])),
+    )
+
+
+def _seconds(value: Any, default: float) -> float:
+    return float(value) if isinstance(value, (int, float)) and 0 < value <= 3600 else default
+
+
+def _account(server: str, kind: str, key: str) -> str:
+    return f"{server}/{kind}/{key}"
+
+
+def _quoted(arg: str) -> str:
+    return arg if arg and not re.search(r"\s|['\"]", arg) else json.dumps(arg)

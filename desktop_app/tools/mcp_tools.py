@@ -1,0 +1,176 @@
+"""MCP tools as the registry's tools, and their results as the API's tool_result content.
+
+A tool is sent to the model as `mcp__SERVER__TOOL` (the API allows only letters, digits,
+`_` and `-` in a name, up to 128); people name it `SERVER.TOOL` (`--allow-tools`, the
+tools view, a chat's `tools_off`). Every MCP tool asks before it runs, showing the server,
+the tool and the arguments, as the built-in tools that act on the world do.
+
+Results: text stays text; images become image blocks when the API takes their type;
+embedded text resources become text with their URI; anything the API cannot take (audio,
+binary blobs) becomes a note saying what was there; structured content is sent as JSON
+when the server gave no text; `isError` becomes `is_error`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from desktop_app.core.blocks import ImageBlock, OpaqueBlock, TextBlock
+from desktop_app.core.ports import ApprovalPolicy, ToolOutcome
+from desktop_app.core.request import ToolSpec
+from desktop_app.tools.mcp_hub import McpHub, McpToolInfo, ServerState, ServerStatus
+from desktop_app.tools.registry import Tool, ToolContext
+
+PREFIX = "mcp__"
+API_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def api_name(server: str, tool: str) -> str:
+    """The name the model sees: unique, and within the API's pattern and length."""
+    name = f"{PREFIX}{server}__{_UNSAFE.sub('_', tool)}"
+    if len(name) <= 128 and _UNSAFE.sub("_", tool) == tool:
+        return name
+    digest = hashlib.sha1(tool.encode()).hexdigest()[:8]  # a name, not security
+    return f"{name[:119]}_{digest}"
+
+
+def display_name(server: str, tool: str) -> str:
+    return f"{server}.{tool}"
+
+
+def people_name(api: str) -> str:
+    """`mcp__git__git_log` as people name it: `git.git_log`."""
+    server, _, tool = api.removeprefix(PREFIX).partition("__")
+    return display_name(server, tool) if tool else api
+
+
+def is_off(server: str, tool: str, off: Collection[str]) -> bool:
+    """A chat's `tools_off` names whole servers ("git") or single tools ("git.git_log")."""
+    return server in off or display_name(server, tool) in off
+
+
+def parse_off(text: str) -> frozenset[str]:
+    return frozenset(part.strip() for part in text.split(",") if part.strip())
+
+
+def mcp_tools(hub: McpHub, off: Collection[str] = ()) -> list[Tool]:
+    """The tools of the ready servers, less those a chat turned off."""
+    tools: list[Tool] = []
+    taken: set[str] = set()
+    for state in hub.states():
+        if state.status is not ServerStatus.READY or state.name in off:
+            continue
+        for info in state.tools:
+            name = api_name(info.server, info.name)
+            if is_off(info.server, info.name, off) or name in taken:
+                continue
+            taken.add(name)
+            tools.append(_tool(hub, state, info, name))
+    return tools
+
+
+def unavailable_note(hub: McpHub, off: Collection[str] = ()) -> str:
+    """What the model is told about servers whose tools it does not have now (and could
+    see in the history): one line each, or ""."""
+    lines = []
+    for state in hub.states():
+        if state.name in off or state.status is ServerStatus.READY:
+            continue
+        if state.status is ServerStatus.FAILED:
+            lines.append(f"- {state.name}: unavailable ({state.error})")
+        elif state.status is ServerStatus.STARTING:
+            lines.append(f"- {state.name}: still starting; its tools are not in this request")
+    if not lines:
+        return ""
+    return "MCP tool servers not available right now:\n" + "\n".join(lines)
+
+
+def tool_spec(info: McpToolInfo) -> ToolSpec:
+    """The tool's definition as the request carries it."""
+    schema = info.input_schema
+    if schema.get("type") != "object":  # the API wants an object at the root
+        schema = {"type": "object", "properties": {}}
+    description = info.description or f"{info.name} (from the MCP server {info.server})"
+    return ToolSpec(api_name(info.server, info.name), description, schema)
+
+
+def _tool(hub: McpHub, state: ServerState, info: McpToolInfo, name: str) -> Tool:
+    def run(arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
+        return outcome(hub.call(info.server, info.name, arguments, context.cancel))
+
+    def describe(arguments: dict[str, Any], _context: ToolContext) -> str:
+        shown = json.dumps(arguments, ensure_ascii=False, indent=1)
+        return f"MCP server {info.server!r} ({state.server.where})\ntool {info.name}\n{shown}"
+
+    schema = (
+        info.input_schema
+        if info.input_schema.get("type") == "object"
+        else {
+            "type": "object",
+            "properties": {},
+        }
+    )
+    return Tool(
+        name=name,
+        description=info.description or f"{info.name} (from the MCP server {info.server})",
+        input_schema=schema,
+        handler=run,
+        policy=ApprovalPolicy.ASK,
+        timeout=state.server.call_timeout + 10,  # the hub's own limit ends it first
+        describe=describe,
+    )
+
+
+def outcome(result: Any) -> ToolOutcome:
+    """An SDK `CallToolResult` as a tool outcome the API accepts."""
+    parts = list(_parts(getattr(result, "content", None) or []))
+    structured = getattr(result, "structured_content", None)
+    if structured is not None and not any(isinstance(p, TextBlock) for p in parts):
+        parts.insert(0, TextBlock(json.dumps(structured, ensure_ascii=False, indent=1)))
+    is_error = bool(getattr(result, "is_error", False))
+    if not parts:
+        empty = "The tool reported an error without a message." if is_error else "(no output)"
+        parts = [TextBlock(empty)]
+    if all(isinstance(p, TextBlock) for p in parts):
+        return ToolOutcome("\n\n".join(p.text for p in parts if isinstance(p, TextBlock)), is_error)
+    return ToolOutcome(tuple(parts), is_error)
+
+
+def _parts(content: Iterable[Any]) -> Iterable[TextBlock | ImageBlock | OpaqueBlock]:
+    for item in content:
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            yield TextBlock(item.text)
+        elif kind == "image":
+            yield _image(item.data, item.mime_type, "an image")
+        elif kind == "audio":
+            yield TextBlock(f"[audio ({item.mime_type}) not sent: the API takes no audio]")
+        elif kind == "resource":
+            resource = item.resource
+            mime = getattr(resource, "mime_type", None) or ""
+            if hasattr(resource, "text"):
+                yield TextBlock(f"Resource {resource.uri}:\n{resource.text}")
+            elif mime in API_IMAGE_TYPES:
+                yield _image(resource.blob, mime, f"the resource {resource.uri}")
+            else:
+                size = len(getattr(resource, "blob", "")) * 3 // 4
+                yield TextBlock(
+                    f"[resource {resource.uri} ({mime or 'binary'}, {size:,} bytes) not sent: "
+                    "the API takes text and images only]"
+                )
+        elif kind == "resource_link":
+            title = getattr(item, "title", None) or item.name
+            yield TextBlock(f"Resource link: {title} <{item.uri}>")
+        else:
+            yield TextBlock(f"[a {kind or 'content'} item the API cannot take was left out]")
+
+
+def _image(data: str, mime: str, what: str) -> TextBlock | ImageBlock:
+    if mime in API_IMAGE_TYPES:
+        return ImageBlock(mime, data)
+    return TextBlock(f"[{what} ({mime}) not sent: the API takes PNG, JPEG, GIF and WebP]")

@@ -1,0 +1,332 @@
+"""MCP tool servers against real servers written with the `mcp` SDK (tests/fakes/
+mcp_server.py), over stdio and Streamable HTTP: starting, failing, dying, hanging,
+cancelling, images, 100 tools, and a chat that calls them through the simulator."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import keyring
+import pytest
+
+from desktop_app.api.simulator import Reply, SimulatorServer
+from desktop_app.app import main
+from desktop_app.config.mcp_servers import McpConfig, McpServer, Secrets
+from desktop_app.core.blocks import ImageBlock
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import Cancelled, ContextDeskError
+from desktop_app.core.request import ToolSpec
+from desktop_app.tokens.counter import TokenCounter
+from desktop_app.tools.mcp_hub import McpHub, ServerStatus
+from desktop_app.tools.mcp_tools import api_name, mcp_tools, outcome
+from tests.fakes.keyring_backend import LockedKeyring
+from tests.integration.conftest import TEST_KEY
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(120)
+
+
+def fake(name: str = "t", *extra: str, **options: Any) -> McpServer:
+    return McpServer(
+        name,
+        command=sys.executable,
+        args=("-m", "tests.fakes.mcp_server", *extra),
+        cwd=str(ROOT),
+        **options,
+    )
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> McpConfig:
+    return McpConfig(tmp_path / "config")
+
+
+@pytest.fixture
+def hub_of(config: McpConfig, tmp_path: Path) -> Iterator[Any]:
+    hubs: list[McpHub] = []
+
+    def make(*servers: McpServer, secrets: Secrets | None = None) -> McpHub:
+        for server in servers:
+            config.add(server, secrets or Secrets())
+        hub = McpHub(config, tmp_path / "logs")
+        hubs.append(hub)
+        hub.start()
+        assert hub.wait(timeout=60)
+        return hub
+
+    yield make
+    for hub in hubs:
+        hub.close()
+
+
+def test_a_stdio_server_s_tools_and_results_become_the_api_s(hub_of: Any) -> None:
+    hub = hub_of(fake("t"), secrets=Secrets({"TEST_SECRET": "s3cret"}))
+    state = hub.state("t")
+    assert state.status is ServerStatus.READY, state.error
+    assert {"echo", "add", "picture", "notes", "fail", "crash", "hang"} <= {
+        t.name for t in state.tools
+    }
+    call = lambda tool, **a: outcome(hub.call("t", tool, a, CancelToken()))  # noqa: E731
+    assert call("echo", text="héllo").content == "héllo"
+    assert json.loads(str(call("add", a=2, b=3).content)) == {"sum": 5}
+    picture = call("picture").content
+    assert isinstance(picture, tuple)
+    assert isinstance(picture[0], ImageBlock)
+    assert picture[0].media_type == "image/png"
+    assert call("notes").content == "Resource memo://notes/1:\nBuy milk."
+    failed = call("fail", why="no such order")
+    assert failed.is_error
+    assert failed.content  # never empty: the API refuses an empty error
+    # The env value came from the keyring, not the settings file.
+    assert call("secret").content == "s3cret"
+    assert "s3cret" not in (hub.config.path).read_text()
+
+
+def test_stop_cancels_a_hanging_call_fast_and_the_server_is_told(
+    hub_of: Any, tmp_path: Path
+) -> None:
+    marker = tmp_path / "cancelled"
+    hub = hub_of(fake("t", "--cancelled-marker", str(marker)))
+    cancel = CancelToken()
+    threading.Timer(0.3, cancel.cancel).start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        hub.call("t", "hang", {}, cancel)
+    assert time.monotonic() - started - 0.3 < 0.2  # within 200 ms of Stop
+    deadline = time.monotonic() + 10
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), "the server never heard of the cancellation"
+    assert outcome(hub.call("t", "echo", {"text": "still here"}, CancelToken())).content == (
+        "still here"
+    )
+
+
+def test_a_server_that_dies_mid_call_is_a_readable_error_and_the_others_go_on(
+    hub_of: Any,
+) -> None:
+    hub = hub_of(fake("doomed"), fake("steady"))
+    with pytest.raises(ContextDeskError) as raised:
+        hub.call("doomed", "crash", {}, CancelToken())
+    assert "'doomed' is unavailable" in raised.value.message
+    assert "about to crash" in raised.value.message  # its last words, from its stderr
+    assert hub.state("doomed").status is ServerStatus.FAILED
+    assert [t.name for t in mcp_tools(hub) if t.name.startswith("mcp__doomed__")] == []
+    assert outcome(hub.call("steady", "echo", {"text": "ok"}, CancelToken())).content == "ok"
+    hub.restart("doomed")
+    assert hub.wait(timeout=60)
+    assert hub.state("doomed").status is ServerStatus.READY
+
+
+@pytest.mark.parametrize(
+    ("server", "said"),
+    [
+        (fake("t", "--slow-start", "30", start_timeout=1.5), "did not start within 1.5 s"),
+        (fake("t", "--die-on-start"), "fatal: no configuration found"),
+        (McpServer("t", command="/nonexistent/mcp-server"), "not found"),
+    ],
+    ids=["hangs on start", "dies on start", "no such command"],
+)
+def test_a_server_that_cannot_start_says_why_without_holding_anything_up(
+    hub_of: Any, server: McpServer, said: str
+) -> None:
+    started = time.monotonic()
+    hub = hub_of(server)
+    assert time.monotonic() - started < 20
+    state = hub.state("t")
+    assert state.status is ServerStatus.FAILED
+    assert said in state.error
+    assert mcp_tools(hub) == []
+    with pytest.raises(ContextDeskError, match="unavailable"):
+        hub.call("t", "echo", {"text": "x"}, CancelToken())
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.mcp_server", "--http", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_a_streamable_http_server_with_a_header_kept_in_the_keyring(
+    hub_of: Any, http_server: str
+) -> None:
+    hub = hub_of(McpServer("web", url=http_server), secrets=Secrets(headers={"X-Token": "tok-123"}))
+    assert hub.state("web").status is ServerStatus.READY, hub.state("web").error
+    assert outcome(hub.call("web", "echo", {"text": "over http"}, CancelToken())).content == (
+        "over http"
+    )
+    assert "tok-123" not in hub.config.path.read_text()
+    assert keyring.get_password("ContextDesk MCP", "web/header/X-Token") == "tok-123"
+
+
+def test_a_locked_keyring_adds_nothing(config: McpConfig) -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(LockedKeyring())
+    try:
+        with pytest.raises(ContextDeskError, match="keyring is locked"):
+            config.add(fake("t"), Secrets({"TOKEN": "x"}))
+    finally:
+        keyring.set_keyring(previous)
+    assert config.servers() == {}
+
+
+def test_claude_desktop_s_configuration_is_imported_with_its_secrets_moved(
+    config: McpConfig, tmp_path: Path
+) -> None:
+    desktop = tmp_path / "claude_desktop_config.json"
+    desktop.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "git hub": {
+                        "command": "npx",
+                        "args": ["-y", "@modelcontextprotocol/server-github"],
+                        "env": {"GITHUB_TOKEN": "ghp_secret"},
+                    },
+                    "remote": {"type": "http", "url": "https://example.test/mcp"},
+                    "old": {"type": "sse", "url": "https://example.test/sse"},
+                }
+            }
+        )
+    )
+    added, skipped = config.import_claude_desktop(desktop)
+    assert added == ["git-hub", "remote"]
+    assert len(skipped) == 1
+    assert "SSE" in skipped[0]
+    assert "ghp_secret" not in config.path.read_text()
+    assert config.secrets(config.server("git-hub")).env == {"GITHUB_TOKEN": "ghp_secret"}
+    again, skipped = config.import_claude_desktop(desktop)
+    assert again == []
+    assert any("already configured" in s for s in skipped)
+
+
+def test_a_hundred_tools_each_with_its_tokens_and_each_can_be_turned_off(
+    hub_of: Any, tmp_path: Path
+) -> None:
+    hub = hub_of(fake("many", "--many", "100"))
+    tools = mcp_tools(hub)
+    assert len(tools) >= 100
+    off = {"many.tool_007", "many.echo"}
+    kept = {t.name for t in mcp_tools(hub, off)}
+    assert api_name("many", "tool_007") not in kept
+    assert api_name("many", "echo") not in kept
+    assert len(kept) == len(tools) - 2
+    assert mcp_tools(hub, {"many"}) == []  # the whole server
+
+
+# -- through a chat: the request, the approval, the result -----------------------------------
+
+
+@pytest.fixture
+def home(tmp_path: Path, sim: SimulatorServer, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", sim.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    return tmp_path / "home"
+
+
+def cli(home: Path, capsys: pytest.CaptureFixture[str], *args: str, status: int = 0) -> str:
+    code = main(["--home", str(home), *args])
+    out, err = capsys.readouterr()
+    assert code == status, f"exit {code}: {out} {err}"
+    return out + err
+
+
+def test_a_chat_offers_calls_and_turns_off_mcp_tools(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = ["--", sys.executable, "-m", "tests.fakes.mcp_server"]
+    cli(home, capsys, "mcp", "add", "t", "--env", "TEST_SECRET=abc", *server)
+    assert "t " in cli(home, capsys, "mcp", "list")
+    tested = json.loads(cli(home, capsys, "mcp", "test", "t", "--json"))
+    assert tested["status"] == "ready"
+    assert tested["tokens"] > 0
+    echo_tokens = next(t["tokens"] for t in tested["tools"] if t["name"] == "t.echo")
+
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    echo = api_name("t", "echo")
+    sim.queue(Reply.tools(("toolu_m1", echo, {"text": "from MCP"}), text="Let me ask it."))
+    out = cli(home, capsys, "send", chat, "Use the echo tool.", "--allow-tools", "t.echo")
+    first, second = sim.message_requests()[-2:]
+    offered = {t["name"]: t for t in first.body["tools"]}
+    assert echo in offered
+    # The tools view's count is the definition as sent (its own estimate).
+    sent = offered[echo]
+    assert (
+        TokenCounter().tools((ToolSpec(sent["name"], sent["description"], sent["input_schema"]),))
+        == echo_tokens
+    )
+    result = second.body["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result"
+    assert result["tool_use_id"] == "toolu_m1"
+    assert result["content"] in ("from MCP", [{"type": "text", "text": "from MCP"}])
+    assert "Let me ask it." in out
+
+    # Not allowed: refused, named as people name it.
+    sim.queue(Reply.tools(("toolu_m2", echo, {"text": "again"})))
+    refused = cli(home, capsys, "send", chat, "Once more.")
+    assert "refused t.echo" in refused
+    assert "--allow-tools t.echo" in refused
+
+    # Turned off for this chat: gone from the next request, the others stay.
+    cli(home, capsys, "chat", "set", chat, "tools_off=t.echo")
+    body = json.loads(cli(home, capsys, "context", chat, "--request", "--draft", "hi"))
+    names = {t["name"] for t in body["tools"]}
+    assert echo not in names
+    assert api_name("t", "add") in names
+    cli(home, capsys, "chat", "set", chat, "tools_off=t")
+    body = json.loads(cli(home, capsys, "context", chat, "--request", "--draft", "hi"))
+    assert not any(t["name"].startswith("mcp__") for t in body["tools"])
+
+
+def test_a_server_that_fails_is_told_to_the_model_and_the_chat_goes_on(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli(
+        home,
+        capsys,
+        "mcp",
+        "add",
+        "broken",
+        "--",
+        sys.executable,
+        "-m",
+        "tests.fakes.mcp_server",
+        "--die-on-start",
+    )
+    assert "fatal: no configuration" in cli(home, capsys, "mcp", "test", "broken", status=1)
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    cli(home, capsys, "send", chat, "Hello there.")
+    body = sim.message_requests()[-1].body
+    system = json.dumps(body.get("system", ""))
+    assert "broken: unavailable" in system
+    assert not any(t["name"].startswith("mcp__broken") for t in body.get("tools", []))
