@@ -148,13 +148,9 @@ class Engine:
 
         return ToolServers(self)
 
-    def mcp_changed(self, *, reload: bool = False) -> None:
-        """The servers (with `reload`: their configuration) or their states changed: chats
-        plan again with the tools there are now. Call on the database thread."""
-        if reload:
-            hub = self.mcp
-            if hub is not None:
-                hub.reload()
+    def mcp_changed(self) -> None:
+        """The servers or their states changed: chats plan again with the tools there are
+        now. Call on the database thread."""
         for chat in self._chats.values():
             chat.settings_changed()
 

@@ -52,7 +52,7 @@ class ToolServers:
     def configured(self) -> list[McpServer]:
         return list(self.engine.mcp_config().servers().values())
 
-    def add(
+    def add(  # (any thread: the keyring may take seconds)
         self,
         name: str,
         *,
@@ -72,20 +72,27 @@ class ToolServers:
         if call_timeout > 0:
             server = replace(server, call_timeout=call_timeout)
         self.engine.mcp_config().add(server, Secrets(dict(env or {}), dict(headers or {})))
-        self.engine.mcp_changed(reload=True)
+        self._reload()
         return server
 
     def remove(self, name: str) -> McpServer:
         server = self.engine.mcp_config().remove(name)
-        self.engine.mcp_changed(reload=True)
+        self._reload()
         return server
 
     def import_claude_desktop(self, path: Path | None = None) -> tuple[list[str], list[str]]:
         """Claude desktop's servers: (added, skipped with why)."""
         added, skipped = self.engine.mcp_config().import_claude_desktop(path)
         if added:
-            self.engine.mcp_changed(reload=True)
+            self._reload()
         return added, skipped
+
+    def _reload(self) -> None:
+        """The configuration changed: the servers follow it (any thread; chats plan again
+        when the face calls `Engine.mcp_changed` on the database thread)."""
+        hub = self.engine.mcp
+        if hub is not None:
+            hub.reload()
 
     # -- running ----------------------------------------------------------------------------
 

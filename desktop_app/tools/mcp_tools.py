@@ -104,8 +104,11 @@ def _tool(hub: McpHub, state: ServerState, info: McpToolInfo, name: str) -> Tool
         return outcome(hub.call(info.server, info.name, arguments, context.cancel))
 
     def describe(arguments: dict[str, Any], _context: ToolContext) -> str:
-        shown = json.dumps(arguments, ensure_ascii=False, indent=1)
-        return f"MCP server {info.server!r} ({state.server.where})\ntool {info.name}\n{shown}"
+        shown = json.dumps(arguments, ensure_ascii=False)
+        return (
+            f"run the tool {info.name!r} of the MCP server {info.server!r} "
+            f"({state.server.where}) with {shown}"
+        )
 
     schema = (
         info.input_schema

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.chats.tool_servers import people_name
 from desktop_app.core.ports import ApprovalDecision
 from desktop_app.ui import theme
 from desktop_app.ui.workers import PendingApproval
@@ -32,9 +33,10 @@ class ApprovalDialog(QDialog):
         super().__init__(parent)
         self.pending = pending
         call = pending.request.call
-        self.setWindowTitle(f"Allow {call.name}?")
+        name = people_name(call.name)  # an MCP tool as server.tool
+        self.setWindowTitle(f"Allow {name}?")
         self.setObjectName("approvalDialog")
-        heading = QLabel(f"<b>Claude wants to use <code>{call.name}</code></b> in “{chat_title}”.")
+        heading = QLabel(f"<b>Claude wants to use <code>{name}</code></b> in “{chat_title}”.")
         heading.setTextFormat(Qt.TextFormat.RichText)
         action = QLabel(pending.request.summary)
         action.setObjectName("approvalSummary")

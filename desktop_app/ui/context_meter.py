@@ -26,7 +26,21 @@ SEGMENTS: dict[str, tuple[str, str]] = {
     "reserved output": ("#f4511e", "room kept for the reply (max output tokens)"),
     "free": ("", "free"),
 }
-MESSAGES, RESERVED, FREE = "messages", "reserved output", "free"
+MESSAGES, TOOLS, RESERVED, FREE = "messages", "tools", "reserved output", "free"
+
+
+def tools_by_server(plan: Plan) -> list[tuple[str, int]]:
+    """The tools segment by where the tools come from (each MCP server, built-in), largest
+    first, scaled as the segment is."""
+    from desktop_app.chats.tool_servers import people_name
+
+    totals: dict[str, int] = {}
+    for spec in plan.request.tools:
+        named = people_name(spec.name)
+        source = named.partition(".")[0] if named != spec.name else "built-in"
+        totals[source] = totals.get(source, 0) + plan.counter.tools((spec,))
+    scaled = {name: round(raw * plan.calibration) for name, raw in totals.items()}
+    return sorted(scaled.items(), key=lambda item: -item[1])
 
 
 class ContextMeter(QWidget):
@@ -120,7 +134,10 @@ class ContextMeter(QWidget):
         if self.plan and section not in (RESERVED, FREE) and round(self.plan.calibration, 2) != 1:
             scaled = f", with calibration ×{self.plan.calibration:.2f}"
         what = SEGMENTS[section][1]
-        return f"{section.capitalize()}: ≈{tokens:,} tokens{scaled}{share} — {what}"
+        text = f"{section.capitalize()}: ≈{tokens:,} tokens{scaled}{share} — {what}"
+        if section == TOOLS and self.plan is not None:
+            text += "".join(f"\n  {name}: ≈{n:,}" for name, n in tools_by_server(self.plan))
+        return text
 
     def segment_rect(self, section: str) -> QRectF:
         """Where a section's segment is drawn (empty when it has no tokens)."""

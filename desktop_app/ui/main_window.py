@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first cha
     from desktop_app.ui.context_panel import ContextPanel
     from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
     from desktop_app.ui.find_bar import FindBar
+    from desktop_app.ui.mcp_dialog import McpDialog, McpWatcher
     from desktop_app.ui.message_view import MessageListView
     from desktop_app.ui.session import ChatSession
     from desktop_app.ui.welcome import WelcomePage
@@ -108,6 +109,8 @@ class MainWindow(QMainWindow):
         self.app_state = state or AppState()
         self.background = BackgroundWorker(self)
         self.sessions: dict[str, ChatSession] = {}
+        self.tools_dialog: McpDialog | None = None
+        self.mcp_watcher: McpWatcher | None = None  # after the first paint
         self.current: ChatSession | None = None
         self.approvals: list[ApprovalDialog] = []
         self.setObjectName("mainWindow")
@@ -189,6 +192,9 @@ class MainWindow(QMainWindow):
             _action(
                 self, "&Settings…", preferences[0] if preferences else "Ctrl+,", self.open_settings
             )
+        )
+        file_menu.addAction(
+            _action(self, "&Tools and MCP servers…", "Ctrl+Shift+T", self.open_tools)
         )
         file_menu.addAction(_action(self, "&Quit", "Ctrl+Q", self.close))
         chat_menu = self.menuBar().addMenu("&Chat")
@@ -326,6 +332,7 @@ class MainWindow(QMainWindow):
         self.background.submit(
             "backup", self.engine.back_up_if_due, self._on_backed_up, self._on_backup_failed
         )
+        self._start_tool_servers()
         last = self.app_state.last_chat_id
         if last and self.current is None and self.chat_list.model.row_of(last) is not None:
             # Typing already begun (in the search box, say) keeps its focus.
@@ -612,6 +619,55 @@ class MainWindow(QMainWindow):
         focused = QApplication.focusWidget()
         if not shown and focused is not None and self.chat_list.isAncestorOf(focused):
             self.composer.edit.setFocus()
+
+    # -- MCP tool servers ---------------------------------------------------------------------
+
+    def _start_tool_servers(self) -> None:
+        """After the first paint, off the window's thread: the configured servers start;
+        each one ready (or failed) re-plans the open chats with its tools (or without)."""
+        from desktop_app.ui.mcp_dialog import McpWatcher
+
+        self.mcp_watcher = McpWatcher(self.engine, self)
+        self.mcp_watcher.changed.connect(self._on_mcp_watcher_changed)
+        if self.engine.mcp_config().path.exists():  # else nothing of MCP is loaded
+            self.background.submit(
+                "mcp-start", self.engine.tool_servers.start, self._on_tool_servers_started
+            )
+
+    def _on_tool_servers_started(self, _result: object = None) -> None:
+        if self.mcp_watcher is not None and self.mcp_watcher.watch():
+            self._on_mcp_watcher_changed("")  # what changed before we listened
+
+    @Slot(str)
+    def _on_mcp_watcher_changed(self, _name: str) -> None:
+        self.engine.mcp_changed()
+        for session in self.sessions.values():
+            session.settings_changed()
+        if self.tools_dialog is not None:
+            self.tools_dialog.refresh()
+
+    @Slot()
+    def open_tools(self) -> None:
+        from desktop_app.ui.mcp_dialog import McpDialog
+
+        chat = self.current.chat if self.current else None
+        dialog = McpDialog(self.engine, chat, self.background, self)
+        dialog.chat_tools_changed.connect(self._on_tools_dialog_chat_tools_changed)
+        dialog.servers_changed.connect(self._on_tool_servers_started)
+        dialog.finished.connect(self._on_tools_dialog_finished)
+        self.tools_dialog = dialog
+        dialog.open()
+
+    @Slot()
+    def _on_tools_dialog_chat_tools_changed(self) -> None:
+        if self.current is not None:
+            self.current.settings_changed()
+
+    @Slot()
+    def _on_tools_dialog_finished(self) -> None:
+        if self.tools_dialog is not None:
+            self.tools_dialog.deleteLater()
+        self.tools_dialog = None
 
     @Slot()
     def _on_shortcuts_triggered(self) -> None:

@@ -25,6 +25,7 @@ from desktop_app.context.projection import Projector, Section
 from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message
+from desktop_app.core.request import ToolSpec
 from desktop_app.tokens.counter import TokenCounter
 from desktop_app.tokens.encoding import load_cl100k
 from tests.perf.bench_core import transcript
@@ -139,6 +140,29 @@ def main() -> int:
     assert by_kind.calibration.factors("m")
     mixed = Projector(by_kind)
 
+    # A turn with 100 MCP tools (the definitions as a server lists them).
+    mcp_specs = [
+        ToolSpec(
+            f"mcp__many__tool_{n:03d}",
+            f"Tool number {n}: looks things up in the system it fronts and returns JSON.",
+            {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "what to look for"},
+                    "limit": {"type": "integer", "default": 10},
+                },
+                "required": ["query"],
+            },
+        )
+        for n in range(100)
+    ]
+
+    def project_with_tools() -> None:
+        p = projector.project(
+            big, state, settings, model="m", system="Be helpful.", tools=mcp_specs
+        )
+        _ = sum(p.sections.values()), p.forecast
+
     def project_by_kind() -> None:
         p = mixed.project(big, state, settings, model="m", system="Be helpful.")
         _ = sum(p.sections.values()), p.forecast
@@ -148,6 +172,7 @@ def main() -> int:
         ("recount after appending one block", timed(recount_after_append, 30), 2.0),
         ("projection + breakdown, 10,000 messages", timed(project, 15), 100.0),
         ("… with calibration per kind of content", timed(project_by_kind, 15), 100.0),
+        ("… with 100 MCP tools offered", timed(project_with_tools, 15), 100.0),
     ]
     table = [
         Row(name, best, "ms", target, f"best; median {median:.1f} ms")

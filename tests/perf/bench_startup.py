@@ -7,7 +7,9 @@ its first painted window, over (a) an empty data folder and (b) a returning user
 chats, the last one opened holding 10,000 messages — each against a bare `QMainWindow`
 to its first paint, the three interleaved run by run so the machine's mood hits all
 alike. Targets (the window basics issue): returning user ≤ 2.0× the bare window (the
-goal beyond it 1.5×), empty folder ≤ 1.5×; medians of `--runs`.
+goal beyond it 1.5×), empty folder ≤ 1.5×; medians of `--runs`. And (the MCP issue) the
+returning user with five stdio MCP servers configured paints as soon as without them
+(≤ 1.1×): the servers start after the first paint.
 """
 
 from __future__ import annotations
@@ -65,6 +67,25 @@ def returning_user(home: Path) -> None:
     engine.close()
 
 
+def with_five_servers(home: Path, copy: Path) -> None:
+    """The returning user's folder, with five stdio MCP servers (tests/fakes) configured."""
+    import shutil
+
+    from desktop_app.config.mcp_servers import McpConfig, McpServer
+
+    shutil.copytree(home, copy)
+    config = McpConfig(copy / "config")
+    for n in range(5):
+        config.add(
+            McpServer(
+                f"server{n}",
+                command=sys.executable,
+                args=("-m", "tests.fakes.mcp_server", "--many", "20"),
+                cwd=str(ROOT),
+            )
+        )
+
+
 def to_first_paint(command: list[str], home: Path | None) -> float:
     env = {**os.environ, FIRST_PAINT_PROBE: "1", "QT_QPA_PLATFORM": "offscreen"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: compiled once, not every start
@@ -92,16 +113,19 @@ def main() -> int:
     args = parser.parse_args()
     app = [sys.executable, "-m", "desktop_app"]
     bare_window = [sys.executable, str(HERE / "bare_window.py")]
-    bare, empty, returning = [], [], []
+    bare, empty, returning, serving = [], [], [], []
     with tempfile.TemporaryDirectory() as folder:
         full = Path(folder) / "returning"
         returning_user(full)
+        servers = Path(folder) / "returning-with-servers"
+        with_five_servers(full, servers)
         compileall.compile_dir(ROOT / "desktop_app", quiet=1)  # as an install leaves it
         to_first_paint(app, full)  # once unmeasured: the OS caches the files for all alike
         for run in range(args.runs):
             bare.append(to_first_paint(bare_window, None))
             empty.append(to_first_paint(app, Path(folder) / f"empty-{run}"))
             returning.append(to_first_paint(app, full))
+            serving.append(to_first_paint(app, servers))
     floor = statistics.median(bare)
     note = f"median of {args.runs}, interleaved; the bare window took {floor:.2f} s"
     rows = [
@@ -119,6 +143,13 @@ def main() -> int:
             "×",
             2.0,
             f"{statistics.median(returning):.2f} s; {note}",
+        ),
+        Row(
+            "returning user with five stdio MCP servers, × without them",
+            statistics.median(serving) / statistics.median(returning),
+            "×",
+            1.1,
+            f"{statistics.median(serving):.2f} s; they start after the first paint",
         ),
     ]
     return report("Start-up", rows, args.json)
