@@ -84,18 +84,23 @@ class McpDialog(QDialog):
         self.chat = chat
         self.background = background
         self._filling = False
-        where = f"“{chat.title}”" if chat else "new chats"
-        intro = QLabel(
-            f"Checked tools are offered to Claude in {where}; each one's definition is sent "
-            "with every request, and its tokens counted in the context. Every MCP tool asks "
-            "before it runs."
-        )
+        if chat is not None:
+            said = (
+                f"Checked tools are offered to Claude in “{chat.title}”: each one's definition "
+                "is sent with every request of this chat, and counted in its context."
+            )
+        else:
+            said = (
+                "Every chat offers all of these tools until you turn some off for it: open a "
+                "chat, then come back here."
+            )
+        intro = QLabel(f"{said} Every MCP tool asks before it runs.")
         intro.setWordWrap(True)
         self.tree = QTreeWidget()
         self.tree.setObjectName("mcpTree")
         self.tree.setHeaderLabels(["Server / tool", "State", "Tokens"])
-        self.tree.setColumnWidth(0, 300)
-        self.tree.setColumnWidth(1, 150)
+        self.tree.setColumnWidth(0, 260)
+        self.tree.setColumnWidth(1, 260)
         self.tree.itemChanged.connect(self._on_tree_item_changed)
         self.tree.currentItemChanged.connect(self._on_tree_current_item_changed)
         self.details = QLabel()
@@ -330,7 +335,7 @@ class AddServerDialog(QDialog):
 def _state(view: ServerView) -> str:
     if view.status == "ready":
         return f"ready · {len(view.tools)} tools"
-    return view.status
+    return f"{view.status}: {view.error}" if view.error else view.status
 
 
 def _tokens(tokens: int) -> str:

@@ -330,3 +330,21 @@ def test_a_server_that_fails_is_told_to_the_model_and_the_chat_goes_on(
     system = json.dumps(body.get("system", ""))
     assert "broken: unavailable" in system
     assert not any(t["name"].startswith("mcp__broken") for t in body.get("tools", []))
+
+
+def test_a_server_killed_mid_turn_gives_the_model_a_readable_error_and_the_chat_goes_on(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli(home, capsys, "mcp", "add", "t", "--", sys.executable, "-m", "tests.fakes.mcp_server")
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    crash = api_name("t", "crash")
+    sim.queue(Reply.tools(("toolu_c1", crash, {})))
+    cli(home, capsys, "send", chat, "Crash it.", "--allow-tools", "t.crash")
+    result = sim.message_requests()[-1].body["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_c1"
+    assert result["is_error"] is True
+    said = json.dumps(result["content"])
+    assert "'t' is unavailable" in said
+    assert "about to crash" in said  # its last words, from its stderr
+    cli(home, capsys, "send", chat, "Are you still there?")  # a new process: started afresh
+    assert sim.message_requests()[-1].body["messages"][-1]["role"] == "user"
