@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\nStopped.", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise  # `… | head`: the reader left (app.main says nothing of it)
     except Exception as exc:  # a bug: said plainly, its traceback kept in the log
         log_unexpected(exc, f"contextdesk {args.command}")
         print(
@@ -109,13 +111,29 @@ def cmd_chat(engine: Engine, args: argparse.Namespace) -> int:
             "compaction_threshold": args.threshold,
             "keep_recent_turns": args.keep_recent,
         }
-        chat = engine.new_chat(
-            args.title,
-            model=args.model,
-            system_prompt=args.system or None,
-            **{k: v for k, v in overrides.items() if v is not None},
-        )
+        options = {k: v for k, v in overrides.items() if v is not None}
+        if args.project:
+            chat = engine.projects.new_chat(
+                args.project,
+                args.title,
+                model=args.model,
+                system_prompt=args.system or None,
+                **options,
+            )
+        else:
+            chat = engine.new_chat(
+                args.title, model=args.model, system_prompt=args.system or None, **options
+            )
         print(chat.id)
+    elif args.chat_command == "move":
+        if bool(args.project) == bool(args.none):
+            raise ContextDeskError(
+                "Where to?",
+                "Name the project, or give --none to take the chat out of its project.",
+                kind=ErrorKind.USAGE,
+            )
+        moved = engine.projects.move(engine.find(args.chat), None if args.none else args.project)
+        print(f"Moved into {moved.name} ({moved.id})." if moved else "Moved out of its project.")
     elif args.chat_command == "list":
         chats = engine.list_chats()
         if args.json:
@@ -628,6 +646,12 @@ def check(path: Path, fix: Path | None) -> int:
     return 1
 
 
+def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
+    from desktop_app import cli_project
+
+    return cli_project.cmd_project(engine, args)
+
+
 def cmd_mcp(engine: Engine, args: argparse.Namespace) -> int:
     from desktop_app import cli_mcp
 
@@ -650,4 +674,5 @@ _COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "import": cmd_import,
     "search": cmd_search,
     "mcp": cmd_mcp,
+    "project": cmd_project,
 }

@@ -86,6 +86,11 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
         "--threshold", type=float, help="auto-compaction threshold, 0–1 (default 0.87)"
     )
     new.add_argument("--keep-recent", type=int, help="recent turns kept whole (default 10)")
+    new.add_argument("--project", help="in this project (its id, an id prefix, or its name)")
+    move = chat.add_parser("move", help="move a chat into a project (or out: --none)")
+    move.add_argument("chat")
+    move.add_argument("project", nargs="?")
+    move.add_argument("--none", action="store_true", help="out of its project")
     listing = chat.add_parser("list", help="chats by last activity")
     listing.add_argument("--json", action="store_true")
     show = chat.add_parser("show", help="a chat and its messages")
@@ -205,8 +210,10 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
     settings.add_argument("--json", action="store_true")
 
     from desktop_app.cli_mcp import add_parser as add_mcp_parser
+    from desktop_app.cli_project import add_parser as add_project_parser
 
     add_mcp_parser(sub)
+    add_project_parser(sub)
 
     check = sub.add_parser(
         "check",

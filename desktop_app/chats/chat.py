@@ -48,9 +48,11 @@ if TYPE_CHECKING:  # the context engine, the loop and the tools load with the fi
     from desktop_app.config.prices import Spend
     from desktop_app.context.compaction import CompactionPreview
     from desktop_app.context.planner import ContextPlanner
+    from desktop_app.context.project import Project, ProjectLayers
     from desktop_app.context.projection import Plan, Projector
     from desktop_app.core.request_diff import RequestDiff
     from desktop_app.storage.ledger import RequestRecorder, SentRequest
+    from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.registry import Tool, ToolRegistry
 
 TITLE_CHARS = 48  # a chat named after its first message: about one line of the list
@@ -161,7 +163,9 @@ class Chat:
         counter = self.engine.counter
         if self._projector is None:
             self._projector = Projector(counter)
-        workspace = Path(settings.workspace) if settings.workspace else None
+        project = self.engine.projects.project_of(self)
+        folder = (project.workspace if project else "") or settings.workspace
+        workspace = Path(folder) if folder else None
         mcp, unavailable = self._mcp_tools() if settings.tools_enabled else ([], "")
         planner = ContextPlanner(
             self._projector,
@@ -185,6 +189,12 @@ class Chat:
             on_pin=planner.propose_fact,
             command_env=tuple(n.strip() for n in settings.command_env.split(",") if n.strip()),
         )
+        layers = self._project_layers(project, counter)
+        planner.project = layers
+        if layers is not None and layers.readable and settings.tools_enabled:
+            from desktop_app.tools.builtin import read_project_file
+
+            tools = replace(tools, tools=[*tools.tools, read_project_file(layers.readable)])
         extras = RequestExtras.read(self.settings.request_extras) or RequestExtras()
         own = tools.specs()
         taken = {t.name for t in own}
@@ -192,6 +202,17 @@ class Chat:
         planner.tool_choice, planner.metadata = extras.tool_choice, extras.metadata
         planner.trim_policies = tools.trim_policies()
         return planner, tools
+
+    def _project_layers(
+        self, project: Project | None, counter: TokenCounter
+    ) -> ProjectLayers | None:
+        """The project's layers as this chat sends them (its switches, its window)."""
+        if project is None:
+            return None
+        from desktop_app.context.project import layers_for
+
+        off = {x for x in self.settings.project_layers_off.split(",") if x}
+        return layers_for(project, off, self.settings.context_window, counter.text)
 
     def _mcp_tools(self) -> tuple[list[Tool], str]:
         """The MCP tools this chat offers (its `tools_off` left out), and what the model is

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field, replace
@@ -43,6 +44,7 @@ from desktop_app.storage.store import ChatInfo, ChatStore
 
 if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the first paint
     from desktop_app.chats.chat import Chat
+    from desktop_app.chats.projects import Projects
     from desktop_app.chats.tool_servers import ToolServers
     from desktop_app.config.mcp_servers import McpConfig
     from desktop_app.config.prices import PriceTable, Spend
@@ -84,6 +86,7 @@ class Engine:
     _settings_stamp: int | None = field(default=None, init=False, repr=False)
     _listed: dict[str, ModelInfo] = field(default_factory=dict, init=False, repr=False)
     _mcp: McpHub | None = field(default=None, init=False, repr=False)
+    _mcp_made: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self, demo_mode: bool) -> None:
         # The server is read when connecting: Settings may have changed it by then.
@@ -132,14 +135,22 @@ class Engine:
     def mcp(self) -> McpHub | None:
         """The MCP servers' connections; None while none is configured (then nothing of
         MCP is loaded)."""
-        if self._mcp is None:
-            config = self.mcp_config()
-            if not config.path.exists():
-                return None
-            from desktop_app.tools.mcp_hub import McpHub
+        with self._mcp_made:  # the window's background thread may be making it too
+            if self._mcp is None:
+                config = self.mcp_config()
+                if not config.path.exists():
+                    return None
+                from desktop_app.tools.mcp_hub import McpHub
 
-            self._mcp = McpHub(config, self.paths.logs)
+                self._mcp = McpHub(config, self.paths.logs)
         return self._mcp
+
+    @property
+    def projects(self) -> Projects:
+        """Projects: memory shared across chats."""
+        from desktop_app.chats.projects import Projects
+
+        return Projects(self)
 
     @property
     def tool_servers(self) -> ToolServers:

@@ -19,6 +19,7 @@ CHAT_FIELDS = {
     "tool_result_cap": "tool_result_cap",
     "drop_old_thinking": "drop_old_thinking",
     "tools_off": "tools_off",
+    "project_layers_off": "project_layers_off",
 }
 
 # The message the next request is shown with when the composer is empty (a request always

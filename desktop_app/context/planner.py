@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from desktop_app.context.compaction import Compactor, NothingToCompact, apply_preview, plan_span
 from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.project import ProjectLayers
 from desktop_app.context.projection import Plan, Projector
 from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.context.trimming import TrimPolicy
@@ -45,6 +46,7 @@ class ContextPlanner:
     tool_choice: JSONObject | None = None  # an imported chat's own (`RequestExtras`)
     metadata: JSONObject | None = None
     prompt_caching: bool = True  # the server takes `cache_control` (Anthropic's API)
+    project: ProjectLayers | None = None  # the chat's project's layers, if it has one
     _unannounced: bool = field(default=False, init=False, repr=False)  # a tool's change
 
     def plan(self, messages: Sequence[Message]) -> Plan:
@@ -58,6 +60,7 @@ class ContextPlanner:
             trim_policies=self.trim_policies,
             workspace=self.workspace,
             thinking_budget=self.thinking_budget,
+            project=self.project,
         )
         if self.tool_choice or self.metadata or not self.prompt_caching:
             request = replace(

@@ -22,6 +22,7 @@ from enum import StrEnum
 from itertools import pairwise
 
 from desktop_app.context.facts import facts_block
+from desktop_app.context.project import ProjectLayers
 from desktop_app.context.state import ContextSettings, ContextState, Summary
 from desktop_app.context.trimming import TrimPolicy, trim_text
 from desktop_app.core.blocks import (
@@ -73,6 +74,9 @@ class BlockStatus:
 
 
 class Section(StrEnum):
+    PROJECT_INSTRUCTIONS = "project instructions"
+    PROJECT_FACTS = "project facts"
+    PROJECT_KNOWLEDGE = "project knowledge"
     SYSTEM = "system"
     FACTS = "facts"
     TOOLS = "tools"
@@ -101,6 +105,7 @@ class Plan:
     message_states: Mapping[str, tuple[BlockState, int | None]] = field(repr=False)
     block_states: Mapping[tuple[str, int], tuple[BlockState, int]] = field(repr=False)
     counter: TokenCounter = field(repr=False, compare=False)
+    project: ProjectLayers | None = field(default=None, repr=False, compare=False)
 
     @property
     def input_figure(self) -> TokenFigure:
@@ -209,11 +214,12 @@ class Projector:
         trim_policies: Mapping[str, TrimPolicy] | None = None,
         workspace: str | None = None,
         thinking_budget: int | None = None,
+        project: ProjectLayers | None = None,
     ) -> Plan:
         policies = trim_policies or _NO_POLICIES
         cache = self.view_cache(state, settings, policies)
         return _Projection(self.counter, messages, state, settings, model, policies, cache).run(
-            system, tuple(tools), workspace, thinking_budget
+            system, tuple(tools), workspace, thinking_budget, project
         )
 
 
@@ -241,6 +247,7 @@ class _Projection:
         self.clean = [is_clean_start(messages, i) for i in range(len(messages))]
         self.touched = {message_id for message_id, _ in state.excluded_blocks}
         self.recount = False  # set when repair or stripping changed blocks after costing
+        self.project: ProjectLayers | None = None
         self._tool_names: dict[str, str] | None = None
 
     def run(
@@ -249,6 +256,7 @@ class _Projection:
         tools: tuple[ToolSpec, ...],
         workspace: str | None,
         thinking_budget: int | None,
+        project: ProjectLayers | None = None,
     ) -> Plan:
         messages, settings, counter = self.messages, self.settings, self.counter
         n = len(messages)
@@ -271,9 +279,15 @@ class _Projection:
         # The system prompt, facts, tools and summary are fixed; the tail is what may shrink.
         base = "\n\n".join(p for p in (system, workspace_note(workspace) if workspace else "") if p)
         facts = facts_block(self.state.facts)
+        # The project's layers first, one cache breakpoint after them: every chat of the
+        # project shares that prefix.
+        shared = SystemPart(project.text if project else "", cache=True)
         system_parts = tuple(
-            p for p in (SystemPart(base, cache=not facts), SystemPart(facts, cache=True)) if p.text
+            p
+            for p in (shared, SystemPart(base, cache=not facts), SystemPart(facts, cache=True))
+            if p.text
         )
+        self.project = project
         summary_message = self.summary_message(summary, turns) if summary else None
         fixed = (
             REQUEST_OVERHEAD
@@ -535,8 +549,13 @@ class _Projection:
         counter, settings = self.counter, self.settings
         window = settings.context_window
         self.factor = counter.request_factor(request)  # this body's mix of content
-        system_raw = counter.system(tuple(p for p in request.system if p.text != facts))
+        project = self.project.text if self.project else ""
+        system_raw = counter.system(
+            tuple(p for p in request.system if p.text not in (facts, project))
+        )
         facts_raw = counter.system((SystemPart(facts),)) if facts else 0
+        project_raw = counter.system((SystemPart(project),)) if project else 0
+        layers_raw = _layer_costs(self.project, project_raw, counter)
         tools_raw = counter.tools(request.tools)
         summary_raw = (
             sum(counter.block(b) for b in summary_message.blocks) if summary_message else 0
@@ -548,8 +567,14 @@ class _Projection:
             Section.FACTS: self.calibrated(facts_raw),
             Section.TOOLS: self.calibrated(tools_raw),
             Section.SUMMARY: self.calibrated(summary_raw),
+            Section.PROJECT_INSTRUCTIONS: self.calibrated(layers_raw.get("instructions", 0)),
+            Section.PROJECT_FACTS: self.calibrated(layers_raw.get("facts", 0)),
+            Section.PROJECT_KNOWLEDGE: self.calibrated(layers_raw.get("knowledge", 0)),
             Section.MESSAGES: estimated
-            - sum(self.calibrated(x) for x in (system_raw, facts_raw, tools_raw, summary_raw)),
+            - sum(
+                self.calibrated(x)
+                for x in (system_raw, facts_raw, tools_raw, summary_raw, project_raw)
+            ),
             Section.RESERVED: settings.max_tokens,
         }
         sections[Section.FREE] = max(0, window - sum(sections.values()))
@@ -591,6 +616,7 @@ class _Projection:
             message_states=self.message_states,
             block_states=self.block_states,
             counter=counter,
+            project=self.project,
         )
 
     def forecast(self, starts: list[int], costs: list[int], headroom: int) -> int | None:
@@ -604,6 +630,19 @@ class _Projection:
 
 
 _NO_POLICIES: Mapping[str, TrimPolicy] = {}
+
+
+def _layer_costs(
+    project: ProjectLayers | None, whole: int, counter: TokenCounter
+) -> dict[str, int]:
+    """Each project layer's share of the project's part (`whole`, raw): its own text,
+    with the part's framing and joins given to the first layer sent."""
+    if project is None or not whole:
+        return {}
+    costs = {layer.name: counter.text(layer.text) for layer in project.layers if layer.text}
+    first = next(iter(costs))
+    costs[first] += whole - sum(costs.values())
+    return costs
 
 
 def _user_note(text: str) -> Message:

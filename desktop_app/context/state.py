@@ -32,6 +32,9 @@ class ContextSettings:
     # Tools this chat does not offer the model: MCP servers ("git") or single tools
     # ("git.git_log"), comma-separated. "" offers every tool there is.
     tools_off: str = ""
+    # Layers of the chat's project it does not send: "instructions", "facts",
+    # "knowledge", comma-separated. "" sends them all.
+    project_layers_off: str = ""
 
     def problems(self) -> list[str]:
         """Values a chat cannot work with, one line each, named as `chat set` names them."""

@@ -157,6 +157,13 @@ def _v7(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE requests ADD COLUMN purpose TEXT NOT NULL DEFAULT 'chat'")
 
 
+def _v8(db: sqlite3.Connection) -> None:
+    # Projects: memory shared across chats (storage/projects.py).
+    from desktop_app.storage import projects
+
+    projects.create_tables(db)
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -165,6 +172,7 @@ MIGRATIONS: list[Migration] = [
     _v5,
     _v6,
     _v7,
+    _v8,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 

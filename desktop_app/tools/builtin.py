@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from desktop_app.context.project import KnowledgeFile
 from desktop_app.context.trimming import TrimPolicy
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.ports import ApprovalPolicy, ToolOutcome
@@ -272,3 +274,25 @@ def builtin_tools(*, files: bool = True, commands: bool = False) -> list[Tool]:
     if commands:
         tools.append(RUN_COMMAND)
     return tools
+
+
+def read_project_file(files: Sequence[KnowledgeFile]) -> Tool:
+    """The project's knowledge files, read by name when the project sends them on demand
+    (they are only listed in the prompt). Reading is free of side effects: no asking."""
+    by_name = {f.name: f for f in files}
+
+    def read(args: dict[str, Any], ctx: ToolContext) -> str:
+        name = str(args["name"])
+        file = by_name.get(name)
+        if file is None:
+            known = ", ".join(by_name) or "none"
+            raise ContextDeskError("No such file", f"No project file is named {name!r} ({known}).")
+        return file.text
+
+    return Tool(
+        "read_project_file",
+        "Read one of the project's knowledge files, by the name the prompt lists.",
+        _obj({"name": {"type": "string", "enum": list(by_name)}}, ["name"]),
+        read,
+        trim=TrimPolicy(cap_tokens=8000),
+    )

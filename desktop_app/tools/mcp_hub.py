@@ -172,6 +172,7 @@ class McpHub:
 
     def close(self) -> None:
         """Stop every server (their processes end) and the hub's thread."""
+        self.listeners.clear()  # closing: whoever listened is going too
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return

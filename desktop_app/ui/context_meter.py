@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 # section (the values of projection.Section, a StrEnum) → (colour, what it holds)
 SEGMENTS: dict[str, tuple[str, str]] = {
+    "project instructions": ("#3949ab", "the project's instructions, shared by its chats"),
+    "project facts": ("#00695c", "the project's pinned facts, shared by its chats"),
+    "project knowledge": ("#6d4c41", "the project's knowledge files, sent whole"),
     "system": ("#5c6bc0", "the chat's system prompt"),
     "facts": ("#00897b", "the pinned facts, sent verbatim every turn"),
     "tools": ("#8d6e63", "the tool definitions"),

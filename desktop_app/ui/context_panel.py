@@ -41,10 +41,12 @@ class ContextPanel(QStackedWidget):
     """Signals:
     jump_requested(str): show this message in the conversation (where the context starts).
     compact_requested(): open the compaction dialog.
+    project_requested(): open the chat's Project dialog.
     """
 
     jump_requested = Signal(str)
     compact_requested = Signal()
+    project_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -156,6 +158,15 @@ class ContextPanel(QStackedWidget):
         self.effective.setReadOnly(True)
         self.system_tab = system_tab = QWidget()
         system_column = QVBoxLayout(system_tab)
+        self.project_line = QLabel()
+        self.project_line.setObjectName("projectLine")
+        self.project_line.setWordWrap(True)
+        project_button = QPushButton("Project…")
+        project_button.clicked.connect(self.project_requested)
+        project_row = QHBoxLayout()
+        project_row.addWidget(self.project_line, 1)
+        project_row.addWidget(project_button)
+        system_column.addLayout(project_row)
         system_column.addWidget(QLabel("<b>Base prompt</b>"))
         system_column.addWidget(self.system, 1)
         row = QHBoxLayout()
@@ -163,7 +174,10 @@ class ContextPanel(QStackedWidget):
         row.addWidget(self.save_system)
         system_column.addLayout(row)
         system_column.addWidget(
-            QLabel("<b>Effective system prompt</b> — exactly as sent, with the pinned facts")
+            QLabel(
+                "<b>Effective system prompt</b> — exactly as sent: the project's layers, this "
+                "prompt, the pinned facts"
+            )
         )
         system_column.addWidget(self.effective, 1)
         self.tabs.addTab(system_tab, "System")
@@ -219,6 +233,7 @@ class ContextPanel(QStackedWidget):
         priced = f" (the API's reported usage × prices of {prices.updated})" if spent.priced else ""
         self.figures.setText(f"{_figures(plan)}<br>Spent in this chat: {spent.text()}{priced}")
         self.legend.setText(_legend(plan))
+        self.project_line.setText(_project_line(plan))
         if plan.request.system:
             self.effective.setPlainText("\n\n".join(part.text for part in plan.request.system))
         else:
@@ -400,6 +415,22 @@ class ContextPanel(QStackedWidget):
         )
         if self._confirm(what, state=session.state().clear_results(ids), to_shrink=True):
             session.clear_tool_results(ids)
+
+
+def _project_line(plan: Plan) -> str:
+    """The chat's project and each of its layers' tokens, as this request holds them."""
+    from desktop_app.context.projection import Section
+
+    if plan.project is None:
+        return "In no project: nothing is shared with other chats."
+    parts = []
+    for layer in plan.project.layers:
+        tokens = plan.sections.get(Section(f"project {layer.name}"), 0)
+        said = "off for this chat" if layer.off else (f"≈{tokens:,}" if tokens else "empty")
+        parts.append(f"{layer.name} {said}")
+    notes = " ".join(layer.note for layer in plan.project.layers if layer.note)
+    line = f"<b>Project: {plan.project.project.name}</b> — " + " · ".join(parts)
+    return line + (f"<br>{notes}" if notes else "")
 
 
 def _calibration_line(plan: Plan) -> str:

@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first cha
     from desktop_app.ui.find_bar import FindBar
     from desktop_app.ui.mcp_dialog import McpDialog, McpWatcher
     from desktop_app.ui.message_view import MessageListView
+    from desktop_app.ui.project_dialog import ProjectDialog
     from desktop_app.ui.session import ChatSession
     from desktop_app.ui.welcome import WelcomePage
 
@@ -111,6 +112,7 @@ class MainWindow(QMainWindow):
         self.sessions: dict[str, ChatSession] = {}
         self.tools_dialog: McpDialog | None = None
         self.mcp_watcher: McpWatcher | None = None  # after the first paint
+        self.project_dialog: ProjectDialog | None = None
         self.current: ChatSession | None = None
         self.approvals: list[ApprovalDialog] = []
         self.setObjectName("mainWindow")
@@ -209,6 +211,7 @@ class MainWindow(QMainWindow):
         chat_menu.addAction(_action(self, "Re&name…", "F2", self._on_rename_triggered))
         chat_menu.addAction(_action(self, "&Pin or unpin", "Ctrl+Shift+P", self._on_pin_triggered))
         chat_menu.addAction(_action(self, "&Archive", "Ctrl+Shift+A", self._on_archive_triggered))
+        chat_menu.addAction(_action(self, "Pro&ject…", "Ctrl+Shift+J", self.open_project))
         chat_menu.addAction(
             _action(self, "Move to &trash", "Ctrl+Shift+Backspace", self._on_trash_triggered)
         )
@@ -297,6 +300,7 @@ class MainWindow(QMainWindow):
         self.welcome.demo_requested.connect(self.start_demo)
         self.context.jump_requested.connect(self._on_context_jump_requested)
         self.context.compact_requested.connect(self._on_context_compact_requested)
+        self.context.project_requested.connect(self.open_project)
         view = self.messages
         view.exclude_toggled.connect(self._on_messages_exclude_toggled)
         view.pin_requested.connect(self._on_messages_pin_requested)
@@ -668,6 +672,26 @@ class MainWindow(QMainWindow):
         if self.tools_dialog is not None:
             self.tools_dialog.deleteLater()
         self.tools_dialog = None
+
+    # -- projects ---------------------------------------------------------------------------
+
+    @Slot()
+    def open_project(self) -> None:
+        """The chat's project: move it, switch layers, edit the project."""
+        if self.current is None:
+            return
+        from desktop_app.ui.project_dialog import ProjectDialog
+
+        dialog = ProjectDialog(self.current, self)
+        dialog.changed.connect(self._on_project_dialog_changed)
+        dialog.finished.connect(dialog.deleteLater)
+        self.project_dialog = dialog
+        dialog.open()
+
+    @Slot()
+    def _on_project_dialog_changed(self) -> None:
+        for session in self.sessions.values():  # every chat of the project may have changed
+            session.settings_changed()
 
     @Slot()
     def _on_shortcuts_triggered(self) -> None:

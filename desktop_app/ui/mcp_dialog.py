@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -133,6 +133,10 @@ class McpDialog(QDialog):
 
     # -- showing ------------------------------------------------------------------------------
 
+    def _refresh_if_open(self) -> None:
+        if self.isVisible():  # closed meanwhile: nothing to show (the data may be gone)
+            self.refresh()
+
     def refresh(self) -> None:
         """Fill the tree from the servers' state now (keeps the selection)."""
         current = self.tree.currentItem()
@@ -207,7 +211,9 @@ class McpDialog(QDialog):
             self.details.setText(f"<b>{exc.title}</b>: {_escape(exc.message)}")
             return
         self.chat_tools_changed.emit()
-        self.refresh()
+        # Not now: the tree is still inside this item's signal; clearing it here would
+        # delete the item under Qt's feet.
+        QTimer.singleShot(0, self, self._refresh_if_open)
 
     @Slot()
     def _on_tree_current_item_changed(self) -> None:

@@ -45,12 +45,12 @@ def test_the_tools_view_turns_a_tool_off_for_this_chat_only(
 ) -> None:
     configure(engine, ("many", ("--many", "100")), ("broken", ("--die-on-start",)))
     window = open_window(engine)
-    session = open_demo(window, engine, qtbot)
     hub = engine.mcp
     assert hub is not None
-    qtbot.waitUntil(
+    qtbot.waitUntil(  # (two servers starting share the 2 cores with the first plan)
         lambda: {s.status.value for s in hub.states()} == {"ready", "failed"}, timeout=60_000
     )
+    session = open_demo(window, engine, qtbot)
     # Planned again with the server's tools, without anyone asking.
     qtbot.waitUntil(
         lambda: (

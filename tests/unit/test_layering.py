@@ -106,7 +106,7 @@ def test_the_window_starts_without_the_engine_the_sdk_or_the_encoding() -> None:
 # -- the faces reach the engine only through the application layer ----------------------------
 
 PACKAGE = Path(desktop_app.__file__).parent
-FACES = [PACKAGE / "cli.py", PACKAGE / "cli_mcp.py", *sorted((PACKAGE / "ui").glob("*.py"))]
+FACES = [*sorted(PACKAGE.glob("cli*.py")), *sorted((PACKAGE / "ui").glob("*.py"))]
 # Modules of plain values (blocks, messages, events, errors, ports, facts, context state,
 # prices and how money is written): the faces may use anything in them.
 VALUE_MODULES = {

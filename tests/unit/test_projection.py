@@ -425,3 +425,40 @@ def test_an_equal_state_read_back_from_disk_keeps_the_view_cache() -> None:
     assert projector.views is views  # equal shapers: nothing to rebuild
     projector.project(messages, ContextState(), ContextSettings(), model="m")
     assert projector.views is not views  # a real change empties the cache
+
+
+def test_a_project_s_layers_lead_the_system_prompt_with_one_cache_breakpoint() -> None:
+    from desktop_app.context.project import KnowledgeFile, Project, layers_for
+    from desktop_app.core.request_rules import count_breakpoints
+
+    counter = word_counter()
+    project = Project(
+        "proj_1",
+        "Acme",
+        instructions="Be brief.",
+        facts=(Fact("Refunds within 30 days."),),
+        files=(KnowledgeFile("returns.md", "Return anything unworn."),),
+    )
+    layers = layers_for(project, (), BIG.context_window, counter.text)
+    state = ContextState().pin(Fact("The customer is Dana."))
+    plan = Projector(counter).project(
+        chat(2), state, BIG, model="m", system="Chat prompt.", project=layers
+    )
+    parts = plan.request.system
+    assert parts[0].text == layers.text
+    assert parts[0].cache  # the project's prefix, shared by its chats
+    assert [p.text.split("\n")[0] for p in parts[1:]] == [
+        "Chat prompt.",
+        parts[2].text.split("\n")[0],
+    ]
+    assert count_breakpoints(plan.request.body()) <= 4
+    # Each layer has its segment; with the others they add up to the window.
+    assert plan.sections[Section.PROJECT_INSTRUCTIONS] > 0
+    assert plan.sections[Section.PROJECT_FACTS] > 0
+    assert plan.sections[Section.PROJECT_KNOWLEDGE] > 0
+    assert sum(plan.sections.values()) == BIG.context_window
+    # A layer switched off is not sent, and its segment is empty.
+    no_facts = layers_for(project, ("facts",), BIG.context_window, counter.text)
+    plan = Projector(counter).project(chat(2), state, BIG, model="m", project=no_facts)
+    assert "Refunds within 30 days." not in plan.request.system[0].text
+    assert plan.sections[Section.PROJECT_FACTS] == 0

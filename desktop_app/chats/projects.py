@@ -1,0 +1,319 @@
+"""Projects as the faces use them (`Engine.projects`): create, change, delete; pin facts
+and add knowledge files; move chats in and out; the layers a chat's next request holds;
+export and import a whole project. One home for each of these actions.
+
+Moving a chat in or out of a project, and every change to a project, changes only what
+the next requests of its chats hold — never a transcript.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.project import LAYERS, KnowledgeFile, KnowledgeMode, Project
+from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
+
+if TYPE_CHECKING:
+    from desktop_app.chats.chat import Chat
+    from desktop_app.chats.engine import Engine
+
+EXPORT_FORMAT = "contextdesk.project"
+EXPORT_VERSION = 1
+MAX_FILE_BYTES = 5_000_000  # a knowledge file is text sent whole: this is already huge
+
+
+class Projects:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @property
+    def _db(self) -> Any:
+        return self.engine.store.db
+
+    # -- the projects ---------------------------------------------------------------------
+
+    def new(self, name: str, **fields: Any) -> Project:
+        from desktop_app.storage import projects
+
+        return projects.create(self._db, name, **fields)
+
+    def all(self) -> list[Project]:
+        from desktop_app.storage import projects
+
+        return projects.all_projects(self._db)
+
+    def find(self, ref: str) -> Project:
+        """By id, a unique id prefix, or name."""
+        from desktop_app.storage import projects
+
+        return projects.find(self._db, ref)
+
+    def change(self, ref: str, **fields: Any) -> Project:
+        from desktop_app.storage import projects
+
+        project = projects.update(self._db, self.find(ref).id, **fields)
+        self._changed(project)
+        return project
+
+    def delete(self, ref: str) -> Project:
+        """The project goes; its chats stay, in no project."""
+        from desktop_app.storage import projects
+
+        project = self.find(ref)
+        members = projects.chats_of(self._db, project.id)
+        projects.delete(self._db, project.id)
+        for chat_id in members:
+            self.engine.chat(chat_id).settings_changed()
+        return project
+
+    def chats(self, ref: str) -> list[str]:
+        from desktop_app.storage import projects
+
+        return projects.chats_of(self._db, self.find(ref).id)
+
+    # -- its memory ------------------------------------------------------------------------
+
+    def pin(self, ref: str, text: str, source: FactSource = FactSource.USER) -> Fact:
+        """A fact for every chat of the project, sent verbatim in each of their requests."""
+        from desktop_app.storage import projects
+
+        text = text.strip()
+        if not text:
+            raise ContextDeskError("Nothing to pin", "Give the fact's text.", kind=ErrorKind.USAGE)
+        project = self.find(ref)
+        fact = Fact(text, source=source)
+        self._changed(projects.save_facts(self._db, project.id, [*project.facts, fact]))
+        return fact
+
+    def unpin(self, ref: str, fact_ref: str) -> Fact:
+        from desktop_app.storage import projects
+
+        project = self.find(ref)
+        matches = [f for f in project.facts if f.id.startswith(fact_ref)]
+        if len(matches) != 1:
+            raise ContextDeskError(
+                "No such fact",
+                f"{fact_ref!r} names no single fact of {project.name}.",
+                kind=ErrorKind.NOT_FOUND,
+            )
+        kept = [f for f in project.facts if f is not matches[0]]
+        self._changed(projects.save_facts(self._db, project.id, kept))
+        return matches[0]
+
+    def add_file(self, ref: str, path: Path) -> KnowledgeFile:
+        """A knowledge file (text: Markdown, code, notes), read now and kept in the
+        database: the project does not change when the file on disk does."""
+        from desktop_app.storage import projects
+
+        project = self.find(ref)
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise ContextDeskError(
+                    "File too large",
+                    f"{path.name} is over {MAX_FILE_BYTES // 1_000_000} MB; knowledge is sent "
+                    "whole, so split it or keep what matters.",
+                    kind=ErrorKind.USAGE,
+                )
+            data = path.read_bytes()
+        except OSError as exc:
+            raise file_error("Could not read the file", path, exc) from exc
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ContextDeskError(
+                "Not a text file",
+                f"{path.name} is not UTF-8 text: a knowledge file is sent as text.",
+                kind=ErrorKind.FORMAT,
+            ) from exc
+        file = KnowledgeFile(path.name, text)
+        self._changed(projects.add_file(self._db, project.id, file))
+        return file
+
+    def remove_file(self, ref: str, file_ref: str) -> None:
+        from desktop_app.storage import projects
+
+        project = self.find(ref)
+        file = _one_file(project, file_ref)
+        self._changed(projects.remove_file(self._db, project.id, file.id))
+
+    def choose_files(self, ref: str, file_refs: list[str]) -> Project:
+        """Send these files whole (and no others): the user's choice when all do not fit."""
+        from desktop_app.storage import projects
+
+        project = self.find(ref)
+        chosen = [_one_file(project, r).id for r in file_refs]
+        projects.choose_files(self._db, project.id, chosen)
+        return self.change(project.id, knowledge_mode=KnowledgeMode.CHOSEN.value)
+
+    # -- chats ---------------------------------------------------------------------------------
+
+    def project_of(self, chat: Chat) -> Project | None:
+        from desktop_app.storage import projects
+
+        project_id = projects.chat_project(self._db, chat.id)
+        return projects.get(self._db, project_id) if project_id else None
+
+    def move(self, chat: Chat, ref: str | None) -> Project | None:
+        """Into a project (or, with None, out of any): only the next request changes."""
+        from desktop_app.storage import projects
+
+        project = self.find(ref) if ref else None
+        projects.move_chat(self._db, chat.id, project.id if project else None)
+        chat.settings_changed()
+        return project
+
+    def new_chat(self, ref: str, title: str | None = None, **overrides: Any) -> Chat:
+        """A chat in the project, with the project's model when it has one."""
+        project = self.find(ref)
+        chat = self.engine.new_chat(
+            *([title] if title else []),
+            model=overrides.pop("model", None) or project.model or None,
+            **overrides,
+        )
+        self.move(chat, project.id)
+        return chat
+
+    def set_layer(self, chat: Chat, layer: str, on: bool) -> None:
+        """Switch one of the project's layers off (or on again) for this chat only."""
+        if layer not in LAYERS:
+            raise ContextDeskError(
+                "No such layer",
+                f"{layer!r}: the layers are {', '.join(LAYERS)}.",
+                kind=ErrorKind.USAGE,
+            )
+        off = {x for x in chat.settings.project_layers_off.split(",") if x}
+        off = off - {layer} if on else off | {layer}
+        chat.set_settings(replace(chat.settings, project_layers_off=",".join(sorted(off))))
+
+    def pin_from_chat(self, chat: Chat, text: str) -> Fact:
+        """ "Pin to project" from a chat: shared by every chat of its project."""
+        project = self.project_of(chat)
+        if project is None:
+            raise ContextDeskError(
+                "Not in a project",
+                f"“{chat.title}” is in no project: move it into one first.",
+                kind=ErrorKind.USAGE,
+            )
+        return self.pin(project.id, text)
+
+    def accept_to_project(self, chat: Chat, fact_ref: str) -> Fact:
+        """A fact the model suggested in a chat, accepted for the whole project."""
+        fact = chat.fact(fact_ref)
+        pinned = self.pin_from_chat(chat, fact.text)
+        chat.unpin(fact)
+        return pinned
+
+    def facts_last_sent(self, project: Project) -> dict[str, tuple[str, int, float]]:
+        """Fact id → (chat id, request number, time) of the last request of a chat in the
+        project that carried it (from the ledger; a fact never sent is not in it)."""
+        from desktop_app.storage import ledger, projects
+
+        rendered = {f.id: f.render() for f in project.facts}
+        found: dict[str, tuple[str, int, float]] = {}
+        for chat_id in projects.chats_of(self._db, project.id):
+            sent = ledger.last_sent_with(self._db, chat_id, list(rendered.values()))
+            for fact_id, text in rendered.items():
+                if text in sent and (fact_id not in found or sent[text][1] > found[fact_id][2]):
+                    found[fact_id] = (chat_id, *sent[text])
+        return found
+
+    # -- export and import -------------------------------------------------------------------
+
+    def export(self, ref: str) -> str:
+        """The project — its layers, files and chats — as one documented JSON document."""
+        project = self.find(ref)
+        data = {
+            "format": EXPORT_FORMAT,
+            "version": EXPORT_VERSION,
+            "project": {
+                "name": project.name,
+                "instructions": project.instructions,
+                "knowledge_budget": project.knowledge_budget,
+                "knowledge_mode": project.knowledge_mode.value,
+                "model": project.model,
+                "workspace": project.workspace,
+                "facts": [{"text": f.text, "source": f.source.value} for f in project.facts],
+                "files": [
+                    {"name": f.name, "text": f.text, "chosen": f.chosen} for f in project.files
+                ],
+            },
+            "chats": [
+                json.loads(self.engine.chat(chat_id).export("json"))
+                for chat_id in self.chats(project.id)
+            ],
+        }
+        return json.dumps(data, ensure_ascii=False, indent=2)
+
+    def import_json(self, text: str) -> Project:
+        """A project export, as a new project with new chats; refused whole if unreadable."""
+        from desktop_app.storage import projects
+
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise _bad(f"it is not JSON ({exc})") from exc
+        if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
+            raise _bad(f'"format" is not "{EXPORT_FORMAT}"')
+        if data.get("version") != EXPORT_VERSION:
+            raise _bad(f"version {data.get('version')!r} is not one this ContextDesk reads (1)")
+        body = data.get("project")
+        if not isinstance(body, dict) or not str(body.get("name", "")).strip():
+            raise _bad('"project" needs a name')
+        chats = data.get("chats", [])
+        if not isinstance(chats, list):
+            raise _bad('"chats" must be a list')
+        fields = {
+            k: body[k]
+            for k in ("instructions", "knowledge_budget", "knowledge_mode", "model", "workspace")
+            if k in body
+        }
+        project = projects.create(self._db, str(body["name"]), **fields)
+        try:
+            facts = [
+                Fact(str(f["text"]), source=FactSource(f.get("source", "user")))
+                for f in body.get("facts", [])
+            ]
+            projects.save_facts(self._db, project.id, facts)
+            for f in body.get("files", []):
+                projects.add_file(
+                    self._db,
+                    project.id,
+                    KnowledgeFile(
+                        str(f["name"]), str(f["text"]), chosen=bool(f.get("chosen", True))
+                    ),
+                )
+            for chat in chats:
+                imported = self.engine.import_bytes(json.dumps(chat).encode("utf-8"))
+                projects.move_chat(self._db, imported.chat.id, project.id)
+        except (KeyError, TypeError, ValueError) as exc:
+            projects.delete(self._db, project.id)
+            raise _bad(f"a fact, file or chat is malformed ({exc})") from exc
+        return projects.get(self._db, project.id)
+
+    def _changed(self, project: Project) -> None:
+        """Its chats plan again with the project as it is now."""
+        from desktop_app.storage import projects
+
+        for chat_id in projects.chats_of(self._db, project.id):
+            self.engine.chat(chat_id).settings_changed()
+
+
+def _one_file(project: Project, ref: str) -> KnowledgeFile:
+    matches = [f for f in project.files if f.id.startswith(ref) or f.name == ref]
+    if len(matches) != 1:
+        raise ContextDeskError(
+            "No such file",
+            f"{ref!r} names no single knowledge file of {project.name}.",
+            kind=ErrorKind.NOT_FOUND,
+        )
+    return matches[0]
+
+
+def _bad(why: str) -> ContextDeskError:
+    return ContextDeskError(
+        "Not a project export", f"The file cannot be imported: {why}.", kind=ErrorKind.IMPORT
+    )

@@ -1,0 +1,290 @@
+"""The chat's project: which project it is in (one action to move it), the project's
+layers as this chat sends them — each with its tokens, each switchable for this chat —
+and the project itself: its instructions, pinned facts and knowledge files, the
+knowledge's budget and how it is sent. Every change re-plans the project's chats."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.context.project import LAYERS, KnowledgeMode, Project
+from desktop_app.context.projection import Section
+from desktop_app.core.errors import ContextDeskError
+
+if TYPE_CHECKING:
+    from desktop_app.ui.session import ChatSession
+
+NEW_PROJECT = "__new__"
+ID_ROLE = Qt.ItemDataRole.UserRole + 1
+MODES = {
+    KnowledgeMode.WHOLE: "Send every file whole (when they all fit)",
+    KnowledgeMode.CHOSEN: "Send the checked files whole",
+    KnowledgeMode.ON_DEMAND: "List them; Claude reads one when needed",
+}
+
+
+class ProjectDialog(QDialog):
+    """Signals:
+    changed(): the chat's project, its layers or the project changed (plan again).
+    """
+
+    changed = Signal()
+
+    def __init__(self, session: ChatSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("projectDialog")
+        self.setWindowTitle("Project")
+        self.session = session
+        self.projects = session.chat.engine.projects
+        self._filling = False
+
+        self.choice = QComboBox()
+        self.choice.setObjectName("projectChoice")
+        self.choice.activated.connect(self._on_choice_activated)
+        self.layer_boxes = {name: QCheckBox() for name in LAYERS}
+        layers = QGroupBox("Sent in this chat, before its own system prompt and facts")
+        layer_column = QVBoxLayout(layers)
+        for name, box in self.layer_boxes.items():
+            box.setObjectName(f"layer_{name}")
+            box.toggled.connect(lambda on, layer=name: self._on_layer_toggled(layer, on))
+            layer_column.addWidget(box)
+        self.knowledge_note = QLabel()
+        self.knowledge_note.setWordWrap(True)
+        self.knowledge_note.setObjectName("knowledgeNote")
+        layer_column.addWidget(self.knowledge_note)
+
+        self.instructions = QPlainTextEdit()
+        self.instructions.setObjectName("projectInstructions")
+        self.instructions.setPlaceholderText("Instructions for every chat of the project")
+        self.instructions.setMaximumHeight(110)
+        save = QPushButton("Save instructions")
+        save.clicked.connect(self._on_save_instructions_clicked)
+        self.facts = QListWidget()
+        self.facts.setObjectName("projectFacts")
+        self.facts.setMaximumHeight(110)
+        pin = QPushButton("Pin a fact…")
+        pin.clicked.connect(self._on_pin_clicked)
+        unpin = QPushButton("Remove fact")
+        unpin.clicked.connect(self._on_unpin_clicked)
+        self.files = QListWidget()
+        self.files.setObjectName("projectFiles")
+        self.files.setMaximumHeight(110)
+        self.files.itemChanged.connect(self._on_file_item_changed)
+        add_file = QPushButton("Add files…")
+        add_file.clicked.connect(self._on_add_file_clicked)
+        remove_file = QPushButton("Remove file")
+        remove_file.clicked.connect(self._on_remove_file_clicked)
+        self.mode = QComboBox()
+        for mode, text in MODES.items():
+            self.mode.addItem(text, mode.value)
+        self.mode.activated.connect(self._on_mode_activated)
+        self.budget = QDoubleSpinBox()
+        self.budget.setRange(0, 100)
+        self.budget.setSuffix(" % of the window")
+        self.budget.editingFinished.connect(self._on_budget_editing_finished)
+
+        self.project_box = QGroupBox("The project (shared by all its chats)")
+        form = QFormLayout(self.project_box)
+        form.addRow("Instructions", self.instructions)
+        form.addRow("", save)
+        form.addRow("Pinned facts", self.facts)
+        form.addRow("", _row(pin, unpin))
+        form.addRow("Knowledge files", self.files)
+        form.addRow("", _row(add_file, remove_file))
+        form.addRow("Knowledge", self.mode)
+        form.addRow("Budget", self.budget)
+        self.problem = QLabel()
+        self.problem.setWordWrap(True)
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        top = QFormLayout()
+        top.addRow("This chat is in", self.choice)
+        layout.addLayout(top)
+        layout.addWidget(layers)
+        layout.addWidget(self.project_box, 1)
+        layout.addWidget(self.problem)
+        layout.addWidget(close)
+        self.resize(600, 720)
+        self.refresh()
+
+    # -- showing ------------------------------------------------------------------------------
+
+    @property
+    def project(self) -> Project | None:
+        return self.projects.project_of(self.session.chat)
+
+    def _refresh_if_open(self) -> None:
+        if self.isVisible():  # closed meanwhile: nothing to show (the data may be gone)
+            self.refresh()
+
+    def refresh(self) -> None:
+        self._filling = True
+        project = self.project
+        self.choice.clear()
+        self.choice.addItem("No project", "")
+        for p in self.projects.all():
+            self.choice.addItem(p.name, p.id)
+        self.choice.addItem("New project…", NEW_PROJECT)
+        self.choice.setCurrentIndex(max(0, self.choice.findData(project.id if project else "")))
+        self.project_box.setEnabled(project is not None)
+        self._show_layers(project)
+        self.instructions.setPlainText(project.instructions if project else "")
+        self.facts.clear()
+        self.files.clear()
+        if project is not None:
+            for fact in project.facts:
+                item = QListWidgetItem(fact.text, self.facts)
+                item.setData(ID_ROLE, fact.id)
+            count = self.session.chat.engine.counter.text
+            for file in project.files:
+                item = QListWidgetItem(f"{file.name}  ≈{count(file.text):,} tokens", self.files)
+                item.setData(ID_ROLE, file.id)
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(
+                    Qt.CheckState.Checked if file.chosen else Qt.CheckState.Unchecked
+                )
+            self.mode.setCurrentIndex(self.mode.findData(project.knowledge_mode.value))
+            self.budget.setValue(project.knowledge_budget * 100)
+        self._filling = False
+
+    def _show_layers(self, project: Project | None) -> None:
+        plan = self.session.plan
+        off = {x for x in self.session.chat.settings.project_layers_off.split(",") if x}
+        layers = (
+            {layer.name: layer for layer in plan.project.layers} if plan and plan.project else {}
+        )
+        for name, box in self.layer_boxes.items():
+            box.setEnabled(project is not None)
+            box.setChecked(project is not None and name not in off)
+            tokens = plan.sections.get(Section(f"project {name}"), 0) if plan else 0
+            box.setText(f"Project {name}: ≈{tokens:,} tokens" if tokens else f"Project {name}")
+        note = layers["knowledge"].note if "knowledge" in layers else ""
+        self.knowledge_note.setText(note)
+        self.knowledge_note.setVisible(bool(note))
+
+    # -- acting -------------------------------------------------------------------------------
+
+    def _act(self, action: Callable[[], object]) -> None:
+        """Run a change; say what went wrong in place, or re-plan and show it."""
+        try:
+            action()
+        except ContextDeskError as exc:
+            self.problem.setText(f"<b>{exc.title}</b>: {exc.message}")
+            return
+        self.problem.setText("")
+        self.changed.emit()
+        # Later: a list item's or a box's own signal may be running (refilling now would
+        # delete the item that sent it).
+        QTimer.singleShot(0, self, self._refresh_if_open)
+
+    @Slot(int)
+    def _on_choice_activated(self, index: int) -> None:
+        chosen = self.choice.itemData(index)
+        chat = self.session.chat
+        if chosen == NEW_PROJECT:
+            name, ok = QInputDialog.getText(self, "New project", "Name")
+            if not ok or not name.strip():
+                self.refresh()
+                return
+            self._act(lambda: self.projects.move(chat, self.projects.new(name).id))
+        else:
+            self._act(lambda: self.projects.move(chat, chosen or None))
+
+    def _on_layer_toggled(self, layer: str, on: bool) -> None:
+        if not self._filling:
+            self._act(lambda: self.projects.set_layer(self.session.chat, layer, on))
+
+    @Slot()
+    def _on_save_instructions_clicked(self) -> None:
+        project = self.project
+        if project is not None:
+            text = self.instructions.toPlainText()
+            self._act(lambda: self.projects.change(project.id, instructions=text))
+
+    @Slot()
+    def _on_pin_clicked(self) -> None:
+        project = self.project
+        text, ok = QInputDialog.getMultiLineText(self, "Pin to project", "Fact")
+        if project is not None and ok and text.strip():
+            self._act(lambda: self.projects.pin(project.id, text))
+
+    @Slot()
+    def _on_unpin_clicked(self) -> None:
+        project, item = self.project, self.facts.currentItem()
+        if project is not None and item is not None:
+            fact_id = str(item.data(ID_ROLE))
+            self._act(lambda: self.projects.unpin(project.id, fact_id))
+
+    @Slot()
+    def _on_add_file_clicked(self) -> None:
+        project = self.project
+        paths, _ = QFileDialog.getOpenFileNames(self, "Add knowledge files")
+        if project is not None and paths:
+            self._act(lambda: [self.projects.add_file(project.id, Path(p)) for p in paths])
+
+    @Slot()
+    def _on_remove_file_clicked(self) -> None:
+        project, item = self.project, self.files.currentItem()
+        if project is not None and item is not None:
+            file_id = str(item.data(ID_ROLE))
+            self._act(lambda: self.projects.remove_file(project.id, file_id))
+
+    @Slot(QListWidgetItem)
+    def _on_file_item_changed(self, _item: QListWidgetItem) -> None:
+        project = self.project
+        if self._filling or project is None:
+            return
+        chosen = [
+            str(self.files.item(i).data(ID_ROLE))
+            for i in range(self.files.count())
+            if self.files.item(i).checkState() == Qt.CheckState.Checked
+        ]
+        self._act(lambda: self.projects.choose_files(project.id, chosen))
+
+    @Slot(int)
+    def _on_mode_activated(self, index: int) -> None:
+        project = self.project
+        if project is not None:
+            mode = self.mode.itemData(index)
+            self._act(lambda: self.projects.change(project.id, knowledge_mode=mode))
+
+    @Slot()
+    def _on_budget_editing_finished(self) -> None:
+        project = self.project
+        if project is not None and not self._filling:
+            share = self.budget.value() / 100
+            self._act(lambda: self.projects.change(project.id, knowledge_budget=share))
+
+
+def _row(*buttons: QPushButton) -> QWidget:
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for button in buttons:
+        layout.addWidget(button)
+    layout.addStretch(1)
+    return row

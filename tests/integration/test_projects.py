@@ -1,0 +1,190 @@
+"""Projects through the command line and a strict stand-in server (the simulator): the
+project's layers reach exactly the chats of the project, verbatim, in the documented
+order; a chat's switches change only its own requests; knowledge over its budget is never
+sent in part without the user's choice; moving a chat changes its next request and
+nothing of its transcript; an export comes back whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_app.api.simulator import Reply, SimulatorServer
+from desktop_app.app import main
+from tests.integration.conftest import TEST_KEY
+
+MODEL = "claude-haiku-4-5"
+FACT = "Acme's refund window is 30 days; order #88213 is within it."
+INSTRUCTIONS = "Answer as Acme's support team, in two sentences at most."
+RETURNS = "# Returns\nItems may be returned within 30 days of delivery.\n"
+
+
+@pytest.fixture
+def cli(
+    tmp_path: Path,
+    sim: SimulatorServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Any:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", sim.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    home = tmp_path / "home"
+
+    def run(*args: str, status: int = 0) -> str:
+        code = main(["--home", str(home), *args])
+        out, err = capsys.readouterr()
+        assert code == status, f"exit {code}: {out} {err}"
+        return out
+
+    return run
+
+
+def system_text(body: dict[str, Any]) -> str:
+    system = body.get("system") or []
+    return "\n".join(p["text"] for p in system) if isinstance(system, list) else system
+
+
+def sent_body(cli: Any, sim: SimulatorServer, chat: str, text: str) -> dict[str, Any]:
+    shown = json.loads(cli("context", chat, "--request", "--draft", text))
+    cli("send", chat, text)
+    body: dict[str, Any] = sim.message_requests()[-1].body
+    assert {k: v for k, v in body.items() if k != "stream"} == shown  # shown = sent
+    return body
+
+
+def test_project_layers_reach_exactly_its_chats_in_order(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    project = cli("project", "new", "Acme support", "--instructions", INSTRUCTIONS).strip()
+    cli("project", "pin", "Acme support", FACT)
+    (tmp_path / "returns.md").write_text(RETURNS)
+    cli("project", "add-file", project[:12], str(tmp_path / "returns.md"))
+    inside = [
+        cli(
+            "chat", "new", "--project", "Acme support", "--model", MODEL, "--system", f"Chat {n}."
+        ).strip()
+        for n in range(3)
+    ]
+    outside = cli("chat", "new", "--model", MODEL, "--system", "Outside.").strip()
+    cli("pin", inside[0], "This customer is called Dana.")
+
+    for chat in inside:
+        body = sent_body(cli, sim, chat, "When can I return it?")
+        text = system_text(body)
+        order = [text.index(INSTRUCTIONS), text.index(FACT), text.index("Items may be returned")]
+        order.append(text.index("Chat "))
+        if chat == inside[0]:
+            order.append(text.index("This customer is called Dana."))
+        assert order == sorted(order)  # instructions, facts, knowledge, chat system, chat facts
+        # One stable prefix: the project's part is the first system block (its cache
+        # breakpoint, for servers that take one: tests/unit/test_projection.py).
+        assert body["system"][0]["text"].startswith("# Project: Acme support")
+    first_parts = {json.dumps(sent_body(cli, sim, c, "again")["system"][0]) for c in inside}
+    assert len(first_parts) == 1  # byte for byte the same in every chat of the project
+    body = sent_body(cli, sim, outside, "When can I return it?")
+    for layer in (INSTRUCTIONS, FACT, "Items may be returned"):
+        assert layer not in json.dumps(body)
+
+    # The request's numbers per layer: what `context --json` reports is what was sent.
+    sections = json.loads(cli("context", inside[1], "--json"))["sections"]
+    assert sections["project instructions"] > 0
+    assert sections["project facts"] > 0
+    assert sections["project knowledge"] > 0
+    # The project's facts say which chat's request carried them last.
+    shown = cli("project", "show", project)
+    assert "last sent: chat" in shown
+
+
+def test_a_chat_s_layer_switches_change_only_its_own_requests(
+    cli: Any, sim: SimulatorServer
+) -> None:
+    cli("project", "new", "P", "--instructions", INSTRUCTIONS)
+    cli("project", "pin", "P", FACT)
+    a = cli("chat", "new", "--project", "P", "--model", MODEL).strip()
+    b = cli("chat", "new", "--project", "P", "--model", MODEL).strip()
+    cli("chat", "set", a, "project_layers_off=facts")
+    text_a = system_text(sent_body(cli, sim, a, "hi"))
+    text_b = system_text(sent_body(cli, sim, b, "hi"))
+    assert FACT not in text_a
+    assert INSTRUCTIONS in text_a
+    assert FACT in text_b
+
+
+def test_knowledge_over_its_budget_is_never_sent_in_part(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    project = cli("project", "new", "Docs").strip()
+    for n in range(3):
+        (tmp_path / f"part{n}.md").write_text(f"Part {n}: " + "lorem ipsum dolor " * 600)
+        cli("project", "add-file", project, str(tmp_path / f"part{n}.md"))
+    chat = cli("chat", "new", "--project", project, "--model", MODEL).strip()
+    cli("chat", "set", chat, "context_window=8000", "max_tokens=1000")
+    text = system_text(sent_body(cli, sim, chat, "hi"))
+    assert "Part 0" not in text and "Part 1" not in text and "Part 2" not in text  # noqa: PT018
+    # The user chooses one file: exactly it is sent, whole.
+    cli("project", "choose", project, "part1.md")
+    text = system_text(sent_body(cli, sim, chat, "hi"))
+    assert "Part 1: " in text
+    assert "Part 0" not in text
+    assert "Part 2" not in text
+    assert text.count("lorem ipsum dolor") == 600
+    # Or the model reads them on demand: only a list, and a tool that reads one whole.
+    cli("project", "set", project, "knowledge=on_demand")
+    body = sent_body(cli, sim, chat, "hi")
+    assert "part2.md" in system_text(body)
+    assert "lorem" not in system_text(body)
+    assert "read_project_file" in {t["name"] for t in body["tools"]}
+    sim.queue(Reply.tools(("toolu_r1", "read_project_file", {"name": "part2.md"})))
+    cli("send", chat, "Read part 2.")
+    result = sim.message_requests()[-1].body["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_r1"
+    assert "Part 2:" in json.dumps(result["content"])
+
+
+def test_moving_a_chat_changes_its_next_request_and_nothing_of_its_transcript(
+    cli: Any, sim: SimulatorServer
+) -> None:
+    cli("project", "new", "P", "--instructions", INSTRUCTIONS)
+    chat = cli("chat", "new", "--model", MODEL).strip()
+    cli("send", chat, "First question.")
+    before = json.loads(cli("chat", "show", chat, "--json"))["messages"]
+    assert INSTRUCTIONS not in system_text(sent_body(cli, sim, chat, "x"))
+    cli("chat", "move", chat, "P")
+    assert INSTRUCTIONS in system_text(sent_body(cli, sim, chat, "y"))
+    cli("chat", "move", chat, "--none")
+    assert INSTRUCTIONS not in system_text(sent_body(cli, sim, chat, "z"))
+    after = json.loads(cli("chat", "show", chat, "--json"))["messages"]
+    assert after[: len(before)] == before
+
+
+def test_a_project_export_comes_back_whole(cli: Any, sim: SimulatorServer, tmp_path: Path) -> None:
+    project = cli("project", "new", "Acme", "--instructions", INSTRUCTIONS).strip()
+    cli("project", "pin", project, FACT)
+    (tmp_path / "returns.md").write_text(RETURNS)
+    cli("project", "add-file", project, str(tmp_path / "returns.md"))
+    chat = cli("chat", "new", "--project", project, "--model", MODEL).strip()
+    cli("send", chat, "Hello.")
+    exported = tmp_path / "acme.json"
+    cli("project", "export", project, "-o", str(exported))
+    data = json.loads(exported.read_text())
+    assert data["format"] == "contextdesk.project"
+    assert data["version"] == 1
+    copy = cli("project", "import", str(exported)).strip()
+    shown = json.loads(cli("project", "show", copy, "--json"))
+    assert shown["instructions"] == INSTRUCTIONS
+    assert [f["text"] for f in shown["facts"]] == [FACT]
+    assert [f["name"] for f in shown["files"]] == ["returns.md"]
+    assert len(shown["chats"]) == 1
+    again = json.loads(cli("chat", "show", shown["chats"][0], "--json"))
+    assert [m["content"] for m in again["messages"]] == [
+        m["content"] for m in json.loads(cli("chat", "show", chat, "--json"))["messages"]
+    ]
+    # A broken export is refused whole: no half-made project is left.
+    data["project"]["files"] = [{"name": "x"}]
+    exported.write_text(json.dumps(data))
+    cli("project", "import", str(exported), status=1)
+    names = [p["name"] for p in json.loads(cli("project", "list", "--json"))]
+    assert names == ["Acme", "Acme"]

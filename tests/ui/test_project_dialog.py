@@ -1,0 +1,67 @@
+"""The Project dialog, driven as a user does: a new project from the chat, a fact pinned
+to it, the layer switched off for this chat — and the next request follows each step."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
+from pytestqt.qtbot import QtBot
+
+from desktop_app.chats import Engine
+from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.project_dialog import NEW_PROJECT, ProjectDialog
+from tests.ui.conftest import open_demo
+
+
+def system_of(session: object) -> str:
+    plan = session.plan  # type: ignore[attr-defined]
+    assert plan is not None
+    return "\n".join(p.text for p in plan.request.system)
+
+
+def test_a_chat_gets_a_project_a_shared_fact_and_a_layer_switched_off(
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = open_demo(window, engine, qtbot)
+    monkeypatch.setattr(
+        "desktop_app.ui.project_dialog.QInputDialog.getText", lambda *a, **k: ("Acme", True)
+    )
+    monkeypatch.setattr(
+        "desktop_app.ui.project_dialog.QInputDialog.getMultiLineText",
+        lambda *a, **k: ("Acme refunds within 30 days.", True),
+    )
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_J,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    qtbot.waitUntil(lambda: isinstance(window.project_dialog, ProjectDialog), timeout=5000)
+    dialog = window.project_dialog
+    assert dialog is not None
+    assert not dialog.project_box.isEnabled()  # in no project yet
+
+    dialog.choice.setCurrentIndex(dialog.choice.findData(NEW_PROJECT))
+    dialog.choice.activated.emit(dialog.choice.currentIndex())  # as picking it does
+    assert dialog.project is not None
+    assert dialog.project.name == "Acme"
+    qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
+
+    button = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Pin a fact…")
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Acme refunds within 30 days." in system_of(session), timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.facts.count() == 1, timeout=5000)
+    # Another chat of the project gets it too; a chat outside does not.
+    other = engine.projects.new_chat("Acme")
+    assert "Acme refunds within 30 days." in "\n".join(p.text for p in other.plan().request.system)
+    outside = engine.new_chat()
+    assert "Acme refunds" not in "\n".join(p.text for p in outside.plan().request.system)
+
+    dialog.refresh()
+    qtbot.waitUntil(lambda: "≈" in dialog.layer_boxes["facts"].text(), timeout=10_000)
+    dialog.layer_boxes["facts"].click()  # off, for this chat only
+    qtbot.waitUntil(
+        lambda: "Acme refunds within 30 days." not in system_of(session), timeout=10_000
+    )
+    assert "Acme refunds within 30 days." in "\n".join(p.text for p in other.plan().request.system)
+    dialog.reject()
