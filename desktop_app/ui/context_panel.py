@@ -144,6 +144,7 @@ class ContextPanel(QStackedWidget):
         self.facts.restore_requested.connect(self._on_facts_restore_requested)
         self.facts.move_requested.connect(self._on_facts_move_requested)
         self.facts.accept_requested.connect(self._on_facts_accept_requested)
+        self.facts.to_project_requested.connect(self._on_facts_to_project_requested)
         self.facts.reject_requested.connect(self._on_facts_delete_requested)
         self.tabs.addTab(self.facts, "Facts")
 
@@ -314,6 +315,11 @@ class ContextPanel(QStackedWidget):
     def _on_facts_move_requested(self, fact: Fact, index: int) -> None:
         if self.session is not None:
             self.session.move_fact(fact, index)
+
+    @Slot(object)
+    def _on_facts_to_project_requested(self, fact: Fact) -> None:
+        if self.session is not None:
+            self.session.fact_to_project(fact)
 
     @Slot(object, str)
     def _on_facts_accept_requested(self, fact: Fact, text: str) -> None:

@@ -137,7 +137,8 @@ class FactsPanel(QWidget):
     """Signals:
     add_requested(str), edit_requested(object, str), delete_requested(object),
     restore_requested(object, int), move_requested(object, int),
-    accept_requested(object, str), reject_requested(object).
+    accept_requested(object, str), reject_requested(object),
+    to_project_requested(object): share this fact with the project's chats.
     """
 
     add_requested = Signal(str)
@@ -146,6 +147,7 @@ class FactsPanel(QWidget):
     restore_requested = Signal(object, int)
     move_requested = Signal(object, int)
     accept_requested = Signal(object, str)
+    to_project_requested = Signal(object)
     reject_requested = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -187,6 +189,13 @@ class FactsPanel(QWidget):
         self.accept_edit_button.clicked.connect(self._on_accept_edit_clicked)
         self.reject_button = QPushButton("Reject")
         self.reject_button.clicked.connect(self._on_reject_clicked)
+        # For every chat of the project: a pinned fact moves there, a suggestion is
+        # accepted there.
+        self.to_project_button = QPushButton("Pin to project")
+        self.to_project_button.setToolTip("Share it with every chat of this chat's project")
+        self.to_project_button.clicked.connect(self._on_to_project_clicked)
+        self.accept_to_project_button = QPushButton("Accept to project")
+        self.accept_to_project_button.clicked.connect(self._on_accept_to_project_clicked)
         self.undo_bar = QWidget()
         self.undo_label = QLabel()
         self.undo_label.setWordWrap(True)
@@ -204,11 +213,21 @@ class FactsPanel(QWidget):
         self._undo_timer.timeout.connect(self.undo_bar.hide)
 
         buttons = QHBoxLayout()
-        for button in (self.add_button, self.edit_button, self.delete_button):
+        for button in (
+            self.add_button,
+            self.edit_button,
+            self.delete_button,
+            self.to_project_button,
+        ):
             buttons.addWidget(button)
         buttons.addStretch(1)
         suggestion_buttons = QHBoxLayout()
-        for button in (self.accept_button, self.accept_edit_button, self.reject_button):
+        for button in (
+            self.accept_button,
+            self.accept_edit_button,
+            self.accept_to_project_button,
+            self.reject_button,
+        ):
             suggestion_buttons.addWidget(button)
         suggestion_buttons.addStretch(1)
         self.suggestions = QWidget()
@@ -292,6 +311,18 @@ class FactsPanel(QWidget):
         if self._deleted is not None:
             self.restore_requested.emit(*self._deleted)
             self._deleted = None
+
+    @Slot()
+    def _on_to_project_clicked(self) -> None:
+        fact = self._selected(self.list)
+        if fact is not None:
+            self.to_project_requested.emit(fact)
+
+    @Slot()
+    def _on_accept_to_project_clicked(self) -> None:
+        fact = self._selected(self.suggested_list)
+        if fact is not None:
+            self.to_project_requested.emit(fact)
 
     @Slot()
     def _on_accept_clicked(self) -> None:

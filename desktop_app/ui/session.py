@@ -384,6 +384,10 @@ class ChatSession(QObject):
     def move_fact(self, fact: Fact, index: int) -> None:
         self._act(lambda: self.chat.move_fact(fact, index))
 
+    def fact_to_project(self, fact: Fact) -> None:
+        """Pin (or accept) the fact for every chat of this chat's project instead."""
+        self._act(lambda: self.chat.engine.projects.accept_to_project(self.chat, fact.id))
+
     def accept_fact(self, fact: Fact, text: str | None = None) -> None:
         self._act(lambda: self.chat.accept_fact(fact, text))
 

@@ -65,3 +65,26 @@ def test_a_chat_gets_a_project_a_shared_fact_and_a_layer_switched_off(
     )
     assert "Acme refunds within 30 days." in "\n".join(p.text for p in other.plan().request.system)
     dialog.reject()
+
+
+def test_pin_to_project_moves_a_chat_s_fact_to_every_chat_of_its_project(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot)
+    project = engine.projects.new("Acme")
+    engine.projects.move(session.chat, project.id)
+    session.pin_fact("Order #88213 ships on Friday.")
+    qtbot.waitUntil(lambda: session.state().facts != (), timeout=5000)
+    facts = window.context.facts
+    window.context.tabs.setCurrentWidget(facts)
+    qtbot.waitUntil(lambda: facts.model.rowCount() == len(session.state().facts), timeout=5000)
+    row = next(i for i, f in enumerate(session.state().facts) if "88213 ships" in f.text)
+    facts.list.setCurrentIndex(facts.model.index(row))
+    qtbot.mouseClick(facts.to_project_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: not any("88213 ships" in f.text for f in session.state().facts), timeout=5000
+    )
+    assert [f.text for f in engine.projects.find("Acme").facts] == ["Order #88213 ships on Friday."]
+    other = engine.projects.new_chat("Acme")
+    assert "88213 ships on Friday" in "\n".join(p.text for p in other.plan().request.system)
+    qtbot.waitUntil(lambda: "88213 ships on Friday" in system_of(session), timeout=10_000)
