@@ -103,6 +103,7 @@ class ProjectDialog(QDialog):
         self.mode.activated.connect(self._on_mode_activated)
         self.budget = QDoubleSpinBox()
         self.budget.setRange(0, 100)
+        self.budget.setDecimals(0)
         self.budget.setSuffix(" % of the window")
         self.budget.editingFinished.connect(self._on_budget_editing_finished)
 
