@@ -146,6 +146,7 @@ def _show(engine: Engine, project: Project, as_json: bool) -> None:
                     "knowledge_mode": project.knowledge_mode.value,
                     "model": project.model,
                     "workspace": project.workspace,
+                    "cache_read_tokens": engine.projects.cache_reads(project)[0],
                     "facts": [{"id": f.id, "text": f.text} for f in project.facts],
                     "files": [
                         {"id": f.id, "name": f.name, "tokens": count(f.text), "chosen": f.chosen}
@@ -174,3 +175,5 @@ def _show(engine: Engine, project: Project, as_json: bool) -> None:
         print(f"  {file.id}  {file.name}  ≈{count(file.text):,} tokens{mark}")
     chats = engine.projects.chats(project.id)
     print(f"Chats: {len(chats)}" + "".join(f"\n  {c}" for c in chats))
+    read, requests = engine.projects.cache_reads(project)
+    print(f"Read from the prompt cache across its chats: {read:,} tokens in {requests:,} requests")

@@ -221,6 +221,18 @@ class Projects:
                     found[fact_id] = (chat_id, *sent[text])
         return found
 
+    def cache_reads(self, project: Project) -> tuple[int, int]:
+        """(tokens read from the prompt cache, requests) over every chat of the project, as
+        the API reported them: what its shared prefix earns."""
+        from desktop_app.storage import ledger, projects
+
+        read = sent = 0
+        for chat_id in projects.chats_of(self._db, project.id):
+            for _model, usage in ledger.usage_rows(self._db, chat_id=chat_id):
+                sent += 1
+                read += usage.cache_read_input_tokens if usage else 0
+        return read, sent
+
     # -- export and import -------------------------------------------------------------------
 
     def export(self, ref: str) -> str:

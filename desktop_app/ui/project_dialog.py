@@ -152,6 +152,12 @@ class ProjectDialog(QDialog):
         self.choice.addItem("New project…", NEW_PROJECT)
         self.choice.setCurrentIndex(max(0, self.choice.findData(project.id if project else "")))
         self.project_box.setEnabled(project is not None)
+        if project is not None:
+            read, sent = self.projects.cache_reads(project)
+            self.project_box.setTitle(
+                "The project (shared by all its chats) — read from the prompt cache across "
+                f"them: {read:,} tokens in {sent:,} requests"
+            )
         self._show_layers(project)
         self.instructions.setPlainText(project.instructions if project else "")
         self.facts.clear()

@@ -96,6 +96,14 @@ def test_project_layers_reach_exactly_its_chats_in_order(
     # The project's facts say which chat's request carried them last.
     shown = cli("project", "show", project)
     assert "last sent: chat" in shown
+    assert "Read from the prompt cache across its chats:" in shown
+    as_json = json.loads(cli("project", "show", project, "--json"))
+    reads = sum(
+        r["usage"]["cache_read_input_tokens"]
+        for c in inside
+        for r in json.loads(cli("requests", c, "--json"))
+    )
+    assert as_json["cache_read_tokens"] == reads
 
 
 def test_a_chat_s_layer_switches_change_only_its_own_requests(
