@@ -163,6 +163,30 @@ def main() -> int:
         )
         _ = sum(p.sections.values()), p.forecast
 
+    # A project whose knowledge layer is ~50,000 tokens, sent whole.
+    from desktop_app.context.project import KnowledgeFile, Project, layers_for
+
+    knowledge = Project(
+        "proj_bench",
+        "Bench",
+        instructions="Answer as the support team.",
+        facts=(Fact("Refunds within 30 days."),),
+        files=tuple(
+            KnowledgeFile(
+                f"file{n}.md", f"# File {n}\n" + f"policy clause {n} applies here. " * 1_700
+            )
+            for n in range(5)
+        ),
+        knowledge_budget=0.5,
+    )
+    layers = layers_for(knowledge, (), settings.context_window, projector.counter.text)
+    knowledge_tokens = projector.counter.text(layers.layers[2].text)
+    assert 40_000 < knowledge_tokens < 70_000, knowledge_tokens
+
+    def project_with_knowledge() -> None:
+        p = projector.project(big, state, settings, model="m", system="Be helpful.", project=layers)
+        _ = sum(p.sections.values()), p.forecast
+
     def project_by_kind() -> None:
         p = mixed.project(big, state, settings, model="m", system="Be helpful.")
         _ = sum(p.sections.values()), p.forecast
@@ -173,6 +197,11 @@ def main() -> int:
         ("projection + breakdown, 10,000 messages", timed(project, 15), 100.0),
         ("… with calibration per kind of content", timed(project_by_kind, 15), 100.0),
         ("… with 100 MCP tools offered", timed(project_with_tools, 15), 100.0),
+        (
+            f"… with a {knowledge_tokens:,}-token project knowledge layer",
+            timed(project_with_knowledge, 15),
+            100.0,
+        ),
     ]
     table = [
         Row(name, best, "ms", target, f"best; median {median:.1f} ms")
