@@ -94,6 +94,11 @@ class ToolServers:
         if hub is not None:
             hub.reload()
 
+    def config_problem(self) -> str:
+        """Why the configuration file cannot be read ("" when it can)."""
+        hub = self.engine.mcp
+        return hub.config_error if hub is not None else ""
+
     # -- running ----------------------------------------------------------------------------
 
     def start(self, names: Sequence[str] | None = None, *, wait: bool = False) -> None:

@@ -30,6 +30,7 @@ KEYRING_SERVICE = "ContextDesk MCP"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,40}")  # it becomes part of the API's tool names
 DEFAULT_CALL_TIMEOUT = 60.0  # seconds a tool call may take
 DEFAULT_START_TIMEOUT = 30.0  # seconds a server may take to start and list its tools
+MAX_SECONDS = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +93,10 @@ class McpConfigError(ContextDeskError):
 
 
 def check_name(name: str) -> str:
-    if not NAME_PATTERN.fullmatch(name):
+    if not NAME_PATTERN.fullmatch(name) or "__" in name:
         raise McpConfigError(
-            f"{name!r} cannot name a server: use up to 40 letters, digits, '-' or '_' "
-            "(it becomes part of the tool names sent to the model)."
+            f"{name!r} cannot name a server: use up to 40 letters, digits, '-' or '_' (not "
+            "'__': it becomes part of the tool names sent to the model, mcp__SERVER__TOOL)."
         )
     return name
 
@@ -154,6 +155,11 @@ class McpConfig:
             raise McpConfigError(f"A server named {server.name!r} is already configured.")
         if bool(server.url) == bool(server.command):
             raise McpConfigError("A server needs a command to run, or a URL — one of them.")
+        for what, seconds in (("call", server.call_timeout), ("start", server.start_timeout)):
+            if not 0 < seconds <= MAX_SECONDS:
+                raise McpConfigError(
+                    f"A {what} timeout must be more than 0 and at most {MAX_SECONDS:g} s."
+                )
         server = _with_secret_names(server, secrets)
         try:
             for kind, values in (("env", secrets.env), ("header", secrets.headers)):
@@ -243,7 +249,8 @@ class McpConfig:
         added: list[str] = []
         skipped: list[str] = []
         for raw_name, entry in entries.items():
-            name = re.sub(r"[^A-Za-z0-9_-]", "-", str(raw_name))[:40] or "server"
+            name = re.sub(r"[^A-Za-z0-9_-]", "-", str(raw_name)).replace("__", "_")[:40]
+            name = name or "server"
             if name in existing:
                 skipped.append(f"{raw_name}: a server named {name!r} is already configured")
                 continue
@@ -275,7 +282,10 @@ def server_from_json(
         raise McpConfigError(f"{where}: the server {name!r} is not a JSON object.")
     kind = str(entry.get("type") or ("http" if entry.get("url") else "stdio"))
     if kind == "sse":
-        raise McpConfigError("its SSE transport is not supported (Streamable HTTP and stdio are)")
+        raise McpConfigError(
+            f"{where}: {name!r} uses the SSE transport, which ContextDesk does not support "
+            "(Streamable HTTP and stdio are)"
+        )
     if kind not in ("stdio", "http", "streamable-http", "streamableHttp"):
         raise McpConfigError(f"{where}: the server {name!r} has an unknown type {kind!r}.")
     env = _names(entry.get("env"), name, "env", where, values_allowed)
@@ -336,7 +346,7 @@ def _with_secret_names(server: McpServer, secrets: Secrets) -> McpServer:
 
 
 def _seconds(value: Any, default: float) -> float:
-    return float(value) if isinstance(value, (int, float)) and 0 < value <= 3600 else default
+    return float(value) if isinstance(value, (int, float)) and 0 < value <= MAX_SECONDS else default
 
 
 def _account(server: str, kind: str, key: str) -> str:

@@ -34,7 +34,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 5.0
+PING_EVERY_S = 10.0  # how soon a server that died while idle is noticed
+PING_TIMEOUT_S = 10.0
 LOG_TAIL_LINES = 4
+LAST_WORDS = " — its last words: "  # what follows is the server's stderr
 
 
 class ServerStatus(StrEnum):
@@ -66,6 +69,12 @@ class ServerState:
     @property
     def name(self) -> str:
         return self.server.name
+
+    @property
+    def reason(self) -> str:
+        """The error without the server's own output (which may hold secrets: a URL with
+        a password, a token): what the model is told."""
+        return self.error.split(LAST_WORDS)[0]
 
 
 class McpHub:
@@ -193,7 +202,7 @@ class McpHub:
         state = self.state(server)
         client = self._clients.get(server)
         if state is None or state.status is not ServerStatus.READY or client is None:
-            why = state.error if state and state.error else (state.status if state else "removed")
+            why = state.reason if state and state.error else (state.status if state else "removed")
             raise McpUnavailable(server, str(why))
         loop = self._ensure_loop()
         timeout = state.server.call_timeout
@@ -217,7 +226,7 @@ class McpHub:
                 self._failed(
                     server, f"it stopped during a call ({_reason(exc)})" + _tail(errlog, start)
                 )
-                raise McpUnavailable(server, self._states[server].error) from exc
+                raise McpUnavailable(server, self._states[server].reason) from exc
             raise McpCallFailed(server, tool, _reason(exc)) from exc
         finally:
             unregister()
@@ -283,7 +292,7 @@ class McpHub:
                 with self._lock:
                     self._set(name, status=ServerStatus.READY, tools=tools, error="")
                 self._notify([name])
-                await stop.wait()
+                await self._watch(name, client, stop, errlog, log_start)
         except asyncio.CancelledError:
             if timed_out:
                 self._failed(
@@ -299,10 +308,11 @@ class McpHub:
             self._failed(name, f"it could not start ({_reason(exc)})" + _tail(errlog, log_start))
         finally:
             timer.cancel()
-            self._clients.pop(name, None)
-            self._stops.pop(name, None)
-            self._tasks.pop(name, None)
-            self._logs.pop(name, None)
+            if self._tasks.get(name) is task:  # (a restart may have begun a newer run)
+                self._clients.pop(name, None)
+                self._stops.pop(name, None)
+                self._tasks.pop(name, None)
+                self._logs.pop(name, None)
             if errlog is not None:
                 errlog.close()
             with self._lock:
@@ -322,7 +332,7 @@ class McpHub:
             if event is not None:
                 event.set()
             task = self._tasks.get(name)
-            if task is not None and event is None:  # still starting
+            if task is not None and name not in self._clients:  # still starting
                 task.cancel()
 
         loop.call_soon_threadsafe(stop)
@@ -333,11 +343,38 @@ class McpHub:
                 )
 
     async def _drain(self, names: Iterable[str] | None = None) -> None:
+        """Wait for the servers' runs to end (their clean-up stops their processes);
+        one that will not is cancelled, and given a moment to clean up too."""
         tasks = [t for n, t in self._tasks.items() if names is None or n in set(names)]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=STOP_TIMEOUT_S)
             for task in pending:
                 task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=STOP_TIMEOUT_S)
+
+    async def _watch(
+        self,
+        name: str,
+        client: Client,
+        stop: asyncio.Event,
+        errlog: TextIO | None,
+        log_start: int,
+    ) -> None:
+        """Hold the connection until stopped; a ping now and then notices a server that
+        died while idle (its tools then leave the requests, and the model is told)."""
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), PING_EVERY_S)
+                return
+            try:
+                await asyncio.wait_for(client.send_ping(), PING_TIMEOUT_S)
+            except Exception as exc:
+                if stop.is_set():
+                    return
+                why = "it stopped answering" if isinstance(exc, TimeoutError) else "it stopped"
+                self._failed(name, f"{why} ({_reason(exc)})" + _tail(errlog, log_start))
+                return
 
     def _failed(self, name: str, why: str) -> None:
         with self._lock:
@@ -380,11 +417,14 @@ class McpHub:
 
     @staticmethod
     def _connection_lost(exc: BaseException) -> bool:
-        text = f"{type(exc).__name__}: {exc}".lower()
-        return any(
-            word in text
-            for word in ("closed", "connection", "brokenresource", "endofstream", "broken pipe")
-        )
+        """The server's end is gone (not: a tool's error that mentions a connection)."""
+        import anyio
+
+        if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError)):
+            return True
+        if isinstance(exc, (anyio.EndOfStream, BrokenPipeError, ConnectionResetError)):
+            return True
+        return type(exc).__name__ == "MCPError" and str(exc).strip() == "Connection closed"
 
 
 class McpUnavailable(ContextDeskError):
@@ -392,7 +432,7 @@ class McpUnavailable(ContextDeskError):
         super().__init__(
             "MCP server unavailable",
             f"The MCP server {server!r} is unavailable: {why}. Its tools cannot be used until "
-            "it is restarted (Tools → MCP servers, or `contextdesk mcp test`).",
+            "it is restarted (File → Tools and MCP servers… → Restart; its output is in its log).",
         )
 
 
@@ -481,4 +521,4 @@ def _tail(errlog: TextIO | None, start: int) -> str:
     except OSError:
         return ""
     lines = [line for line in lines if not line.startswith("--- started")][-LOG_TAIL_LINES:]
-    return (" — its last words: " + " | ".join(lines)) if lines else ""
+    return (LAST_WORDS + " | ".join(lines)) if lines else ""

@@ -82,7 +82,7 @@ def unavailable_note(hub: McpHub, off: Collection[str] = ()) -> str:
         if state.name in off or state.status is ServerStatus.READY:
             continue
         if state.status is ServerStatus.FAILED:
-            lines.append(f"- {state.name}: unavailable ({state.error})")
+            lines.append(f"- {state.name}: unavailable ({state.reason})")
         elif state.status is ServerStatus.STARTING:
             lines.append(f"- {state.name}: still starting; its tools are not in this request")
     if not lines:

@@ -6,6 +6,7 @@ servers run off the window's thread (a keyring or a server may take seconds)."""
 from __future__ import annotations
 
 import shlex
+import sys
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
@@ -160,7 +161,12 @@ class McpDialog(QDialog):
                 item.setDisabled(not view.on)
             if view.name == chosen or (chosen and str(chosen).startswith(f"{view.name}.")):
                 self.tree.setCurrentItem(server)
-        if not views:
+        problem = self.engine.tool_servers.config_problem()
+        if problem:
+            broken = QTreeWidgetItem(self.tree, ["The configuration cannot be read", problem])
+            broken.setToolTip(1, problem)
+            broken.setForeground(1, theme.status_colour("error", theme.is_dark()))
+        elif not views:
             empty = QTreeWidgetItem(self.tree, ["No MCP servers yet: add one, or import them."])
             empty.setFlags(Qt.ItemFlag.NoItemFlags)
         self._filling = False
@@ -321,7 +327,7 @@ class AddServerDialog(QDialog):
         url = target if target.startswith(("http://", "https://")) else ""
         return {
             "name": self.name.text().strip(),
-            "command": [] if url else shlex.split(target),
+            "command": [] if url else shlex.split(target, posix=sys.platform != "win32"),
             "url": url,
             "env": {} if url else pairs,
             "headers": pairs if url else {},
@@ -329,7 +335,11 @@ class AddServerDialog(QDialog):
 
     @Slot()
     def _on_ok(self) -> None:
-        values = self.values()
+        try:
+            values = self.values()
+        except ValueError as exc:  # an unbalanced quote
+            self.problem.setText(f"The command line cannot be read: {exc}.")
+            return
         if not values["name"]:
             self.problem.setText("Give the server a name.")
         elif not values["command"] and not values["url"]:

@@ -117,7 +117,9 @@ def test_a_server_that_dies_mid_call_is_a_readable_error_and_the_others_go_on(
     with pytest.raises(ContextDeskError) as raised:
         hub.call("doomed", "crash", {}, CancelToken())
     assert "'doomed' is unavailable" in raised.value.message
-    assert "about to crash" in raised.value.message  # its last words, from its stderr
+    # Its last words (stderr) are for the user, never sent: they may hold a secret.
+    assert "about to crash" not in raised.value.message
+    assert "about to crash" in hub.state("doomed").error
     assert hub.state("doomed").status is ServerStatus.FAILED
     assert [t.name for t in mcp_tools(hub) if t.name.startswith("mcp__doomed__")] == []
     assert outcome(hub.call("steady", "echo", {"text": "ok"}, CancelToken())).content == "ok"
@@ -345,6 +347,54 @@ def test_a_server_killed_mid_turn_gives_the_model_a_readable_error_and_the_chat_
     assert result["is_error"] is True
     said = json.dumps(result["content"])
     assert "'t' is unavailable" in said
-    assert "about to crash" in said  # its last words, from its stderr
+    assert "about to crash" not in said  # its stderr stays out of what is sent
     cli(home, capsys, "send", chat, "Are you still there?")  # a new process: started afresh
     assert sim.message_requests()[-1].body["messages"][-1]["role"] == "user"
+
+
+def _running(marker: str) -> bool:
+    found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    return bool(found.stdout.strip())
+
+
+def test_a_server_that_dies_while_idle_is_noticed(
+    hub_of: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import desktop_app.tools.mcp_hub as mcp_hub
+
+    monkeypatch.setattr(mcp_hub, "PING_EVERY_S", 0.3)
+    marker = str(tmp_path / "idle-marker")
+    hub = hub_of(fake("t", "--cancelled-marker", marker))
+    assert hub.state("t").status is ServerStatus.READY
+    subprocess.run(["pkill", "-9", "-f", marker], check=True)
+    deadline = time.monotonic() + 20
+    while hub.state("t").status is ServerStatus.READY and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert hub.state("t").status is ServerStatus.FAILED
+    assert mcp_tools(hub) == []
+
+
+def test_closing_while_a_server_starts_ends_its_process(config: McpConfig, tmp_path: Path) -> None:
+    marker = str(tmp_path / "slow-marker")
+    config.add(fake("t", "--slow-start", "60", "--cancelled-marker", marker))
+    hub = McpHub(config, tmp_path / "logs")
+    hub.start()
+    deadline = time.monotonic() + 10
+    while not _running(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _running(marker)
+    started = time.monotonic()
+    hub.restart("t")  # a restart while starting: the new run is the one kept
+    hub.close()
+    assert time.monotonic() - started < 15
+    deadline = time.monotonic() + 5
+    while _running(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(marker), "the server outlived the hub"
+
+
+def test_a_server_name_cannot_make_tool_names_collide(config: McpConfig) -> None:
+    with pytest.raises(ContextDeskError, match="not '__'"):
+        config.add(fake("a__b"))
+    with pytest.raises(ContextDeskError, match="at most 3600"):
+        config.add(fake("slow", call_timeout=5000))
