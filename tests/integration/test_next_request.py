@@ -106,23 +106,31 @@ def test_the_shown_next_request_is_the_one_sent(
     assert diff.startswith("The cache breaks at messages.0: the summary changed.")
 
 
-def test_when_the_send_would_compact_first_the_request_is_not_guessed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    home = tmp_path / "home"
+def chat_due_for_compaction(
+    home: Path, capsys: pytest.CaptureFixture[str], *, window: int, model: str = ""
+) -> str:
+    """A chat of three long turns in a small window: its next send compacts first."""
     new = ["chat", "new", "--threshold", "0.1", "--keep-recent", "1"]
-    assert main(["--home", str(home), *new]) == 0
+    assert main(["--home", str(home), *new, *(["--model", model] if model else [])]) == 0
     chat = capsys.readouterr().out.strip()
     engine = Engine.open(home)
     try:
         small = engine.find(chat)
-        small.set_settings(replace(small.settings, context_window=1000, max_tokens=100))
+        small.set_settings(replace(small.settings, context_window=window, max_tokens=100))
         turns = [u(f"question {n} " + "words " * 40) for n in range(3)]
         engine.store.append_messages(
             chat, [m for q in turns for m in (q, a("an answer " + "more " * 40))]
         )
     finally:
         engine.close()
+    return chat
+
+
+def test_when_the_send_would_compact_first_the_request_is_not_guessed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    chat = chat_due_for_compaction(home, capsys, window=1000)
     context = ["--home", str(home), "context", chat, "--request", "--draft"]
     assert main([*context, "and now?"]) == 1
     assert "compacts older turns first" in capsys.readouterr().err
@@ -139,19 +147,7 @@ def test_auto_compaction_s_request_is_in_the_ledger_before_the_turn_s(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", sim.base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
     home = tmp_path / "home"
-    new = ["chat", "new", "--threshold", "0.1", "--keep-recent", "1"]
-    assert main(["--home", str(home), *new, "--model", "claude-haiku-4-5"]) == 0
-    chat = capsys.readouterr().out.strip()
-    engine = Engine.open(home)
-    try:
-        small = engine.find(chat)
-        small.set_settings(replace(small.settings, context_window=2000, max_tokens=100))
-        turns = [u(f"question {n} " + "words " * 40) for n in range(3)]
-        engine.store.append_messages(
-            chat, [m for q in turns for m in (q, a("an answer " + "more " * 40))]
-        )
-    finally:
-        engine.close()
+    chat = chat_due_for_compaction(home, capsys, window=2000, model="claude-haiku-4-5")
     assert main(["--home", str(home), "send", chat, "and now?"]) == 0
     capsys.readouterr()
     assert main(["--home", str(home), "requests", chat, "--json"]) == 0
