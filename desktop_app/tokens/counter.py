@@ -99,6 +99,7 @@ class TokenCounter:
         self._by_content: dict[object, int] = {}
         self._by_message: dict[str, tuple[tuple[Block, ...], tuple[int, ...]]] = {}
         self._mix_by_message: dict[str, tuple[tuple[Block, ...], Mix]] = {}
+        self._by_schema: dict[int, tuple[object, str]] = {}
 
     @property
     def encoder(self) -> TextEncoder:
@@ -213,9 +214,21 @@ class TokenCounter:
             TOOL_OVERHEAD
             + self.text(s.name)
             + self.text(s.description)
-            + self.text(json.dumps(s.input_schema))
+            + self.text(self._schema_json(s.input_schema))
             for s in specs
         )
+
+    def _schema_json(self, schema: object) -> str:
+        """A tool's schema as JSON, serialised once per schema object: a hundred MCP tools
+        are planned on every keystroke, and their schemas do not change."""
+        memo = self._by_schema.get(id(schema))
+        if memo is not None and memo[0] is schema:  # (the entry keeps the object alive)
+            return memo[1]
+        text = json.dumps(schema)
+        if len(self._by_schema) > 5_000:  # schemas rebuilt with every planner: keep it small
+            self._by_schema.clear()
+        self._by_schema[id(schema)] = (schema, text)
+        return text
 
     def raw_request(self, request: ChatRequest) -> int:
         return (
