@@ -53,6 +53,7 @@ class ChatListPanel(QWidget):
     new_requested(): "New chat".
     rename_requested(str, str): chat id, new title.
     pin_requested(str, bool): keep on top, or not.
+    project_requested(str): open this chat's Project dialog (move it, edit the project).
     archive_requested(str, bool): out of the list, or back.
     delete_requested(str): move to the trash.
     undo_requested(str, str): take back the last removal ("trash" or "archive").
@@ -66,6 +67,7 @@ class ChatListPanel(QWidget):
     new_requested = Signal()
     rename_requested = Signal(str, str)
     pin_requested = Signal(str, bool)
+    project_requested = Signal(str)
     archive_requested = Signal(str, bool)
     delete_requested = Signal(str)
     undo_requested = Signal(str, str)
@@ -347,6 +349,7 @@ class _ChatListView(QListView):
             "Unpin" if pinned else "Pin to top",
             lambda: panel.pin_requested.emit(chat.id, not pinned),
         )
+        menu.addAction("Project…", lambda: panel.project_requested.emit(chat.id))
         menu.addAction("Export as JSON…", lambda: panel.export_requested.emit(chat.id, "json"))
         menu.addAction("Export as Markdown…", lambda: panel.export_requested.emit(chat.id, "md"))
         menu.addSeparator()

@@ -235,6 +235,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.chat_list.chat_selected.connect(self._on_chat_list_chat_selected)
+        self.chat_list.project_requested.connect(self._on_chat_list_project_requested)
         self.chat_list.chat_activated.connect(self._on_chat_list_chat_activated)
         self.chat_list.new_requested.connect(self._on_new_triggered)
         self.chats.open_requested.connect(self._on_chats_open_requested)
@@ -687,6 +688,11 @@ class MainWindow(QMainWindow):
         dialog.finished.connect(dialog.deleteLater)
         self.project_dialog = dialog
         dialog.open()
+
+    @Slot(str)
+    def _on_chat_list_project_requested(self, chat_id: str) -> None:
+        if self.open_chat(chat_id) is not None:
+            self.open_project()
 
     @Slot()
     def _on_project_dialog_changed(self) -> None:

@@ -88,3 +88,19 @@ def test_pin_to_project_moves_a_chat_s_fact_to_every_chat_of_its_project(
     other = engine.projects.new_chat("Acme")
     assert "88213 ships on Friday" in "\n".join(p.text for p in other.plan().request.system)
     qtbot.waitUntil(lambda: "88213 ships on Friday" in system_of(session), timeout=10_000)
+
+
+def test_the_chat_list_menu_opens_a_chat_s_project(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot)
+    view = window.chat_list.list
+    row = window.chat_list.model.row_of(session.chat.id)
+    assert row is not None
+    menu = view.menu_for(window.chat_list.model.index(row))
+    action = next(a for a in menu.actions() if a.text() == "Project…")
+    action.trigger()
+    qtbot.waitUntil(lambda: isinstance(window.project_dialog, ProjectDialog), timeout=5000)
+    assert window.project_dialog is not None
+    assert window.project_dialog.session.chat.id == session.chat.id
+    window.project_dialog.reject()
