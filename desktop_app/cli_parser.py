@@ -23,6 +23,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     if not argv or (len(argv) == 2 and argv[0] == "--home" and not argv[1].startswith("-")):
         home = argv[1] if argv else None
         return argparse.Namespace(home=home, demo=False, verbose=False, command=None)
+    argv = _server_command_marked(argv)
     tail: list[str] = []
     if "--" in argv and "mcp" in argv[: argv.index("--")]:
         # `mcp add NAME -- COMMAND ARGS…`: argparse's subparsers mangle what follows "--"
@@ -34,6 +35,26 @@ def parse(argv: list[str]) -> argparse.Namespace:
     elif tail:
         grammar.error(f"unexpected arguments after --: {' '.join(tail)}")
     return args
+
+
+ADD_OPTIONS = {"--url", "--header", "--env", "--timeout"}  # `mcp add`'s, each with a value
+
+
+def _server_command_marked(argv: list[str]) -> list[str]:
+    """`mcp add NAME npx -y pkg`, as typed without `--`: the command starts at the first
+    word after NAME that is not one of `add`'s options (so its own flags stay its own)."""
+    for i in range(len(argv) - 2):
+        if argv[i : i + 2] == ["mcp", "add"] and "--" not in argv:
+            words = iter(range(i + 3, len(argv)))
+            for j in words:
+                word = argv[j]
+                if word in ADD_OPTIONS:
+                    next(words, None)  # its value
+                elif word.split("=")[0] in ADD_OPTIONS or word in ("-h", "--help"):
+                    continue
+                else:
+                    return [*argv[:j], "--", *argv[j:]]
+    return argv
 
 
 def _opens_the_window(argv: list[str]) -> bool:

@@ -286,3 +286,20 @@ def test_the_plain_launch_is_read_as_the_whole_grammar_reads_it() -> None:
 
     for argv in ([], ["--home", "/data/cd"], ["--home", "x", "demo"], ["-v"]):
         assert vars(parse(argv)) == vars(_grammar(commands=True).parse_args(argv)), argv
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["mcp", "add", "g", "npx", "-y", "@x/server"], ["npx", "-y", "@x/server"]),
+        (
+            ["mcp", "add", "g", "--env", "K=V", "uvx", "--from", "x", "s"],
+            ["uvx", "--from", "x", "s"],
+        ),
+        (["mcp", "add", "g", "--", "python", "-m", "srv"], ["python", "-m", "srv"]),
+    ],
+)
+def test_an_mcp_server_s_own_flags_stay_its_own(argv: list[str], command: list[str]) -> None:
+    from desktop_app.cli_parser import parse
+
+    assert parse(argv).server_command == command
