@@ -87,15 +87,24 @@ def build(many: int, cancelled_marker: str) -> MCPServer:
         print("about to crash, as asked", file=sys.stderr, flush=True)
         os._exit(3)
 
+    cancelled = anyio.Event()
+
     @server.tool()
     async def hang() -> str:
         """Never answers (until cancelled)."""
         try:
             await anyio.sleep(3600)
         finally:
+            cancelled.set()
             if cancelled_marker:
                 Path(cancelled_marker).write_text("cancelled", encoding="utf-8")
         return "never"
+
+    @server.tool()
+    async def was_hang_cancelled() -> str:
+        """Answers once a `hang` call has been cancelled by the client."""
+        await cancelled.wait()
+        return "cancelled"
 
     for n in range(many):
         server.add_tool(
@@ -118,7 +127,10 @@ def main() -> None:
     parser.add_argument("--slow-start", type=float, default=0.0)
     parser.add_argument("--die-on-start", action="store_true")
     parser.add_argument("--cancelled-marker", default="")
+    parser.add_argument("--started-fifo", default="", help="say 'started' there, first thing")
     args = parser.parse_args()
+    if args.started_fifo:  # blocks until the test listens: a signal, not a poll
+        Path(args.started_fifo).write_text("started", encoding="utf-8")
     if args.die_on_start:
         print("fatal: no configuration found at /nowhere/config.toml", file=sys.stderr, flush=True)
         raise SystemExit(2)

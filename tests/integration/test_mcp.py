@@ -5,6 +5,7 @@ cancelling, images, 100 tools, and a chat that calls them through the simulator.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -101,10 +102,10 @@ def test_stop_cancels_a_hanging_call_fast_and_the_server_is_told(
     with pytest.raises(Cancelled):
         hub.call("t", "hang", {}, cancel)
     assert time.monotonic() - started - 0.3 < 0.2  # within 200 ms of Stop
-    deadline = time.monotonic() + 10
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), "the server never heard of the cancellation"
+    # The server answers this once its `hang` was cancelled (its call times out if never).
+    told = outcome(hub.call("t", "was_hang_cancelled", {}, CancelToken()))
+    assert told.content == "cancelled", "the server never heard of the cancellation"
+    assert marker.read_text() == "cancelled"
     assert outcome(hub.call("t", "echo", {"text": "still here"}, CancelToken())).content == (
         "still here"
     )
@@ -164,19 +165,22 @@ def http_server() -> Iterator[str]:
         [sys.executable, "-m", "tests.fakes.mcp_server", "--http", str(port)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
+    assert process.stderr is not None
+    for line in process.stderr:  # uvicorn says when it listens
+        if "Uvicorn running on" in line:
+            break
+    drain = threading.Thread(target=process.stderr.read, daemon=True)  # (a full pipe blocks it)
+    drain.start()
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
         process.wait(10)
+        drain.join(10)
+        process.stderr.close()
 
 
 def test_a_streamable_http_server_with_a_header_kept_in_the_keyring(
@@ -366,30 +370,30 @@ def test_a_server_that_dies_while_idle_is_noticed(
     marker = str(tmp_path / "idle-marker")
     hub = hub_of(fake("t", "--cancelled-marker", marker))
     assert hub.state("t").status is ServerStatus.READY
+    failed = threading.Event()
+    hub.listeners.append(lambda name: failed.set())  # told of the state change
     subprocess.run(["pkill", "-9", "-f", marker], check=True)
-    deadline = time.monotonic() + 20
-    while hub.state("t").status is ServerStatus.READY and time.monotonic() < deadline:
-        time.sleep(0.1)
+    assert failed.wait(20), "the death went unnoticed"
     assert hub.state("t").status is ServerStatus.FAILED
     assert mcp_tools(hub) == []
 
 
 def test_closing_while_a_server_starts_ends_its_process(config: McpConfig, tmp_path: Path) -> None:
     marker = str(tmp_path / "slow-marker")
-    config.add(fake("t", "--slow-start", "60", "--cancelled-marker", marker))
+    fifo = tmp_path / "started"
+    os.mkfifo(fifo)
+    config.add(
+        fake("t", "--started-fifo", str(fifo), "--slow-start", "60", "--cancelled-marker", marker)
+    )
     hub = McpHub(config, tmp_path / "logs")
     hub.start()
-    deadline = time.monotonic() + 10
-    while not _running(marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    assert fifo.read_text() == "started"  # blocks until the process runs
     assert _running(marker)
     started = time.monotonic()
     hub.restart("t")  # a restart while starting: the new run is the one kept
+    assert fifo.read_text() == "started"  # the new run's process
     hub.close()
     assert time.monotonic() - started < 15
-    deadline = time.monotonic() + 5
-    while _running(marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
     assert not _running(marker), "the server outlived the hub"
 
 
