@@ -209,9 +209,9 @@ class Chat:
         """The project's layers as this chat sends them (its switches, its window)."""
         if project is None:
             return None
-        from desktop_app.context.project import layers_for
+        from desktop_app.context.project import layers_for, switched_off
 
-        off = {x for x in self.settings.project_layers_off.split(",") if x}
+        off = switched_off(self.settings.project_layers_off)
         return layers_for(project, off, self.settings.context_window, counter.text)
 
     def _mcp_tools(self) -> tuple[list[Tool], str]:

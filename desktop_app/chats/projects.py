@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.context.facts import Fact, FactSource
-from desktop_app.context.project import LAYERS, KnowledgeFile, KnowledgeMode, Project
+from desktop_app.context.project import (
+    LAYERS,
+    KnowledgeFile,
+    KnowledgeMode,
+    Project,
+    switched_off,
+)
 from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
 
 if TYPE_CHECKING:
@@ -185,7 +191,7 @@ class Projects:
                 f"{layer!r}: the layers are {', '.join(LAYERS)}.",
                 kind=ErrorKind.USAGE,
             )
-        off = {x for x in chat.settings.project_layers_off.split(",") if x}
+        off = set(switched_off(chat.settings.project_layers_off))
         off = off - {layer} if on else off | {layer}
         chat.set_settings(replace(chat.settings, project_layers_off=",".join(sorted(off))))
 
