@@ -191,9 +191,13 @@ class Projects:
                 f"{layer!r}: the layers are {', '.join(LAYERS)}.",
                 kind=ErrorKind.USAGE,
             )
-        off = set(switched_off(chat.settings.project_layers_off))
+        off = self.layers_off(chat)
         off = off - {layer} if on else off | {layer}
         chat.set_settings(replace(chat.settings, project_layers_off=",".join(sorted(off))))
+
+    def layers_off(self, chat: Chat) -> frozenset[str]:
+        """The project layers this chat does not send."""
+        return switched_off(chat.settings.project_layers_off)
 
     def pin_from_chat(self, chat: Chat, text: str) -> Fact:
         """ "Pin to project" from a chat: shared by every chat of its project."""

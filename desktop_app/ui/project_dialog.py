@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.context.project import LAYERS, KnowledgeMode, Project, switched_off
+from desktop_app.context.project import LAYERS, KnowledgeMode, Project
 from desktop_app.context.projection import Section
 from desktop_app.core.errors import ContextDeskError
 
@@ -180,7 +180,7 @@ class ProjectDialog(QDialog):
 
     def _show_layers(self, project: Project | None) -> None:
         plan = self.session.plan
-        off = switched_off(self.session.chat.settings.project_layers_off)
+        off = self.projects.layers_off(self.session.chat)
         layers = (
             {layer.name: layer for layer in plan.project.layers} if plan and plan.project else {}
         )
