@@ -8,10 +8,18 @@ from collections.abc import Iterator
 
 import keyring
 import pytest
+from hypothesis import settings
 
 from tests.fakes.keyring_backend import MemoryKeyring
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# CI gates every submission, so its property tests run the same examples every time: a red
+# run is a regression anyone can reproduce, never the luck of the draw. Exploring new
+# examples is on demand: HYPOTHESIS_PROFILE=fuzz (with the *_EXAMPLES variables for more).
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("fuzz", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 _real_connect = socket.socket.connect
 
