@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
@@ -37,9 +38,12 @@ def add_parser(sub: Any) -> None:
     show.add_argument("--json", action="store_true")
     change = project.add_parser(
         "set",
-        help="change a project: " + ", ".join(f"{k}=…" for k in SETTABLE),
+        help="change a project: " + ", ".join(f"{k}=…" for k in SETTABLE) + ", or what its "
+        "new chats start with (max_tokens=…, thinking=…, …)",
         description="budget: the share of a chat's window the knowledge may take (0.3); "
-        "knowledge: whole, chosen or on_demand.",
+        "knowledge: whole, chosen or on_demand. New chats of the project start with "
+        + ", ".join(PROJECT_DEFAULT_FIELDS)
+        + " when set (KEY= with no value goes back to Settings').",
     )
     change.add_argument("project")
     change.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
@@ -83,16 +87,23 @@ def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
     elif command == "set":
         from desktop_app.cli import key_values
 
-        fields = {}
+        fields, defaults = {}, {}
         for key, value in key_values(args.pairs).items():
-            if key not in SETTABLE:
+            if key in PROJECT_DEFAULT_FIELDS:
+                defaults[key] = value
+            elif key in SETTABLE:
+                fields[SETTABLE[key]] = float(value) if key == "budget" else value
+            else:
                 raise ContextDeskError(
                     "Unknown key",
-                    f"{key!r}: a project has {', '.join(SETTABLE)}.",
+                    f"{key!r}: a project has {', '.join(SETTABLE)}; its new chats start "
+                    f"with {', '.join(PROJECT_DEFAULT_FIELDS)} (an empty value: Settings').",
                     kind=ErrorKind.USAGE,
                 )
-            fields[SETTABLE[key]] = float(value) if key == "budget" else value
-        projects.change(args.project, **fields)
+        if fields:  # first: the model the defaults are checked against may change
+            projects.change(args.project, **fields)
+        if defaults:
+            projects.set_defaults(args.project, defaults)
     elif command == "delete":
         gone = projects.delete(args.project)
         print(f"Deleted {gone.name}; its chats are in no project now.")
@@ -146,6 +157,7 @@ def _show(engine: Engine, project: Project, as_json: bool) -> None:
                     "knowledge_mode": project.knowledge_mode.value,
                     "model": project.model,
                     "workspace": project.workspace,
+                    "new_chats_start_with": dict(project.defaults),
                     "cache_read_tokens": engine.projects.cache_reads(project)[0],
                     "facts": [{"id": f.id, "text": f.text} for f in project.facts],
                     "files": [
@@ -160,6 +172,10 @@ def _show(engine: Engine, project: Project, as_json: bool) -> None:
         return
     print(f"{project.name}  ({project.id})")
     print(f"Instructions: {project.instructions or '(none)'}")
+    starts = [f"model={project.model}"] if project.model else []
+    key_of = {name: key for key, name in PROJECT_DEFAULT_FIELDS.items()}
+    starts += [f"{key_of.get(name, name)}={value}" for name, value in project.defaults]
+    print(f"New chats start with: {', '.join(starts) or 'Settings’ defaults'}")
     last = engine.projects.facts_last_sent(project)
     for fact in project.facts:
         sent = (

@@ -252,27 +252,33 @@ class Engine:
     ) -> Chat:
         """A chat made from Settings' defaults — model, system prompt, max output tokens,
         extended thinking — with any of them (or a context setting) overridden."""
+        defaults = self.settings
+        model = model or defaults.model
+        info = self.store.create_chat(
+            title,
+            model,
+            defaults.system_prompt if system_prompt is None else system_prompt,
+            self.starting_settings(model, **overrides),
+        )
+        return self.chat(info.id)
+
+    def starting_settings(self, model: str | None = None, **overrides: Any) -> ContextSettings:
+        """The settings a new chat with `model` starts with — Settings' defaults, with
+        `overrides` (ContextSettings fields) over them — or a usage error saying why a
+        chat could not work with them."""
         from desktop_app.chats.chat import checked
 
         defaults = self.settings
-        model = model or defaults.model
-        settings = checked(
+        return checked(
             replace(
                 ContextSettings(
-                    context_window=self.model_window(model),
+                    context_window=self.model_window(model or defaults.model),
                     max_tokens=defaults.max_tokens,
                     thinking_budget=defaults.thinking_budget,
                 ),
                 **overrides,
             )
         )
-        info = self.store.create_chat(
-            title,
-            model,
-            defaults.system_prompt if system_prompt is None else system_prompt,
-            settings,
-        )
-        return self.chat(info.id)
 
     def restore_chat(self, chat_id: str) -> Chat:
         """Take a chat out of the trash."""

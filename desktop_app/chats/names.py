@@ -22,6 +22,14 @@ CHAT_FIELDS = {
     "project_layers_off": "project_layers_off",
 }
 
+# `contextdesk project set PROJECT KEY=VALUE`: the settings new chats of a project start
+# with (the chat's own title, model, prompt and layer switches are not a project's).
+PROJECT_DEFAULT_FIELDS = {
+    key: name
+    for key, name in CHAT_FIELDS.items()
+    if key not in ("title", "model", "system", "project_layers_off")
+}
+
 # The message the next request is shown with when the composer is empty (a request always
 # ends with the user's words).
 ONE_WORD = "Hello"

@@ -9,7 +9,7 @@ the next requests of its chats hold — never a transcript.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ from desktop_app.context.project import (
     Project,
     switched_off,
 )
-from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 EXPORT_FORMAT = "contextdesk.project"
 EXPORT_VERSION = 1
-MAX_FILE_BYTES = 5_000_000  # a knowledge file is text sent whole: this is already huge
 
 
 class Projects:
@@ -52,6 +51,12 @@ class Projects:
 
         return projects.all_projects(self._db)
 
+    def names(self) -> dict[str, str]:
+        """Every project's name by its id (cheap: nothing else is read)."""
+        from desktop_app.storage import projects
+
+        return projects.names(self._db)
+
     def find(self, ref: str) -> Project:
         """By id, a unique id prefix, or name."""
         from desktop_app.storage import projects
@@ -64,6 +69,33 @@ class Projects:
         project = projects.update(self._db, self.find(ref).id, **fields)
         self._changed(project)
         return project
+
+    def set_defaults(self, ref: str, assignments: dict[str, str]) -> Project:
+        """What new chats of the project start with: KEY=VALUE as `chat set` takes them
+        (keys in PROJECT_DEFAULT_FIELDS); an empty value removes the key. Checked as a
+        chat would be, so a bad combination is refused here, not at the next new chat."""
+        from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
+        from desktop_app.config.settings import typed_value
+        from desktop_app.context.state import ContextSettings
+
+        project = self.find(ref)
+        kinds = asdict(ContextSettings())
+        values = dict(project.defaults)
+        for key, text in assignments.items():
+            name = PROJECT_DEFAULT_FIELDS.get(key)
+            if name is None:
+                raise ContextDeskError(
+                    "Unknown setting",
+                    f"{key!r}: a project's chats can start with "
+                    f"{', '.join(PROJECT_DEFAULT_FIELDS)}.",
+                    kind=ErrorKind.USAGE,
+                )
+            if not text.strip():
+                values.pop(name, None)
+                continue
+            values[name] = typed_value(key, text, type(kinds[name]))
+        self.engine.starting_settings(project.model or None, **values)
+        return self.change(project.id, defaults=values)
 
     def delete(self, ref: str) -> Project:
         """The project goes; its chats stay, in no project."""
@@ -111,30 +143,13 @@ class Projects:
         return matches[0]
 
     def add_file(self, ref: str, path: Path) -> KnowledgeFile:
-        """A knowledge file (text: Markdown, code, notes), read now and kept in the
-        database: the project does not change when the file on disk does."""
+        """A knowledge file (text — Markdown, code, notes — or a PDF's text), read now and
+        kept in the database: the project does not change when the file on disk does."""
+        from desktop_app.chats.file_text import text_of
         from desktop_app.storage import projects
 
         project = self.find(ref)
-        try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise ContextDeskError(
-                    "File too large",
-                    f"{path.name} is over {MAX_FILE_BYTES // 1_000_000} MB; knowledge is sent "
-                    "whole, so split it or keep what matters.",
-                    kind=ErrorKind.USAGE,
-                )
-            data = path.read_bytes()
-        except OSError as exc:
-            raise file_error("Could not read the file", path, exc) from exc
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ContextDeskError(
-                "Not a text file",
-                f"{path.name} is not UTF-8 text: a knowledge file is sent as text.",
-                kind=ErrorKind.FORMAT,
-            ) from exc
+        text = text_of(path)
         file = KnowledgeFile(path.name, text)
         self._changed(projects.add_file(self._db, project.id, file))
         return file
@@ -169,16 +184,17 @@ class Projects:
 
         project = self.find(ref) if ref else None
         projects.move_chat(self._db, chat.id, project.id if project else None)
+        chat.refresh_info()  # its project is part of what the chat list shows
         chat.settings_changed()
         return project
 
     def new_chat(self, ref: str, title: str | None = None, **overrides: Any) -> Chat:
-        """A chat in the project, with the project's model when it has one."""
+        """A chat in the project, starting with the project's model and settings."""
         project = self.find(ref)
         chat = self.engine.new_chat(
             *([title] if title else []),
             model=overrides.pop("model", None) or project.model or None,
-            **overrides,
+            **{**dict(project.defaults), **overrides},
         )
         self.move(chat, project.id)
         return chat
@@ -258,6 +274,7 @@ class Projects:
                 "knowledge_mode": project.knowledge_mode.value,
                 "model": project.model,
                 "workspace": project.workspace,
+                "defaults": dict(project.defaults),
                 "facts": [{"text": f.text, "source": f.source.value} for f in project.facts],
                 "files": [
                     {"name": f.name, "text": f.text, "chosen": f.chosen} for f in project.files
@@ -290,7 +307,14 @@ class Projects:
             raise _bad('"chats" must be a list')
         fields = {
             k: body[k]
-            for k in ("instructions", "knowledge_budget", "knowledge_mode", "model", "workspace")
+            for k in (
+                "instructions",
+                "knowledge_budget",
+                "knowledge_mode",
+                "model",
+                "workspace",
+                "defaults",
+            )
             if k in body
         }
         project = projects.create(self._db, str(body["name"]), **fields)

@@ -52,6 +52,9 @@ class Project:
     knowledge_mode: KnowledgeMode = KnowledgeMode.WHOLE
     model: str = ""  # new chats in the project take it ("" = Settings' model)
     workspace: str = ""  # the file tools' folder for its chats ("" = Settings')
+    # What new chats of the project start with (ContextSettings field → value, sorted),
+    # over Settings' defaults: max output, thinking, compaction, tools off, …
+    defaults: tuple[tuple[str, object], ...] = ()
     created_at: float = field(default_factory=time.time)
 
 

@@ -24,6 +24,7 @@ CREATE TABLE projects (
     knowledge_mode TEXT NOT NULL DEFAULT 'whole',
     model TEXT NOT NULL DEFAULT '',
     workspace TEXT NOT NULL DEFAULT '',
+    defaults TEXT NOT NULL DEFAULT '{}',
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL
 );
@@ -48,7 +49,15 @@ CREATE TABLE project_files (
 ALTER TABLE chats ADD COLUMN project_id TEXT REFERENCES projects(id) ON DELETE SET NULL
 """
 
-FIELDS = ("name", "instructions", "knowledge_budget", "knowledge_mode", "model", "workspace")
+FIELDS = (
+    "name",
+    "instructions",
+    "knowledge_budget",
+    "knowledge_mode",
+    "model",
+    "workspace",
+    "defaults",  # settings new chats of the project start with (JSON: field → value)
+)
 
 
 def create_tables(db: sqlite3.Connection) -> None:
@@ -80,10 +89,14 @@ def all_projects(db: sqlite3.Connection) -> list[Project]:
     return [get(db, row[0]) for row in rows]
 
 
+def names(db: sqlite3.Connection) -> dict[str, str]:
+    return dict(db.execute("SELECT id, name FROM projects ORDER BY created_at").fetchall())
+
+
 def get(db: sqlite3.Connection, project_id: str) -> Project:
     row = db.execute(
         "SELECT id, name, instructions, knowledge_budget, knowledge_mode, model, workspace, "
-        "created_at FROM projects WHERE id = ?",
+        "created_at, defaults FROM projects WHERE id = ?",
         (project_id,),
     ).fetchone()
     if row is None:
@@ -121,6 +134,7 @@ def get(db: sqlite3.Connection, project_id: str) -> Project:
         KnowledgeMode(row[4]),
         row[5],
         row[6],
+        tuple(sorted(json.loads(row[8]).items())),
         row[7],
     )
 
@@ -162,6 +176,8 @@ def update(db: sqlite3.Connection, project_id: str, **fields: Any) -> Project:
         )
     if "name" in fields and not str(fields["name"]).strip():
         raise ContextDeskError("A project needs a name", "Give it one.", kind=ErrorKind.USAGE)
+    if "defaults" in fields:
+        fields["defaults"] = json.dumps(dict(fields["defaults"]), sort_keys=True)
     with transaction(db):
         for key, value in fields.items():
             db.execute(f"UPDATE projects SET {key} = ? WHERE id = ?", (value, project_id))

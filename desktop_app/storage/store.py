@@ -57,6 +57,7 @@ class ChatInfo:
     token_total: int | None = None  # the transcript's size in tokens, when counted
     pinned_at: float | None = None  # kept on top of the chat list since
     archived_at: float | None = None  # out of the chat list (not in the trash) since
+    project_id: str | None = None  # the project it belongs to (storage/projects.py)
 
 
 def settings_to_json(settings: ContextSettings) -> str:
@@ -676,6 +677,7 @@ def _chat_info(row: sqlite3.Row) -> ChatInfo:
         token_total=row["token_total"],
         pinned_at=row["pinned_at"],
         archived_at=row["archived_at"],
+        project_id=row["project_id"],
     )
 
 

@@ -18,6 +18,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal, Slo
 from PySide6.QtGui import QContextMenuEvent, QFocusEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -35,6 +36,7 @@ from desktop_app.ui.chat_list_model import (
     CHAT_ROLE,
     HIT_ROLE,
     ID_ROLE,
+    NO_PROJECT,
     ChatListModel,
 )
 from desktop_app.ui.chat_row_delegate import ChatRowDelegate
@@ -59,6 +61,7 @@ class ChatListPanel(QWidget):
     undo_requested(str, str): take back the last removal ("trash" or "archive").
     export_requested(str, str): chat id, "json" or "md".
     archive_toggled(bool): show the archived chats, or the others again.
+    project_filter_changed(): the chats of another project (or of none, or all) wanted.
     """
 
     chat_selected = Signal(str, str)
@@ -73,6 +76,7 @@ class ChatListPanel(QWidget):
     undo_requested = Signal(str, str)
     export_requested = Signal(str, str)
     archive_toggled = Signal(bool)
+    project_filter_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -91,6 +95,13 @@ class ChatListPanel(QWidget):
         self.new_button = QPushButton("New chat")
         self.new_button.setToolTip("New chat (Ctrl+N)")
         self.new_button.clicked.connect(self.new_requested)
+        # Which chats are listed: all, a project's, or those in none (shown once a
+        # project exists).
+        self.project_filter = QComboBox()
+        self.project_filter.setObjectName("projectFilter")
+        self.project_filter.setToolTip("List every chat, a project's chats, or those in none")
+        self.project_filter.activated.connect(self._on_project_filter_activated)
+        self.project_filter.hide()
         self.list = _ChatListView(self)
         self.list.setModel(self.model)
         self.list.selectionModel().currentChanged.connect(self._on_list_current_changed)
@@ -131,6 +142,7 @@ class ChatListPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 0, 6)
         layout.addLayout(top)
+        layout.addWidget(self.project_filter)
         layout.addWidget(self.archive_bar)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.empty, 1)
@@ -140,6 +152,28 @@ class ChatListPanel(QWidget):
     @property
     def showing_archive(self) -> bool:
         return self.archive_bar.isVisible()
+
+    def set_projects(self, names: dict[str, str]) -> None:
+        """The projects there are (id → name), for the filter and the rows; a filter on a
+        project that is gone falls back to every chat."""
+        wanted = self.model.project_filter
+        if wanted not in (None, NO_PROJECT) and wanted not in names:
+            wanted = self.model.project_filter = None
+        self.model.project_names = dict(names)
+        self.project_filter.clear()
+        self.project_filter.addItem("All chats", None)
+        for project_id, name in sorted(names.items(), key=lambda item: item[1].casefold()):
+            self.project_filter.addItem(f"Project: {name}", project_id)
+        self.project_filter.addItem("Not in a project", NO_PROJECT)
+        self.project_filter.setCurrentIndex(max(0, self.project_filter.findData(wanted)))
+        self.project_filter.setVisible(bool(names))
+
+    @Slot(int)
+    def _on_project_filter_activated(self, index: int) -> None:
+        wanted = self.project_filter.itemData(index)
+        if wanted != self.model.project_filter:
+            self.model.project_filter = wanted
+            self.project_filter_changed.emit()
 
     def set_chats(self, chats: Sequence[ChatInfo], *, archived: bool = False) -> None:
         self.archive_bar.setVisible(archived)
@@ -266,6 +300,8 @@ class ChatListPanel(QWidget):
             self.empty.setText(f"Nothing matches “{_short(self.search.text().strip())}”.")
         elif self.showing_archive:
             self.empty.setText("No archived chats.")
+        elif self.model.project_filter:
+            self.empty.setText("No chats in this project yet.\nPress “New chat” to start one.")
         else:
             self.empty.setText("No chats yet.\nPress “New chat” to start one.")
         self.empty.setVisible(empty)

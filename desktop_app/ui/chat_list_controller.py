@@ -48,12 +48,14 @@ class ChatListController(QObject):
         panel.delete_requested.connect(self._on_panel_delete_requested)
         panel.undo_requested.connect(self._on_panel_undo_requested)
         panel.export_requested.connect(self._on_panel_export_requested)
+        panel.project_filter_changed.connect(self.refresh)
 
     def refresh(self, *, archived: bool | None = None) -> None:
         """Read the list again (after another program changed it): the archive or the
         chats, whichever is shown unless `archived` says."""
         archived = self.panel.showing_archive if archived is None else archived
         try:
+            self.panel.set_projects(self.engine.projects.names())
             self.panel.set_chats(self.engine.list_chats(archived=archived), archived=archived)
         except ContextDeskError as exc:
             self.problem.emit(exc.info)
@@ -113,9 +115,14 @@ class ChatListController(QObject):
             self.status.emit(f"“{chat.title}” is back in the chat list.")
 
     def new_chat(self, title: str = NEW_CHAT_TITLE) -> Chat | None:
-        """A chat made from Settings' defaults, opened."""
+        """A chat made from Settings' defaults — or, while a project's chats are listed,
+        in that project, from its defaults — opened."""
+        project_id = self.panel.model.project_filter
         try:
-            chat = self.engine.new_chat(title)
+            if project_id:
+                chat = self.engine.projects.new_chat(project_id, title)
+            else:
+                chat = self.engine.new_chat(title)
         except ContextDeskError as exc:
             self.problem.emit(exc.info)
             return None

@@ -22,6 +22,7 @@ HEADER_ROLE = Qt.ItemDataRole.UserRole + 6  # that header if the row starts its 
 HIT_ROLE = Qt.ItemDataRole.UserRole + 4  # while searching: the chat's newest match
 ACTIVITY_ROLE = Qt.ItemDataRole.UserRole + 5  # "answering", "failed" or ""
 PINNED = "Pinned"
+NO_PROJECT = ""  # the project filter's value for chats in none (None: every chat)
 
 
 class Activity:
@@ -41,6 +42,10 @@ class ChatListModel(QAbstractListModel):
         self._activity: dict[str, str] = {}
         self.searching = False
         self.spend_of: Callable[[str], str] | None = None  # a chat's cost, said (on hover)
+        # Which chats are listed: every chat (None), those in no project (NO_PROJECT), or
+        # those of one project (its id); and projects' names, for the rows.
+        self.project_filter: str | None = None
+        self.project_names: dict[str, str] = {}
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 — Qt's signature
         return 0 if parent.isValid() else len(self._chats)
@@ -72,10 +77,19 @@ class ChatListModel(QAbstractListModel):
             return self._activity.get(chat.id, "")
         return None
 
+    def shows(self, chat: ChatInfo) -> bool:
+        """Whether `chat` is listed under the project filter."""
+        wanted = self.project_filter
+        return wanted is None or (chat.project_id or NO_PROJECT) == wanted
+
     def _second_line(self, chat: ChatInfo) -> str:
         hit = self._hits.get(chat.id)
         if hit is None:
-            return describe(chat)
+            project = self.project_names.get(chat.project_id or "")
+            listed_in_it = self.project_filter is not None
+            return (
+                f"{project} · {describe(chat)}" if project and not listed_in_it else describe(chat)
+            )
         return " ".join(hit.snippet.replace(MARK_START, "").replace(MARK_END, "").split())
 
     def flags(self, index: Index) -> Qt.ItemFlag:
@@ -97,7 +111,7 @@ class ChatListModel(QAbstractListModel):
         self.beginResetModel()
         self.searching = False
         self._hits = {}
-        self._chats = sorted(chats, key=_order)
+        self._chats = sorted(filter(self.shows, chats), key=_order)
         self._regroup()
         self.endResetModel()
 
@@ -105,6 +119,7 @@ class ChatListModel(QAbstractListModel):
         """Show search results: each chat once, with its newest match."""
         self.beginResetModel()
         self.searching = True
+        results = [(chat, hit) for chat, hit in results if self.shows(chat)]
         self._chats = [chat for chat, _ in results]
         self._hits = {chat.id: hit for chat, hit in results if hit.message_id}
         self._regroup()
@@ -112,7 +127,11 @@ class ChatListModel(QAbstractListModel):
 
     def update_chat(self, chat: ChatInfo) -> None:
         """One chat changed: its row is updated and moved to where its order puts it (a
-        new chat is added, except among search results it was not found in)."""
+        new chat is added, except among search results it was not found in); one that no
+        longer passes the project filter leaves."""
+        if not self.shows(chat):
+            self.remove_chat(chat.id)
+            return
         row = self.row_of(chat.id)
         if self.searching:
             if row is not None:

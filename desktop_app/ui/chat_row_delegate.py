@@ -20,7 +20,6 @@ from desktop_app.ui.chat_list_model import (
     ID_ROLE,
     Activity,
     Index,
-    describe,
 )
 
 if TYPE_CHECKING:
@@ -150,10 +149,11 @@ class ChatRowDelegate(QStyledItemDelegate):
         else:
             painter.setPen(muted)
             metrics = self._metrics[1]
+            subtitle = str(index.data(Qt.ItemDataRole.DisplayRole)).partition("\n")[2]
             painter.drawText(
                 second,
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                metrics.elidedText(describe(chat), Qt.TextElideMode.ElideRight, second.width()),
+                metrics.elidedText(subtitle, Qt.TextElideMode.ElideRight, second.width()),
             )
         painter.restore()
 

@@ -698,6 +698,7 @@ class MainWindow(QMainWindow):
     def _on_project_dialog_changed(self) -> None:
         for session in self.sessions.values():  # every chat of the project may have changed
             session.settings_changed()
+        self.chats.refresh()  # a chat moved, a project came or was renamed: the list says
 
     @Slot()
     def _on_shortcuts_triggered(self) -> None:

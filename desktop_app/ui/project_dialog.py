@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -106,6 +107,21 @@ class ProjectDialog(QDialog):
         self.budget.setDecimals(0)
         self.budget.setSuffix(" % of the window")
         self.budget.editingFinished.connect(self._on_budget_editing_finished)
+        # What the project's new chats start with (over Settings'); saved as left.
+        self.new_model = QComboBox()
+        self.new_model.setObjectName("projectModel")
+        self.new_model.setEditable(True)
+        self.new_model.addItem("Settings’ model", "")
+        for info in session.chat.engine.models():
+            self.new_model.addItem(f"{info.display_name} — {info.context_window:,}", info.id)
+        self.new_model.activated.connect(self._on_new_model_chosen)
+        typed = self.new_model.lineEdit()
+        if typed is not None:  # a model typed is kept when the field is left, Enter or not
+            typed.editingFinished.connect(self._on_new_model_chosen)
+        self.new_max_tokens = _default_spin("projectMaxTokens", 0, 1_000_000, " tokens")
+        self.new_max_tokens.editingFinished.connect(self._on_defaults_edited)
+        self.new_thinking = _default_spin("projectThinking", -1, 1_000_000, " tokens (0 = off)")
+        self.new_thinking.editingFinished.connect(self._on_defaults_edited)
 
         self.project_box = QGroupBox("The project (shared by all its chats)")
         form = QFormLayout(self.project_box)
@@ -117,6 +133,9 @@ class ProjectDialog(QDialog):
         form.addRow("", _row(add_file, remove_file))
         form.addRow("Knowledge", self.mode)
         form.addRow("Budget", self.budget)
+        form.addRow("New chats: model", self.new_model)
+        form.addRow("Max output", self.new_max_tokens)
+        form.addRow("Thinking", self.new_thinking)
         self.problem = QLabel()
         self.problem.setWordWrap(True)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -129,6 +148,10 @@ class ProjectDialog(QDialog):
         layout.addWidget(self.project_box, 1)
         layout.addWidget(self.problem)
         layout.addWidget(close)
+        # Enter in a field finishes that field; it must not press a button too (it would
+        # save the instructions, or close the dialog over an error it just showed).
+        for button in self.findChildren(QPushButton):
+            button.setAutoDefault(False)
         self.resize(600, 720)
         self.refresh()
 
@@ -176,7 +199,18 @@ class ProjectDialog(QDialog):
                 )
             self.mode.setCurrentIndex(self.mode.findData(project.knowledge_mode.value))
             self.budget.setValue(project.knowledge_budget * 100)
+            self._show_defaults(project)
         self._filling = False
+
+    def _show_defaults(self, project: Project) -> None:
+        found = self.new_model.findData(project.model)
+        if found < 0:
+            self.new_model.addItem(project.model, project.model)
+            found = self.new_model.count() - 1
+        self.new_model.setCurrentIndex(found)
+        defaults = dict(project.defaults)
+        self.new_max_tokens.setValue(int(str(defaults.get("max_tokens", 0))))
+        self.new_thinking.setValue(int(str(defaults.get("thinking_budget", -1))))
 
     def _show_layers(self, project: Project | None) -> None:
         plan = self.session.plan
@@ -285,6 +319,41 @@ class ProjectDialog(QDialog):
         if project is not None and not self._filling:
             share = self.budget.value() / 100
             self._act(lambda: self.projects.change(project.id, knowledge_budget=share))
+
+    @Slot()
+    def _on_new_model_chosen(self) -> None:
+        project = self.project
+        if project is None or self._filling:
+            return
+        text = self.new_model.currentText().strip()
+        found = self.new_model.findText(text)  # a listed name, or a model id typed
+        model = str(self.new_model.itemData(found)) if found >= 0 else text
+        if model != project.model:
+            self._act(lambda: self.projects.change(project.id, model=model))
+
+    @Slot()
+    def _on_defaults_edited(self) -> None:
+        project = self.project
+        if project is None or self._filling:
+            return
+        max_tokens, thinking = self.new_max_tokens.value(), self.new_thinking.value()
+        wanted = {  # the special value (the minimum) means Settings'
+            "max_tokens": str(max_tokens) if max_tokens > 0 else "",
+            "thinking": str(thinking) if thinking >= 0 else "",
+        }
+        self._act(lambda: self.projects.set_defaults(project.id, wanted))
+
+
+def _default_spin(name: str, lowest: int, highest: int, suffix: str) -> QSpinBox:
+    """A number new chats start with; its lowest value reads "Settings’" (none set)."""
+    spin = QSpinBox()
+    spin.setObjectName(name)
+    spin.setRange(lowest, highest)
+    spin.setSingleStep(1024)
+    spin.setSuffix(suffix)
+    spin.setSpecialValueText("Settings’")
+    spin.setValue(lowest)
+    return spin
 
 
 def _row(*buttons: QPushButton) -> QWidget:

@@ -14,6 +14,7 @@ import pytest
 
 from desktop_app.api.simulator import Reply, SimulatorServer
 from desktop_app.app import main
+from tests.fakes.pdf import make_pdf
 from tests.integration.conftest import TEST_KEY
 
 MODEL = "claude-haiku-4-5"
@@ -37,7 +38,7 @@ def cli(
         code = main(["--home", str(home), *args])
         out, err = capsys.readouterr()
         assert code == status, f"exit {code}: {out} {err}"
-        return out
+        return out if status == 0 else err  # a refusal's reason
 
     return run
 
@@ -173,6 +174,7 @@ def test_a_project_export_comes_back_whole(cli: Any, sim: SimulatorServer, tmp_p
     cli("project", "pin", project, FACT)
     (tmp_path / "returns.md").write_text(RETURNS)
     cli("project", "add-file", project, str(tmp_path / "returns.md"))
+    cli("project", "set", project, "max_tokens=3000", "keep_recent=3")
     chat = cli("chat", "new", "--project", project, "--model", MODEL).strip()
     cli("send", chat, "Hello.")
     exported = tmp_path / "acme.json"
@@ -185,6 +187,7 @@ def test_a_project_export_comes_back_whole(cli: Any, sim: SimulatorServer, tmp_p
     assert shown["instructions"] == INSTRUCTIONS
     assert [f["text"] for f in shown["facts"]] == [FACT]
     assert [f["name"] for f in shown["files"]] == ["returns.md"]
+    assert shown["new_chats_start_with"] == {"keep_recent_turns": 3, "max_tokens": 3000}
     assert len(shown["chats"]) == 1
     again = json.loads(cli("chat", "show", shown["chats"][0], "--json"))
     assert [m["content"] for m in again["messages"]] == [
@@ -196,3 +199,63 @@ def test_a_project_export_comes_back_whole(cli: Any, sim: SimulatorServer, tmp_p
     cli("project", "import", str(exported), status=1)
     names = [p["name"] for p in json.loads(cli("project", "list", "--json"))]
     assert names == ["Acme", "Acme"]
+
+
+def test_new_chats_of_a_project_start_with_its_model_and_settings(
+    cli: Any, sim: SimulatorServer
+) -> None:
+    project = cli("project", "new", "Acme").strip()
+    cli("project", "set", project, f"model={MODEL}", "max_tokens=6000", "thinking=2048")
+    chat = cli("chat", "new", "--project", "Acme").strip()
+    body = sent_body(cli, sim, chat, "Hello.")
+    assert body["model"] == MODEL
+    assert body["max_tokens"] == 6000
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    # A chat outside the project keeps Settings' defaults.
+    outside = cli("chat", "new", "--model", MODEL).strip()
+    body = sent_body(cli, sim, outside, "Hello.")
+    assert body["max_tokens"] != 6000
+    assert "thinking" not in body
+
+    # A combination no chat could work with is refused when it is set, not later.
+    cli("project", "set", project, "thinking=9000", status=2)
+    # An empty value goes back to Settings'; the chat made before keeps its own.
+    cli("project", "set", project, "thinking=", "max_tokens=")
+    later = cli("chat", "new", "--project", "Acme").strip()
+    assert "thinking" not in sent_body(cli, sim, later, "Hello.")
+    assert sent_body(cli, sim, chat, "Again.")["max_tokens"] == 6000
+
+
+def test_a_pdf_knowledge_file_is_sent_as_its_text_page_by_page(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    project = cli("project", "new", "Acme").strip()
+    policy = tmp_path / "policy.pdf"
+    policy.write_bytes(
+        make_pdf(
+            ["Returns policy\nItems may be returned within 30 days.", "Refunds (EUR) in 5 days."]
+        )
+    )
+    cli("project", "add-file", project, str(policy))
+    chat = cli("chat", "new", "--project", project, "--model", MODEL).strip()
+    system = system_text(sent_body(cli, sim, chat, "When do refunds arrive?"))
+    assert (
+        "--- page 1 ---\nReturns policy\nItems may be returned within 30 days.\n\n"
+        "--- page 2 ---\nRefunds (EUR) in 5 days."
+    ) in system
+
+    # No text layer, damaged, or not a PDF at all: refused with the reason, nothing added.
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(make_pdf([""]))
+    damaged = tmp_path / "damaged.pdf"
+    damaged.write_bytes(make_pdf(["Hello"])[:60])
+    binary = tmp_path / "photo.bin"
+    binary.write_bytes(bytes(range(256)))
+    for refused, why in (
+        (scan, "no text layer"),
+        (damaged, "could not be read"),
+        (binary, "UTF-8"),
+    ):
+        assert why in cli("project", "add-file", project, str(refused), status=2)
+    shown = json.loads(cli("project", "show", project, "--json"))
+    assert [f["name"] for f in shown["files"]] == ["policy.pdf"]

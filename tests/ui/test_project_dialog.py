@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtWidgets import QComboBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
+from desktop_app.ui.chat_list_model import ID_ROLE
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.project_dialog import NEW_PROJECT, ProjectDialog
 from tests.ui.conftest import open_demo
@@ -104,3 +105,93 @@ def test_the_chat_list_menu_opens_a_chat_s_project(
     assert window.project_dialog is not None
     assert window.project_dialog.session.chat.id == session.chat.id
     window.project_dialog.reject()
+
+
+def pick(qtbot: QtBot, combo: QComboBox, text: str) -> None:
+    """Choose an entry of a closed combo box by the arrow keys, as a keyboard user does."""
+    combo.setFocus()
+    wanted = combo.findText(text)
+    assert wanted >= 0, [combo.itemText(i) for i in range(combo.count())]
+    key = Qt.Key.Key_Down if wanted > combo.currentIndex() else Qt.Key.Key_Up
+    while combo.currentIndex() != wanted:
+        qtbot.keyClick(combo, key)
+
+
+def listed(window: MainWindow) -> list[str]:
+    model = window.chat_list.model
+    return [model.index(i).data(ID_ROLE) for i in range(model.rowCount())]
+
+
+def test_the_chat_list_shows_a_project_s_chats_and_starts_new_ones_in_it(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    project = engine.projects.new("Acme")
+    engine.projects.set_defaults(project.id, {"max_tokens": "5000"})
+    plan = engine.projects.new_chat("Acme", "Launch plan")
+    groceries = engine.new_chat("Groceries")
+    window.chats.refresh()
+    panel = window.chat_list
+    assert panel.project_filter.isVisible()  # there is a project now
+    assert set(listed(window)) == {plan.id, groceries.id}
+    row = panel.model.row_of(plan.id)
+    assert row is not None
+    assert (
+        panel.model.index(row)
+        .data(Qt.ItemDataRole.DisplayRole)
+        .split("\n")[1]
+        .startswith("Acme · ")
+    )
+
+    pick(qtbot, panel.project_filter, "Project: Acme")
+    qtbot.waitUntil(lambda: listed(window) == [plan.id], timeout=5000)
+    qtbot.mouseClick(panel.new_button, Qt.MouseButton.LeftButton)  # a chat of the project
+    qtbot.waitUntil(lambda: len(listed(window)) == 2, timeout=5000)
+    made = engine.chat(next(i for i in listed(window) if i != plan.id))
+    assert engine.projects.project_of(made) == engine.projects.find("Acme")
+    assert made.settings.max_tokens == 5000
+
+    pick(qtbot, panel.project_filter, "Not in a project")
+    qtbot.waitUntil(lambda: listed(window) == [groceries.id], timeout=5000)
+    # Moved into the project from its Project dialog: it leaves this list at once.
+    window.open_chat(groceries.id)
+    window.open_project()
+    dialog = window.project_dialog
+    assert dialog is not None
+    pick(qtbot, dialog.choice, "Acme")
+    qtbot.waitUntil(lambda: listed(window) == [], timeout=5000)
+    assert panel.empty.isVisible()
+    dialog.reject()
+
+
+def test_the_project_dialog_sets_what_new_chats_start_with(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot)
+    engine.projects.move(session.chat, engine.projects.new("Acme").id)
+    window.open_project()
+    dialog = window.project_dialog
+    assert dialog is not None
+    qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
+    for spin, value in ((dialog.new_max_tokens, "8000"), (dialog.new_thinking, "2048")):
+        spin.setFocus()
+        spin.selectAll()
+        qtbot.keyClicks(spin, value)
+        qtbot.keyClick(spin, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: (
+            dict(engine.projects.find("Acme").defaults)
+            == {"max_tokens": 8000, "thinking_budget": 2048}
+        ),
+        timeout=5000,
+    )
+    started = engine.projects.new_chat("Acme")
+    assert (started.settings.max_tokens, started.settings.thinking_budget) == (8000, 2048)
+    # A budget no chat could use is refused beside the fields, and nothing is saved.
+    dialog.new_thinking.setFocus()
+    dialog.new_thinking.selectAll()
+    qtbot.keyClicks(dialog.new_thinking, "9000")
+    qtbot.keyClick(dialog.new_thinking, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "thinking" in dialog.problem.text(), timeout=5000)
+    assert dict(engine.projects.find("Acme").defaults)["thinking_budget"] == 2048
+    assert dialog.isVisible()  # Enter finished the field; it pressed no button
+    dialog.reject()
