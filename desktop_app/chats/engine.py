@@ -145,6 +145,10 @@ class Engine:
                 self._mcp = McpHub(config, self.paths.logs)
         return self._mcp
 
+    def project_names(self) -> dict[str, str]:
+        """Every project's name by its id: all the chat list needs of them."""
+        return self.store.project_names()
+
     @property
     def projects(self) -> Projects:
         """Projects: memory shared across chats."""

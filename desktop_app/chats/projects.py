@@ -51,12 +51,6 @@ class Projects:
 
         return projects.all_projects(self._db)
 
-    def names(self) -> dict[str, str]:
-        """Every project's name by its id (cheap: nothing else is read)."""
-        from desktop_app.storage import projects
-
-        return projects.names(self._db)
-
     def find(self, ref: str) -> Project:
         """By id, a unique id prefix, or name."""
         from desktop_app.storage import projects

@@ -146,9 +146,37 @@ def _v5(db: sqlite3.Connection) -> None:
 
 def _v6(db: sqlite3.Connection) -> None:
     # The request ledger: every request sent, stored by its parts (storage/ledger.py).
-    from desktop_app.storage import ledger
-
-    ledger.create_tables(db)
+    # (A migration holds its own DDL: it must not change later, and a new folder's
+    # start-up must not import the modules that use the tables.)
+    _run(
+        db,
+        """
+        CREATE TABLE request_parts (
+            id INTEGER PRIMARY KEY,
+            hash TEXT NOT NULL UNIQUE,
+            json TEXT NOT NULL
+        );
+        CREATE TABLE requests (
+            id INTEGER PRIMARY KEY,
+            chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+            number INTEGER NOT NULL,
+            sent_at REAL NOT NULL,
+            seconds REAL,
+            model TEXT NOT NULL,
+            server TEXT NOT NULL,
+            head INTEGER NOT NULL REFERENCES request_parts(id),
+            base INTEGER REFERENCES requests(id) ON DELETE SET NULL,
+            shared INTEGER NOT NULL,
+            added TEXT NOT NULL,
+            marks TEXT NOT NULL,
+            usage TEXT,
+            status TEXT NOT NULL,
+            reply_id TEXT
+        );
+        CREATE UNIQUE INDEX requests_by_chat ON requests(chat_id, number);
+        CREATE INDEX requests_by_reply ON requests(reply_id)
+        """,
+    )
 
 
 def _v7(db: sqlite3.Connection) -> None:
@@ -159,9 +187,42 @@ def _v7(db: sqlite3.Connection) -> None:
 
 def _v8(db: sqlite3.Connection) -> None:
     # Projects: memory shared across chats (storage/projects.py).
-    from desktop_app.storage import projects
-
-    projects.create_tables(db)
+    _run(
+        db,
+        """
+        CREATE TABLE projects (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            instructions TEXT NOT NULL DEFAULT '',
+            knowledge_budget REAL NOT NULL DEFAULT 0.3,
+            knowledge_mode TEXT NOT NULL DEFAULT 'whole',
+            model TEXT NOT NULL DEFAULT '',
+            workspace TEXT NOT NULL DEFAULT '',
+            defaults TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE project_facts (
+            id TEXT PRIMARY KEY,
+            project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            fields TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE project_files (
+            id TEXT PRIMARY KEY,
+            project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            text TEXT NOT NULL,
+            chosen INTEGER NOT NULL DEFAULT 1,
+            added_at REAL NOT NULL
+        );
+        ALTER TABLE chats ADD COLUMN project_id TEXT REFERENCES projects(id) ON DELETE SET NULL
+        """,
+    )
 
 
 MIGRATIONS: list[Migration] = [
@@ -279,10 +340,13 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         db.execute("PRAGMA synchronous = FULL")
         db.execute("PRAGMA foreign_keys = ON")
         db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        for number in range(version, SCHEMA_VERSION):
+        if version < SCHEMA_VERSION:
+            # One transaction for every step: an upgrade is all or nothing, and a new
+            # folder's database is made with one sync to disk instead of one per step.
             with transaction(db):
-                MIGRATIONS[number](db)
-                db.execute(f"PRAGMA user_version = {number + 1}")
+                for number in range(version, SCHEMA_VERSION):
+                    MIGRATIONS[number](db)
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
         db.close()
         raise

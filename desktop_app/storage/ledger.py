@@ -28,39 +28,6 @@ from desktop_app.storage.db import transaction
 CHECKPOINT_EVERY = 50
 _MARK = "cache_control"
 
-SCHEMA = """
-CREATE TABLE request_parts (
-    id INTEGER PRIMARY KEY,
-    hash TEXT NOT NULL UNIQUE,
-    json TEXT NOT NULL
-);
-CREATE TABLE requests (
-    id INTEGER PRIMARY KEY,
-    chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
-    number INTEGER NOT NULL,
-    sent_at REAL NOT NULL,
-    seconds REAL,
-    model TEXT NOT NULL,
-    server TEXT NOT NULL,
-    head INTEGER NOT NULL REFERENCES request_parts(id),
-    base INTEGER REFERENCES requests(id) ON DELETE SET NULL,
-    shared INTEGER NOT NULL,
-    added TEXT NOT NULL,
-    marks TEXT NOT NULL,
-    usage TEXT,
-    status TEXT NOT NULL,
-    reply_id TEXT
-);
-CREATE UNIQUE INDEX requests_by_chat ON requests(chat_id, number);
-CREATE INDEX requests_by_reply ON requests(reply_id)
-"""
-
-
-def create_tables(db: sqlite3.Connection) -> None:
-    for statement in SCHEMA.split(";"):
-        if statement.strip():
-            db.execute(statement)
-
 
 @dataclass(frozen=True, slots=True)
 class SentRequest:

@@ -15,40 +15,6 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import new_id
 from desktop_app.storage.db import transaction
 
-SCHEMA = """
-CREATE TABLE projects (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    instructions TEXT NOT NULL DEFAULT '',
-    knowledge_budget REAL NOT NULL DEFAULT 0.3,
-    knowledge_mode TEXT NOT NULL DEFAULT 'whole',
-    model TEXT NOT NULL DEFAULT '',
-    workspace TEXT NOT NULL DEFAULT '',
-    defaults TEXT NOT NULL DEFAULT '{}',
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE TABLE project_facts (
-    id TEXT PRIMARY KEY,
-    project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    fields TEXT NOT NULL DEFAULT '[]',
-    source TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE TABLE project_files (
-    id TEXT PRIMARY KEY,
-    project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-    name TEXT NOT NULL,
-    text TEXT NOT NULL,
-    chosen INTEGER NOT NULL DEFAULT 1,
-    added_at REAL NOT NULL
-);
-ALTER TABLE chats ADD COLUMN project_id TEXT REFERENCES projects(id) ON DELETE SET NULL
-"""
-
 FIELDS = (
     "name",
     "instructions",
@@ -58,11 +24,6 @@ FIELDS = (
     "workspace",
     "defaults",  # settings new chats of the project start with (JSON: field → value)
 )
-
-
-def create_tables(db: sqlite3.Connection) -> None:
-    for statement in SCHEMA.split(";"):
-        db.execute(statement)
 
 
 class ProjectNotFound(ContextDeskError):
@@ -87,10 +48,6 @@ def create(db: sqlite3.Connection, name: str, **fields: Any) -> Project:
 def all_projects(db: sqlite3.Connection) -> list[Project]:
     rows = db.execute("SELECT id FROM projects ORDER BY created_at").fetchall()
     return [get(db, row[0]) for row in rows]
-
-
-def names(db: sqlite3.Connection) -> dict[str, str]:
-    return dict(db.execute("SELECT id, name FROM projects ORDER BY created_at").fetchall())
 
 
 def get(db: sqlite3.Connection, project_id: str) -> Project:

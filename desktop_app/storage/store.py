@@ -196,6 +196,11 @@ class ChatStore:
         rows = self.db.execute(f"{_CHATS} WHERE c.id IN ({marks})", tuple(chat_ids))
         return {r["id"]: _chat_info(r) for r in rows}
 
+    def project_names(self) -> dict[str, str]:
+        """Every project's name by its id (the chat list's, before its first paint: the
+        projects' own module loads later)."""
+        return dict(self.db.execute("SELECT id, name FROM projects ORDER BY created_at"))
+
     def list_chats(self, *, trash: bool = False, archived: bool = False) -> list[ChatInfo]:
         """Chats by last activity, newest first (or the trash, or the archive)."""
         rows = self.db.execute(

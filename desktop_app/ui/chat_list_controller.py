@@ -55,7 +55,7 @@ class ChatListController(QObject):
         chats, whichever is shown unless `archived` says."""
         archived = self.panel.showing_archive if archived is None else archived
         try:
-            self.panel.set_projects(self.engine.projects.names())
+            self.panel.set_projects(self.engine.project_names())
             self.panel.set_chats(self.engine.list_chats(archived=archived), archived=archived)
         except ContextDeskError as exc:
             self.problem.emit(exc.info)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
-from PySide6.QtWidgets import QLineEdit, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import QLineEdit, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from desktop_app.storage.search import MARK_END, MARK_START, SearchHit
 from desktop_app.storage.store import ChatInfo
@@ -105,6 +105,9 @@ class ChatRowDelegate(QStyledItemDelegate):
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
                 header,
             )
+        # QStyle's Python type costs ~15 ms to make: an empty list's first frame skips it
+        from PySide6.QtWidgets import QStyle
+
         row = self._row_rect(option, index)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
