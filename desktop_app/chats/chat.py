@@ -55,7 +55,6 @@ if TYPE_CHECKING:  # the context engine, the loop and the tools load with the fi
     from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.registry import Tool, ToolRegistry
 
-TITLE_CHARS = 48  # a chat named after its first message: about one line of the list
 KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
 
 StateChange = Callable[[ContextState], ContextState]
@@ -781,10 +780,9 @@ class Chat:
         self.info = self.engine.store.chat(self.id)
         if self.title != NEW_CHAT_TITLE or self.info.message_count != 1 or not message.text:
             return
-        words = " ".join(message.text.split())
-        title = (
-            words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
-        )
+        from desktop_app.core.titles import title_from
+
+        title = title_from(message.text, NEW_CHAT_TITLE)
         try:
             self.rename(title)
         except ContextDeskError:

@@ -512,9 +512,10 @@ def _text(value: Any) -> str:
 
 
 def _title_from(messages: Sequence[Message], untitled: str) -> str:
+    from desktop_app.core.titles import title_from
+
     first = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
-    line = first.strip().splitlines()[0] if first.strip() else untitled
-    return (line[:60] + "…") if len(line) > 60 else line
+    return title_from(first, untitled)
 
 
 class _Fields:
