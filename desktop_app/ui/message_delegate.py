@@ -53,6 +53,8 @@ GAP = 6  # between a chip and its content, and between blocks
 CHIP_GAP = 4
 CACHE_SIZE = 600
 MAX_SHOWN_CHARS = 20_000  # a tool result beyond this is shown cut, with the rest counted
+COLUMN_PX = 780  # messages are read in a centred column this wide at most (lines of
+# ~90 characters); a wider window adds margins, not longer lines
 
 
 @dataclass
@@ -80,12 +82,13 @@ class MessageDelegate(QStyledItemDelegate):
         self._expanded: set[tuple[str, int]] = set()
         self._mono = theme.monospace()
         self.cost_of: Callable[[str], str] | None = None  # a reply's request, said (on hover)
+        self.column_px = COLUMN_PX  # the reading column's widest
 
     # -- Qt's side ------------------------------------------------------------------------
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         layout = self._layout(index, option.font)
-        return QSize(self._width(), layout.height)
+        return QSize(self._view_width(), layout.height)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         message: Message = index.data(Role.MESSAGE)
@@ -93,7 +96,7 @@ class MessageDelegate(QStyledItemDelegate):
         layout = self._layout(index, option.font)
         palette = option.palette
         dark = theme.is_dark(palette)
-        rect = option.rect
+        rect = self._column_rect(option.rect)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         bubble = QRectF(rect.adjusted(6, 3, -6, -3))
@@ -195,7 +198,16 @@ class MessageDelegate(QStyledItemDelegate):
         return (message_id, block) in self._expanded
 
     def _width(self) -> int:
+        """The reading column's width: the view's, up to `column_px`."""
+        return min(self._view_width(), max(200, self.column_px))
+
+    def _view_width(self) -> int:
         return max(200, self._view.viewport().width())
+
+    def _column_rect(self, row: QRect) -> QRect:
+        """A row's message, in the column centred in it."""
+        width = self._width()
+        return QRect(row.left() + (row.width() - width) // 2, row.top(), width, row.height())
 
     def _chip_height(self) -> int:
         return QFontMetrics(self._chip_font()).height() + 4

@@ -19,7 +19,7 @@ from desktop_app.core.messages import MessageStatus
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import Role
 from desktop_app.ui.session import ChatSession
-from tests.ui.conftest import TURN_TIMEOUT_MS
+from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 
 
 def type_and_send(window: MainWindow, qtbot: QtBot, text: str) -> ChatSession:
@@ -288,3 +288,36 @@ def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
     said = QToolTip.text()
     assert said.startswith(f"Its request: in {reply.usage.input_tokens:,}")
     assert said.endswith("(exact) · no price for contextdesk-demo")
+
+
+def test_messages_are_read_in_a_centred_column_however_wide_the_window(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    from desktop_app.ui.message_delegate import COLUMN_PX
+
+    session = open_demo(window, engine, qtbot)
+    view = window.messages
+    window.resize(2400, 900)
+    qtbot.waitUntil(lambda: view.viewport().width() > COLUMN_PX + 400, timeout=5000)
+    first_user = next(i for i, m in enumerate(session.messages) if m.role == "user")
+    index = view.model().index(first_user, 0)
+    view.scrollTo(index)
+    qtbot.waitUntil(lambda: view.visualRect(index).isValid(), timeout=5000)
+    row = view.visualRect(index)
+    shot = view.viewport().grab().toImage()
+    y = row.center().y()
+    background = shot.pixelColor(2, y)
+    inside = [x for x in range(row.left(), row.right()) if shot.pixelColor(x, y) != background]
+    # The user's bubble (and all its text) lies in a column at most COLUMN_PX wide, centred.
+    assert inside
+    assert max(inside) - min(inside) <= COLUMN_PX
+    middle = (min(inside) + max(inside)) / 2
+    assert abs(middle - row.center().x()) <= 8
+    # A narrow window: the column is the view, no wider.
+    window.resize(900, 800)
+    qtbot.waitUntil(lambda: view.viewport().width() < COLUMN_PX, timeout=5000)
+    row = view.visualRect(index)
+    shot = view.viewport().grab().toImage()
+    y = row.center().y()
+    inside = [x for x in range(row.width()) if shot.pixelColor(x, y) != shot.pixelColor(0, y)]
+    assert max(inside) - min(inside) >= view.viewport().width() - 40
