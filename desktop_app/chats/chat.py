@@ -564,6 +564,11 @@ class Chat:
         self.info = self.engine.store.update_chat(self.id, settings=settings, **fields)
         self.settings_changed()
 
+    def switch_model(self, model: str) -> None:
+        """Send this chat's next requests to `model`, with that model's context window
+        (the transcript stays; the context panel and the meter re-plan for it)."""
+        self.change({"model": model, "context_window": str(self.engine.model_window(model))})
+
     def fork(self, through: Message) -> Chat:
         """A new chat with the messages up to and including `through`, and the facts."""
         info = self.engine.store.fork(self.id, through.id, f"{self.title} (fork)")

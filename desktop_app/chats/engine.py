@@ -395,6 +395,7 @@ class Engine:
         self.settings = settings
         self.secrets.plaintext_opt_in = settings.plaintext_key_opt_in
         if server_changed:
+            self._listed = {}  # another server lists other models
             self.connection.reconnect()
         for chat in self._chats.values():
             chat.settings_changed()
@@ -438,6 +439,7 @@ class Engine:
 
     def reconnect(self, *, demo: bool | None = None) -> None:
         """The key or demo mode changed: the next request connects afresh."""
+        self._listed = {}
         self.connection.reconnect(demo=demo)
         for chat in self._chats.values():
             chat.settings_changed()  # the demo answers as another model
@@ -458,12 +460,12 @@ class Engine:
         known = {info.id: info for info in BUILTIN_MODELS} | self._listed
         return known[model].context_window if model in known else DEFAULT_CONTEXT_WINDOW
 
-    @staticmethod
-    def known_models() -> list[ModelInfo]:
-        """The models known without asking a server (shown until its list arrives)."""
+    def known_models(self) -> list[ModelInfo]:
+        """The models known without asking a server now: its list once fetched (`models`),
+        else the ones we ship with."""
         from desktop_app.api.models import BUILTIN_MODELS
 
-        return list(BUILTIN_MODELS)
+        return list(self._listed.values()) or list(BUILTIN_MODELS)
 
     def load_window_state(self) -> AppState:
         return load(self.paths.state_file, AppState)

@@ -55,6 +55,7 @@ class AppState:
     splitter_sizes: list[int] = field(default_factory=list)
     last_chat_id: str = ""
     chat_list_hidden: bool = False  # Ctrl+B
+    context_view: bool = False  # every block's chip in the conversation (View → Context view)
 
 
 MAX_TOKENS_RANGE = (256, 128_000)

@@ -475,10 +475,13 @@ def _figures(plan: Plan) -> str:
 
 
 def _legend(plan: Plan) -> str:
-    """A coloured square, the section and its tokens, for every segment of the bar."""
+    """A coloured square, the section and its tokens, for every segment of the bar (the
+    project's layers only for a chat in a project)."""
     sizes = {str(section): tokens for section, tokens in plan.sections.items()}
     items = []
     for section, (colour, _holds) in SEGMENTS.items():
+        if section.startswith("project ") and plan.project is None:
+            continue
         square = f'<span style="color:{colour or "#9e9e9e"}">■</span>'
         items.append(f"{square}&nbsp;{section}&nbsp;≈{sizes.get(section, 0):,}")
     return " &nbsp; ".join(items)

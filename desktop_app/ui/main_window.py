@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first cha
     from desktop_app.context.projection import Plan
     from desktop_app.ui.approval_dialog import ApprovalDialog
     from desktop_app.ui.banner import ErrorBanner
+    from desktop_app.ui.chat_header import ChatHeader
     from desktop_app.ui.composer import Composer
     from desktop_app.ui.context_panel import ContextPanel
     from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
@@ -95,6 +96,7 @@ class MainWindow(QMainWindow):
     _conversation_made = False
     # Made by `_ensure_conversation`, after the first frame:
     messages: MessageListView
+    header: ChatHeader
     banner: ErrorBanner
     composer: Composer
     welcome: WelcomePage
@@ -223,6 +225,11 @@ class MainWindow(QMainWindow):
         self.chat_list_action.setChecked(True)  # before it is connected: the state decides
         self.chat_list_action.toggled.connect(self._on_chat_list_toggled)
         view_menu.addAction(self.chat_list_action)
+        self.context_view_action = _action(self, "Context &view", "Ctrl+Shift+D", None)
+        self.context_view_action.setCheckable(True)
+        self.context_view_action.setChecked(self.app_state.context_view)
+        self.context_view_action.toggled.connect(self._set_context_view)
+        view_menu.addAction(self.context_view_action)
         view_menu.addSeparator()
         view_menu.addAction(_action(self, "&Search chats", "Ctrl+K", self.chat_list.focus_search))
         view_menu.addAction(
@@ -255,6 +262,7 @@ class MainWindow(QMainWindow):
             return
         self._conversation_made = True
         from desktop_app.ui.banner import ErrorBanner
+        from desktop_app.ui.chat_header import ChatHeader
         from desktop_app.ui.composer import Composer
         from desktop_app.ui.context_panel import ContextPanel
         from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
@@ -263,6 +271,9 @@ class MainWindow(QMainWindow):
         from desktop_app.ui.welcome import WelcomePage
 
         self.messages = MessageListView()
+        self.messages.set_context_view(self.app_state.context_view)
+        self.header = ChatHeader()
+        self.header.context_view.setChecked(self.app_state.context_view)
         self.banner = ErrorBanner()
         self.composer = Composer()
         self.composer.set_send_with_enter(self.engine.settings.send_with_enter)
@@ -272,6 +283,7 @@ class MainWindow(QMainWindow):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(4)
         self.find_bar = FindBar(self._find_in_chat, self.messages.show_message)
+        column.addWidget(self.header)
         column.addWidget(self.find_bar)
         column.addWidget(self.messages, 1)
         column.addWidget(self.banner)
@@ -295,6 +307,8 @@ class MainWindow(QMainWindow):
         self.composer.stop_requested.connect(self._on_stop_triggered)
         self.composer.draft_changed.connect(self._on_composer_draft_changed)
         self.composer.problem.connect(self._on_composer_problem)
+        self.header.model_chosen.connect(self._on_header_model_chosen)
+        self.header.context_view_toggled.connect(self._set_context_view)
         self.banner.retry_requested.connect(self._on_retry_triggered)
         self.banner.dismissed.connect(self._on_banner_dismissed)
         self.welcome.enter_key_requested.connect(self.open_settings)
@@ -618,6 +632,22 @@ class MainWindow(QMainWindow):
         self.composer.edit.setFocus()
 
     @Slot(bool)
+    @Slot(bool)
+    def _set_context_view(self, on: bool) -> None:
+        """Every block's chip, or one quiet marker per message (remembered)."""
+        self._ensure_conversation()
+        self.app_state = replace(self.app_state, context_view=on)
+        for toggle in (self.context_view_action, self.header.context_view):
+            toggle.blockSignals(True)
+            toggle.setChecked(on)
+            toggle.blockSignals(False)
+        self.messages.set_context_view(on)
+
+    @Slot(str)
+    def _on_header_model_chosen(self, model: str) -> None:
+        if self.current is not None:
+            self.current.switch_model(model)
+
     def _on_chat_list_toggled(self, shown: bool) -> None:
         self.chat_list.setVisible(shown)
         self.app_state = replace(self.app_state, chat_list_hidden=not shown)
@@ -879,6 +909,15 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(" — ".join([*parts, "offline demo"] if self.engine.demo else parts))
         if not self._conversation_made:
             return  # the centre stays blank until the first frame is up
+        if self.current is not None:
+            chat = self.current.chat
+            self.header.show_chat(
+                chat.title,
+                chat.model,
+                self.connection.models,
+                chat.settings.context_window,
+                demo=self.engine.demo,
+            )
         if self.connection.no_key and self.current is None:
             self.center.setCurrentWidget(self.welcome)
         elif self.center.currentWidget() is self.welcome:

@@ -59,13 +59,19 @@ COLUMN_PX = 780  # messages are read in a centred column this wide at most (line
 
 @dataclass
 class _Part:
-    """One block as laid out: its chip row at `top`, then `doc` (None when collapsed)."""
+    """One block as laid out: its chip row at `top` (`row` high: 0 when it has none),
+    then `doc` (None when collapsed)."""
 
     block: int
     top: float
     doc: QTextDocument | None
     collapsible: bool
     summary: str  # the chip row's text after the chip: "show" hints, image sizes, …
+    row: float = 0.0
+
+    @property
+    def doc_top(self) -> float:
+        return self.top + self.row + (GAP / 2 if self.row else 0)
 
 
 @dataclass
@@ -83,6 +89,10 @@ class MessageDelegate(QStyledItemDelegate):
         self._mono = theme.monospace()
         self.cost_of: Callable[[str], str] | None = None  # a reply's request, said (on hover)
         self.column_px = COLUMN_PX  # the reading column's widest
+        # Context view: every block's chip (type · tokens · state). Off, a message shows
+        # one quiet marker in its header, and a block has a row only for what it says
+        # beside the chip (a collapsed result, an image's size, …).
+        self.context_view = False
 
     # -- Qt's side ------------------------------------------------------------------------
 
@@ -112,8 +122,12 @@ class MessageDelegate(QStyledItemDelegate):
         for part in layout.parts:
             chip = chips[part.block] if part.block < len(chips) else BlockChip("?", 0, False, "")
             top = rect.top() + part.top
-            chip_right = self._paint_chip(painter, rect.left() + PAD + INDENT, top, chip, dark)
-            if part.summary:
+            left = rect.left() + PAD + INDENT
+            if part.row and self.context_view:
+                chip_right = self._paint_chip(painter, left, top, chip, dark)
+            else:
+                chip_right = left - 8  # the summary starts where the chip would
+            if part.row and part.summary:
                 painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
                 font = QFont(option.font)
                 font.setPointSizeF(font.pointSizeF() * 0.9)
@@ -129,7 +143,7 @@ class MessageDelegate(QStyledItemDelegate):
                 )
             if part.doc is not None:
                 painter.save()
-                painter.translate(rect.left() + PAD + INDENT, top + self._chip_height() + GAP / 2)
+                painter.translate(left, rect.top() + part.doc_top)
                 context = QAbstractTextDocumentLayout.PaintContext()
                 context.palette = palette
                 context.palette.setColor(
@@ -172,13 +186,24 @@ class MessageDelegate(QStyledItemDelegate):
         return True
 
     def _header_tip(self, event: QHelpEvent, view: Any, index: Index) -> bool:
-        """Over a reply's header: what its request cost, from the request ledger."""
+        """Over a message's header: each block's tokens and state in the next request,
+        and (a reply) what its request cost, from the request ledger."""
         message: Message = index.data(Role.MESSAGE)
+        chips: tuple[BlockChip, ...] = index.data(Role.BLOCKS) or ()
+        lines = [
+            f"{chip.kind} · {'' if chip.exact else '≈'}{chip.tokens:,} tokens · "
+            f"{chip.state or 'not counted yet'}"
+            for chip in chips
+        ]
+        if lines:
+            lines.insert(0, f"In the next request ({token_label(message, chips)}):")
         said = self.cost_of(message.id) if self.cost_of and message.role == "assistant" else ""
-        if not said:
+        if said:
+            lines.append(said)
+        if not lines:
             QToolTip.hideText()
             return False
-        QToolTip.showText(event.globalPos(), said, view)
+        QToolTip.showText(event.globalPos(), "\n".join(lines), view)
         return True
 
     def _on_header(self, index: Index, option: QStyleOptionViewItem, pos: QPointF) -> bool:
@@ -221,7 +246,7 @@ class MessageDelegate(QStyledItemDelegate):
         layout = self._layout(index, option.font)
         y = pos.y() - option.rect.top()
         for part in layout.parts:
-            if part.top <= y <= part.top + self._chip_height():
+            if part.row and part.top <= y <= part.top + part.row:
                 return part
         return None
 
@@ -229,7 +254,15 @@ class MessageDelegate(QStyledItemDelegate):
         message: Message = index.data(Role.MESSAGE)
         width = self._width()
         expanded = tuple(j for j in range(len(message.blocks)) if (message.id, j) in self._expanded)
-        key = (message.id, index.data(Role.REVISION), message.revision, width, expanded, font.key())
+        key = (
+            message.id,
+            index.data(Role.REVISION),
+            message.revision,
+            width,
+            expanded,
+            font.key(),
+            self.context_view,
+        )
         layout = self._cache.get(key)
         if layout is not None:
             self._cache.move_to_end(key)
@@ -248,11 +281,10 @@ class MessageDelegate(QStyledItemDelegate):
         for j, block in enumerate(message.blocks):
             open_ = (message.id, j) in self._expanded
             doc, collapsible, summary = self._content(block, open_, streaming, font, text_width)
-            parts.append(_Part(j, y, doc, collapsible, summary))
-            y += self._chip_height()
-            if doc is not None:
-                y += GAP / 2 + doc.size().height()
-            y += GAP
+            row = self._chip_height() if self.context_view or summary else 0.0
+            part = _Part(j, y, doc, collapsible, summary, row)
+            parts.append(part)
+            y = part.doc_top + (doc.size().height() if doc is not None else 0) + GAP
         if not message.blocks:
             y += QFontMetrics(font).height()  # a reply that has not said anything yet
         return _Layout(int(y + PAD - GAP), parts)
@@ -336,14 +368,24 @@ class MessageDelegate(QStyledItemDelegate):
             painter.setPen(theme.status_colour(status, dark))
             label = "streaming…" if status == "streaming" else status
             painter.drawText(QPointF(x, y + metrics.ascent()), f"● {label}")
-        text = token_label(message, chips)
-        if text:
+        right = QRectF(rect.left(), y, rect.width() - PAD, metrics.height())
+        if self.context_view:
+            text = token_label(message, chips)
             painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-            painter.drawText(
-                QRectF(rect.left(), y, rect.width() - PAD, metrics.height()),
-                Qt.AlignmentFlag.AlignRight,
-                text,
-            )
+            painter.drawText(right, Qt.AlignmentFlag.AlignRight, text)
+            return
+        state, text = context_marker(chips)
+        if not text:
+            return
+        small = QFont(font)
+        small.setPointSizeF(font.pointSizeF() * 0.9)
+        painter.setFont(small)
+        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+        painter.drawText(right, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
+        dot = QFontMetrics(small).horizontalAdvance(text) + 12
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(theme.state_colour(state, dark))
+        painter.drawEllipse(QPointF(right.right() - dot, right.center().y()), 3.5, 3.5)
 
     def _paint_chip(
         self, painter: QPainter, x: float, y: float, chip: BlockChip, dark: bool
@@ -373,6 +415,37 @@ class MessageDelegate(QStyledItemDelegate):
         if isinstance(block, ThinkingBlock):
             return palette.color(QPalette.ColorRole.PlaceholderText)
         return palette.color(QPalette.ColorRole.Text)
+
+
+def context_marker(chips: tuple[BlockChip, ...]) -> tuple[str, str]:
+    """One quiet mark for a whole message: (the state its colour comes from, the text),
+    e.g. ("in context", "in context · ≈72"), ("summarized in #2", "summarized in #2"),
+    or, when its blocks differ, the state most of its tokens are in, said as partly."""
+    if not chips:
+        return "", ""
+    if any(not c.state for c in chips):
+        return "", "counting…"
+    by_state: dict[str, int] = {}
+    for chip in chips:
+        family = _family(chip.state)
+        by_state[family] = by_state.get(family, 0) + max(chip.tokens, 1)
+    main = max(by_state, key=lambda family: by_state[family])
+    state = next(c.state for c in chips if _family(c.state) == main)
+    sent = sum(c.sent for c in chips)
+    exact = all(c.exact for c in chips)
+    tokens = f" · {'' if exact else '≈'}{sent:,}" if sent else ""
+    label = state if len(by_state) == 1 else f"partly {main}"
+    if main == "trimmed":  # "trimmed 8,900 → 1,200 tokens" says its own numbers
+        return state, label
+    return state, f"{label}{tokens}"
+
+
+def _family(state: str) -> str:
+    """The kind of a state, without its details ("summarized in #2" → "summarized")."""
+    for family in ("in context", "summarized", "trimmed", "excluded", "cleared", "not sent"):
+        if state.startswith(family):
+            return family
+    return state
 
 
 def token_label(message: Message, chips: tuple[BlockChip, ...]) -> str:

@@ -8,7 +8,7 @@ what was asked, the window decides what it does.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QPoint, Qt, Signal, Slot
+from PySide6.QtCore import QAbstractItemModel, QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
@@ -51,6 +51,17 @@ class MessageListView(QListView):
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scroll_value_changed)
         bar.rangeChanged.connect(self._on_scroll_range_changed)
+
+    def set_context_view(self, on: bool) -> None:
+        """Every block's chip, or one quiet marker per message: laid out again from the
+        same model (nothing is reloaded)."""
+        if self.delegate.context_view == on:
+            return
+        self.delegate.context_view = on
+        stick = self._stick_to_bottom
+        self.scheduleDelayedItemsLayout()
+        if stick:
+            QTimer.singleShot(0, self, self.scrollToBottom)
 
     def setModel(self, model: QAbstractItemModel | None) -> None:
         super().setModel(model)  # the layout cache stays: it is keyed by message id

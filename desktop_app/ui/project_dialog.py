@@ -112,7 +112,7 @@ class ProjectDialog(QDialog):
         self.new_model.setObjectName("projectModel")
         self.new_model.setEditable(True)
         self.new_model.addItem("Settings’ model", "")
-        for info in session.chat.engine.models():
+        for info in session.chat.engine.known_models():  # never a network call here
             self.new_model.addItem(f"{info.display_name} — {info.context_window:,}", info.id)
         self.new_model.activated.connect(self._on_new_model_chosen)
         typed = self.new_model.lineEdit()

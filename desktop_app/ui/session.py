@@ -418,6 +418,9 @@ class ChatSession(QObject):
     def set_context_settings(self, settings: ContextSettings) -> None:
         self._update_chat(lambda: self.chat.set_settings(settings))
 
+    def switch_model(self, model: str) -> None:
+        self._update_chat(lambda: self.chat.switch_model(model))
+
     def set_system_prompt(self, text: str) -> None:
         self._update_chat(lambda: self.chat.set_system_prompt(text))
 

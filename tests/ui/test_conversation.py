@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.api.simulator.script import Fault, FaultKind, Reply
 from desktop_app.chats import Engine
-from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
+from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import MessageStatus
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import Role
@@ -285,9 +285,13 @@ def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
     assert view.delegate.helpEvent(event, view, option, item)
     reply = session.messages[-1]
     assert reply.usage is not None
-    said = QToolTip.text()
-    assert said.startswith(f"Its request: in {reply.usage.input_tokens:,}")
-    assert said.endswith("(exact) · no price for contextdesk-demo")
+    said = QToolTip.text().splitlines()
+    # First the reply's blocks as the next request holds them, then its own request.
+    assert said[0].startswith("In the next request (")
+    assert said[1].startswith("text · ")
+    assert said[1].endswith("in context")
+    assert said[-1].startswith(f"Its request: in {reply.usage.input_tokens:,}")
+    assert said[-1].endswith("(exact) · no price for contextdesk-demo")
 
 
 def test_messages_are_read_in_a_centred_column_however_wide_the_window(
@@ -321,3 +325,75 @@ def test_messages_are_read_in_a_centred_column_however_wide_the_window(
     y = row.center().y()
     inside = [x for x in range(row.width()) if shot.pixelColor(x, y) != shot.pixelColor(0, y)]
     assert max(inside) - min(inside) >= view.viewport().width() - 40
+
+
+def row_heights(window: MainWindow) -> list[int]:
+    view = window.messages
+    model = view.model()
+    return [view.sizeHintForIndex(model.index(row, 0)).height() for row in range(model.rowCount())]
+
+
+def test_context_view_shows_every_block_s_chip_and_is_remembered(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    from desktop_app.config.settings import AppState, load
+
+    session = open_demo(window, engine, qtbot)
+    assert not window.header.context_view.isChecked()  # quiet by default: one marker each
+    quiet = row_heights(window)
+    resets: list[bool] = []
+    session.model.modelReset.connect(lambda: resets.append(True))
+    qtbot.mouseClick(window.header.context_view, Qt.MouseButton.LeftButton)
+    assert window.context_view_action.isChecked()
+    qtbot.waitUntil(lambda: row_heights(window) != quiet, timeout=5000)
+    detailed = row_heights(window)
+    # A text block gains its chip row (a collapsed tool step had its row already);
+    # nothing was reloaded to show it.
+    for message, d, q in zip(session.messages, detailed, quiet, strict=True):
+        has_text = any(isinstance(b, TextBlock) for b in message.blocks)
+        assert d > q if has_text else d >= q
+    assert resets == []
+    window.close()
+    again = MainWindow(engine, load(engine.paths.state_file, AppState))
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitUntil(lambda: again.started, timeout=5000)
+    assert again.header.context_view.isChecked()
+    assert again.messages.delegate.context_view
+    # And the View menu's key turns it off again.
+    again.activateWindow()
+    qtbot.waitUntil(again.isActiveWindow, timeout=2000)
+    qtbot.keyClick(
+        again, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    assert not again.header.context_view.isChecked()
+
+
+def test_the_chat_header_names_the_chat_and_switches_its_model(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot)
+    header = window.header
+    assert header.title.text() == session.chat.title
+    # The offline demo's simulator answers every chat: nothing to choose, and it says so.
+    assert header.model.currentData() == "contextdesk-demo"
+    assert not header.model.isEnabled()
+    engine.reconnect(demo=False)  # as a key does
+    window.open_chat(engine.new_chat("With a key").id)
+    shown = window.open_chat(session.chat.id)
+    assert shown is session
+    assert header.model.isEnabled()
+    assert header.model.currentData() == session.chat.model
+    wanted = next(
+        i for i in range(header.model.count()) if header.model.itemData(i) != session.chat.model
+    )
+    chosen = header.model.itemData(wanted)
+    header.model.setFocus()
+    key = Qt.Key.Key_Down if wanted > header.model.currentIndex() else Qt.Key.Key_Up
+    for _ in range(header.model.count()):  # bounded: a combo that snaps back fails, not hangs
+        if header.model.currentIndex() == wanted:
+            break
+        qtbot.keyClick(header.model, key)
+    qtbot.waitUntil(lambda: session.chat.info.model == chosen, timeout=5000)
+    assert session.chat.settings.context_window == engine.model_window(chosen)
+    assert engine.store.chat(session.chat.id).model == chosen  # stored, not just shown
