@@ -18,12 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
     QFont,
     QFontMetrics,
+    QGuiApplication,
     QHelpEvent,
     QMouseEvent,
     QPainter,
@@ -45,6 +46,7 @@ from desktop_app.core.blocks import (
 )
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui import theme
+from desktop_app.ui.markdown_style import HEADER_PX, CodeBlock, place, style_code, style_text
 from desktop_app.ui.message_model import BlockChip, Index, Role
 
 PAD = 12  # around a message
@@ -53,6 +55,8 @@ GAP = 6  # between a chip and its content, and between blocks
 CHIP_GAP = 4
 CACHE_SIZE = 600
 MAX_SHOWN_CHARS = 20_000  # a tool result beyond this is shown cut, with the rest counted
+COPY_BUTTON_PX = 80  # the right end of a code block's header strip
+COPIED_MS = 1500  # how long "Copied" shows
 COLUMN_PX = 780  # messages are read in a centred column this wide at most (lines of
 # ~90 characters); a wider window adds margins, not longer lines
 
@@ -68,6 +72,7 @@ class _Part:
     collapsible: bool
     summary: str  # the chip row's text after the chip: "show" hints, image sizes, …
     row: float = 0.0
+    codes: list[CodeBlock] = field(default_factory=list)  # its fenced code, placed
 
     @property
     def doc_top(self) -> float:
@@ -93,6 +98,7 @@ class MessageDelegate(QStyledItemDelegate):
         # one quiet marker in its header, and a block has a row only for what it says
         # beside the chip (a collapsed result, an image's size, …).
         self.context_view = False
+        self._copied: tuple[str, int] | None = None  # the code block just copied
 
     # -- Qt's side ------------------------------------------------------------------------
 
@@ -144,6 +150,8 @@ class MessageDelegate(QStyledItemDelegate):
             if part.doc is not None:
                 painter.save()
                 painter.translate(left, rect.top() + part.doc_top)
+                for code in part.codes:
+                    self._paint_code_frame(painter, part.doc.textWidth(), code, option, dark)
                 context = QAbstractTextDocumentLayout.PaintContext()
                 context.palette = palette
                 context.palette.setColor(
@@ -161,11 +169,49 @@ class MessageDelegate(QStyledItemDelegate):
             return False
         if event.button() != Qt.MouseButton.LeftButton:
             return False
+        code = self._copy_button_at(index, option, event.position())
+        if code is not None:
+            QGuiApplication.clipboard().setText(code.code)
+            self._copied = (code.code, code.first)
+            self._view.viewport().update()
+            QTimer.singleShot(COPIED_MS, self, self._forget_copied)
+            return True
         part = self._part_at(index, option, event.position())
         if part is None or not part.collapsible:
             return False
         self.toggle(index, part.block)
         return True
+
+    def _forget_copied(self) -> None:
+        self._copied = None
+        self._view.viewport().update()
+
+    def _copy_button_at(
+        self, index: Index, option: QStyleOptionViewItem, pos: QPointF
+    ) -> CodeBlock | None:
+        return next(
+            (code for rect, code in self.copy_buttons(index, option) if rect.contains(pos)), None
+        )
+
+    def copy_buttons(
+        self, index: Index, option: QStyleOptionViewItem
+    ) -> list[tuple[QRectF, CodeBlock]]:
+        """Each code block of a message with its Copy button (the right of its header
+        strip), in the view's coordinates."""
+        layout = self._layout(index, option.font)
+        rect = self._column_rect(option.rect)
+        left = rect.left() + PAD + INDENT
+        buttons = []
+        for part in layout.parts:
+            if part.doc is None:
+                continue
+            right = left + part.doc.textWidth()
+            for code in part.codes:
+                top = rect.top() + part.doc_top + code.top
+                buttons.append(
+                    (QRectF(right - COPY_BUTTON_PX, top, COPY_BUTTON_PX, HEADER_PX), code)
+                )
+        return buttons
 
     def helpEvent(
         self, event: QHelpEvent, view: Any, option: QStyleOptionViewItem, index: Index
@@ -262,6 +308,7 @@ class MessageDelegate(QStyledItemDelegate):
             expanded,
             font.key(),
             self.context_view,
+            theme.is_dark(),  # code is coloured for the scheme
         )
         layout = self._cache.get(key)
         if layout is not None:
@@ -283,6 +330,11 @@ class MessageDelegate(QStyledItemDelegate):
             doc, collapsible, summary = self._content(block, open_, streaming, font, text_width)
             row = self._chip_height() if self.context_view or summary else 0.0
             part = _Part(j, y, doc, collapsible, summary, row)
+            if doc is not None and isinstance(block, TextBlock) and not streaming:
+                part.codes = style_code(doc, theme.is_dark())
+                style_text(doc, theme.is_dark())
+                doc.setTextWidth(text_width)  # laid out again with the new margins
+                place(doc, part.codes)
             parts.append(part)
             y = part.doc_top + (doc.size().height() if doc is not None else 0) + GAP
         if not message.blocks:
@@ -386,6 +438,34 @@ class MessageDelegate(QStyledItemDelegate):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(theme.state_colour(state, dark))
         painter.drawEllipse(QPointF(right.right() - dot, right.center().y()), 3.5, 3.5)
+
+    def _paint_code_frame(
+        self,
+        painter: QPainter,
+        width: float,
+        code: CodeBlock,
+        option: QStyleOptionViewItem,
+        dark: bool,
+    ) -> None:
+        """A code block's background and its header strip: the language, and Copy (or
+        "Copied" just after a click). Coordinates are the document's."""
+        from desktop_app.ui.markdown_style import background
+
+        box = QRectF(0, code.top, width, code.bottom - code.top)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(background(dark))
+        painter.drawRoundedRect(box, 6, 6)
+        font = QFont(self._mono)
+        font.setPointSizeF(option.font.pointSizeF() * 0.85)
+        painter.setFont(font)
+        painter.setPen(option.palette.color(QPalette.ColorRole.PlaceholderText))
+        strip = QRectF(box.left() + 10, box.top(), box.width() - 20, HEADER_PX)
+        centred = Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(strip, centred | Qt.AlignmentFlag.AlignLeft, code.language or "code")
+        copied = self._copied == (code.code, code.first)
+        painter.drawText(
+            strip, centred | Qt.AlignmentFlag.AlignRight, "Copied" if copied else "Copy"
+        )
 
     def _paint_chip(
         self, painter: QPainter, x: float, y: float, chip: BlockChip, dark: bool

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPoint, Qt
-from PySide6.QtGui import QHelpEvent
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, Qt
+from PySide6.QtGui import QGuiApplication, QHelpEvent, QTextTable
 from PySide6.QtWidgets import QLabel, QStyleOptionViewItem, QToolTip
 from pytestqt.qtbot import QtBot
 
@@ -15,7 +15,7 @@ from desktop_app.api.simulator import SimulatorServer
 from desktop_app.api.simulator.script import Fault, FaultKind, Reply
 from desktop_app.chats import Engine
 from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock
-from desktop_app.core.messages import MessageStatus
+from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import Role
 from desktop_app.ui.session import ChatSession
@@ -397,3 +397,87 @@ def test_the_chat_header_names_the_chat_and_switches_its_model(
     qtbot.waitUntil(lambda: session.chat.info.model == chosen, timeout=5000)
     assert session.chat.settings.context_window == engine.model_window(chosen)
     assert engine.store.chat(session.chat.id).model == chosen  # stored, not just shown
+
+
+CODE = 'def parse(text: str) -> int:\n    """Digits only."""\n    return int(text)  # may raise'
+REPLY = (
+    f"Here it is:\n\n```python\n{CODE}\n```\n\nThen:\n\n```\n$ make test\n```\n\n"
+    "| Input | Result |\n|---|---|\n| `42` | 42 |\n"
+)
+
+
+def open_code_reply(window: MainWindow, engine: Engine, qtbot: QtBot) -> ChatSession:
+    chat = engine.new_chat("Code")
+    engine.store.append_messages(
+        chat.id,
+        [
+            Message("user", (TextBlock("Parse digits?"),)),
+            Message("assistant", (TextBlock(REPLY),)),
+        ],
+    )
+    window.chats.refresh()
+    session = window.open_chat(chat.id)
+    assert session is not None
+    qtbot.waitUntil(lambda: session.model.rowCount() == 2, timeout=5000)
+    return session
+
+
+def reply_option(window: MainWindow, row: int) -> tuple[QModelIndex, QStyleOptionViewItem]:
+    view = window.messages
+    index = view.model().index(row, 0)
+    view.scrollTo(index)
+    option = QStyleOptionViewItem()
+    option.rect = view.visualRect(index)
+    option.font = view.font()
+    return index, option
+
+
+def test_a_code_block_s_copy_button_puts_exactly_its_code_on_the_clipboard(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    open_code_reply(window, engine, qtbot)
+    index, option = reply_option(window, 1)
+    buttons = window.messages.delegate.copy_buttons(index, option)
+    assert [code.language for _, code in buttons] == ["python", ""]
+    QGuiApplication.clipboard().clear()
+    spot = buttons[0][0].center().toPoint()
+    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot)
+    assert QGuiApplication.clipboard().text() == CODE
+    spot = buttons[1][0].center().toPoint()
+    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot)
+    assert QGuiApplication.clipboard().text() == "$ make test"
+    # A click beside the button copies nothing.
+    QGuiApplication.clipboard().clear()
+    beside = buttons[0][0].translated(-200, 0).center().toPoint()
+    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=beside)
+    assert QGuiApplication.clipboard().text() == ""
+
+
+def test_code_is_coloured_by_its_language_and_tables_line_up(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    open_code_reply(window, engine, qtbot)
+    index, option = reply_option(window, 1)
+    layout = window.messages.delegate._layout(index, option.font)
+    doc = layout.parts[0].doc
+    assert doc is not None
+
+    def colour_of(word: str) -> str:
+        found = doc.find(word)
+        assert not found.isNull(), word
+        return found.charFormat().foreground().color().name()
+
+    plain = colour_of("parse")
+    assert colour_of("def") != plain  # a keyword
+    assert colour_of("# may raise") not in (plain, colour_of("def"))  # a comment
+    assert colour_of("make") == colour_of("test")  # no language: not coloured as any
+    # The table's header cells sit on one line, bold.
+    table = next(f for f in doc.rootFrame().childFrames() if isinstance(f, QTextTable))
+    tops = {
+        doc.documentLayout()
+        .blockBoundingRect(table.cellAt(0, c).firstCursorPosition().block())
+        .top()
+        for c in range(table.columns())
+    }
+    assert len(tops) == 1
+    assert table.cellAt(0, 0).firstCursorPosition().block().text() == "Input"

@@ -1,0 +1,221 @@
+"""A message's Markdown, made to read well: Qt's Markdown reader builds the document;
+this styles what it leaves plain.
+
+- Fenced code: room for a header strip (the language and a Copy button) and padding,
+  wrapped instead of running past the column, coloured by Pygments.
+- Inline code: a tinted background.
+- Tables: collapsed borders, padding, a tinted header row, every cell aligned alike.
+
+Laid out once per message layout (the delegate caches it by id, revision and width), so
+scrolling never highlights again; a streaming reply is plain text until it is complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+    QTextTable,
+)
+
+HEADER_PX = 24  # the strip above the code: language on the left, Copy on the right
+PAD_PX = 10
+GAP_AFTER_PX = 8  # between a code block's frame and what follows it
+LIGHT = ("#f6f8fa", "default")  # (background, Pygments style)
+DARK = ("#161b22", "github-dark")
+MAX_HIGHLIGHTED_CHARS = 200_000  # beyond this a block is shown uncoloured: layout stays fast
+
+
+@dataclass
+class CodeBlock:
+    """One fenced block of a document: its text as written, its language (may be ""),
+    and, once laid out, where it is (document coordinates, header strip included)."""
+
+    language: str
+    code: str
+    first: int  # the document's block numbers it spans
+    last: int
+    top: float = 0.0
+    bottom: float = 0.0
+
+
+def style_code(doc: QTextDocument, dark: bool) -> list[CodeBlock]:
+    """Find and style the fenced code of `doc` (made by setMarkdown); call `place`
+    after `setTextWidth` to learn where each block ended up."""
+    blocks: list[CodeBlock] = []
+    block = doc.begin()
+    while block.isValid():
+        fmt = block.blockFormat()
+        if not fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
+            block = block.next()
+            continue
+        language = fmt.stringProperty(QTextFormat.Property.BlockCodeLanguage)
+        first = block
+        lines = []
+        while block.isValid() and block.blockFormat().hasProperty(
+            QTextFormat.Property.BlockCodeFence
+        ):
+            lines.append(block.text())
+            last = block
+            block = block.next()
+        blocks.append(
+            CodeBlock(language, "\n".join(lines), first.blockNumber(), last.blockNumber())
+        )
+        _frame(doc, first.blockNumber(), last.blockNumber())
+        _colour(doc, first.position(), blocks[-1].code, language, dark)
+    return blocks
+
+
+def place(doc: QTextDocument, blocks: list[CodeBlock]) -> None:
+    layout = doc.documentLayout()
+    for code in blocks:
+        first, last = doc.findBlockByNumber(code.first), doc.findBlockByNumber(code.last)
+        # A block's bounding rect leaves out its margins: the frame takes them in.
+        code.top = layout.blockBoundingRect(first).top() - first.blockFormat().topMargin()
+        code.bottom = layout.blockBoundingRect(last).bottom() + PAD_PX
+
+
+def background(dark: bool) -> QColor:
+    return QColor((DARK if dark else LIGHT)[0])
+
+
+def style_text(doc: QTextDocument, dark: bool) -> None:
+    """Inline code tinted, tables ruled and aligned (fenced code: `style_code`)."""
+    tint = QColor("#2d333b" if dark else "#eaeef2")
+    rule = QColor("#3d444d" if dark else "#d0d7de")
+    block = doc.begin()
+    while block.isValid():
+        if not block.blockFormat().hasProperty(QTextFormat.Property.BlockCodeFence):
+            it = block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                if fragment.isValid() and fragment.charFormat().fontFixedPitch():
+                    cursor = QTextCursor(doc)
+                    cursor.setPosition(fragment.position())
+                    cursor.setPosition(
+                        fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor
+                    )
+                    fmt = QTextCharFormat()
+                    fmt.setBackground(tint)
+                    cursor.mergeCharFormat(fmt)
+                it += 1
+        block = block.next()
+    for frame in doc.rootFrame().childFrames():
+        if isinstance(frame, QTextTable):
+            _rule(frame, tint, rule)
+
+
+def _rule(table: QTextTable, tint: QColor, rule: QColor) -> None:
+    fmt = table.format()
+    fmt.setBorder(1)
+    fmt.setBorderBrush(rule)
+    fmt.setBorderCollapse(True)
+    fmt.setCellSpacing(0)
+    fmt.setCellPadding(6)
+    table.setFormat(fmt)
+    for row in range(table.rows()):
+        for column in range(table.columns()):
+            cell = table.cellAt(row, column)
+            cell_format = cell.format().toTableCellFormat()
+            cell_format.setVerticalAlignment(QTextCharFormat.VerticalAlignment.AlignTop)
+            header = row < max(1, fmt.headerRowCount())
+            if header:
+                cell_format.setBackground(tint)
+            cell.setFormat(cell_format)
+            cursor = cell.firstCursorPosition()
+            if not cursor.block().text() and cursor.block() != cell.lastCursorPosition().block():
+                cursor.deleteChar()  # Qt's reader opens a header cell with an empty line
+            if header:
+                words = cell.firstCursorPosition()
+                words.setPosition(
+                    cell.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor
+                )
+                bold = QTextCharFormat()
+                bold.setFontWeight(QFont.Weight.Bold)
+                words.mergeCharFormat(bold)
+            block_format = cursor.blockFormat()
+            block_format.setAlignment(Qt.AlignmentFlag.AlignLeft)
+            block_format.setTopMargin(0)
+            block_format.setBottomMargin(0)
+            cursor.setBlockFormat(block_format)
+
+
+def _frame(doc: QTextDocument, first: int, last: int) -> None:
+    """Padding around the code and room for the header strip; long lines wrap."""
+    cursor = QTextCursor(doc)
+    for number in range(first, last + 1):
+        block = doc.findBlockByNumber(number)
+        fmt = QTextBlockFormat(block.blockFormat())
+        fmt.setNonBreakableLines(False)  # wrap in the column rather than run past it
+        fmt.setLeftMargin(PAD_PX)
+        fmt.setRightMargin(PAD_PX)
+        fmt.setTopMargin(HEADER_PX if number == first else 0)
+        fmt.setBottomMargin(PAD_PX + GAP_AFTER_PX if number == last else 0)
+        cursor.setPosition(block.position())
+        cursor.setBlockFormat(fmt)
+
+
+def _colour(doc: QTextDocument, start: int, code: str, language: str, dark: bool) -> None:
+    if not code or len(code) > MAX_HIGHLIGHTED_CHARS:
+        return
+    formats = _formats(dark)
+    cursor = QTextCursor(doc)
+    offset = 0
+    for token, text in _lexer(language).get_tokens(code):
+        fmt = formats(token)
+        if fmt is not None and text.strip():
+            cursor.setPosition(start + offset)
+            cursor.setPosition(start + offset + len(text), QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(fmt)
+        offset += len(text)
+
+
+@lru_cache(maxsize=64)
+def _lexer(language: str) -> Any:
+    """The lexer for a fence's language; plain text when Pygments does not know it (it
+    never guesses: a wrong guess colours prose as code)."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.lexers.special import TextLexer
+    from pygments.util import ClassNotFound
+
+    try:
+        # stripnl=False: the tokens' text must add up to the code, character for character
+        return (
+            get_lexer_by_name(language, stripnl=False, ensurenl=False) if language else TextLexer()
+        )
+    except ClassNotFound:
+        return TextLexer()
+
+
+@lru_cache(maxsize=2)
+def _formats(dark: bool) -> Any:
+    """Token type → the char format to merge (None: leave the text as it is)."""
+    from pygments.styles import get_style_by_name
+
+    style = get_style_by_name((DARK if dark else LIGHT)[1])
+    made: dict[Any, QTextCharFormat | None] = {}
+
+    def of(token: Any) -> QTextCharFormat | None:
+        if token not in made:
+            spec = style.style_for_token(token)
+            fmt = QTextCharFormat()
+            if spec["color"]:
+                fmt.setForeground(QColor(f"#{spec['color']}"))
+            if spec["bold"]:
+                fmt.setFontWeight(QFont.Weight.Bold)
+            if spec["italic"]:
+                fmt.setFontItalic(True)
+            made[token] = fmt if (spec["color"] or spec["bold"] or spec["italic"]) else None
+        return made[token]
+
+    return of
