@@ -518,6 +518,7 @@ class MainWindow(QMainWindow):
             return
         session.set_excluded(message, not session.is_excluded(message))
         self.messages.excluded = set(session.state().excluded_messages)
+        self.messages.refresh_actions()
 
     @Slot(object)
     def _on_messages_pin_requested(self, message: Message) -> None:

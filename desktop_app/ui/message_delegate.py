@@ -112,7 +112,7 @@ class MessageDelegate(QStyledItemDelegate):
         layout = self._layout(index, option.font)
         palette = option.palette
         dark = theme.is_dark(palette)
-        rect = self._column_rect(option.rect)
+        rect = self.column_rect(option.rect)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         bubble = QRectF(rect.adjusted(6, 3, -6, -3))
@@ -199,7 +199,7 @@ class MessageDelegate(QStyledItemDelegate):
         """Each code block of a message with its Copy button (the right of its header
         strip), in the view's coordinates."""
         layout = self._layout(index, option.font)
-        rect = self._column_rect(option.rect)
+        rect = self.column_rect(option.rect)
         left = rect.left() + PAD + INDENT
         buttons = []
         for part in layout.parts:
@@ -275,7 +275,7 @@ class MessageDelegate(QStyledItemDelegate):
     def _view_width(self) -> int:
         return max(200, self._view.viewport().width())
 
-    def _column_rect(self, row: QRect) -> QRect:
+    def column_rect(self, row: QRect) -> QRect:
         """A row's message, in the column centred in it."""
         width = self._width()
         return QRect(row.left() + (row.width() - width) // 2, row.top(), width, row.height())

@@ -2,18 +2,30 @@
 
 It opens at the newest messages, loads older pages when scrolled near the top (keeping
 what the user was reading in place), and follows a streaming reply only while the user
-is at the bottom. The context menu holds the per-message actions; the view only says
-what was asked, the window decides what it does.
+is at the bottom. A message's actions (`actions_for`) show in its context menu and in a
+bar over it on hover or keyboard focus; the view only says what was asked, the window
+decides what it does.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QPoint, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QKeyEvent, QResizeEvent
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QHoverEvent, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, MessageStatus
+from desktop_app.ui.message_actions import HoverBar, MessageAction
 from desktop_app.ui.message_delegate import MessageDelegate
 from desktop_app.ui.message_model import MessageListModel, Role
 
@@ -47,6 +59,9 @@ class MessageListView(QListView):
         self.setMouseTracking(True)
         self.setFrameShape(QListView.Shape.NoFrame)
         self.excluded: set[str] = set()  # for the menu's wording; the window keeps it current
+        self.hover_bar = HoverBar(self.viewport())
+        self.setAttribute(Qt.WidgetAttribute.WA_Hover)
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover)
         self._stick_to_bottom = True
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scroll_value_changed)
@@ -167,27 +182,108 @@ class MessageListView(QListView):
             self.viewport().mapToGlobal(where) if keyboard else event.globalPos()
         )
 
-    def menu_for(self, message: Message) -> QMenu:
-        menu = QMenu(self)
-        menu.addAction("Copy", lambda: QGuiApplication.clipboard().setText(_plain(message)))
-        excluded = message.id in self.excluded
-        if excluded:
-            label = "Include in context"
+    def actions_for(self, message: Message) -> list[MessageAction]:
+        """What can be done to a message: the menu and the hover bar show these."""
+        actions = [
+            MessageAction(
+                "copy",
+                "Copy",
+                "Copy",
+                lambda: QGuiApplication.clipboard().setText(_plain(message)),
+            )
+        ]
+        if message.id in self.excluded:
+            actions.append(
+                MessageAction(
+                    "exclude",
+                    "Include",
+                    "Include in context",
+                    lambda: self.exclude_toggled.emit(message),
+                )
+            )
         else:
             sent = self._sent_tokens(message)
             label = f"Exclude from context (−≈{sent:,} tokens)" if sent else "Exclude from context"
-        menu.addAction(label, lambda: self.exclude_toggled.emit(message))
-        menu.addAction("Pin text as a fact…", lambda: self.pin_requested.emit(message))
-        menu.addSeparator()
-        menu.addAction("Fork a new chat from here", lambda: self.fork_requested.emit(message))
+            actions.append(
+                MessageAction(
+                    "exclude", "Exclude", label, lambda: self.exclude_toggled.emit(message)
+                )
+            )
+        actions.append(
+            MessageAction(
+                "pin", "Pin", "Pin text as a fact…", lambda: self.pin_requested.emit(message)
+            )
+        )
+        actions.append(
+            MessageAction(
+                "fork",
+                "Fork",
+                "Fork a new chat from here",
+                lambda: self.fork_requested.emit(message),
+            )
+        )
         if message.role == "user":
-            menu.addAction("Edit and resend…", lambda: self.edit_requested.emit(message))
+            actions.append(
+                MessageAction(
+                    "edit", "Edit", "Edit and resend…", lambda: self.edit_requested.emit(message)
+                )
+            )
         if message.role == "assistant" and message.status in (
             MessageStatus.ERROR,
             MessageStatus.INTERRUPTED,
         ):
-            menu.addAction("Retry", lambda: self.retry_requested.emit(message))
+            actions.append(
+                MessageAction("retry", "Retry", "Retry", lambda: self.retry_requested.emit(message))
+            )
+        return actions
+
+    def menu_for(self, message: Message) -> QMenu:
+        menu = QMenu(self)
+        for action in self.actions_for(message):
+            if action.key == "fork":
+                menu.addSeparator()
+            menu.addAction(action.label, action.run)
         return menu
+
+    # -- the hover bar ----------------------------------------------------------------------
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.HoverMove and isinstance(event, QHoverEvent):
+            self._show_actions(self.indexAt(event.position().toPoint()))
+        elif event.type() == QEvent.Type.HoverLeave:
+            self._show_actions(self.currentIndex() if self.hasFocus() else QModelIndex())
+        return super().viewportEvent(event)
+
+    def currentChanged(
+        self,
+        current: QModelIndex | QPersistentModelIndex,
+        previous: QModelIndex | QPersistentModelIndex,
+    ) -> None:
+        super().currentChanged(current, previous)
+        if self.hasFocus():  # the keyboard's message gets its actions too
+            self._show_actions(current)
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self.hover_bar.hide()  # it shows again where the mouse or the focus next is
+
+    def refresh_actions(self) -> None:
+        """A message's actions changed (it was excluded, say): the bar shows them now."""
+        model = self.model()
+        if self.hover_bar.isVisible() and isinstance(model, MessageListModel):
+            row = model.row_of(self.hover_bar.message_id)
+            self._show_actions(model.index(row) if row is not None else QModelIndex())
+
+    def _show_actions(self, index: QModelIndex | QPersistentModelIndex) -> None:
+        if not index.isValid():
+            self.hover_bar.hide()
+            return
+        message: Message = index.data(Role.MESSAGE)
+        if message.status is MessageStatus.STREAMING:
+            self.hover_bar.hide()
+            return
+        column = self.delegate.column_rect(self.visualRect(index))
+        self.hover_bar.show_for(message.id, self.actions_for(message), column)
 
 
 def _plain(message: Message) -> str:

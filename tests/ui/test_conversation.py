@@ -481,3 +481,40 @@ def test_code_is_coloured_by_its_language_and_tables_line_up(
     }
     assert len(tops) == 1
     assert table.cellAt(0, 0).firstCursorPosition().block().text() == "Input"
+
+
+def test_a_message_s_actions_appear_over_it_on_hover_and_on_keyboard_focus(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot)
+    view = window.messages
+    bar = view.hover_bar
+    row = next(i for i, m in enumerate(session.messages) if m.role == "user")
+    message = session.messages[row]
+    index = view.model().index(row, 0)
+    view.scrollTo(index)
+    qtbot.waitUntil(lambda: view.visualRect(index).isValid(), timeout=5000)
+    qtbot.mouseMove(view.viewport(), view.visualRect(index).center())
+    qtbot.waitUntil(lambda: bar.isVisible() and bar.message_id == message.id, timeout=5000)
+    assert set(bar.buttons()) == {"copy", "exclude", "pin", "fork", "edit"}
+    # It sits over the message's own header, inside the reading column.
+    assert view.visualRect(index).contains(bar.geometry().center())
+
+    QGuiApplication.clipboard().clear()
+    qtbot.mouseClick(bar.buttons()["copy"], Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == message.text
+    qtbot.mouseClick(bar.buttons()["exclude"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.is_excluded(message), timeout=5000)
+    qtbot.waitUntil(lambda: bar.buttons()["exclude"].text() == "Include", timeout=5000)
+    chats = len(engine.list_chats())
+    qtbot.mouseClick(bar.buttons()["fork"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(engine.list_chats()) == chats + 1, timeout=5000)
+
+    # From the keyboard: the focused message shows its actions, without a mouse.
+    window.open_chat(session.chat.id)
+    view.setFocus()
+    qtbot.waitUntil(view.hasFocus, timeout=2000)
+    view.setCurrentIndex(view.model().index(0, 0))
+    qtbot.keyClick(view, Qt.Key.Key_Down)
+    current = view.currentIndex().data(Role.MESSAGE)
+    qtbot.waitUntil(lambda: bar.isVisible() and bar.message_id == current.id, timeout=5000)
