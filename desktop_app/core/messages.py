@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal, TypeAlias
 
-from desktop_app.core.blocks import Block, JSONObject, TextBlock, block_to_api
+from desktop_app.core.blocks import Block, JSONObject, TextBlock, ToolResultBlock, block_to_api
 
 Role: TypeAlias = Literal["user", "assistant"]
 
@@ -71,6 +71,16 @@ class Message:
     def text(self) -> str:
         """The message's plain text (text blocks only), for display and search."""
         return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+    @property
+    def is_tool_results(self) -> bool:
+        """A user turn that only carries tool results back: part of Claude's work, not
+        something the person wrote."""
+        return (
+            self.role == "user"
+            and bool(self.blocks)
+            and all(isinstance(b, ToolResultBlock) for b in self.blocks)
+        )
 
 
 def user_text(text: str) -> Message:

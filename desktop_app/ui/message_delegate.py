@@ -116,7 +116,7 @@ class MessageDelegate(QStyledItemDelegate):
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         bubble = QRectF(rect.adjusted(6, 3, -6, -3))
-        if message.role == "user":
+        if message.role == "user" and not message.is_tool_results:
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(palette.color(QPalette.ColorRole.AlternateBase))
             painter.drawRoundedRect(bubble, 8, 8)
@@ -407,7 +407,9 @@ class MessageDelegate(QStyledItemDelegate):
         bold.setBold(True)
         painter.setFont(bold)
         painter.setPen(palette.color(QPalette.ColorRole.Text))
-        who = "You" if message.role == "user" else "Claude"
+        who = speaker(message)
+        if message.is_tool_results:  # a step of Claude's turn, quieter than a message
+            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
         painter.drawText(QPointF(x, y + metrics.ascent()), who)
         x += QFontMetrics(bold).horizontalAdvance(who) + 10
         painter.setFont(font)
@@ -495,6 +497,14 @@ class MessageDelegate(QStyledItemDelegate):
         if isinstance(block, ThinkingBlock):
             return palette.color(QPalette.ColorRole.PlaceholderText)
         return palette.color(QPalette.ColorRole.Text)
+
+
+def speaker(message: Message) -> str:
+    """Who a message's header names: the person, Claude, or the tools Claude called."""
+    if message.is_tool_results:
+        count = len(message.blocks)
+        return "Tool result" if count == 1 else f"Tool results ({count})"
+    return "You" if message.role == "user" else "Claude"
 
 
 def context_marker(chips: tuple[BlockChip, ...]) -> tuple[str, str]:

@@ -222,7 +222,7 @@ class MessageListView(QListView):
                 lambda: self.fork_requested.emit(message),
             )
         )
-        if message.role == "user":
+        if message.role == "user" and not message.is_tool_results:
             actions.append(
                 MessageAction(
                     "edit", "Edit", "Edit and resend…", lambda: self.edit_requested.emit(message)

@@ -17,6 +17,7 @@ from desktop_app.chats import Engine
 from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.message_delegate import speaker
 from desktop_app.ui.message_model import Role
 from desktop_app.ui.session import ChatSession
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
@@ -55,6 +56,11 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
     result = messages[2].blocks[0]
     assert isinstance(result, ToolResultBlock)
     assert not result.is_error
+    # The result is a step of Claude's turn, not something "You" wrote: nothing to edit.
+    assert speaker(messages[2]) == "Tool result"
+    assert speaker(messages[0]) == "You"
+    assert "edit" not in {a.key for a in window.messages.actions_for(messages[2])}
+    assert "edit" in {a.key for a in window.messages.actions_for(messages[0])}
     assert messages[3].text.startswith("[Simulated reply")
     # On disk exactly as on screen, and the chat list says so.
     assert [m.id for m in engine.store.messages(session.chat.id)] == [m.id for m in messages]
