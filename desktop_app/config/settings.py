@@ -47,6 +47,8 @@ class Settings:
     send_with_enter: bool = True  # else Ctrl+Enter sends
     auto_pin: bool = False
     plaintext_key_opt_in: bool = False  # the user chose, warned, to keep the key in a file
+    appearance: str = "system"  # system, light or dark
+    text_size: int = 0  # points for the window's text; 0: the system's
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +172,19 @@ def _anything(_value: Any, _: Settings) -> str:
     return ""
 
 
+APPEARANCES = ("system", "light", "dark")
+TEXT_SIZES = (8, 24)  # points; 0 means the system's size
+
+
+def _appearance(value: str, _: Settings) -> str:
+    return "" if value in APPEARANCES else f"say {', '.join(APPEARANCES)}"
+
+
+def _text_size(value: int, _: Settings) -> str:
+    low, high = TEXT_SIZES
+    return "" if value == 0 or low <= value <= high else f"0 (the system's) or {low} to {high}"
+
+
 SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
     SettingSpec(
         "server",
@@ -248,6 +263,20 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
     ),
     SettingSpec(
         "auto_pin", "auto_pin", "facts Claude proposes are pinned at once", _anything, "Auto-pin"
+    ),
+    SettingSpec(
+        "appearance",
+        "appearance",
+        "system (follow it), light or dark",
+        _appearance,
+        "Appearance",
+    ),
+    SettingSpec(
+        "text_size",
+        "text_size",
+        "the window's text size in points; 0: the system's",
+        _text_size,
+        "Text size",
     ),
 )
 SETTING_BY_KEY = {spec.key: spec for spec in SETTINGS}

@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
         self.current: ChatSession | None = None
         self.approvals: list[ApprovalDialog] = []
         self.setObjectName("mainWindow")
+        self._use_appearance()
         self.resize(1280, 820)
         # The docked panel's own minimum must not stop the window from narrowing: below
         # NARROW_PX it folds into a strip (ContextPlacement), which needs far less.
@@ -889,9 +890,21 @@ class MainWindow(QMainWindow):
         # A draft is a block: its own estimate, as its chip will show once sent.
         self.composer.set_counter(lambda text: counter.encoder.count(text))
 
+    def _use_appearance(self) -> None:
+        """Settings' appearance and text size (the system's, untouched, by default)."""
+        settings = self.engine.settings
+        app = QApplication.instance()
+        if isinstance(app, QApplication) and (settings.appearance, settings.text_size) != (
+            theme.chosen()
+        ):
+            theme.choose(app, settings.appearance, settings.text_size)
+            if self._conversation_made:
+                self.messages.scheduleDelayedItemsLayout()  # new colours, new sizes
+
     @Slot()
     def _on_connection_settings_saved(self) -> None:
         self._ensure_conversation()
+        self._use_appearance()
         self.composer.set_send_with_enter(self.engine.settings.send_with_enter)
         for session in self.sessions.values():
             session.settings_changed()

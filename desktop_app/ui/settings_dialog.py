@@ -37,6 +37,7 @@ from desktop_app.config.secrets import KeyringUnavailable
 from desktop_app.config.settings import (
     CONTEXT_WINDOW_RANGE,
     MAX_TOKENS_RANGE,
+    TEXT_SIZES,
     THINKING_RANGE,
     Settings,
 )
@@ -156,6 +157,17 @@ class SettingsDialog(QDialog):
             "Enter sends (Shift+Enter for a new line); otherwise Ctrl+Enter"
         )
         self.send_with_enter.setChecked(settings.send_with_enter)
+        self.appearance = QComboBox()
+        self.appearance.setObjectName("appearance")
+        for value, text in (("system", "As the system"), ("light", "Light"), ("dark", "Dark")):
+            self.appearance.addItem(text, value)
+        self.appearance.setCurrentIndex(max(0, self.appearance.findData(settings.appearance)))
+        self.text_size = QSpinBox()
+        self.text_size.setObjectName("textSize")
+        self.text_size.setRange(TEXT_SIZES[0] - 1, TEXT_SIZES[1])  # the lowest: the system's
+        self.text_size.setSpecialValueText("As the system")
+        self.text_size.setSuffix(" pt")
+        self.text_size.setValue(settings.text_size or TEXT_SIZES[0] - 1)
 
         thinking_row = QHBoxLayout()
         thinking_row.addWidget(self.thinking)
@@ -191,6 +203,12 @@ class SettingsDialog(QDialog):
         waits.addStretch(1)
         form.addRow("Wait for a reply", _row_widget(waits))
         form.addRow("Sending", self.send_with_enter)
+        look = QHBoxLayout()
+        look.addWidget(self.appearance)
+        look.addWidget(QLabel("Text size"))
+        look.addWidget(self.text_size)
+        look.addStretch(1)
+        form.addRow("Appearance", _row_widget(look))
         self.field_problems = self._problem_rows(
             form,
             {
@@ -319,6 +337,8 @@ class SettingsDialog(QDialog):
             send_with_enter=self.send_with_enter.isChecked(),
             first_word_timeout=self.first_word.value(),
             quiet_timeout=self.quiet.value(),
+            appearance=str(self.appearance.currentData()),
+            text_size=0 if self.text_size.value() < TEXT_SIZES[0] else self.text_size.value(),
         )
 
     def _chosen_model(self) -> str:

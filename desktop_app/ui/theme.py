@@ -52,13 +52,35 @@ def monospace() -> QFont:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
 
+_chosen: dict[str, str | int] = {"appearance": "system", "text_size": 0}  # Settings' (`choose`)
+_system_points: list[float] = []  # the system's text size, read once
+
+
 def apply_system_scheme(app: QApplication) -> None:
     """Fusion everywhere (it draws the same on every platform and honours palettes), with a
-    dark palette when the system asks for one; re-applied when the system switches."""
+    dark palette when Settings or — by default — the system ask for one; re-applied when
+    the system switches."""
     app.setStyle("Fusion")
-    hints = app.styleHints()
-    dark = hints.colorScheme() == Qt.ColorScheme.Dark
+    appearance = _chosen["appearance"]
+    system_dark = app.styleHints().colorScheme() == Qt.ColorScheme.Dark
+    dark = appearance == "dark" or (appearance == "system" and system_dark)
     app.setPalette(_dark_palette() if dark else app.style().standardPalette())
+
+
+def chosen() -> tuple[str, int]:
+    """The appearance and text size in use (as `choose` was last told)."""
+    return str(_chosen["appearance"]), int(_chosen["text_size"])
+
+
+def choose(app: QApplication, appearance: str, text_size: int) -> None:
+    """Use Settings' appearance (system, light, dark) and text size (0: the system's)."""
+    _chosen.update(appearance=appearance, text_size=text_size)
+    apply_system_scheme(app)
+    font = app.font()
+    if not _system_points:
+        _system_points.append(font.pointSizeF())
+    font.setPointSizeF(float(text_size) if text_size else _system_points[0])
+    app.setFont(font)
 
 
 def _dark_palette() -> QPalette:

@@ -10,7 +10,7 @@ import keyring
 import pytest
 from PySide6.QtCore import QMimeData, QModelIndex, QPoint, Qt, QUrl
 from PySide6.QtGui import QAction, QColor, QImage
-from PySide6.QtWidgets import QDialog, QLineEdit, QMenu
+from PySide6.QtWidgets import QApplication, QDialog, QLineEdit, QMenu
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -723,3 +723,47 @@ def test_a_narrow_window_folds_the_context_panel_into_a_strip(
     assert window.dock.isVisible()
     assert window.dock.widget() is window.context
     assert not window.strip.isVisible()
+
+
+def test_settings_choose_a_dark_look_and_a_text_size_that_the_window_takes_and_keeps(
+    window: MainWindow,
+    engine: Engine,
+    qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+    open_window: Callable[[Engine], MainWindow],
+) -> None:
+    from desktop_app.ui import theme
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    open_demo(window, engine, qtbot, turns=2)
+    assert not theme.is_dark()  # the offscreen system is light
+
+    def fill_in(dialog: SettingsDialog) -> int:
+        dialog.appearance.setCurrentIndex(dialog.appearance.findData("dark"))
+        dialog.text_size.setValue(15)
+        dialog.save_button.click()
+        return int(dialog.result())
+
+    monkeypatch.setattr(SettingsDialog, "exec", fill_in)
+    try:
+        window.open_settings()
+        assert theme.is_dark()
+        assert app.font().pointSizeF() == 15
+        view = window.messages
+        qtbot.waitUntil(
+            lambda: view.palette().color(view.backgroundRole()).lightness() < 128, timeout=5000
+        )
+        saved = load(engine.paths.settings_file, type(engine.settings))
+        assert (saved.appearance, saved.text_size) == ("dark", 15)
+    finally:  # the look is the whole application's: later tests start from the system's
+        theme.choose(app, "system", 0)
+    assert not theme.is_dark()
+    # A window opened later (the next start) takes them from Settings.
+    again = open_window(engine)
+    try:
+        assert theme.is_dark()
+        assert app.font().pointSizeF() == 15
+    finally:
+        theme.choose(app, "system", 0)
+    assert again.isVisible()
