@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QSize, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from desktop_app.ui.session import ChatSession
 
 
+PANEL_PX = 400  # the width the docked panel asks for
+
+
 class ContextPanel(QStackedWidget):
     """Signals:
     jump_requested(str): show this message in the conversation (where the context starts).
@@ -47,6 +50,12 @@ class ContextPanel(QStackedWidget):
     jump_requested = Signal(str)
     compact_requested = Signal()
     project_requested = Signal()
+
+    def sizeHint(self) -> QSize:
+        """Docked, the panel asks for a side column's width: its long wrapped lines would
+        otherwise ask for half the window and leave the conversation ~300 px."""
+        hint = super().sizeHint()
+        return QSize(min(hint.width(), PANEL_PX), hint.height())
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -174,12 +183,12 @@ class ContextPanel(QStackedWidget):
         row.addWidget(self.system_tokens, 1)
         row.addWidget(self.save_system)
         system_column.addLayout(row)
-        system_column.addWidget(
-            QLabel(
-                "<b>Effective system prompt</b> — exactly as sent: the project's layers, this "
-                "prompt, the pinned facts"
-            )
+        effective_title = QLabel(
+            "<b>Effective system prompt</b> — exactly as sent: the project's layers, this "
+            "prompt, the pinned facts"
         )
+        effective_title.setWordWrap(True)  # unwrapped, it made the dock ~600 px at least
+        system_column.addWidget(effective_title)
         system_column.addWidget(self.effective, 1)
         self.tabs.addTab(system_tab, "System")
 

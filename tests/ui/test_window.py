@@ -767,3 +767,18 @@ def test_settings_choose_a_dark_look_and_a_text_size_that_the_window_takes_and_k
     finally:
         theme.choose(app, "system", 0)
     assert again.isVisible()
+
+
+def test_the_docked_context_panel_leaves_the_conversation_most_of_a_1280_px_window(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    from desktop_app.ui.context_panel import PANEL_PX
+
+    window.resize(1280, 820)
+    session = open_demo(window, engine, qtbot)
+    for tab in range(window.context.tabs.count()):  # every tab filled, the widest included
+        window.context.tabs.setCurrentIndex(tab)
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.dock.width() <= PANEL_PX + 20, timeout=5000)
+    assert window.context.minimumSizeHint().width() <= PANEL_PX
+    assert window.center.width() >= 1280 - PANEL_PX - window.chat_list.width() - 40
