@@ -55,6 +55,7 @@ GAP = 6  # between a chip and its content, and between blocks
 CHIP_GAP = 4
 CACHE_SIZE = 600
 MAX_SHOWN_CHARS = 20_000  # a tool result beyond this is shown cut, with the rest counted
+DIVIDER_PX = 26  # the band a "above this line: …" rule takes
 COPY_BUTTON_PX = 80  # the right end of a code block's header strip
 COPIED_MS = 1500  # how long "Copied" shows
 COLUMN_PX = 780  # messages are read in a centred column this wide at most (lines of
@@ -83,6 +84,8 @@ class _Part:
 class _Layout:
     height: int
     parts: list[_Part] = field(default_factory=list)
+    top: float = 0.0  # where the message starts: below the divider, when it has one
+    divider: str = ""  # "Above this line: summarized in #2" (see `divider_above`)
 
 
 class MessageDelegate(QStyledItemDelegate):
@@ -115,6 +118,11 @@ class MessageDelegate(QStyledItemDelegate):
         rect = self.column_rect(option.rect)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if layout.divider:
+            self._paint_divider(painter, rect, layout.divider, option)
+            rect = rect.adjusted(0, int(layout.top), 0, 0)
+        if out_of_request(chips):  # summarized, excluded or not sent: set apart, dimmed
+            painter.setOpacity(0.55)
         bubble = QRectF(rect.adjusted(6, 3, -6, -3))
         if message.role == "user" and not message.is_tool_results:
             painter.setPen(Qt.PenStyle.NoPen)
@@ -127,7 +135,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._paint_header(painter, rect, message, chips, option.font, palette, dark)
         for part in layout.parts:
             chip = chips[part.block] if part.block < len(chips) else BlockChip("?", 0, False, "")
-            top = rect.top() + part.top
+            top = rect.top() - layout.top + part.top
             left = rect.left() + PAD + INDENT
             if part.row and self.context_view:
                 chip_right = self._paint_chip(painter, left, top, chip, dark)
@@ -149,7 +157,7 @@ class MessageDelegate(QStyledItemDelegate):
                 )
             if part.doc is not None:
                 painter.save()
-                painter.translate(left, rect.top() + part.doc_top)
+                painter.translate(left, rect.top() - layout.top + part.doc_top)
                 for code in part.codes:
                     self._paint_code_frame(painter, part.doc.textWidth(), code, option, dark)
                 context = QAbstractTextDocumentLayout.PaintContext()
@@ -300,8 +308,10 @@ class MessageDelegate(QStyledItemDelegate):
         message: Message = index.data(Role.MESSAGE)
         width = self._width()
         expanded = tuple(j for j in range(len(message.blocks)) if (message.id, j) in self._expanded)
+        divider = divider_above(index)
         key = (
             message.id,
+            divider,
             index.data(Role.REVISION),
             message.revision,
             width,
@@ -314,15 +324,16 @@ class MessageDelegate(QStyledItemDelegate):
         if layout is not None:
             self._cache.move_to_end(key)
             return layout
-        layout = self._make_layout(message, width, font)
+        layout = self._make_layout(message, width, font, divider)
         self._cache[key] = layout
         if len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
         return layout
 
-    def _make_layout(self, message: Message, width: int, font: QFont) -> _Layout:
+    def _make_layout(self, message: Message, width: int, font: QFont, divider: str) -> _Layout:
         text_width = max(100, width - 2 * PAD - INDENT)
-        y = float(PAD + QFontMetrics(font).height() + GAP)
+        top = float(DIVIDER_PX if divider else 0)
+        y = top + PAD + QFontMetrics(font).height() + GAP
         parts: list[_Part] = []
         streaming = message.status is MessageStatus.STREAMING
         for j, block in enumerate(message.blocks):
@@ -339,7 +350,7 @@ class MessageDelegate(QStyledItemDelegate):
             y = part.doc_top + (doc.size().height() if doc is not None else 0) + GAP
         if not message.blocks:
             y += QFontMetrics(font).height()  # a reply that has not said anything yet
-        return _Layout(int(y + PAD - GAP), parts)
+        return _Layout(int(y + PAD - GAP), parts, top, divider)
 
     def _content(
         self, block: object, open_: bool, streaming: bool, font: QFont, width: int
@@ -441,6 +452,25 @@ class MessageDelegate(QStyledItemDelegate):
         painter.setBrush(theme.state_colour(state, dark))
         painter.drawEllipse(QPointF(right.right() - dot, right.center().y()), 3.5, 3.5)
 
+    def _paint_divider(
+        self, painter: QPainter, rect: QRect, text: str, option: QStyleOptionViewItem
+    ) -> None:
+        """A rule with its words in the middle, above the first message the next
+        request holds again."""
+        font = QFont(option.font)
+        font.setPointSizeF(font.pointSizeF() * 0.85)
+        painter.setFont(font)
+        colour = option.palette.color(QPalette.ColorRole.PlaceholderText)
+        band = QRectF(rect.left() + PAD, rect.top(), rect.width() - 2 * PAD, DIVIDER_PX)
+        words = QFontMetrics(font).horizontalAdvance(text) + 16
+        y = band.center().y()
+        painter.setPen(QPen(colour, 1, Qt.PenStyle.DashLine))
+        gap_left = band.center().x() - words / 2
+        painter.drawLine(QPointF(band.left(), y), QPointF(gap_left, y))
+        painter.drawLine(QPointF(gap_left + words, y), QPointF(band.right(), y))
+        painter.setPen(colour)
+        painter.drawText(band, Qt.AlignmentFlag.AlignCenter, text)
+
     def _paint_code_frame(
         self,
         painter: QPainter,
@@ -499,6 +529,29 @@ class MessageDelegate(QStyledItemDelegate):
         return palette.color(QPalette.ColorRole.Text)
 
 
+def out_of_request(chips: tuple[BlockChip, ...]) -> str:
+    """The state of a message none of whose blocks the next request holds as written
+    ("summarized in #2", "excluded", …), or "" when it is sent (or not planned yet)."""
+    if not chips or any(not c.state for c in chips):
+        return ""
+    sent = ("in context", "trimmed")
+    if any(_family(c.state) in sent for c in chips):
+        return ""
+    if all(_family(c.state) == "cleared" for c in chips):
+        return ""  # an earlier turn's thinking: the reply itself is still sent
+    return next(c.state for c in chips if _family(c.state) != "cleared")
+
+
+def divider_above(index: Index) -> str:
+    """Words for a rule above a message the next request holds when the one before it
+    is not held: where the context starts again."""
+    row = index.row()
+    if row <= 0 or out_of_request(index.data(Role.BLOCKS) or ()):
+        return ""
+    state = out_of_request(index.sibling(row - 1, index.column()).data(Role.BLOCKS) or ())
+    return f"Above this line: {state}" if state else ""
+
+
 def speaker(message: Message) -> str:
     """Who a message's header names: the person, Claude, or the tools Claude called."""
     if message.is_tool_results:
@@ -519,6 +572,8 @@ def context_marker(chips: tuple[BlockChip, ...]) -> tuple[str, str]:
     for chip in chips:
         family = _family(chip.state)
         by_state[family] = by_state.get(family, 0) + max(chip.tokens, 1)
+    if len(by_state) > 1:  # an earlier turn's thinking is always cleared: not "partly"
+        by_state.pop("cleared", None)
     main = max(by_state, key=lambda family: by_state[family])
     state = next(c.state for c in chips if _family(c.state) == main)
     sent = sum(c.sent for c in chips)

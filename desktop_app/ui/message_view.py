@@ -80,6 +80,10 @@ class MessageListView(QListView):
 
     def setModel(self, model: QAbstractItemModel | None) -> None:
         super().setModel(model)  # the layout cache stays: it is keyed by message id
+        if model is not None:  # a new plan may move where the context starts (a divider)
+            model.dataChanged.connect(
+                self._on_model_data_changed, Qt.ConnectionType.UniqueConnection
+            )
         self._stick_to_bottom = True
         self.scrollToBottom()
 
@@ -124,6 +128,13 @@ class MessageListView(QListView):
         self._stick_to_bottom = False  # a reply streaming meanwhile must not scroll it away
         self.setCurrentIndex(model.index(row))
         return True
+
+    @Slot(QModelIndex, QModelIndex, list)
+    def _on_model_data_changed(
+        self, _first: QModelIndex, _last: QModelIndex, roles: list[int]
+    ) -> None:
+        if Role.BLOCKS in roles:
+            self.scheduleDelayedItemsLayout()
 
     @Slot(int)
     def _on_scroll_value_changed(self, value: int) -> None:

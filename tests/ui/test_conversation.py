@@ -524,3 +524,38 @@ def test_a_message_s_actions_appear_over_it_on_hover_and_on_keyboard_focus(
     qtbot.keyClick(view, Qt.Key.Key_Down)
     current = view.currentIndex().data(Role.MESSAGE)
     qtbot.waitUntil(lambda: bar.isVisible() and bar.message_id == current.id, timeout=5000)
+
+
+def test_messages_outside_the_next_request_are_set_apart_by_a_divider(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    from desktop_app.ui.message_delegate import context_marker
+
+    session = open_demo(window, engine, qtbot)
+    view = window.messages
+    delegate = view.delegate
+    first_two = [m for m in session.messages if m.role == "user"][:2]
+    start = session.messages.index(first_two[0])
+    end = session.messages.index(first_two[1])  # turn 1, whole: user, (tools), reply
+    for message in session.messages[start:end]:
+        session.set_excluded(message, True)
+    qtbot.waitUntil(lambda: session.is_excluded(session.messages[end - 1]), timeout=5000)
+
+    def divider_of(row: int) -> str:
+        index = view.model().index(row, 0)
+        return delegate._layout(index, view.font()).divider
+
+    qtbot.waitUntil(lambda: divider_of(end) == "Above this line: excluded", timeout=5000)
+    assert all(divider_of(row) == "" for row in range(len(session.messages)) if row != end)
+    chips = view.model().index(end - 1, 0).data(Role.BLOCKS)
+    assert context_marker(chips)[1] == "excluded"
+    # Taken back in: the context runs whole again, no divider.
+    for message in session.messages[start:end]:
+        session.set_excluded(message, False)
+    qtbot.waitUntil(lambda: divider_of(end) == "", timeout=5000)
+    # A reply whose thinking was cleared (as every earlier turn's is) is in context, not "partly".
+    marks = [
+        context_marker(view.model().index(row, 0).data(Role.BLOCKS))[1]
+        for row in range(len(session.messages))
+    ]
+    assert not any(mark.startswith("partly") for mark in marks), marks
