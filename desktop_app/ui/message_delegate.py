@@ -47,7 +47,7 @@ from desktop_app.core.blocks import (
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui import theme
 from desktop_app.ui.markdown_style import HEADER_PX, CodeBlock, place, style_code, style_text
-from desktop_app.ui.message_model import BlockChip, Index, Role
+from desktop_app.ui.message_model import BlockChip, Index, Role, context_marker, out_of_request
 
 PAD = 12  # around a message
 INDENT = 14  # blocks sit under the header
@@ -308,7 +308,7 @@ class MessageDelegate(QStyledItemDelegate):
         message: Message = index.data(Role.MESSAGE)
         width = self._width()
         expanded = tuple(j for j in range(len(message.blocks)) if (message.id, j) in self._expanded)
-        divider = divider_above(index)
+        divider = index.data(Role.DIVIDER) or ""
         key = (
             message.id,
             divider,
@@ -529,68 +529,12 @@ class MessageDelegate(QStyledItemDelegate):
         return palette.color(QPalette.ColorRole.Text)
 
 
-def out_of_request(chips: tuple[BlockChip, ...]) -> str:
-    """The state of a message none of whose blocks the next request holds as written
-    ("summarized in #2", "excluded", …), or "" when it is sent (or not planned yet)."""
-    if not chips or any(not c.state for c in chips):
-        return ""
-    sent = ("in context", "trimmed")
-    if any(_family(c.state) in sent for c in chips):
-        return ""
-    if all(_family(c.state) == "cleared" for c in chips):
-        return ""  # an earlier turn's thinking: the reply itself is still sent
-    return next(c.state for c in chips if _family(c.state) != "cleared")
-
-
-def divider_above(index: Index) -> str:
-    """Words for a rule above a message the next request holds when the one before it
-    is not held: where the context starts again."""
-    row = index.row()
-    if row <= 0 or out_of_request(index.data(Role.BLOCKS) or ()):
-        return ""
-    state = out_of_request(index.sibling(row - 1, index.column()).data(Role.BLOCKS) or ())
-    return f"Above this line: {state}" if state else ""
-
-
 def speaker(message: Message) -> str:
     """Who a message's header names: the person, Claude, or the tools Claude called."""
     if message.is_tool_results:
         count = len(message.blocks)
         return "Tool result" if count == 1 else f"Tool results ({count})"
     return "You" if message.role == "user" else "Claude"
-
-
-def context_marker(chips: tuple[BlockChip, ...]) -> tuple[str, str]:
-    """One quiet mark for a whole message: (the state its colour comes from, the text),
-    e.g. ("in context", "in context · ≈72"), ("summarized in #2", "summarized in #2"),
-    or, when its blocks differ, the state most of its tokens are in, said as partly."""
-    if not chips:
-        return "", ""
-    if any(not c.state for c in chips):
-        return "", "counting…"
-    by_state: dict[str, int] = {}
-    for chip in chips:
-        family = _family(chip.state)
-        by_state[family] = by_state.get(family, 0) + max(chip.tokens, 1)
-    if len(by_state) > 1:  # an earlier turn's thinking is always cleared: not "partly"
-        by_state.pop("cleared", None)
-    main = max(by_state, key=lambda family: by_state[family])
-    state = next(c.state for c in chips if _family(c.state) == main)
-    sent = sum(c.sent for c in chips)
-    exact = all(c.exact for c in chips)
-    tokens = f" · {'' if exact else '≈'}{sent:,}" if sent else ""
-    label = state if len(by_state) == 1 else f"partly {main}"
-    if main == "trimmed":  # "trimmed 8,900 → 1,200 tokens" says its own numbers
-        return state, label
-    return state, f"{label}{tokens}"
-
-
-def _family(state: str) -> str:
-    """The kind of a state, without its details ("summarized in #2" → "summarized")."""
-    for family in ("in context", "summarized", "trimmed", "excluded", "cleared", "not sent"):
-        if state.startswith(family):
-            return family
-    return state
 
 
 def token_label(message: Message, chips: tuple[BlockChip, ...]) -> str:

@@ -33,6 +33,7 @@ class Role(IntEnum):
     STATUS = Qt.ItemDataRole.UserRole + 3  # MessageStatus value
     BLOCKS = Qt.ItemDataRole.UserRole + 4  # tuple[BlockChip, ...]
     REVISION = Qt.ItemDataRole.UserRole + 5  # changes whenever the row's content does
+    DIVIDER = Qt.ItemDataRole.UserRole + 6  # "Above this line: …" or "" (see `divider_of`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,10 @@ class MessageListModel(QAbstractListModel):
         self._row_of: dict[str, int] = {}  # message id → index in self._all
         self._revisions: dict[str, int] = {}
         self._chips: ChipSource | None = None
+        # Each message's chips under the current plan, asked once: every row's layout
+        # asks its own and its neighbour's (where the context starts again).
+        self._chip_cache: dict[str, tuple[BlockChip, ...]] = {}
+        self._dividers: dict[str, str] = {}  # message id → divider_of's words, this plan
         self.history_complete = True  # False while only the newest page has been read
 
     # -- Qt's side ------------------------------------------------------------------------
@@ -82,6 +87,8 @@ class MessageListModel(QAbstractListModel):
             return self._block_chips(message)
         if role == Role.REVISION:
             return self._revisions.get(message.id, 0)
+        if role == Role.DIVIDER:
+            return self.divider_of(index.row())
         return None
 
     def roleNames(self) -> dict[int, QByteArray]:
@@ -120,6 +127,8 @@ class MessageListModel(QAbstractListModel):
         self._all = list(messages)
         self._row_of = {m.id: i for i, m in enumerate(self._all)}
         self._revisions = {}
+        self._chip_cache.clear()
+        self._dividers.clear()
         self._first_shown = max(0, len(self._all) - PAGE)
         self.history_complete = complete
         self.endResetModel()
@@ -130,6 +139,7 @@ class MessageListModel(QAbstractListModel):
         known = {m.id for m in history}
         shown = self.rowCount()
         merged = [*history, *(m for m in self._all if m.id not in known)]
+        self._dividers.clear()  # the rows before some changed
         self._all = merged
         self._row_of = {m.id: i for i, m in enumerate(merged)}
         self._first_shown = len(merged) - shown
@@ -152,6 +162,10 @@ class MessageListModel(QAbstractListModel):
             self.append(message)
             return
         self._all[position] = message
+        self._chip_cache.pop(message.id, None)
+        self._dividers.pop(message.id, None)
+        if position + 1 < len(self._all):  # the next row's divider looks at this one
+            self._dividers.pop(self._all[position + 1].id, None)
         self._revisions[message.id] = self._revisions.get(message.id, 0) + 1
         row = position - self._first_shown
         if row >= 0:
@@ -195,6 +209,8 @@ class MessageListModel(QAbstractListModel):
     def set_chip_source(self, source: ChipSource | None) -> None:
         """A new plan: every block's state may have changed; the texts have not."""
         self._chips = source
+        self._chip_cache.clear()
+        self._dividers.clear()
         if self.rowCount():
             self.dataChanged.emit(self.index(0), self.index(self.rowCount() - 1), [Role.BLOCKS])
 
@@ -214,7 +230,73 @@ class MessageListModel(QAbstractListModel):
             else position - self._first_shown
         )
 
+    def divider_of(self, row: int) -> str:
+        """Words for a rule above a row the next request holds when the row before it is
+        not held — where the context starts again — or "". Known once per plan: every
+        layout pass asks every row."""
+        position = self._first_shown + row
+        message = self._all[position]
+        words = self._dividers.get(message.id)
+        if words is None:
+            words = ""
+            if position > 0 and not out_of_request(self._block_chips(message)):
+                before = self._all[position - 1]
+                state = out_of_request(self._block_chips(before))
+                words = f"Above this line: {state}" if state else ""
+            self._dividers[message.id] = words
+        return words
+
     def _block_chips(self, message: Message) -> tuple[BlockChip, ...]:
         if self._chips is None:
             return tuple(BlockChip(block_type(b), 0, False, "") for b in message.blocks)
-        return tuple(self._chips(message, j) for j in range(len(message.blocks)))
+        chips = self._chip_cache.get(message.id)
+        if chips is None:
+            chips = tuple(self._chips(message, j) for j in range(len(message.blocks)))
+            self._chip_cache[message.id] = chips
+        return chips
+
+
+def out_of_request(chips: tuple[BlockChip, ...]) -> str:
+    """The state of a message none of whose blocks the next request holds as written
+    ("summarized in #2", "excluded", …), or "" when it is sent (or not planned yet)."""
+    if not chips or any(not c.state for c in chips):
+        return ""
+    sent = ("in context", "trimmed")
+    if any(_family(c.state) in sent for c in chips):
+        return ""
+    if all(_family(c.state) == "cleared" for c in chips):
+        return ""  # an earlier turn's thinking: the reply itself is still sent
+    return next(c.state for c in chips if _family(c.state) != "cleared")
+
+
+def context_marker(chips: tuple[BlockChip, ...]) -> tuple[str, str]:
+    """One quiet mark for a whole message: (the state its colour comes from, the text),
+    e.g. ("in context", "in context · ≈72"), ("summarized in #2", "summarized in #2"),
+    or, when its blocks differ, the state most of its tokens are in, said as partly."""
+    if not chips:
+        return "", ""
+    if any(not c.state for c in chips):
+        return "", "counting…"
+    by_state: dict[str, int] = {}
+    for chip in chips:
+        family = _family(chip.state)
+        by_state[family] = by_state.get(family, 0) + max(chip.tokens, 1)
+    if len(by_state) > 1:  # an earlier turn's thinking is always cleared: not "partly"
+        by_state.pop("cleared", None)
+    main = max(by_state, key=lambda family: by_state[family])
+    state = next(c.state for c in chips if _family(c.state) == main)
+    sent = sum(c.sent for c in chips)
+    exact = all(c.exact for c in chips)
+    tokens = f" · {'' if exact else '≈'}{sent:,}" if sent else ""
+    label = state if len(by_state) == 1 else f"partly {main}"
+    if main == "trimmed":  # "trimmed 8,900 → 1,200 tokens" says its own numbers
+        return state, label
+    return state, f"{label}{tokens}"
+
+
+def _family(state: str) -> str:
+    """The kind of a state, without its details ("summarized in #2" → "summarized")."""
+    for family in ("in context", "summarized", "trimmed", "excluded", "cleared", "not sent"):
+        if state.startswith(family):
+            return family
+    return state

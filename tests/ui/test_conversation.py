@@ -529,7 +529,7 @@ def test_a_message_s_actions_appear_over_it_on_hover_and_on_keyboard_focus(
 def test_messages_outside_the_next_request_are_set_apart_by_a_divider(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    from desktop_app.ui.message_delegate import context_marker
+    from desktop_app.ui.message_model import context_marker
 
     session = open_demo(window, engine, qtbot)
     view = window.messages
