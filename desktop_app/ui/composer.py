@@ -6,6 +6,7 @@ that is Send while idle and Stop while a turn runs.
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,9 +14,12 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QImage, QKeyEvent
 from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
@@ -26,11 +30,15 @@ from PySide6.QtWidgets import (
 
 from desktop_app.chats.attachments import API_MAX_EDGE, FALLBACK_TOKENS, image_tokens
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
+from desktop_app.ui.theme import monospace
 
 MAX_PIXELS = FALLBACK_TOKENS * 750  # beyond this the API scales down anyway (≈1.15 MP)
 MAX_TEXT_FILE_BYTES = 1_000_000
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"}
 ESTIMATE_DELAY_MS = 150
+# A paste this long becomes a card (sent whole, as pasted) instead of filling the draft
+PASTE_CARD_LINES = 40
+PASTE_CARD_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,15 @@ def file_attachment(path: Path, count: Callable[[str], int | None]) -> Attachmen
     return Attachment(path.name, TextBlock(quoted), count(quoted) or 0)
 
 
+def pasted_text(text: str, count: Callable[[str], int | None]) -> Attachment | None:
+    """A long paste as a card, the way Claude desktop takes it (None: short enough to
+    type around). Its text is sent exactly as pasted."""
+    lines = text.count("\n") + 1
+    if lines < PASTE_CARD_LINES and len(text) < PASTE_CARD_CHARS:
+        return None
+    return Attachment(f"Pasted text · {lines:,} lines", TextBlock(text), count(text) or 0)
+
+
 class DraftEdit(QPlainTextEdit):
     """Signals:
     submitted(): the send key was pressed.
@@ -131,6 +148,8 @@ class DraftEdit(QPlainTextEdit):
             for url in source.urls():
                 path = Path(url.toLocalFile())
                 found.append(_attempt(lambda path=path: file_attachment(path, self.count)))  # type: ignore[misc]
+        elif source.hasText() and (card := pasted_text(source.text(), self.count)) is not None:
+            found.append(card)
         if found:
             self.attachments_dropped.emit(found)
             return
@@ -304,11 +323,35 @@ class Composer(QWidget):
             if widget is not None:
                 widget.deleteLater()
         for attachment in self.attachments:
-            button = QToolButton()
-            button.setText(f"{attachment.name} · ≈{attachment.tokens:,} tokens  ✕")
-            button.setToolTip("Remove this attachment")
-            button.clicked.connect(lambda _=False, a=attachment: self._remove_attachment(a))
-            self.attachment_bar.insertWidget(self.attachment_bar.count() - 1, button)
+            card = QToolButton()
+            card.setObjectName("attachmentCard")
+            card.setText(f"{attachment.name} · ≈{attachment.tokens:,} tokens ▾")
+            card.setToolTip("Sent whole with this message: click to see it or remove it")
+            card.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+            menu = QMenu(card)
+            if isinstance(attachment.block, TextBlock):
+                menu.addAction("Show…", functools.partial(self._preview, attachment))
+            menu.addAction("Remove", functools.partial(self._remove_attachment, attachment))
+            card.setMenu(menu)
+            self.attachment_bar.insertWidget(self.attachment_bar.count() - 1, card)
+
+    def _preview(self, attachment: Attachment) -> None:
+        """The card's text, read-only, as it will be sent."""
+        assert isinstance(attachment.block, TextBlock)
+        dialog = QDialog(self)
+        dialog.setObjectName("attachmentPreview")
+        dialog.setWindowTitle(attachment.name)
+        text = QPlainTextEdit(attachment.block.text)
+        text.setReadOnly(True)
+        text.setFont(monospace())
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(dialog.reject)
+        column = QVBoxLayout(dialog)
+        column.addWidget(text)
+        column.addWidget(close)
+        dialog.resize(640, 480)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
 
     def _show_estimate(self) -> None:
         text = self.edit.toPlainText()

@@ -8,7 +8,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QModelIndex, QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QHelpEvent, QTextTable
-from PySide6.QtWidgets import QLabel, QStyleOptionViewItem, QToolTip
+from PySide6.QtWidgets import (
+    QDialog,
+    QLabel,
+    QPlainTextEdit,
+    QStyleOptionViewItem,
+    QToolButton,
+    QToolTip,
+)
 from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
@@ -559,3 +566,40 @@ def test_messages_outside_the_next_request_are_set_apart_by_a_divider(
         for row in range(len(session.messages))
     ]
     assert not any(mark.startswith("partly") for mark in marks), marks
+
+
+def test_a_long_paste_becomes_a_card_and_is_sent_whole(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    window.new_action.trigger()
+    composer = window.composer
+    log = "\n".join(
+        f"2026-04-13 10:{i // 60:02d}:{i % 60:02d} INFO request {i} ok" for i in range(700)
+    )
+    QGuiApplication.clipboard().setText(log)
+    composer.edit.setFocus()
+    qtbot.keyClick(composer.edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    assert composer.edit.toPlainText() == ""  # not 700 lines in the draft
+    assert [a.name for a in composer.attachments] == ["Pasted text · 700 lines"]
+    # A short paste is typed in as usual.
+    QGuiApplication.clipboard().setText("Why do these fail?")
+    qtbot.keyClick(composer.edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    assert composer.edit.toPlainText() == "Why do these fail?"
+    card = composer.findChild(QToolButton, "attachmentCard")
+    assert card is not None
+    assert card.text().startswith("Pasted text · 700 lines · ≈")
+    menu = card.menu()
+    assert menu is not None
+    next(a for a in menu.actions() if a.text() == "Show…").trigger()  # the preview
+    preview = composer.findChild(QDialog, "attachmentPreview")
+    assert preview is not None
+    shown = preview.findChild(QPlainTextEdit)
+    assert shown is not None
+    assert shown.toPlainText() == log
+    preview.reject()
+    qtbot.mouseClick(composer.send_button, Qt.MouseButton.LeftButton)
+    session = window.current
+    assert session is not None
+    wait_idle(qtbot, session)
+    sent = session.messages[0]
+    assert [b.text for b in sent.blocks if isinstance(b, TextBlock)] == [log, "Why do these fail?"]
