@@ -18,10 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
+    QDesktopServices,
     QFont,
     QFontMetrics,
     QGuiApplication,
@@ -177,6 +178,10 @@ class MessageDelegate(QStyledItemDelegate):
             return False
         if event.button() != Qt.MouseButton.LeftButton:
             return False
+        link = self.link_at(index, option, event.position())
+        if link:  # a link in a reply opens in the browser, as anywhere else
+            QDesktopServices.openUrl(QUrl(link))
+            return True
         code = self._copy_button_at(index, option, event.position())
         if code is not None:
             QGuiApplication.clipboard().setText(code.code)
@@ -201,25 +206,41 @@ class MessageDelegate(QStyledItemDelegate):
             (code for rect, code in self.copy_buttons(index, option) if rect.contains(pos)), None
         )
 
+    def documents(self, index: Index, option: QStyleOptionViewItem) -> list[tuple[QPointF, _Part]]:
+        """Each shown block's document with where its top left is, in the view."""
+        layout = self._layout(index, option.font)
+        rect = self.column_rect(option.rect)
+        left = rect.left() + PAD + INDENT
+        return [
+            (QPointF(left, rect.top() + part.doc_top), part)
+            for part in layout.parts
+            if part.doc is not None
+        ]
+
     def copy_buttons(
         self, index: Index, option: QStyleOptionViewItem
     ) -> list[tuple[QRectF, CodeBlock]]:
         """Each code block of a message with its Copy button (the right of its header
         strip), in the view's coordinates."""
-        layout = self._layout(index, option.font)
-        rect = self.column_rect(option.rect)
-        left = rect.left() + PAD + INDENT
         buttons = []
-        for part in layout.parts:
-            if part.doc is None:
-                continue
-            right = left + part.doc.textWidth()
+        for origin, part in self.documents(index, option):
+            assert part.doc is not None
+            right = origin.x() + part.doc.textWidth()
             for code in part.codes:
-                top = rect.top() + part.doc_top + code.top
+                top = origin.y() + code.top
                 buttons.append(
                     (QRectF(right - COPY_BUTTON_PX, top, COPY_BUTTON_PX, HEADER_PX), code)
                 )
         return buttons
+
+    def link_at(self, index: Index, option: QStyleOptionViewItem, pos: QPointF) -> str:
+        """The address of the link under `pos` in a message's text, or ""."""
+        for origin, part in self.documents(index, option):
+            assert part.doc is not None
+            anchor = part.doc.documentLayout().anchorAt(pos - origin)
+            if anchor:
+                return anchor
+        return ""
 
     def helpEvent(
         self, event: QHelpEvent, view: Any, option: QStyleOptionViewItem, index: Index

@@ -15,13 +15,20 @@ from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
+    QPointF,
     Qt,
     QTimer,
     Signal,
     Slot,
 )
 from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QHoverEvent, QKeyEvent, QResizeEvent
-from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QListView,
+    QMenu,
+    QStyleOptionViewItem,
+    QWidget,
+)
 
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, MessageStatus
@@ -260,7 +267,9 @@ class MessageListView(QListView):
 
     def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.HoverMove and isinstance(event, QHoverEvent):
-            self._show_actions(self.indexAt(event.position().toPoint()))
+            index = self.indexAt(event.position().toPoint())
+            self._show_actions(index)
+            self._show_link_cursor(index, event.position())
         elif event.type() == QEvent.Type.HoverLeave:
             self._show_actions(self.currentIndex() if self.hasFocus() else QModelIndex())
         return super().viewportEvent(event)
@@ -277,6 +286,16 @@ class MessageListView(QListView):
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
         self.hover_bar.hide()  # it shows again where the mouse or the focus next is
+
+    def _show_link_cursor(self, index: QModelIndex | QPersistentModelIndex, pos: QPointF) -> None:
+        """A pointing hand over a link (a click opens it in the browser)."""
+        option = QStyleOptionViewItem()
+        option.rect = self.visualRect(index)
+        option.font = self.font()
+        over_link = index.isValid() and bool(self.delegate.link_at(index, option, pos))
+        shape = Qt.CursorShape.PointingHandCursor if over_link else Qt.CursorShape.ArrowCursor
+        if self.viewport().cursor().shape() != shape:
+            self.viewport().setCursor(shape)
 
     def refresh_actions(self) -> None:
         """A message's actions changed (it was excluded, say): the bar shows them now."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QEvent, QModelIndex, QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QHelpEvent, QTextTable
 from PySide6.QtWidgets import (
@@ -603,3 +604,47 @@ def test_a_long_paste_becomes_a_card_and_is_sent_whole(
     wait_idle(qtbot, session)
     sent = session.messages[0]
     assert [b.text for b in sent.blocks if isinstance(b, TextBlock)] == [log, "Why do these fail?"]
+
+
+def test_a_link_in_a_reply_opens_in_the_browser(
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtCore import QPointF, QUrl
+
+    opened: list[str] = []
+
+    def open_url(url: QUrl) -> bool:
+        opened.append(url.toString())
+        return True
+
+    monkeypatch.setattr("desktop_app.ui.message_delegate.QDesktopServices.openUrl", open_url)
+    chat = engine.new_chat("Links")
+    engine.store.append_messages(
+        chat.id,
+        [
+            Message("user", (TextBlock("Where are the docs?"),)),
+            Message("assistant", (TextBlock("See [the guide](https://example.com/guide) first."),)),
+        ],
+    )
+    window.chats.refresh()
+    window.open_chat(chat.id)
+    index, option = reply_option(window, 1)
+    origin, part = window.messages.delegate.documents(index, option)[0]
+    doc = part.doc
+    assert doc is not None
+    found = doc.find("guide")
+    block = found.block()
+    text_layout = block.layout()
+    assert text_layout is not None
+    line = text_layout.lineForTextPosition(found.position() - block.position())
+    # PySide returns (x, position) where the stubs say a float
+    x: float = line.cursorToX(found.position() - block.position())[0]  # type: ignore[index]
+    top = doc.documentLayout().blockBoundingRect(block).top()
+    spot = origin + QPointF(x - 8, top + line.y() + line.height() / 2)  # inside "guide"
+    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
+    assert opened == ["https://example.com/guide"]
+    # Plain words beside it open nothing.
+    qtbot.mouseClick(
+        window.messages.viewport(), Qt.MouseButton.LeftButton, pos=origin.toPoint() + QPoint(2, 4)
+    )
+    assert opened == ["https://example.com/guide"]
