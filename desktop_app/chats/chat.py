@@ -787,7 +787,12 @@ class Chat:
             return
         from desktop_app.core.titles import title_from
 
-        title = title_from(message.text, NEW_CHAT_TITLE)
+        # What was typed goes last (after attachments and paste cards): it names the chat
+        typed = next(
+            (b.text for b in reversed(message.blocks) if isinstance(b, TextBlock) and b.text),
+            "",
+        )
+        title = title_from(typed, NEW_CHAT_TITLE)
         try:
             self.rename(title)
         except ContextDeskError:

@@ -311,6 +311,8 @@ class Projects:
             )
             if k in body
         }
+        if "defaults" in fields:  # checked as `set_defaults` would, before anything is made
+            fields["defaults"] = self._imported_defaults(fields["defaults"], body.get("model"))
         project = projects.create(self._db, str(body["name"]), **fields)
         try:
             facts = [
@@ -333,6 +335,27 @@ class Projects:
             projects.delete(self._db, project.id)
             raise _bad(f"a fact, file or chat is malformed ({exc})") from exc
         return projects.get(self._db, project.id)
+
+    def _imported_defaults(self, given: object, model: object) -> dict[str, Any]:
+        """An export's `defaults`, if a chat could start with them; else the import is
+        refused whole (a bad value would break every new chat of the project)."""
+        from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
+        from desktop_app.context.state import ContextSettings
+
+        if not isinstance(given, dict):
+            raise _bad('"defaults" must be an object of settings')
+        kinds = asdict(ContextSettings())
+        for name, value in given.items():
+            if name not in PROJECT_DEFAULT_FIELDS.values():
+                raise _bad(f'"defaults" has {name!r}, not a setting a chat starts with')
+            wanted = type(kinds[name])
+            if type(value) is not wanted and not (wanted is float and type(value) is int):
+                raise _bad(f'"defaults.{name}" must be a {wanted.__name__}')
+        try:
+            self.engine.starting_settings(str(model or "") or None, **given)
+        except ContextDeskError as exc:
+            raise _bad(f'"defaults" would not make a working chat ({exc.info.message})') from exc
+        return dict(given)
 
     def _changed(self, project: Project) -> None:
         """Its chats plan again with the project as it is now."""

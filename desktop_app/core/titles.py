@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 TITLE_CHARS = 48  # about one line of the chat list
+READ_CHARS = 2_000  # a title comes from the start; a 100 KB paste is not read for it
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+#.-]*)")  # a line that opens or closes code
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
@@ -47,6 +48,7 @@ def plain_text(markdown: str) -> str:
 def title_from(text: str, untitled: str, limit: int = TITLE_CHARS) -> str:
     """A title for a chat whose first message is `text` (`untitled` when it has no words),
     cut at a word within `limit` characters."""
+    text = text[:READ_CHARS]
     words = plain_text(text)
     if not words:
         fence = next((m for m in map(_FENCE.search, text.splitlines()) if m), None)

@@ -198,7 +198,6 @@ def _v8(db: sqlite3.Connection) -> None:
             knowledge_mode TEXT NOT NULL DEFAULT 'whole',
             model TEXT NOT NULL DEFAULT '',
             workspace TEXT NOT NULL DEFAULT '',
-            defaults TEXT NOT NULL DEFAULT '{}',
             created_at REAL NOT NULL,
             updated_at REAL NOT NULL
         );
@@ -225,6 +224,11 @@ def _v8(db: sqlite3.Connection) -> None:
     )
 
 
+def _v9(db: sqlite3.Connection) -> None:
+    # What a project's new chats start with (ContextSettings field → value, JSON).
+    db.execute("ALTER TABLE projects ADD COLUMN defaults TEXT NOT NULL DEFAULT '{}'")
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -234,6 +238,7 @@ MIGRATIONS: list[Migration] = [
     _v6,
     _v7,
     _v8,
+    _v9,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -344,6 +349,8 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
             # One transaction for every step: an upgrade is all or nothing, and a new
             # folder's database is made with one sync to disk instead of one per step.
             with transaction(db):
+                # Again, holding the write lock: another copy may have just made it.
+                version = db.execute("PRAGMA user_version").fetchone()[0]
                 for number in range(version, SCHEMA_VERSION):
                     MIGRATIONS[number](db)
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

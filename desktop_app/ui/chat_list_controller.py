@@ -48,7 +48,7 @@ class ChatListController(QObject):
         panel.delete_requested.connect(self._on_panel_delete_requested)
         panel.undo_requested.connect(self._on_panel_undo_requested)
         panel.export_requested.connect(self._on_panel_export_requested)
-        panel.project_filter_changed.connect(self.refresh)
+        panel.project_filter_changed.connect(self._on_panel_project_filter_changed)
 
     def refresh(self, *, archived: bool | None = None) -> None:
         """Read the list again (after another program changed it): the archive or the
@@ -59,6 +59,11 @@ class ChatListController(QObject):
             self.panel.set_chats(self.engine.list_chats(archived=archived), archived=archived)
         except ContextDeskError as exc:
             self.problem.emit(exc.info)
+
+    @Slot()
+    def _on_panel_project_filter_changed(self) -> None:
+        """Another project's chats: the search, if one is typed, runs again within them."""
+        self._on_panel_search_changed(self.panel.search.text().strip())
 
     @Slot(str)
     def _on_panel_search_changed(self, text: str) -> None:

@@ -634,7 +634,6 @@ class MainWindow(QMainWindow):
         self.composer.edit.setFocus()
 
     @Slot(bool)
-    @Slot(bool)
     def _set_context_view(self, on: bool) -> None:
         """Every block's chip, or one quiet marker per message (remembered)."""
         self._ensure_conversation()
@@ -650,6 +649,7 @@ class MainWindow(QMainWindow):
         if self.current is not None:
             self.current.switch_model(model)
 
+    @Slot(bool)
     def _on_chat_list_toggled(self, shown: bool) -> None:
         self.chat_list.setVisible(shown)
         self.app_state = replace(self.app_state, chat_list_hidden=not shown)

@@ -33,7 +33,7 @@ PAD_PX = 10
 GAP_AFTER_PX = 8  # between a code block's frame and what follows it
 LIGHT = ("#f6f8fa", "default")  # (background, Pygments style)
 DARK = ("#161b22", "github-dark")
-MAX_HIGHLIGHTED_CHARS = 200_000  # beyond this a block is shown uncoloured: layout stays fast
+MAX_HIGHLIGHTED_CHARS = 30_000  # beyond this a block is shown uncoloured: layout stays fast
 
 
 @dataclass
@@ -62,8 +62,13 @@ def style_code(doc: QTextDocument, dark: bool) -> list[CodeBlock]:
         language = fmt.stringProperty(QTextFormat.Property.BlockCodeLanguage)
         first = block
         lines = []
-        while block.isValid() and block.blockFormat().hasProperty(
-            QTextFormat.Property.BlockCodeFence
+        # Qt leaves nothing between two fences a blank line apart: a new language
+        # starts a new block (two fences of one language still read as one)
+        while (
+            block.isValid()
+            and block.blockFormat().hasProperty(QTextFormat.Property.BlockCodeFence)
+            and block.blockFormat().stringProperty(QTextFormat.Property.BlockCodeLanguage)
+            == language
         ):
             lines.append(block.text())
             last = block
@@ -175,9 +180,14 @@ def _colour(doc: QTextDocument, start: int, code: str, language: str, dark: bool
         fmt = formats(token)
         if fmt is not None and text.strip():
             cursor.setPosition(start + offset)
-            cursor.setPosition(start + offset + len(text), QTextCursor.MoveMode.KeepAnchor)
+            cursor.setPosition(start + offset + _utf16(text), QTextCursor.MoveMode.KeepAnchor)
             cursor.mergeCharFormat(fmt)
-        offset += len(text)
+        offset += _utf16(text)
+
+
+def _utf16(text: str) -> int:
+    """`text`'s length as a document counts positions (UTF-16: an emoji is two)."""
+    return len(text.encode("utf-16-le")) // 2
 
 
 @lru_cache(maxsize=64)

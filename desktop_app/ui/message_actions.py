@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QRect, Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
 
@@ -19,7 +19,7 @@ class MessageAction:
 
 
 class HoverBar(QWidget):
-    """A row of small buttons over a message's header, at the right of its column."""
+    """A row of small buttons in a message's header (after who and when)."""
 
     def __init__(self, viewport: QWidget) -> None:
         super().__init__(viewport)
@@ -32,7 +32,7 @@ class HoverBar(QWidget):
         self._shown: tuple[str, tuple[tuple[str, str, str], ...]] = ("", ())
         self.hide()
 
-    def show_for(self, message_id: str, actions: list[MessageAction], column: QRect) -> None:
+    def show_for(self, message_id: str, actions: list[MessageAction], spot: QPoint) -> None:
         shown = (message_id, tuple((a.key, a.short, a.label) for a in actions))
         if shown != self._shown or not self.isVisible():
             self.hide()  # buttons added to a shown bar would show only later, sized 0
@@ -51,7 +51,7 @@ class HoverBar(QWidget):
                 button.clicked.connect(action.run)
                 self.row.addWidget(button)
         self.adjustSize()
-        self.move(column.right() - self.width() - 8, column.top() + 4)
+        self.move(spot)
         self.show()
         self.raise_()
 

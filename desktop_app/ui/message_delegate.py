@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
@@ -56,6 +56,7 @@ GAP = 6  # between a chip and its content, and between blocks
 CHIP_GAP = 4
 CACHE_SIZE = 600
 MAX_SHOWN_CHARS = 20_000  # a tool result beyond this is shown cut, with the rest counted
+LINK_SCHEMES = ("http", "https", "mailto")
 DIVIDER_PX = 26  # the band a "above this line: …" rule takes
 COPY_BUTTON_PX = 80  # the right end of a code block's header strip
 COPIED_MS = 1500  # how long "Copied" shows
@@ -179,8 +180,10 @@ class MessageDelegate(QStyledItemDelegate):
         if event.button() != Qt.MouseButton.LeftButton:
             return False
         link = self.link_at(index, option, event.position())
-        if link:  # a link in a reply opens in the browser, as anywhere else
-            QDesktopServices.openUrl(QUrl(link))
+        if link:  # a web link opens in the browser, as anywhere else; nothing else does:
+            url = QUrl(link)  # a reply (or a tool result it quotes) may link to a file
+            if url.scheme().lower() in LINK_SCHEMES:
+                QDesktopServices.openUrl(url)
             return True
         code = self._copy_button_at(index, option, event.position())
         if code is not None:
@@ -205,6 +208,18 @@ class MessageDelegate(QStyledItemDelegate):
         return next(
             (code for rect, code in self.copy_buttons(index, option) if rect.contains(pos)), None
         )
+
+    def actions_spot(self, index: Index, option: QStyleOptionViewItem) -> QPoint:
+        """Where a message's hover bar goes: in its header, after who and when — clear of
+        the marker on the right (hovered for its breakdown) and below any divider."""
+        message: Message = index.data(Role.MESSAGE)
+        layout = self._layout(index, option.font)
+        rect = self.column_rect(option.rect)
+        bold = QFont(option.font)
+        bold.setBold(True)
+        x = rect.left() + PAD + QFontMetrics(bold).horizontalAdvance(speaker(message)) + 10
+        x += QFontMetrics(option.font).horizontalAdvance(_when(message.created_at)) + 16
+        return QPoint(int(x), int(rect.top() + layout.top + PAD / 2))
 
     def documents(self, index: Index, option: QStyleOptionViewItem) -> list[tuple[QPointF, _Part]]:
         """Each shown block's document with where its top left is, in the view."""
@@ -309,6 +324,12 @@ class MessageDelegate(QStyledItemDelegate):
         width = self._width()
         return QRect(row.left() + (row.width() - width) // 2, row.top(), width, row.height())
 
+    def _mono_like(self, font: QFont) -> QFont:
+        """The monospace font at the text's size (Settings' text size reaches code too)."""
+        mono = QFont(self._mono)
+        mono.setPointSizeF(font.pointSizeF())
+        return mono
+
     def _chip_height(self) -> int:
         return QFontMetrics(self._chip_font()).height() + 4
 
@@ -390,7 +411,7 @@ class MessageDelegate(QStyledItemDelegate):
             return doc, True, "▾ Thinking — click to hide"
         if isinstance(block, ToolUseBlock):
             arguments = json.dumps(block.input, indent=2, ensure_ascii=False)
-            doc = self._document(_cut(arguments), self._mono, width)
+            doc = self._document(_cut(arguments), self._mono_like(font), width)
             return doc, False, f"calls {block.name}"
         if isinstance(block, ToolResultBlock):
             text = block.content if isinstance(block.content, str) else _result_text(block.content)
@@ -399,7 +420,8 @@ class MessageDelegate(QStyledItemDelegate):
             first = text.strip().splitlines()[0] if text.strip() else "(empty)"
             if not open_:
                 return None, True, f"▸ {what}, {lines:,} line{'s' * (lines != 1)}: {first}"
-            return self._document(_cut(text), self._mono, width), True, f"▾ {what} — click to hide"
+            doc = self._document(_cut(text), self._mono_like(font), width)
+            return doc, True, f"▾ {what} — click to hide"
         if isinstance(block, ImageBlock):
             size = image_size(block.data)
             return None, False, f"image, {size[0]}×{size[1]} px" if size else "image"

@@ -261,12 +261,11 @@ def out_of_request(chips: tuple[BlockChip, ...]) -> str:
     ("summarized in #2", "excluded", …), or "" when it is sent (or not planned yet)."""
     if not chips or any(not c.state for c in chips):
         return ""
-    sent = ("in context", "trimmed")
-    if any(_family(c.state) in sent for c in chips):
-        return ""
-    if all(_family(c.state) == "cleared" for c in chips):
-        return ""  # an earlier turn's thinking: the reply itself is still sent
-    return next(c.state for c in chips if _family(c.state) != "cleared")
+    families = [_family(c.state) for c in chips]
+    if any(family in ("in context", "trimmed", "streaming") for family in families):
+        return ""  # (a reply streaming in is the newest of the context)
+    held_back = ("summarized", "excluded", "not sent")
+    return next((c.state for c, f in zip(chips, families, strict=True) if f in held_back), "")
 
 
 def context_marker(chips: tuple[BlockChip, ...]) -> tuple[str, str]:

@@ -283,6 +283,11 @@ class MessageListView(QListView):
         if self.hasFocus():  # the keyboard's message gets its actions too
             self._show_actions(current)
 
+    def updateGeometries(self) -> None:
+        super().updateGeometries()
+        if hasattr(self, "hover_bar"):  # (Qt lays out once while __init__ is running)
+            self.refresh_actions()  # laid out again (a divider came, Context view): follow it
+
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
         self.hover_bar.hide()  # it shows again where the mouse or the focus next is
@@ -312,8 +317,11 @@ class MessageListView(QListView):
         if message.status is MessageStatus.STREAMING:
             self.hover_bar.hide()
             return
-        column = self.delegate.column_rect(self.visualRect(index))
-        self.hover_bar.show_for(message.id, self.actions_for(message), column)
+        option = QStyleOptionViewItem()
+        option.rect = self.visualRect(index)
+        option.font = self.font()
+        spot = self.delegate.actions_spot(index, option)
+        self.hover_bar.show_for(message.id, self.actions_for(message), spot)
 
 
 def _plain(message: Message) -> str:

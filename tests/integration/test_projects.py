@@ -197,6 +197,12 @@ def test_a_project_export_comes_back_whole(cli: Any, sim: SimulatorServer, tmp_p
     data["project"]["files"] = [{"name": "x"}]
     exported.write_text(json.dumps(data))
     cli("project", "import", str(exported), status=1)
+    # So is one whose defaults no chat could start with (a key as typed, a wrong type).
+    data["project"]["files"] = []
+    for defaults in ({"thinking": 2048}, {"max_tokens": "3000"}, {"max_tokens": 10**9}):
+        data["project"]["defaults"] = defaults
+        exported.write_text(json.dumps(data))
+        assert "defaults" in cli("project", "import", str(exported), status=1)
     names = [p["name"] for p in json.loads(cli("project", "list", "--json"))]
     assert names == ["Acme", "Acme"]
 

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QGuiApplication, QHelpEvent, QTextTable
 from PySide6.QtWidgets import (
     QDialog,
@@ -609,8 +609,6 @@ def test_a_long_paste_becomes_a_card_and_is_sent_whole(
 def test_a_link_in_a_reply_opens_in_the_browser(
     window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from PySide6.QtCore import QPointF, QUrl
-
     opened: list[str] = []
 
     def open_url(url: QUrl) -> bool:
@@ -648,3 +646,67 @@ def test_a_link_in_a_reply_opens_in_the_browser(
         window.messages.viewport(), Qt.MouseButton.LeftButton, pos=origin.toPoint() + QPoint(2, 4)
     )
     assert opened == ["https://example.com/guide"]
+
+
+def test_code_colours_stay_on_their_words_after_an_emoji_and_fences_keep_their_language(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    chat = engine.new_chat("Emoji")
+    reply = "```python\ns = '🙂🙂🙂'\ndef f():\n    return s\n```\n\n```bash\nls -la\n```\n"
+    engine.store.append_messages(
+        chat.id,
+        [Message("user", (TextBlock("Code?"),)), Message("assistant", (TextBlock(reply),))],
+    )
+    window.chats.refresh()
+    window.open_chat(chat.id)
+    index, option = reply_option(window, 1)
+    buttons = window.messages.delegate.copy_buttons(index, option)
+    assert [(code.language, code.code) for _, code in buttons] == [
+        ("python", "s = '🙂🙂🙂'\ndef f():\n    return s"),
+        ("bash", "ls -la"),
+    ]
+    _, part = window.messages.delegate.documents(index, option)[0]
+    doc = part.doc
+    assert doc is not None
+
+    def colour_of(word: str) -> str:
+        found = doc.find(word)
+        return found.charFormat().foreground().color().name()
+
+    # After three emoji (six UTF-16 units), the keywords still wear the keyword colour.
+    assert colour_of("def") == colour_of("return") != colour_of("f()")
+
+
+def test_only_web_links_open(
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop_app.ui.message_model import BlockChip, out_of_request
+
+    opened: list[str] = []
+
+    def open_url(url: QUrl) -> bool:
+        opened.append(url.toString())
+        return True
+
+    monkeypatch.setattr("desktop_app.ui.message_delegate.QDesktopServices.openUrl", open_url)
+    chat = engine.new_chat("Links")
+    engine.store.append_messages(
+        chat.id,
+        [
+            Message("user", (TextBlock("Where?"),)),
+            Message("assistant", (TextBlock("Run [this](file:///home/me/run.desktop)."),)),
+        ],
+    )
+    window.chats.refresh()
+    window.open_chat(chat.id)
+    index, option = reply_option(window, 1)
+    origin, part = window.messages.delegate.documents(index, option)[0]
+    assert part.doc is not None
+    found = part.doc.find("this")
+    rect = part.doc.documentLayout().blockBoundingRect(found.block())
+    spot = origin + QPointF(rect.left() + 40, rect.center().y())
+    assert window.messages.delegate.link_at(index, option, spot) == "file:///home/me/run.desktop"
+    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
+    assert opened == []  # a file link from a reply is never opened
+    # And a reply streaming in is the newest of the context, never dimmed as held back.
+    assert out_of_request((BlockChip("text", 5, False, "streaming"),)) == ""

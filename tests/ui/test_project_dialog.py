@@ -195,3 +195,20 @@ def test_the_project_dialog_sets_what_new_chats_start_with(
     assert dict(engine.projects.find("Acme").defaults)["thinking_budget"] == 2048
     assert dialog.isVisible()  # Enter finished the field; it pressed no button
     dialog.reject()
+
+
+def test_a_search_stays_a_search_when_the_project_filter_changes(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    engine.projects.new("Acme")
+    refunds = engine.projects.new_chat("Acme", "Refunds")
+    engine.new_chat("Refund policy draft")
+    engine.new_chat("Groceries")
+    window.chats.refresh()
+    panel = window.chat_list
+    qtbot.keyClicks(panel.search, "refund")
+    qtbot.waitUntil(lambda: panel.model.searching and len(listed(window)) == 2, timeout=5000)
+    pick(qtbot, panel.project_filter, "Project: Acme")
+    qtbot.waitUntil(lambda: listed(window) == [refunds.id], timeout=5000)
+    assert panel.model.searching
+    assert panel.search.text() == "refund"

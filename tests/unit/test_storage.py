@@ -92,6 +92,52 @@ def test_a_version_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_version_8_database_gains_project_defaults_and_keeps_its_projects(
+    tmp_path: Path,
+) -> None:
+    from desktop_app.storage import db as schema
+    from desktop_app.storage import projects
+
+    path = tmp_path / "v8.sqlite3"
+    old = sqlite3.connect(path, isolation_level=None)
+    for migration in schema.MIGRATIONS[:8]:
+        migration(old)
+    old.execute("PRAGMA user_version = 8")
+    old.execute(
+        "INSERT INTO projects (id, name, created_at, updated_at) VALUES ('p1', 'Acme', 1, 1)"
+    )
+    old.close()
+    store = ChatStore.open(path)
+    assert projects.get(store.db, "p1").defaults == ()
+    changed = projects.update(store.db, "p1", defaults={"max_tokens": 8000})
+    assert changed.defaults == (("max_tokens", 8000),)
+    store.close()
+
+
+def test_two_copies_making_one_new_database_at_once_both_open_it(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "new.sqlite3"
+    opened: list[object] = []
+    failed: list[BaseException] = []
+    start = threading.Barrier(2)
+
+    def open_it() -> None:
+        start.wait()
+        try:
+            opened.append(connect(path))
+        except BaseException as exc:  # the test reports it
+            failed.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failed == []
+    assert len(opened) == 2
+
+
 def test_chats_by_activity_prefix_lookup_and_trash(store: ChatStore) -> None:
     first = store.create_chat("First", settings=ContextSettings(keep_recent_turns=4))
     second = store.create_chat("Second")

@@ -41,3 +41,12 @@ def test_a_long_title_is_cut_at_a_word() -> None:
     assert title == "Please summarise the attached quarterly report…"
     assert len(title) <= 48
     assert plain_text("**bold** and *it*") == "bold and it"
+
+
+def test_a_title_reads_only_the_start_of_a_huge_message() -> None:
+    huge = "Summary of the logs " + "*x " * 60_000  # an unpaired marker, 180 KB on one line
+    assert (
+        title_from(huge, "x")
+        == title_from(huge[:2_000], "x")
+        == "Summary of the logs *x *x *x *x *x *x *x *x *x…"
+    )
