@@ -87,7 +87,7 @@ class _Layout:
     height: int
     parts: list[_Part] = field(default_factory=list)
     top: float = 0.0  # where the message starts: below the divider, when it has one
-    divider: str = ""  # "Above this line: summarized in #2" (see `divider_above`)
+    divider: str = ""  # "Above this line: summarized in #2" (MessageListModel.divider_of)
 
 
 class MessageDelegate(QStyledItemDelegate):
