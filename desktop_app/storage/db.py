@@ -225,8 +225,11 @@ def _v8(db: sqlite3.Connection) -> None:
 
 
 def _v9(db: sqlite3.Connection) -> None:
-    # What a project's new chats start with (ContextSettings field → value, JSON).
-    db.execute("ALTER TABLE projects ADD COLUMN defaults TEXT NOT NULL DEFAULT '{}'")
+    # What a project's new chats start with (ContextSettings field → value, JSON). A
+    # development build's v8 made the column already: then there is nothing to add.
+    columns = {row[1] for row in db.execute("PRAGMA table_info(projects)")}
+    if "defaults" not in columns:
+        db.execute("ALTER TABLE projects ADD COLUMN defaults TEXT NOT NULL DEFAULT '{}'")
 
 
 MIGRATIONS: list[Migration] = [

@@ -410,9 +410,11 @@ class MessageDelegate(QStyledItemDelegate):
             doc = self._document(block.thinking, font, width)
             return doc, True, "▾ Thinking — click to hide"
         if isinstance(block, ToolUseBlock):
+            if not open_:  # a step of the turn, said in a line; the arguments on a click
+                return None, True, f"▸ {call_line(block)} — click for the arguments"
             arguments = json.dumps(block.input, indent=2, ensure_ascii=False)
             doc = self._document(_cut(arguments), self._mono_like(font), width)
-            return doc, False, f"calls {block.name}"
+            return doc, True, f"▾ Calls {block.name} — click to hide"
         if isinstance(block, ToolResultBlock):
             text = block.content if isinstance(block.content, str) else _result_text(block.content)
             lines = text.count("\n") + 1
@@ -570,6 +572,17 @@ class MessageDelegate(QStyledItemDelegate):
         if isinstance(block, ThinkingBlock):
             return palette.color(QPalette.ColorRole.PlaceholderText)
         return palette.color(QPalette.ColorRole.Text)
+
+
+def call_line(block: ToolUseBlock, room: int = 60) -> str:
+    """A tool call in one line: `read_file(path: cases/0037.md)`, long values cut."""
+    shown = []
+    for key, value in list(block.input.items())[:3]:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        text = " ".join(text.split())
+        shown.append(f"{key}: {text if len(text) <= room else text[: room - 1] + '…'}")
+    more = ", …" if len(block.input) > 3 else ""
+    return f"{block.name}({', '.join(shown)}{more})"
 
 
 def speaker(message: Message) -> str:

@@ -64,6 +64,14 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
     result = messages[2].blocks[0]
     assert isinstance(result, ToolResultBlock)
     assert not result.is_error
+    # The call is one line of the turn until clicked; its arguments then show.
+    view = window.messages
+    call_index = session.model.index(1)
+    step = view.delegate._layout(call_index, view.font()).parts[-1]
+    assert step.doc is None
+    assert step.summary.startswith("▸ current_time(")
+    view.delegate.toggle(call_index, step.block)
+    assert view.delegate._layout(call_index, view.font()).parts[-1].doc is not None
     # The result is a step of Claude's turn, not something "You" wrote: nothing to edit.
     assert speaker(messages[2]) == "Tool result"
     assert speaker(messages[0]) == "You"

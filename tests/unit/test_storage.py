@@ -112,6 +112,15 @@ def test_a_version_8_database_gains_project_defaults_and_keeps_its_projects(
     changed = projects.update(store.db, "p1", defaults={"max_tokens": 8000})
     assert changed.defaults == (("max_tokens", 8000),)
     store.close()
+    # A development build's v8 had the column already: the upgrade still goes through.
+    early = tmp_path / "early-v8.sqlite3"
+    old = sqlite3.connect(early, isolation_level=None)
+    for migration in schema.MIGRATIONS[:8]:
+        migration(old)
+    old.execute("ALTER TABLE projects ADD COLUMN defaults TEXT NOT NULL DEFAULT '{}'")
+    old.execute("PRAGMA user_version = 8")
+    old.close()
+    ChatStore.open(early).close()
 
 
 def test_two_copies_making_one_new_database_at_once_both_open_it(tmp_path: Path) -> None:
