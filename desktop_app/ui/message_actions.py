@@ -28,15 +28,20 @@ class HoverBar(QWidget):
         self.row = QHBoxLayout(self)
         self.row.setContentsMargins(2, 0, 2, 0)
         self.row.setSpacing(2)
-        self.message_id = ""
+        # (message id, its actions' words): the bar is rebuilt only when these change
         self._shown: tuple[str, tuple[tuple[str, str, str], ...]] = ("", ())
         self.hide()
+
+    @property
+    def message_id(self) -> str:
+        """The message whose actions the bar shows (or showed last)."""
+        return self._shown[0]
 
     def show_for(self, message_id: str, actions: list[MessageAction], spot: QPoint) -> None:
         shown = (message_id, tuple((a.key, a.short, a.label) for a in actions))
         if shown != self._shown or not self.isVisible():
             self.hide()  # buttons added to a shown bar would show only later, sized 0
-            self.message_id, self._shown = shown[0], shown
+            self._shown = shown
             while (item := self.row.takeAt(0)) is not None:
                 widget = item.widget()
                 if widget is not None:

@@ -428,20 +428,31 @@ REPLY = (
 )
 
 
-def open_code_reply(window: MainWindow, engine: Engine, qtbot: QtBot) -> ChatSession:
-    chat = engine.new_chat("Code")
+def open_reply(window: MainWindow, engine: Engine, qtbot: QtBot, reply: str) -> ChatSession:
+    """A chat of one question and `reply` (Markdown), opened."""
+    chat = engine.new_chat("Reply")
     engine.store.append_messages(
         chat.id,
-        [
-            Message("user", (TextBlock("Parse digits?"),)),
-            Message("assistant", (TextBlock(REPLY),)),
-        ],
+        [Message("user", (TextBlock("A question?"),)), Message("assistant", (TextBlock(reply),))],
     )
     window.chats.refresh()
     session = window.open_chat(chat.id)
     assert session is not None
     qtbot.waitUntil(lambda: session.model.rowCount() == 2, timeout=5000)
     return session
+
+
+@pytest.fixture
+def opened_urls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The addresses handed to the browser (none is)."""
+    opened: list[str] = []
+
+    def open_url(url: QUrl) -> bool:
+        opened.append(url.toString())
+        return True
+
+    monkeypatch.setattr("desktop_app.ui.message_delegate.QDesktopServices.openUrl", open_url)
+    return opened
 
 
 def reply_option(window: MainWindow, row: int) -> tuple[QModelIndex, QStyleOptionViewItem]:
@@ -457,7 +468,7 @@ def reply_option(window: MainWindow, row: int) -> tuple[QModelIndex, QStyleOptio
 def test_a_code_block_s_copy_button_puts_exactly_its_code_on_the_clipboard(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    open_code_reply(window, engine, qtbot)
+    open_reply(window, engine, qtbot, REPLY)
     index, option = reply_option(window, 1)
     buttons = window.messages.delegate.copy_buttons(index, option)
     assert [code.language for _, code in buttons] == ["python", ""]
@@ -478,7 +489,7 @@ def test_a_code_block_s_copy_button_puts_exactly_its_code_on_the_clipboard(
 def test_code_is_coloured_by_its_language_and_tables_line_up(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    open_code_reply(window, engine, qtbot)
+    open_reply(window, engine, qtbot, REPLY)
     index, option = reply_option(window, 1)
     layout = window.messages.delegate._layout(index, option.font)
     doc = layout.parts[0].doc
@@ -615,25 +626,10 @@ def test_a_long_paste_becomes_a_card_and_is_sent_whole(
 
 
 def test_a_link_in_a_reply_opens_in_the_browser(
-    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, engine: Engine, qtbot: QtBot, opened_urls: list[str]
 ) -> None:
-    opened: list[str] = []
-
-    def open_url(url: QUrl) -> bool:
-        opened.append(url.toString())
-        return True
-
-    monkeypatch.setattr("desktop_app.ui.message_delegate.QDesktopServices.openUrl", open_url)
-    chat = engine.new_chat("Links")
-    engine.store.append_messages(
-        chat.id,
-        [
-            Message("user", (TextBlock("Where are the docs?"),)),
-            Message("assistant", (TextBlock("See [the guide](https://example.com/guide) first."),)),
-        ],
-    )
-    window.chats.refresh()
-    window.open_chat(chat.id)
+    opened = opened_urls
+    open_reply(window, engine, qtbot, "See [the guide](https://example.com/guide) first.")
     index, option = reply_option(window, 1)
     origin, part = window.messages.delegate.documents(index, option)[0]
     doc = part.doc
@@ -659,14 +655,8 @@ def test_a_link_in_a_reply_opens_in_the_browser(
 def test_code_colours_stay_on_their_words_after_an_emoji_and_fences_keep_their_language(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    chat = engine.new_chat("Emoji")
     reply = "```python\ns = '🙂🙂🙂'\ndef f():\n    return s\n```\n\n```bash\nls -la\n```\n"
-    engine.store.append_messages(
-        chat.id,
-        [Message("user", (TextBlock("Code?"),)), Message("assistant", (TextBlock(reply),))],
-    )
-    window.chats.refresh()
-    window.open_chat(chat.id)
+    open_reply(window, engine, qtbot, reply)
     index, option = reply_option(window, 1)
     buttons = window.messages.delegate.copy_buttons(index, option)
     assert [(code.language, code.code) for _, code in buttons] == [
@@ -686,27 +676,12 @@ def test_code_colours_stay_on_their_words_after_an_emoji_and_fences_keep_their_l
 
 
 def test_only_web_links_open(
-    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, engine: Engine, qtbot: QtBot, opened_urls: list[str]
 ) -> None:
     from desktop_app.ui.message_model import BlockChip, out_of_request
 
-    opened: list[str] = []
-
-    def open_url(url: QUrl) -> bool:
-        opened.append(url.toString())
-        return True
-
-    monkeypatch.setattr("desktop_app.ui.message_delegate.QDesktopServices.openUrl", open_url)
-    chat = engine.new_chat("Links")
-    engine.store.append_messages(
-        chat.id,
-        [
-            Message("user", (TextBlock("Where?"),)),
-            Message("assistant", (TextBlock("Run [this](file:///home/me/run.desktop)."),)),
-        ],
-    )
-    window.chats.refresh()
-    window.open_chat(chat.id)
+    opened = opened_urls
+    open_reply(window, engine, qtbot, "Run [this](file:///home/me/run.desktop).")
     index, option = reply_option(window, 1)
     origin, part = window.messages.delegate.documents(index, option)[0]
     assert part.doc is not None
