@@ -515,6 +515,33 @@ def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_branch(engine: Engine, args: argparse.Namespace) -> int:
+    """List a chat's branches (the shown one starred), or show branch N."""
+    chat = engine.find(args.chat)
+    branches = chat.branches()
+    if args.number is not None:
+        if not 1 <= args.number <= len(branches):
+            raise ContextDeskError(
+                "No such branch",
+                f"{chat.title} has {len(branches)} branch(es): 1 to {len(branches)}.",
+                kind=ErrorKind.USAGE,
+            )
+        chat.show_branch(branches[args.number - 1].leaf)
+        branches = chat.branches()
+    if args.json:
+        print(json.dumps([asdict(b) for b in branches], indent=2))
+        return 0
+    for number, branch in enumerate(branches, 1):
+        differs = chat.message(branch.differs_id)
+        who = "You" if differs.role == "user" else "Claude"
+        words = " ".join(differs.text.split())[:60] or f"({len(differs.blocks)} blocks)"
+        print(
+            f"{'*' if branch.shown else ' '} {number}  {branch.length} messages · "
+            f"message {branch.differs_at}, {who}: {words}"
+        )
+    return 0
+
+
 def cmd_spend(engine: Engine, args: argparse.Namespace) -> int:
     """What the requests of every chat cost: today, this month, or all time."""
     now = time.localtime()
@@ -669,6 +696,7 @@ _COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "compact": cmd_compact,
     "context": cmd_context,
     "requests": cmd_requests,
+    "branch": cmd_branch,
     "spend": cmd_spend,
     "export": cmd_export,
     "import": cmd_import,

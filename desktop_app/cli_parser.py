@@ -186,6 +186,14 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
     )
     requests.add_argument("--json", action="store_true")
 
+    branch = sub.add_parser(
+        "branch",
+        help="a chat's branches (its edited messages and regenerated replies), or show one",
+    )
+    branch.add_argument("chat")
+    branch.add_argument("number", nargs="?", type=int, help="show this branch (as numbered)")
+    branch.add_argument("--json", action="store_true")
+
     spend = sub.add_parser("spend", help="what the requests of every chat cost, by the price table")
     spend.add_argument("period", nargs="?", choices=("today", "month", "all"), default="month")
     spend.add_argument("--json", action="store_true")

@@ -32,6 +32,7 @@ from desktop_app.config.settings import typed_value
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextSettings, ContextState
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
+from desktop_app.core.branches import Branch, Siblings
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
 from desktop_app.core.events import LoopEvent, TurnFinished
@@ -574,29 +575,89 @@ class Chat:
         info = self.engine.store.fork(self.id, through.id, f"{self.title} (fork)")
         return self.engine.chat(info.id)
 
-    def edit_and_resend(self, message: Message, text: str) -> tuple[Chat, Message]:
-        """A new chat with everything before `message`, and `message` as edited, to send
-        there (its images kept). This chat stays as it is."""
-        text = text.strip()
-        if not text:
+    # -- branches (core/branches.py) ---------------------------------------------------------
+
+    def edited(self, message: Message, new: str | Sequence[Block]) -> Message:
+        """`message` as the user rewrote it — its images kept, then what they wrote (text,
+        or blocks: attachments and text) — to send as its alternative:
+        `start_turn(edited, approver, beside=message.id)` makes the new branch."""
+        blocks = [TextBlock(new.strip())] if isinstance(new, str) else list(new)
+        blocks = [b for b in blocks if not (isinstance(b, TextBlock) and not b.text.strip())]
+        if not blocks:
             raise ContextDeskError(
                 "Nothing to send", "The edited message is empty.", kind=ErrorKind.USAGE
             )
-        store = self.engine.store
-        messages = self.messages()  # all of it, even while the window is still reading it
+        images = tuple(b for b in message.blocks if isinstance(b, ImageBlock))
+        return Message("user", (*images, *blocks))
+
+    def message(self, message_id: str) -> Message:
+        """One message of the chat, on whichever branch."""
+        return self.engine.store.message(self.id, message_id)
+
+    def messages_after(self, message_id: str | None) -> list[Message]:
+        """The branch shown after one of its messages (all of it for None)."""
+        return self.engine.store.messages_after(self.id, message_id)
+
+    def prompt_of(self, reply: Message, messages: Sequence[Message]) -> Message:
+        """The user's message a reply answers (tool results are part of Claude's turn)."""
         ids = [m.id for m in messages]
-        if message.id not in ids:
+        if reply.id not in ids:
             raise ContextDeskError(
                 "Message not found", "It is not in this chat.", kind=ErrorKind.NOT_FOUND
             )
-        position = ids.index(message.id)
-        title = f"{self.title} (edited)"
-        if position == 0:
-            info = store.create_chat(title, self.info.model, self.info.system_prompt, self.settings)
-        else:
-            info = store.fork(self.id, messages[position - 1].id, title)
-        images = tuple(b for b in message.blocks if isinstance(b, ImageBlock))
-        return self.engine.chat(info.id), Message("user", (*images, TextBlock(text)))
+        for message in reversed(messages[: ids.index(reply.id)]):
+            if message.role == "user" and not message.is_tool_results:
+                return message
+        raise ContextDeskError(
+            "Nothing to regenerate",
+            "No message of yours comes before this reply.",
+            kind=ErrorKind.NOTHING_TO_RETRY,
+        )
+
+    def branch_points(self) -> dict[str, Siblings]:
+        """The messages of the branch shown that have alternatives, with them."""
+        store = self.engine.store
+        if not store.has_branches(self.id):
+            return {}
+        tree = store.tree(self.id)
+        found = {}
+        if tree.branched:
+            for message_id in tree.path(self.info.leaf_id):
+                siblings = tree.siblings(message_id)
+                if siblings is not None:
+                    found[message_id] = siblings
+        return found
+
+    def branches(self) -> list[Branch]:
+        """Every branch of the chat, oldest first: where it ends and where it leaves the
+        others (the command line numbers them)."""
+        tree = self.engine.store.tree(self.id)
+        shown = tree.path(self.info.leaf_id)[-1:]
+        branches = []
+        for leaf in tree.leaves():
+            path = tree.path(leaf)
+            # where it differs: its last message that has alternatives
+            differs = max(
+                (n for n, m in enumerate(path, 1) if tree.siblings(m) is not None), default=1
+            )
+            branches.append(Branch(leaf, len(path), differs, path[differs - 1], [leaf] == shown))
+        return branches
+
+    def show_branch(self, message_id: str, *, exactly: bool = False) -> None:
+        """Show the branch through `message_id` (as it was left, or ending there).
+        The context, the meter and the next request follow it."""
+        if self.busy:
+            raise ContextDeskError(
+                "Claude is still answering",
+                "Wait for the reply to finish, or stop it, then switch branches.",
+                kind=ErrorKind.USAGE,
+            )
+        self._check_no_turn_elsewhere()
+        self.engine.store.show_branch(self.id, message_id, exactly=exactly)
+        self.refresh_info()
+        self._state = None  # which summaries stand for this branch (`off_branch`)
+        if self._planner is not None:
+            self._planner.state = self.state
 
     def set_pinned(self, pinned: bool) -> None:
         """Keep the chat on top of the chat list (or let it go back to its date)."""
@@ -642,13 +703,25 @@ class Chat:
 
     # -- turns ------------------------------------------------------------------------------
 
-    def start_turn(self, message: Message | None, approver: Approver) -> Turn:
+    def start_turn(
+        self,
+        message: Message | None,
+        approver: Approver,
+        *,
+        beside: str | None = None,
+        after: str | None = None,
+    ) -> Turn:
         """Store the user's `message` (when this returns it is on disk) and make the turn
-        that answers it. With no message, retry: answer the history as it stands,
+        that answers it; `beside` another message, it is that one's alternative (an
+        edit: a new branch). With no message, retry: answer the history as it stands,
         leaving a failed or interrupted last reply out of the context (the transcript
-        keeps it). A failed write raises and changes nothing."""
+        keeps it) — or, `after` a message of the user's, answer it again beside the
+        replies it has (regenerate: a new branch). A failed write raises and changes
+        nothing."""
         from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState
 
+        if beside is not None and message is None:
+            raise ValueError("an alternative to a message needs the message")
         if self.busy:
             raise ContextDeskError(
                 "Claude is still answering",
@@ -661,9 +734,13 @@ class Chat:
         planner = self.planner()
         store.turn_started(self.id, os.getpid())  # first: if the disk is full, nothing is stored
         try:
+            if after is not None:
+                self.show_branch(after, exactly=True)
             if message is not None:
-                store.append_message(self.id, message)
+                store.append_message(self.id, message, beside=beside)
                 self._name_after(message)
+            if beside is not None:  # a new branch: its own summaries only
+                self._state = planner.state = store.context_state(self.id)
             history = self.history() if message is not None else self._prepare_retry()
         except BaseException:
             with contextlib.suppress(ContextDeskError):

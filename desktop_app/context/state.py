@@ -98,10 +98,20 @@ class ContextState:
     excluded_blocks: frozenset[tuple[str, int]] = frozenset()
     cleared_results: frozenset[str] = frozenset()  # tool_use ids whose results are cleared
     breaker: Breaker = Breaker()
+    # The messages of the chat's other branches (core/branches.py), as the store read
+    # them; never saved. A summary that stands for any of them is not this branch's.
+    off_branch: frozenset[str] = frozenset()
 
     @property
     def active_summary(self) -> Summary | None:
-        return next((s for s in reversed(self.summaries) if not s.undone), None)
+        return next(
+            (
+                s
+                for s in reversed(self.summaries)
+                if not s.undone and self.off_branch.isdisjoint(s.covers)
+            ),
+            None,
+        )
 
     # -- facts ---------------------------------------------------------------------------
 

@@ -232,6 +232,25 @@ def _v9(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE projects ADD COLUMN defaults TEXT NOT NULL DEFAULT '{}'")
 
 
+def _v10(db: sqlite3.Connection) -> None:
+    # Branches in place (core/branches.py): each message names the one it follows, and a
+    # chat names the end of the branch it shows (NULL: its newest message). Until now a
+    # chat was one line, so each message follows the one stored before it.
+    _run(
+        db,
+        """
+        ALTER TABLE messages ADD COLUMN parent_id TEXT;
+        ALTER TABLE chats ADD COLUMN leaf_id TEXT;
+        CREATE INDEX messages_by_parent ON messages (chat_id, parent_id);
+        UPDATE messages SET parent_id = (
+            SELECT p.id FROM messages p
+            WHERE p.chat_id = messages.chat_id AND p.position < messages.position
+            ORDER BY p.position DESC LIMIT 1
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -242,6 +261,7 @@ MIGRATIONS: list[Migration] = [
     _v7,
     _v8,
     _v9,
+    _v10,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -120,20 +120,28 @@ def export_chat(
             "excluded_blocks": [list(k) for k in sorted(state.excluded_blocks)],
             "cleared_results": sorted(state.cleared_results),
         },
-        "messages": [
-            {
-                "id": m.id,
-                "role": m.role,
-                "content": m.to_api()["content"],
-                "status": m.status.value,
-                "stop_reason": m.stop_reason,
-                "usage": m.usage.to_api() if m.usage else None,
-                "created_at": m.created_at,
-                "token_estimates": list(block_tokens(m)) if block_tokens else None,
-            }
-            for m in messages
+        "messages": [_message_json(m, block_tokens) for m in messages],
+        # The other branches' messages (edits and regenerations), each after its parent
+        "branches": [
+            {**_message_json(m, block_tokens), "parent": parent}
+            for parent, m in store.other_branches(chat_id)
         ],
         "request": request_body,
+    }
+
+
+def _message_json(
+    m: Message, block_tokens: Callable[[Message], Sequence[int]] | None
+) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "role": m.role,
+        "content": m.to_api()["content"],
+        "status": m.status.value,
+        "stop_reason": m.stop_reason,
+        "usage": m.usage.to_api() if m.usage else None,
+        "created_at": m.created_at,
+        "token_estimates": list(block_tokens(m)) if block_tokens else None,
     }
 
 
@@ -337,32 +345,16 @@ def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> Imp
     if not isinstance(data.get("chat"), dict):
         reader.problem("chat", "Field required")
     raw_messages = data.get("messages")
-    messages = _parse_messages(
-        [
-            {"role": m.get("role"), "content": m.get("content")} if isinstance(m, dict) else m
-            for m in raw_messages
-        ]
-        if isinstance(raw_messages, list)
-        else raw_messages,
-        reader,
-    )
+    messages = _parse_messages(raw_messages, reader, "messages")
+    raw_branches = data.get("branches", [])
+    others = _parse_messages(raw_branches, reader, "branches")
     reader.raise_if_any()
     # Fresh ids (a re-import must never collide with the original); references follow.
-    new_ids = {}
-    for i, (raw, message) in enumerate(zip(raw_messages or [], messages, strict=False)):
-        old = raw.get("id") if isinstance(raw, dict) else None
-        fresh = message.id  # parsing gave every message a fresh id already
-        new_ids[old if isinstance(old, str) else f"#{i}"] = fresh
-        messages[i] = Message(
-            role=message.role,
-            blocks=message.blocks,
-            id=fresh,
-            status=status_from_text(raw.get("status", "complete")),
-            stop_reason=raw.get("stop_reason") if isinstance(raw.get("stop_reason"), str) else None,
-            usage=usage_from_api(raw.get("usage")),
-            created_at=_when(raw.get("created_at")),
-        )
+    new_ids: dict[str, str] = {}
+    messages = _with_their_fields(raw_messages, messages, new_ids, "#")
+    others = _with_their_fields(raw_branches, others, new_ids, "branches#")
     fixed = repair(messages)
+    branches = _branches(raw_branches, others, new_ids, fixed.messages, messages, reader)
     state = _context_state(data, new_ids, reader)
     reader.raise_if_any()
     settings = _chat_settings(chat.get("settings"), reader)
@@ -377,8 +369,63 @@ def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> Imp
         settings,
         fixed.messages,
         state,
+        branches,
     )
     return ImportResult(info, tuple(str(r) for r in fixed.repairs))
+
+
+def _with_their_fields(
+    raws: Any, messages: list[Message], new_ids: dict[str, str], unnamed: str
+) -> list[Message]:
+    """The parsed messages with the export's status, usage and time, each under a fresh
+    id (`new_ids` maps the file's ids to them)."""
+    kept = []
+    for i, (raw, message) in enumerate(zip(raws or [], messages, strict=False)):
+        old = raw.get("id") if isinstance(raw, dict) else None
+        new_ids[old if isinstance(old, str) else f"{unnamed}{i}"] = message.id
+        kept.append(
+            Message(
+                role=message.role,
+                blocks=message.blocks,
+                id=message.id,  # parsing gave every message a fresh id already
+                status=status_from_text(raw.get("status", "complete")),
+                stop_reason=raw.get("stop_reason")
+                if isinstance(raw.get("stop_reason"), str)
+                else None,
+                usage=usage_from_api(raw.get("usage")),
+                created_at=_when(raw.get("created_at")),
+            )
+        )
+    return kept
+
+
+def _branches(
+    raws: Any,
+    others: list[Message],
+    new_ids: dict[str, str],
+    stored: Sequence[Message],
+    parsed: Sequence[Message],
+    reader: _Fields,
+) -> list[tuple[str | None, Message]]:
+    """The other branches' messages with their parents' new ids. A parent the repair
+    merged into the message before it is that message."""
+    kept = {m.id for m in stored} | {m.id for m in others}
+    order = [m.id for m in parsed]
+    found: list[tuple[str | None, Message]] = []
+    for i, (raw, message) in enumerate(zip(raws or [], others, strict=False)):
+        parent = raw.get("parent")
+        if parent is None:
+            found.append((None, message))
+            continue
+        fresh = new_ids.get(parent) if isinstance(parent, str) else None
+        if fresh in order:
+            earlier = order[: order.index(fresh) + 1]
+            fresh = next((m for m in reversed(earlier) if m in kept), None)
+        if fresh is None or fresh not in kept:
+            reader.problem(f"branches.{i}.parent", "no message before it has this id")
+            continue
+        found.append((fresh, message))
+    return found
 
 
 def _chat_settings(raw: Any, reader: _Fields) -> ContextSettings:
@@ -481,9 +528,15 @@ def _fact(raw: Any, path: str, reader: _Fields) -> Fact | None:
     return Fact(sanitize(raw["text"]), tuple(fields), FactSource(source), pending=pending)
 
 
-def _parse_messages(raw: Any, reader: _Fields) -> list[Message]:
+def _parse_messages(raw: Any, reader: _Fields, path: str) -> list[Message]:
+    """The messages' roles and content (an export's other fields are read after)."""
+    if isinstance(raw, list):
+        raw = [
+            {"role": m.get("role"), "content": m.get("content")} if isinstance(m, dict) else m
+            for m in raw
+        ]
     try:
-        return messages_from_api(raw)
+        return messages_from_api(raw, path)
     except HistoryFormatError as exc:
         reader.problems += exc.problems
         return []

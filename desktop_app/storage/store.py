@@ -27,12 +27,20 @@ from desktop_app.config.settings import DEFAULT_MODEL, same_type
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import Breaker, ContextSettings, ContextState, Summary
 from desktop_app.core.blocks import ToolResultBlock, block_to_api, block_type
+from desktop_app.core.branches import Node, Tree
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.history import unanswered_calls
 from desktop_app.core.messages import Message, MessageStatus, Role, new_id
 from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
 from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error, transaction
 from desktop_app.storage.search import SearchHit, index_blocks, search, unindex_message
+
+
+class _End:
+    """Where a message is added when nothing else is said: the end of the branch shown."""
+
+
+END = _End()
 
 # Every chat query: the row and how many messages it has.
 _CHATS = "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id AND NOT m.deleted) AS n FROM chats c"
@@ -58,6 +66,7 @@ class ChatInfo:
     pinned_at: float | None = None  # kept on top of the chat list since
     archived_at: float | None = None  # out of the chat list (not in the trash) since
     project_id: str | None = None  # the project it belongs to (storage/projects.py)
+    leaf_id: str | None = None  # the end of the branch shown (None: the newest message)
 
 
 def settings_to_json(settings: ContextSettings) -> str:
@@ -166,9 +175,11 @@ class ChatStore:
         settings: ContextSettings,
         messages: Sequence[Message],
         state: ContextState,
+        branches: Sequence[tuple[str | None, Message]] = (),
     ) -> ChatInfo:
-        """A whole chat at once — metadata, messages and context state — in ONE
-        transaction: an import either lands completely or not at all."""
+        """A whole chat at once — metadata, messages (the branch shown, then the others'
+        messages, each after its parent) and context state — in ONE transaction: an
+        import either lands completely or not at all."""
         chat_id = new_id("chat")
         now = time.time()
         with transaction(self.db):
@@ -178,6 +189,12 @@ class ChatStore:
             )
             self.db.execute("INSERT INTO context_state (chat_id) VALUES (?)", (chat_id,))
             self._insert_many(chat_id, messages)
+            for parent, message in branches:
+                self._insert_many(chat_id, [message], after=parent)
+            if branches and messages:
+                self.db.execute(
+                    "UPDATE chats SET leaf_id = ? WHERE id = ?", (messages[-1].id, chat_id)
+                )
             self._write_context_state(chat_id, state)
         return self.chat(chat_id)
 
@@ -313,9 +330,16 @@ class ChatStore:
         return self.recent_messages(chat_id, None)
 
     def recent_messages(self, chat_id: str, limit: int | None) -> list[Message]:
-        """The newest `limit` messages, oldest first (all of them for None): a long chat
-        shows its last page without reading the whole history first."""
-        self.chat(chat_id)
+        """The newest `limit` messages of the branch shown, oldest first (all of them for
+        None): a long chat shows its last page without reading the whole history first."""
+        info = self.chat(chat_id)
+        if not info.leaf_id and not self.has_branches(chat_id):
+            return self._read_line(chat_id, limit)
+        path = self.tree(chat_id).path(info.leaf_id)
+        return self._read(chat_id, path if limit is None else path[len(path) - limit :])
+
+    def _read_line(self, chat_id: str, limit: int | None) -> list[Message]:
+        """`recent_messages` of a chat that never branched: by position, no tree."""
         since = -1
         if limit is not None:
             row = self.db.execute(
@@ -323,26 +347,126 @@ class ChatStore:
                 (chat_id, max(0, limit - 1)),
             ).fetchone()
             since = row["position"] if row is not None else -1
-        rows = self.db.execute(
-            "SELECT * FROM messages WHERE chat_id = ? AND NOT deleted AND position >= ? ORDER BY position",
-            (chat_id, since),
-        ).fetchall()
+        return self._read_from(chat_id, since)
+
+    def messages_after(self, chat_id: str, message_id: str | None) -> list[Message]:
+        """The branch shown after one of its messages (all of it for None)."""
+        path = self.tree(chat_id).path(self.chat(chat_id).leaf_id)
+        start = path.index(message_id) + 1 if message_id in path else 0
+        return self._read(chat_id, path[start:])
+
+    def message(self, chat_id: str, message_id: str) -> Message:
+        found = self._read(chat_id, [message_id])
+        if not found:
+            raise ContextDeskError(
+                "Message not found", "It is not in this chat.", kind=ErrorKind.NOT_FOUND
+            )
+        return found[0]
+
+    def _read(self, chat_id: str, ids: Sequence[str]) -> list[Message]:
+        """These messages (ids of one branch, oldest first), with their blocks."""
+        if not ids:
+            return []
+        first = self.db.execute(
+            "SELECT position FROM messages WHERE id = ? AND chat_id = ?", (ids[0], chat_id)
+        ).fetchone()
+        if first is None:
+            return []
+        # the other branches' messages after `first` are read and dropped
+        return self._read_from(chat_id, first["position"], set(ids))
+
+    def _read_from(
+        self, chat_id: str, position: int, only: set[str] | None = None
+    ) -> list[Message]:
+        """The shown messages from a position on (only those in `only`, if given)."""
+        rows = [
+            r
+            for r in self.db.execute(
+                "SELECT * FROM messages WHERE chat_id = ? AND NOT deleted AND position >= ? "
+                "ORDER BY position",
+                (chat_id, position),
+            )
+            if only is None or r["id"] in only
+        ]
         blocks: dict[str, list[Any]] = {}
         reader = BlockReader()  # stored blocks were valid API JSON when written
         for b in self.db.execute(
             "SELECT b.message_id, b.raw FROM blocks b JOIN messages m ON m.id = b.message_id "
-            "WHERE m.chat_id = ? AND NOT m.deleted AND m.position >= ? ORDER BY b.message_id, b.position",
-            (chat_id, since),
+            "WHERE m.chat_id = ? AND NOT m.deleted AND m.position >= ? "
+            "ORDER BY b.message_id, b.position",
+            (chat_id, position),
         ):
-            blocks.setdefault(b["message_id"], []).append(
-                reader.block(json.loads(b["raw"]), "block")
-            )
+            if only is None or b["message_id"] in only:
+                blocks.setdefault(b["message_id"], []).append(
+                    reader.block(json.loads(b["raw"]), "block")
+                )
         return [_message(r, blocks.get(r["id"], [])) for r in rows]
 
-    def append_message(self, chat_id: str, message: Message) -> None:
-        """Add a message at the end of the chat (one transaction)."""
+    # -- branches (core/branches.py) ------------------------------------------------------
+
+    def other_branches(self, chat_id: str) -> list[tuple[str | None, Message]]:
+        """The messages of every branch but the one shown, oldest first, each with the
+        message it follows (None: a first message) — what an export adds to the path."""
+        if not self.has_branches(chat_id):
+            return []
+        tree = self.tree(chat_id)
+        if not tree.branched:
+            return []
+        shown = set(tree.path(self.chat(chat_id).leaf_id))
+        off = [m for m in tree.parent if m not in shown]  # in the order they were stored
+        return [(tree.parent[m.id], m) for m in self._read(chat_id, off)]
+
+    def has_branches(self, chat_id: str) -> bool:
+        """Has any message of the chat a version beside it? (One index lookup: most
+        chats never branch, and they skip reading the tree.) A "yes" may be only a
+        hidden reply beside a shown one: the tree says for sure."""
+        return (
+            self.db.execute(
+                "SELECT 1 FROM messages WHERE chat_id = ? GROUP BY parent_id "
+                "HAVING COUNT(*) > 1 LIMIT 1",
+                (chat_id,),
+            ).fetchone()
+            is not None
+        )
+
+    def tree(self, chat_id: str) -> Tree:
+        """Every message's place among the chat's branches (ids only: cheap)."""
+        return Tree(
+            Node(r[0], r[1], bool(r[2]))
+            for r in self.db.execute(
+                "SELECT id, parent_id, deleted FROM messages WHERE chat_id = ? ORDER BY position",
+                (chat_id,),
+            )
+        )
+
+    def show_branch(self, chat_id: str, message_id: str, *, exactly: bool = False) -> None:
+        """Show the branch through `message_id`, as it was left (its newest message);
+        `exactly`: end the branch shown at `message_id` (an answer to it comes next)."""
+        tree = self.tree(chat_id)
+        if message_id not in tree:
+            raise ContextDeskError(
+                "Message not found", "It is not in this chat.", kind=ErrorKind.NOT_FOUND
+            )
+        leaf = message_id if exactly else tree.newest_leaf(message_id)
         with transaction(self.db):
-            self._insert(chat_id, message)
+            self.db.execute(
+                "UPDATE chats SET leaf_id = ? WHERE id = ?",
+                (None if leaf == tree.newest else leaf, chat_id),
+            )
+
+    def append_message(self, chat_id: str, message: Message, *, beside: str | None = None) -> None:
+        """Add a message at the end of the branch shown (one transaction) — or, `beside`
+        another, as its alternative: a new branch, shown from now on."""
+        with transaction(self.db):
+            if beside is None:
+                self._insert(chat_id, message)
+                return
+            tree = self.tree(chat_id)
+            if beside not in tree:
+                raise ContextDeskError(
+                    "Message not found", "It is not in this chat.", kind=ErrorKind.NOT_FOUND
+                )
+            self._insert_many(chat_id, [message], after=tree.parent[beside])
 
     def append_messages(self, chat_id: str, messages: Iterable[Message]) -> None:
         with transaction(self.db):
@@ -483,7 +607,7 @@ class ChatStore:
     # -- context state ---------------------------------------------------------------------
 
     def context_state(self, chat_id: str) -> ContextState:
-        self.chat(chat_id)
+        info = self.chat(chat_id)
         facts = tuple(
             Fact(
                 text=r["text"],
@@ -528,7 +652,16 @@ class ChatStore:
             breaker=Breaker(
                 row["breaker_failures"], bool(row["breaker_paused"]), row["breaker_reason"]
             ),
+            off_branch=self._off_branch(info) if summaries else frozenset(),
         )
+
+    def _off_branch(self, info: ChatInfo) -> frozenset[str]:
+        if not self.has_branches(info.id):
+            return frozenset()
+        tree = self.tree(info.id)
+        if not tree.branched:
+            return frozenset()
+        return frozenset(tree.parent.keys() - set(tree.path(info.leaf_id)))
 
     def save_context_state(self, chat_id: str, state: ContextState) -> None:
         """Facts, summaries, exclusions and the breaker, in one transaction: a compaction's
@@ -597,17 +730,27 @@ class ChatStore:
     def _insert(self, chat_id: str, message: Message) -> None:
         self._insert_many(chat_id, [message])
 
-    def _insert_many(self, chat_id: str, messages: Sequence[Message]) -> None:
-        """Append messages at the end of a chat: one position lookup and batched inserts,
-        so a 10,000-message import costs two statements, not 30,000."""
+    def _insert_many(
+        self, chat_id: str, messages: Sequence[Message], *, after: str | _End | None = END
+    ) -> None:
+        """Append messages, one after another, to the branch shown (or `after` a given
+        message: None starts a first message): one position lookup and batched inserts,
+        so a 10,000-message import costs a few statements, not 30,000. They are the
+        newest messages, so the chat shows their branch."""
         if not messages:
             return
-        first = self.db.execute(
-            "SELECT COALESCE(MAX(position), -1) + 1 FROM messages WHERE chat_id = ?", (chat_id,)
-        ).fetchone()[0]
+        first, newest = self.db.execute(
+            "SELECT COALESCE(MAX(position), -1) + 1, "
+            "(SELECT id FROM messages WHERE chat_id = ?1 ORDER BY position DESC LIMIT 1) "
+            "FROM messages WHERE chat_id = ?1",
+            (chat_id,),
+        ).fetchone()
+        if isinstance(after, _End):
+            after = self.chat(chat_id).leaf_id or newest
+        parents = [after, *(m.id for m in messages[:-1])]
         self.db.executemany(
-            "INSERT INTO messages (id, chat_id, position, role, status, stop_reason, usage, created_at, revision) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO messages (id, chat_id, position, role, status, stop_reason, usage, created_at, revision, parent_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     m.id,
@@ -619,12 +762,15 @@ class ChatStore:
                     _usage_json(m),
                     m.created_at,
                     m.revision,
+                    parent,
                 )
-                for n, m in enumerate(messages)
+                for n, (m, parent) in enumerate(zip(messages, parents, strict=True))
             ],
         )
         self._insert_blocks(chat_id, messages)
-        self._touch(chat_id)
+        self.db.execute(
+            "UPDATE chats SET updated_at = ?, leaf_id = NULL WHERE id = ?", (time.time(), chat_id)
+        )
 
     def _insert_blocks(self, chat_id: str, messages: Sequence[Message]) -> None:
         """Every block of these messages, and its entry in the search index (one home
@@ -683,6 +829,7 @@ def _chat_info(row: sqlite3.Row) -> ChatInfo:
         pinned_at=row["pinned_at"],
         archived_at=row["archived_at"],
         project_id=row["project_id"],
+        leaf_id=row["leaf_id"],
     )
 
 

@@ -11,7 +11,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import (
+    QBuffer,
+    QByteArray,
+    QEvent,
+    QIODevice,
+    QMimeData,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import QImage, QKeyEvent
 from PySide6.QtWidgets import (
     QDialog,
@@ -30,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.chats.attachments import API_MAX_EDGE, FALLBACK_TOKENS, image_tokens
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
+from desktop_app.core.messages import Message
 from desktop_app.ui.theme import monospace
 
 MAX_PIXELS = FALLBACK_TOKENS * 750  # beyond this the API scales down anyway (≈1.15 MP)
@@ -115,14 +126,30 @@ class DraftEdit(QPlainTextEdit):
 
     submitted = Signal()
     attachments_dropped = Signal(object)
+    escaped = Signal()  # Esc while the draft is an edit: the edit is dropped
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setTabChangesFocus(True)  # Tab leaves the draft: no keyboard trap
         self.send_with_enter = True
+        self.editing = False  # the draft rewrites a sent message (Esc drops the edit)
         self.count: Callable[[str], int | None] = lambda _text: None
 
+    def event(self, event: QEvent) -> bool:
+        if (
+            self.editing
+            and event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_Escape
+        ):
+            event.accept()  # Esc drops the edit here; it does not stop a reply
+            return True
+        return super().event(event)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        if self.editing and event.key() == Qt.Key.Key_Escape:
+            self.escaped.emit()
+            return
         ctrl_tab = event.modifiers() & Qt.KeyboardModifier.ControlModifier
         if ctrl_tab and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
             # Ctrl+Tab leaves too, as in every other text box that keeps Tab
@@ -165,7 +192,8 @@ def _attempt(make: Callable[[], Attachment]) -> Attachment | AttachmentError:
 
 class Composer(QWidget):
     """Signals:
-    send_requested(object): the blocks of the user's message (text + attachments).
+    send_requested(object): the blocks of the user's message (text + attachments); while
+        a sent message is being edited (`editing`), its new version.
     stop_requested(): Stop was pressed.
     draft_changed(object): the draft's blocks, as Send would send them, after the user
         paused typing or changed an attachment (for the live plan).
@@ -181,6 +209,8 @@ class Composer(QWidget):
         super().__init__(parent)
         self.busy = False
         self.attachments: list[Attachment] = []
+        self.editing: Message | None = None  # the sent message the draft rewrites
+        self._kept_draft = ""  # what was being written before the edit began
         self.edit = DraftEdit()
         self.edit.setObjectName("draft")
         self.edit.setPlaceholderText("Message Claude…  (Enter to send, Shift+Enter for a new line)")
@@ -188,6 +218,24 @@ class Composer(QWidget):
         self.edit.submitted.connect(self._on_send_clicked)
         self.edit.textChanged.connect(self._on_edit_text_changed)
         self.edit.attachments_dropped.connect(self._on_edit_attachments_dropped)
+        self.edit.escaped.connect(self.stop_editing)
+        self.editing_bar = QWidget()
+        self.editing_bar.setObjectName("editingBar")
+        editing_row = QHBoxLayout(self.editing_bar)
+        editing_row.setContentsMargins(4, 0, 0, 0)
+        self.editing_label = QLabel(
+            "Editing your message: Send makes a new version beside it (‹ › switches back)"
+        )
+        self.editing_label.setObjectName("editingLabel")
+        cancel = QToolButton()
+        cancel.setObjectName("cancelEdit")
+        cancel.setText("Cancel")
+        cancel.setToolTip("Keep the message as it was (Esc)")
+        cancel.setAutoRaise(True)
+        cancel.clicked.connect(self.stop_editing)
+        editing_row.addWidget(self.editing_label, 1)
+        editing_row.addWidget(cancel)
+        self.editing_bar.hide()
         self.attach_button = QToolButton()
         self.attach_button.setText("Attach…")
         self.attach_button.setToolTip(
@@ -214,6 +262,7 @@ class Composer(QWidget):
         buttons.addWidget(self.send_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 8)
+        layout.addWidget(self.editing_bar)
         layout.addLayout(self.attachment_bar)
         layout.addWidget(self.edit)
         layout.addLayout(buttons)
@@ -246,6 +295,33 @@ class Composer(QWidget):
         self.edit.clear()
         self.attachments.clear()
         self._rebuild_attachment_bar()
+        self._end_editing()
+
+    def start_editing(self, message: Message) -> None:
+        """Rewrite a sent message of the user's here, in place of the draft (which
+        comes back if the edit is dropped). Its images go with the new version."""
+        if self.editing is None:
+            self._kept_draft = self.edit.toPlainText()
+        self.editing = message
+        self.edit.editing = True
+        self.editing_bar.show()
+        self.set_draft(message.text)
+        self.edit.selectAll()
+
+    @Slot()
+    def stop_editing(self) -> None:
+        """Drop the edit: the message stays as it was, the draft as it was."""
+        if self.editing is None:
+            return
+        kept = self._kept_draft
+        self._end_editing()
+        self.set_draft(kept)
+
+    def _end_editing(self) -> None:
+        self.editing = None
+        self.edit.editing = False
+        self._kept_draft = ""
+        self.editing_bar.hide()
 
     def add_attachment(self, attachment: Attachment) -> None:
         self.attachments.append(attachment)

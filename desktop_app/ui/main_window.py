@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first cha
     # the conversation's widgets right after the first frame
     from desktop_app.chats import Chat
     from desktop_app.context.projection import Plan
-    from desktop_app.ui.approval_dialog import ApprovalDialog
+    from desktop_app.ui.approval_card import ApprovalCard
     from desktop_app.ui.banner import ErrorBanner
     from desktop_app.ui.chat_header import ChatHeader
     from desktop_app.ui.composer import Composer
@@ -116,7 +116,7 @@ class MainWindow(QMainWindow):
         self.mcp_watcher: McpWatcher | None = None  # after the first paint
         self.project_dialog: ProjectDialog | None = None
         self.current: ChatSession | None = None
-        self.approvals: list[ApprovalDialog] = []
+        self.approvals: list[ApprovalCard] = []  # questions waiting, in any chat
         self.setObjectName("mainWindow")
         self._use_appearance()
         self.resize(1280, 820)
@@ -323,6 +323,8 @@ class MainWindow(QMainWindow):
         view.fork_requested.connect(self._on_messages_fork_requested)
         view.edit_requested.connect(self._on_messages_edit_requested)
         view.retry_requested.connect(self._on_retry_triggered)
+        view.regenerate_requested.connect(self._on_messages_regenerate_requested)
+        view.branch_requested.connect(self._on_messages_branch_requested)
         self.find_bar.closed.connect(self._on_find_bar_closed)
 
     def _restore_state(self) -> None:
@@ -416,6 +418,8 @@ class MainWindow(QMainWindow):
             old.told.disconnect(self._on_session_told)
         self.current = session
         self.find_bar.reset()
+        self._show_approvals()
+        self.composer.stop_editing()  # an edit belongs to the chat it was begun in
         self.context.set_session(session)
         self.messages.delegate.cost_of = session.chat.reply_cost if session is not None else None
         self.strip.show_plan(session.plan if session is not None else None)
@@ -497,7 +501,9 @@ class MainWindow(QMainWindow):
         session = self.current or self.new_chat()
         if session is None:
             return
-        if session.send(blocks):  # stored: only then is the draft cleared
+        if session.send(
+            blocks, beside=self.composer.editing
+        ):  # stored: only then is the draft cleared
             self.composer.clear()
             self.messages.restore_scroll(None)  # sending jumps to the newest message
 
@@ -541,25 +547,19 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_messages_edit_requested(self, message: Message) -> None:
-        session = self.current
-        if session is None:
-            return
-        text, ok = QInputDialog.getMultiLineText(
-            self, "Edit and resend", "Sent in a new chat; this one stays as it is:", message.text
-        )
-        if not ok or not text.strip():
-            return
-        try:
-            fork, edited = session.chat.edit_and_resend(message, text)
-        except ContextDeskError as exc:
-            self._on_problem(exc.info)
-            return
-        self.chats.show_new(fork)
-        shown = self.current
-        if shown is None or shown.chat is not fork:
-            return
-        if not shown.send(edited.blocks):  # not stored (the banner says why): keep the text
-            self.composer.edit.setPlainText(text.strip())
+        """Rewrite the message in the composer; Send makes its new version, in place."""
+        if self.current is not None and not self.current.busy:
+            self.composer.start_editing(message)
+
+    @Slot(object)
+    def _on_messages_regenerate_requested(self, message: Message) -> None:
+        if self.current is not None and self.current.regenerate(message):
+            self.messages.restore_scroll(None)
+
+    @Slot(str)
+    def _on_messages_branch_requested(self, message_id: str) -> None:
+        if self.current is not None:
+            self.current.show_branch(message_id)
 
     def _open_made(self, make: Callable[[], Chat]) -> None:
         try:
@@ -808,20 +808,31 @@ class MainWindow(QMainWindow):
         self.chat_list.set_activity(session.chat.id, activity)
 
     def _ask_approval(self, session: ChatSession, pending: PendingApproval) -> None:
-        from desktop_app.ui.approval_dialog import ApprovalDialog
+        """The question sits under the conversation of its chat, above the composer."""
+        from desktop_app.ui.approval_card import ApprovalCard
 
-        dialog = ApprovalDialog(pending, session.chat.title, self)
-        session.approval_withdrawn.connect(dialog.withdraw)
-        dialog.finished.connect(lambda _result, d=dialog: self._forget_dialog(d))
-        self.approvals.append(dialog)
-        dialog.show()  # not modal: Stop must stay reachable
-        dialog.raise_()
-        dialog.activateWindow()
+        card = ApprovalCard(pending, session.chat.id)
+        session.approval_withdrawn.connect(card.withdraw)
+        card.finished.connect(lambda c=card: self._forget_approval(c))
+        self.approvals.append(card)
+        column = self.conversation.layout()
+        assert isinstance(column, QVBoxLayout)
+        column.insertWidget(column.indexOf(self.banner), card)
+        self._show_approvals()
+        if card.isVisible():
+            card.deny.setFocus()  # the keys answer it; Enter denies
 
-    def _forget_dialog(self, dialog: ApprovalDialog) -> None:
-        if dialog in self.approvals:
-            self.approvals.remove(dialog)
-        dialog.deleteLater()
+    def _forget_approval(self, card: ApprovalCard) -> None:
+        if card in self.approvals:
+            self.approvals.remove(card)
+        card.hide()
+        card.deleteLater()
+
+    def _show_approvals(self) -> None:
+        """Only the shown chat's question is shown; the others wait with their chats."""
+        shown = self.current.chat.id if self.current is not None else None
+        for card in self.approvals:
+            card.setVisible(card.chat_id == shown)
 
     # -- errors and notes -----------------------------------------------------------------------
 
@@ -955,8 +966,8 @@ class MainWindow(QMainWindow):
         self.watch_timer.stop()
         for session in self.sessions.values():
             session.close()  # stops turns; their partial replies are stored
-        for dialog in list(self.approvals):
-            dialog.withdraw()
+        for card in list(self.approvals):
+            card.withdraw()
         self.app_state = replace(
             self.app_state,
             window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii"),

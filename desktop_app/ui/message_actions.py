@@ -37,7 +37,10 @@ class HoverBar(QWidget):
         """The message whose actions the bar shows (or showed last)."""
         return self._shown[0]
 
-    def show_for(self, message_id: str, actions: list[MessageAction], spot: QPoint) -> None:
+    def show_for(
+        self, message_id: str, actions: list[MessageAction], spot: Callable[[int], QPoint]
+    ) -> None:
+        """Show these actions where `spot` (given the bar's width) says."""
         shown = (message_id, tuple((a.key, a.short, a.label) for a in actions))
         if shown != self._shown or not self.isVisible():
             self.hide()  # buttons added to a shown bar would show only later, sized 0
@@ -56,7 +59,7 @@ class HoverBar(QWidget):
                 button.clicked.connect(action.run)
                 self.row.addWidget(button)
         self.adjustSize()
-        self.move(spot)
+        self.move(spot(self.width()))
         self.show()
         self.raise_()
 

@@ -18,7 +18,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import (
+    QEvent,
+    QPoint,
+    QPointF,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+)
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
@@ -45,6 +56,7 @@ from desktop_app.core.blocks import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui import theme
 from desktop_app.ui.markdown_style import HEADER_PX, CodeBlock, place, style_code, style_text
@@ -60,6 +72,8 @@ LINK_SCHEMES = ("http", "https", "mailto")
 DIVIDER_PX = 26  # the band a "above this line: …" rule takes
 COPY_BUTTON_PX = 80  # the right end of a code block's header strip
 COPIED_MS = 1500  # how long "Copied" shows
+CONTINUED_PX = 2  # the gap between two rows of one turn of Claude's
+ARROW_PX = 22  # each arrow of a message's ‹ 1/2 › (its versions: branches)
 COLUMN_PX = 780  # messages are read in a centred column this wide at most (lines of
 # ~90 characters); a wider window adds margins, not longer lines
 
@@ -88,9 +102,15 @@ class _Layout:
     parts: list[_Part] = field(default_factory=list)
     top: float = 0.0  # where the message starts: below the divider, when it has one
     divider: str = ""  # "Above this line: summarized in #2" (MessageListModel.divider_of)
+    continues: bool = False  # more of Claude's turn, under the row above (no header)
 
 
 class MessageDelegate(QStyledItemDelegate):
+    """Signals: branch_chosen(str): an arrow of a message's ‹ 1/2 › was clicked — show
+    that version (its id)."""
+
+    branch_chosen = Signal(str)
+
     def __init__(self, view: QListView) -> None:
         super().__init__(view)
         self._view = view
@@ -134,7 +154,10 @@ class MessageDelegate(QStyledItemDelegate):
             painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 1.5))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(bubble, 8, 8)
-        self._paint_header(painter, rect, message, chips, option.font, palette, dark)
+        if not layout.continues:
+            self._paint_header(
+                painter, rect, message, chips, option, dark, index.data(Role.SIBLINGS)
+            )
         for part in layout.parts:
             chip = chips[part.block] if part.block < len(chips) else BlockChip("?", 0, False, "")
             top = rect.top() - layout.top + part.top
@@ -150,7 +173,7 @@ class MessageDelegate(QStyledItemDelegate):
                 painter.setFont(font)
                 room = rect.right() - PAD - chip_right - 8
                 text = QFontMetrics(font).elidedText(
-                    part.summary, Qt.TextElideMode.ElideRight, int(room)
+                    self._line_text(message, part, chip), Qt.TextElideMode.ElideRight, int(room)
                 )
                 painter.drawText(
                     QRectF(chip_right + 8, top, room, self._chip_height()),
@@ -179,6 +202,14 @@ class MessageDelegate(QStyledItemDelegate):
             return False
         if event.button() != Qt.MouseButton.LeftButton:
             return False
+        siblings: Siblings | None = index.data(Role.SIBLINGS)
+        if siblings is not None:
+            back, _, forward = self.switcher(index, option)
+            for arrow, step in ((back, -1), (forward, 1)):
+                if arrow.contains(event.position()):
+                    if 0 <= siblings.index + step < len(siblings.ids):
+                        self.branch_chosen.emit(siblings.ids[siblings.index + step])
+                    return True
         link = self.link_at(index, option, event.position())
         if link:  # a web link opens in the browser, as anywhere else; nothing else does:
             url = QUrl(link)  # a reply (or a tool result it quotes) may link to a file
@@ -198,6 +229,25 @@ class MessageDelegate(QStyledItemDelegate):
         self.toggle(index, part.block)
         return True
 
+    def step_text(self, index: Index, option: QStyleOptionViewItem, block: int) -> str:
+        """A block's one line as painted (a tool call, its result, thinking folded…)."""
+        layout = self._layout(index, option.font)
+        chips: tuple[BlockChip, ...] = index.data(Role.BLOCKS)
+        part = next(p for p in layout.parts if p.block == block)
+        chip = chips[block] if block < len(chips) else BlockChip("?", 0, False, "")
+        return self._line_text(index.data(Role.MESSAGE), part, chip)
+
+    def _line_text(self, message: Message, part: _Part, chip: BlockChip) -> str:
+        """A result's line says what it costs in the next request too, unless Context
+        view's chip (beside it) already does."""
+        block = message.blocks[part.block] if part.block < len(message.blocks) else None
+        if self.context_view or not isinstance(block, ToolResultBlock) or not chip.tokens:
+            return part.summary
+        cost = f"≈{chip.tokens:,} tokens"
+        if chip.state and chip.state != "in context":
+            cost += f", {chip.state}"
+        return f"{part.summary} · {cost}"
+
     def _forget_copied(self) -> None:
         self._copied = None
         self._view.viewport().update()
@@ -209,17 +259,47 @@ class MessageDelegate(QStyledItemDelegate):
             (code for rect, code in self.copy_buttons(index, option) if rect.contains(pos)), None
         )
 
-    def actions_spot(self, index: Index, option: QStyleOptionViewItem) -> QPoint:
+    def actions_spot(
+        self, index: Index, option: QStyleOptionViewItem, bar_width: int = 0
+    ) -> QPoint:
         """Where a message's hover bar goes: in its header, after who and when — clear of
         the marker on the right (hovered for its breakdown) and below any divider."""
         message: Message = index.data(Role.MESSAGE)
         layout = self._layout(index, option.font)
         rect = self.column_rect(option.rect)
-        bold = QFont(option.font)
+        if layout.continues:  # no header: over the top right of the step
+            return QPoint(int(rect.right() - PAD - bar_width), int(rect.top() + layout.top))
+        x = self._after_when(rect, message, option.font) + 6
+        if index.data(Role.SIBLINGS) is not None:
+            x = self.switcher(index, option)[2].right() + 6
+        return QPoint(int(x), int(rect.top() + layout.top + PAD / 2))
+
+    def switcher(self, index: Index, option: QStyleOptionViewItem) -> tuple[QRectF, QRectF, QRectF]:
+        """Where a message's ‹ 1/2 › is, in the view: back arrow, label, forward arrow."""
+        rect = self.column_rect(option.rect)
+        top = int(self._layout(index, option.font).top)
+        return self._switcher_at(rect.adjusted(0, top, 0, 0), index.data(Role.MESSAGE), option.font)
+
+    def _switcher_at(
+        self, rect: QRect, message: Message, font: QFont
+    ) -> tuple[QRectF, QRectF, QRectF]:
+        x = self._after_when(rect, message, font)
+        height = QFontMetrics(font).height()
+        label = QFontMetrics(font).horizontalAdvance("88/88")
+        y = rect.top() + PAD
+        return (
+            QRectF(x, y, ARROW_PX, height),
+            QRectF(x + ARROW_PX, y, label, height),
+            QRectF(x + ARROW_PX + label, y, ARROW_PX, height),
+        )
+
+    @staticmethod
+    def _after_when(rect: QRect, message: Message, font: QFont) -> float:
+        """Where a header's words end: after who and when."""
+        bold = QFont(font)
         bold.setBold(True)
         x = rect.left() + PAD + QFontMetrics(bold).horizontalAdvance(speaker(message)) + 10
-        x += QFontMetrics(option.font).horizontalAdvance(_when(message.created_at)) + 16
-        return QPoint(int(x), int(rect.top() + layout.top + PAD / 2))
+        return x + QFontMetrics(font).horizontalAdvance(_when(message.created_at)) + 10
 
     def documents(self, index: Index, option: QStyleOptionViewItem) -> list[tuple[QPointF, _Part]]:
         """Each shown block's document with where its top left is, in the view."""
@@ -262,7 +342,10 @@ class MessageDelegate(QStyledItemDelegate):
     ) -> bool:
         part = self._part_at(index, option, QPointF(event.pos()))
         chips: tuple[BlockChip, ...] = index.data(Role.BLOCKS) or ()
-        if part is None and self._on_header(index, option, QPointF(event.pos())):
+        if part is None and (
+            self._on_header(index, option, QPointF(event.pos()))
+            or self._layout(index, option.font).continues  # (it has no header: its text)
+        ):
             return self._header_tip(event, view, index)
         if part is None or part.block >= len(chips):
             return super().helpEvent(event, view, option, index)
@@ -298,6 +381,8 @@ class MessageDelegate(QStyledItemDelegate):
 
     def _on_header(self, index: Index, option: QStyleOptionViewItem, pos: QPointF) -> bool:
         layout = self._layout(index, option.font)
+        if layout.continues:
+            return False
         first = layout.parts[0].top if layout.parts else option.rect.height()
         return pos.y() - option.rect.top() < first
 
@@ -361,26 +446,46 @@ class MessageDelegate(QStyledItemDelegate):
             font.key(),
             self.context_view,
             theme.is_dark(),  # code is coloured for the scheme
+            bool(index.data(Role.CONTINUES)),  # (a row's neighbour above can load later)
         )
         layout = self._cache.get(key)
         if layout is not None:
             self._cache.move_to_end(key)
             return layout
-        layout = self._make_layout(message, width, font, divider)
+        layout = self._make_layout(
+            message,
+            width,
+            font,
+            divider,
+            bool(index.data(Role.CONTINUES)),
+            index.data(Role.CALLS) or {},
+        )
         self._cache[key] = layout
         if len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
         return layout
 
-    def _make_layout(self, message: Message, width: int, font: QFont, divider: str) -> _Layout:
+    def _make_layout(
+        self,
+        message: Message,
+        width: int,
+        font: QFont,
+        divider: str,
+        continues: bool,
+        calls: dict[str, ToolUseBlock],
+    ) -> _Layout:
         text_width = max(100, width - 2 * PAD - INDENT)
         top = float(DIVIDER_PX if divider else 0)
-        y = top + PAD + QFontMetrics(font).height() + GAP
+        # More of Claude's turn reads on from the row above: no header, no gap
+        y = top + (CONTINUED_PX if continues else PAD + QFontMetrics(font).height() + GAP)
         parts: list[_Part] = []
         streaming = message.status is MessageStatus.STREAMING
         for j, block in enumerate(message.blocks):
             open_ = (message.id, j) in self._expanded
-            doc, collapsible, summary = self._content(block, open_, streaming, font, text_width)
+            call = calls.get(block.tool_use_id) if isinstance(block, ToolResultBlock) else None
+            doc, collapsible, summary = self._content(
+                block, open_, streaming, font, text_width, call
+            )
             row = self._chip_height() if self.context_view or summary else 0.0
             part = _Part(j, y, doc, collapsible, summary, row)
             if doc is not None and isinstance(block, TextBlock) and not streaming:
@@ -392,10 +497,16 @@ class MessageDelegate(QStyledItemDelegate):
             y = part.doc_top + (doc.size().height() if doc is not None else 0) + GAP
         if not message.blocks:
             y += QFontMetrics(font).height()  # a reply that has not said anything yet
-        return _Layout(int(y + PAD - GAP), parts, top, divider)
+        return _Layout(int(y + PAD - GAP), parts, top, divider, continues)
 
     def _content(
-        self, block: object, open_: bool, streaming: bool, font: QFont, width: int
+        self,
+        block: object,
+        open_: bool,
+        streaming: bool,
+        font: QFont,
+        width: int,
+        call: ToolUseBlock | None = None,
     ) -> tuple[QTextDocument | None, bool, str]:
         """(document or None, can it be collapsed, text beside the chip)."""
         if isinstance(block, TextBlock):
@@ -418,12 +529,14 @@ class MessageDelegate(QStyledItemDelegate):
         if isinstance(block, ToolResultBlock):
             text = block.content if isinstance(block.content, str) else _result_text(block.content)
             lines = text.count("\n") + 1
-            what = "Error" if block.is_error else "Result"
+            # the step's second half: what the call (named) gave back
+            what = f"↳ {call.name}" if call is not None else "↳ Result"
+            what += " failed" if block.is_error else ""
             first = text.strip().splitlines()[0] if text.strip() else "(empty)"
             if not open_:
-                return None, True, f"▸ {what}, {lines:,} line{'s' * (lines != 1)}: {first}"
+                return None, True, f"▸ {what}: {lines:,} line{'s' * (lines != 1)} — {first}"
             doc = self._document(_cut(text), self._mono_like(font), width)
-            return doc, True, f"▾ {what} — click to hide"
+            return doc, True, f"▾ {what}: {lines:,} line{'s' * (lines != 1)} — click to hide"
         if isinstance(block, ImageBlock):
             size = image_size(block.data)
             return None, False, f"image, {size[0]}×{size[1]} px" if size else "image"
@@ -453,10 +566,11 @@ class MessageDelegate(QStyledItemDelegate):
         rect: QRect,
         message: Message,
         chips: tuple[BlockChip, ...],
-        font: QFont,
-        palette: QPalette,
+        option: QStyleOptionViewItem,
         dark: bool,
+        siblings: Siblings | None,
     ) -> None:
+        font, palette = option.font, option.palette
         metrics = QFontMetrics(font)
         x, y = rect.left() + PAD, rect.top() + PAD
         bold = QFont(font)
@@ -473,6 +587,10 @@ class MessageDelegate(QStyledItemDelegate):
         when = _when(message.created_at)
         painter.drawText(QPointF(x, y + metrics.ascent()), when)
         x += metrics.horizontalAdvance(when) + 10
+        if siblings is not None:
+            spots = self._switcher_at(rect, message, font)
+            self._paint_switcher(painter, spots, siblings, option)
+            x = int(spots[2].right()) + 6
         status = message.status.value
         if message.status is not MessageStatus.COMPLETE:
             painter.setPen(theme.status_colour(status, dark))
@@ -496,6 +614,25 @@ class MessageDelegate(QStyledItemDelegate):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(theme.state_colour(state, dark))
         painter.drawEllipse(QPointF(right.right() - dot, right.center().y()), 3.5, 3.5)
+
+    def _paint_switcher(
+        self,
+        painter: QPainter,
+        spots: tuple[QRectF, QRectF, QRectF],
+        siblings: Siblings,
+        option: QStyleOptionViewItem,
+    ) -> None:
+        """‹ 1/2 ›: which version of the message this is; an arrow is dim at either end."""
+        back, label, forward = spots
+        quiet = option.palette.color(QPalette.ColorRole.PlaceholderText)
+        strong = option.palette.color(QPalette.ColorRole.Text)
+        painter.setFont(option.font)
+        ends = (siblings.index == 0, siblings.index == len(siblings.ids) - 1)
+        for arrow, glyph, at_end in ((back, "‹", ends[0]), (forward, "›", ends[1])):
+            painter.setPen(quiet if at_end else strong)
+            painter.drawText(arrow, Qt.AlignmentFlag.AlignCenter, glyph)
+        painter.setPen(quiet)
+        painter.drawText(label, Qt.AlignmentFlag.AlignCenter, siblings.label)
 
     def _paint_divider(
         self, painter: QPainter, rect: QRect, text: str, option: QStyleOptionViewItem

@@ -19,7 +19,8 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt
 
-from desktop_app.core.blocks import TextBlock, block_type
+from desktop_app.core.blocks import TextBlock, ToolUseBlock, block_type
+from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
 
 PAGE = 200
@@ -34,6 +35,10 @@ class Role(IntEnum):
     BLOCKS = Qt.ItemDataRole.UserRole + 4  # tuple[BlockChip, ...]
     REVISION = Qt.ItemDataRole.UserRole + 5  # changes whenever the row's content does
     DIVIDER = Qt.ItemDataRole.UserRole + 6  # "Above this line: …" or "" (see `divider_of`)
+    SIBLINGS = Qt.ItemDataRole.UserRole + 7  # `Siblings` (its other versions: ‹1/2›) or None
+    # Claude's turn goes on in this row (tool results, or Claude after them): no header
+    CONTINUES = Qt.ItemDataRole.UserRole + 8
+    CALLS = Qt.ItemDataRole.UserRole + 9  # tool results: their calls, by id (`calls_before`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +69,7 @@ class MessageListModel(QAbstractListModel):
         # asks its own and its neighbour's (where the context starts again).
         self._chip_cache: dict[str, tuple[BlockChip, ...]] = {}
         self._dividers: dict[str, str] = {}  # message id → divider_of's words, this plan
+        self._siblings: dict[str, Siblings] = {}  # the messages shown that have other versions
         self.history_complete = True  # False while only the newest page has been read
 
     # -- Qt's side ------------------------------------------------------------------------
@@ -89,7 +95,17 @@ class MessageListModel(QAbstractListModel):
             return self._revisions.get(message.id, 0)
         if role == Role.DIVIDER:
             return self.divider_of(index.row())
+        if role == Role.SIBLINGS:
+            return self._siblings.get(message.id)
+        if role == Role.CONTINUES:
+            return continues_turn(message, self._before(message))
+        if role == Role.CALLS:
+            return calls_before(message, self._before(message))
         return None
+
+    def _before(self, message: Message) -> Message | None:
+        position = self._row_of.get(message.id, 0)
+        return self._all[position - 1] if position > 0 else None
 
     def roleNames(self) -> dict[int, QByteArray]:
         names = {
@@ -129,6 +145,7 @@ class MessageListModel(QAbstractListModel):
         self._revisions = {}
         self._chip_cache.clear()
         self._dividers.clear()
+        self._siblings = {}  # the session says which, once it knows
         self._first_shown = max(0, len(self._all) - PAGE)
         self.history_complete = complete
         self.endResetModel()
@@ -187,6 +204,37 @@ class MessageListModel(QAbstractListModel):
             self.endRemoveRows()
         else:
             self._first_shown -= 1
+
+    def cut_after(self, message_id: str | None) -> None:
+        """Take out every row after a message (all of them for None): the branch shown
+        goes another way from there."""
+        position = self._row_of.get(message_id) if message_id is not None else -1
+        if position is None:
+            return
+        keep = position + 1
+        if keep >= len(self._all):
+            return
+        first_row = max(0, keep - self._first_shown)
+        self.beginRemoveRows(QModelIndex(), first_row, self.rowCount() - 1)
+        del self._all[keep:]
+        self._first_shown = min(self._first_shown, len(self._all))
+        self._row_of = {m.id: i for i, m in enumerate(self._all)}
+        self._dividers.clear()
+        self.endRemoveRows()
+
+    def branch_points(self) -> dict[str, Siblings]:
+        return self._siblings
+
+    def set_branch_points(self, points: dict[str, Siblings]) -> None:
+        """Which messages shown have other versions (their headers show ‹1/2›)."""
+        changed = points.keys() ^ self._siblings.keys() | {
+            m for m in points if points[m] != self._siblings.get(m)
+        }
+        self._siblings = dict(points)
+        for message_id in changed:
+            row = self.row_of(message_id)
+            if row is not None:
+                self.dataChanged.emit(self.index(row), self.index(row), [Role.SIBLINGS])
 
     def append_text(self, message_id: str, text: str) -> None:
         """Add streamed text to a reply's last text block (the caller batches deltas)."""
@@ -254,6 +302,23 @@ class MessageListModel(QAbstractListModel):
             chips = tuple(self._chips(message, j) for j in range(len(message.blocks)))
             self._chip_cache[message.id] = chips
         return chips
+
+
+def continues_turn(message: Message, before: Message | None) -> bool:
+    """Is this row more of Claude's turn — the results of the calls just above, or
+    Claude going on after them? Then it reads as one step with them (no header)."""
+    if before is None:
+        return False
+    if message.is_tool_results:
+        return before.role == "assistant"
+    return message.role == "assistant" and before.is_tool_results
+
+
+def calls_before(message: Message, before: Message | None) -> dict[str, ToolUseBlock]:
+    """The calls a tool-results message answers, by id (named in each result's line)."""
+    if before is None or not message.is_tool_results:
+        return {}
+    return {b.id: b for b in before.blocks if isinstance(b, ToolUseBlock)}
 
 
 def out_of_request(chips: tuple[BlockChip, ...]) -> str:

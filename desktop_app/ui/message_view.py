@@ -43,7 +43,9 @@ AT_BOTTOM_PX = 8
 class MessageListView(QListView):
     """Signals (each carries the `Message` it is about):
     exclude_toggled(object), pin_requested(object), fork_requested(object),
-    edit_requested(object), retry_requested(object).
+    edit_requested(object), retry_requested(object), regenerate_requested(object);
+    and branch_requested(str): show this version of a message (its ‹ › were clicked,
+    or Alt+Left/Right pressed on it).
     """
 
     exclude_toggled = Signal(object)
@@ -51,12 +53,15 @@ class MessageListView(QListView):
     fork_requested = Signal(object)
     edit_requested = Signal(object)
     retry_requested = Signal(object)
+    regenerate_requested = Signal(object)
+    branch_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("messages")
         self.delegate = MessageDelegate(self)
         self.setItemDelegate(self.delegate)
+        self.delegate.branch_chosen.connect(self.branch_requested)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.verticalScrollBar().setSingleStep(24)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -183,7 +188,17 @@ class MessageListView(QListView):
                 QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, where, self.mapToGlobal(where))
             )
             return
+        alt = event.modifiers() == Qt.KeyboardModifier.AltModifier
+        if alt and event.key() in (Qt.Key.Key_Left, Qt.Key.Key_Right):
+            self._step_version(self.currentIndex(), -1 if event.key() == Qt.Key.Key_Left else 1)
+            return
         super().keyPressEvent(event)
+
+    def _step_version(self, index: QModelIndex | QPersistentModelIndex, step: int) -> None:
+        """The previous or next version of the focused message, if it has others."""
+        siblings = index.data(Role.SIBLINGS) if index.isValid() else None
+        if siblings is not None and 0 <= siblings.index + step < len(siblings.ids):
+            self.branch_requested.emit(siblings.ids[siblings.index + step])
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         """The message's actions: where the mouse is, or — from the keyboard (the Menu
@@ -243,7 +258,10 @@ class MessageListView(QListView):
         if message.role == "user" and not message.is_tool_results:
             actions.append(
                 MessageAction(
-                    "edit", "Edit", "Edit and resend…", lambda: self.edit_requested.emit(message)
+                    "edit",
+                    "Edit",
+                    "Edit (sends a new version beside this one)",
+                    lambda: self.edit_requested.emit(message),
                 )
             )
         if message.role == "assistant" and message.status in (
@@ -252,6 +270,15 @@ class MessageListView(QListView):
         ):
             actions.append(
                 MessageAction("retry", "Retry", "Retry", lambda: self.retry_requested.emit(message))
+            )
+        elif message.role == "assistant" and message.status is MessageStatus.COMPLETE:
+            actions.append(
+                MessageAction(
+                    "regenerate",
+                    "Regenerate",
+                    "Regenerate (a new version beside this reply)",
+                    lambda: self.regenerate_requested.emit(message),
+                )
             )
         return actions
 
@@ -320,8 +347,11 @@ class MessageListView(QListView):
         option = QStyleOptionViewItem()
         option.rect = self.visualRect(index)
         option.font = self.font()
-        spot = self.delegate.actions_spot(index, option)
-        self.hover_bar.show_for(message.id, self.actions_for(message), spot)
+        self.hover_bar.show_for(
+            message.id,
+            self.actions_for(message),
+            lambda width: self.delegate.actions_spot(index, option, width),
+        )
 
 
 def _plain(message: Message) -> str:

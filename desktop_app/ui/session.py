@@ -113,8 +113,10 @@ class ChatSession(QObject):
         """Show the chat's newest messages at once; read the whole history on the
         background thread (its own read-only connection), then plan it."""
         recent = self.chat.recent_messages(FIRST_PAGE)
-        complete = len(recent) >= self.chat.info.message_count
+        # (the count holds every branch's messages; a short read is the whole branch)
+        complete = len(recent) < FIRST_PAGE or len(recent) >= self.chat.info.message_count
         self.model.set_messages(recent, complete=complete)
+        self._show_branch_points()
         self._prepare_planning()
         if complete:
             self.request_plan()
@@ -212,18 +214,72 @@ class ChatSession(QObject):
 
     # -- sending, retrying, stopping --------------------------------------------------------
 
-    def send(self, blocks: Sequence[Block]) -> bool:
-        """Store the user's message and start answering it. False if it was not stored
-        (a turn is running, or the disk said no: the banner says why)."""
+    def send(self, blocks: Sequence[Block], *, beside: Message | None = None) -> bool:
+        """Store the user's message and start answering it — `beside` a message of the
+        user's, as its new version (a new branch). False if it was not stored (a turn is
+        running, or the disk said no: the banner says why)."""
         if self.busy or not blocks:
             return False
-        return self._start(Message("user", tuple(blocks)))
+        if beside is None:
+            return self._start(Message("user", tuple(blocks)))
+        try:
+            edited = self.chat.edited(beside, blocks)
+        except ContextDeskError as exc:
+            self.set_error(exc.info)
+            return False
+        return self._start(edited, beside=beside.id)
 
     def retry(self) -> bool:
         """Answer the last user message again (after an error or a stop)."""
         if self.busy:
             return False
         return self._start(None)
+
+    def regenerate(self, reply: Message) -> bool:
+        """Answer the message a reply answers again, beside it (a new branch)."""
+        if self.busy:
+            return False
+        try:
+            prompt = self.chat.prompt_of(reply, self.messages)
+        except ContextDeskError as exc:
+            self.set_error(exc.info)
+            return False
+        return self._start(None, after=prompt.id)
+
+    def show_branch(self, message_id: str) -> None:
+        """Show another version of a message, and the branch that goes on from it: the
+        rows from there are replaced, the context and the next request follow."""
+        if self.busy:
+            return
+        shown = next((m for m in self.messages if m.id in self._versions_of(message_id)), None)
+        if shown is None:
+            return
+        ids = [m.id for m in self.messages]
+        before = ids[ids.index(shown.id) - 1] if ids.index(shown.id) else None
+        try:
+            self.chat.show_branch(message_id)
+            after = self.chat.messages_after(before)
+        except ContextDeskError as exc:
+            self.set_error(exc.info)
+            return
+        self.model.cut_after(before)
+        for message in after:
+            self.model.append(message)
+        self._show_branch_points()
+        self.chat_changed.emit(self.chat.info)
+        self.request_plan()
+
+    def _versions_of(self, message_id: str) -> tuple[str, ...]:
+        for siblings in self.model.branch_points().values():
+            if message_id in siblings.ids:
+                return siblings.ids
+        return ()
+
+    def _show_branch_points(self) -> None:
+        try:
+            self.model.set_branch_points(self.chat.branch_points())
+        except ContextDeskError:
+            log.warning("the chat's branches could not be read", exc_info=True)
 
     def stop(self) -> None:
         """Stop the running turn; the loop ends within 200 ms and keeps what was said."""
@@ -233,14 +289,24 @@ class ChatSession(QObject):
             self._pending_approval = None
             self.approval_withdrawn.emit()
 
-    def _start(self, message: Message | None) -> bool:
+    def _start(
+        self, message: Message | None, *, beside: str | None = None, after: str | None = None
+    ) -> bool:
         self.set_error(None)
+        ids = [m.id for m in self.messages]
         try:
-            turn = self.chat.start_turn(message, self._approver)
+            turn = self.chat.start_turn(message, self._approver, beside=beside, after=after)
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return False
         turn.state.always_allowed = self.always_allowed  # the same set: answers persist
+        if beside in ids:  # a new version of a message: the branch goes on from before it
+            at = ids.index(beside)
+            self.model.cut_after(ids[at - 1] if at else None)
+        if after is not None:  # a new reply: the branch goes on from its question
+            self.model.cut_after(after)
+        if beside is not None or after is not None:
+            self._show_branch_points()
         if message is not None:
             self.model.append(message)
             self.chat_changed.emit(self.chat.info)  # named after its first message
@@ -315,6 +381,7 @@ class ChatSession(QObject):
         if turn is not None:
             # Keeps suggested facts and applies edits made meanwhile; planned below.
             self._act(turn.finish, replan=False)
+            self._show_branch_points()  # a regenerated reply is a version now
         self.chat_changed.emit(self.chat.info)
         self.busy_changed.emit(False)
         self.request_plan()

@@ -3,6 +3,7 @@ demo's simulator, real SQLite, the real worker threads."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -90,6 +91,18 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
     assert chips
     assert all(chip.state == "in context" and chip.tokens > 0 for chip in chips)
     assert {chip.kind for chip in chips} >= {"text", "tool_use", "tool_result"}
+    # Call, result and Claude going on read as one turn: one header, a step of two lines.
+    continues = [model.index(row).data(Role.CONTINUES) for row in range(4)]
+    assert continues == [False, False, True, True]
+    _, option = reply_option(window, 2)
+    result_tokens = model.index(2).data(Role.BLOCKS)[0].tokens
+    line = view.delegate.step_text(model.index(2), option, 0)
+    assert line.startswith("▸ ↳ current_time: 1 line — ")
+    assert line.endswith(f"· ≈{result_tokens:,} tokens")
+    session.set_excluded(messages[2], True)  # out of the request: the line says so
+    qtbot.waitUntil(
+        lambda: "excluded" in view.delegate.step_text(model.index(2), option, 0), timeout=5000
+    )
 
 
 def test_stop_mid_stream_keeps_the_partial_reply(
@@ -185,7 +198,7 @@ def test_switching_chats_keeps_each_chats_reply_and_banner(
     assert not window.banner.isVisible()
 
 
-def test_approval_dialog_allow_once_runs_the_tool(
+def test_an_inline_approval_allow_once_runs_the_tool(
     window: MainWindow, simulator: SimulatorServer, workspace: Path, qtbot: QtBot
 ) -> None:
     call = ("toolu_w1", "write_file", {"path": "out.txt", "content": "hello"})
@@ -193,20 +206,29 @@ def test_approval_dialog_allow_once_runs_the_tool(
     window.new_action.trigger()
     session = type_and_send(window, qtbot, "write a file")
     qtbot.waitUntil(lambda: bool(window.approvals), timeout=TURN_TIMEOUT_MS)
-    dialog = window.approvals[0]
-    assert "write_file" in dialog.windowTitle()
-    summary = dialog.findChild(QLabel, "approvalSummary")
+    card = window.approvals[0]
+    # Asked inside the conversation, above the composer: no window of its own.
+    assert card.isVisible()
+    assert card.isWindow() is False
+    assert card.parent() is window.conversation
+    assert "write_file" in card.heading.text()
+    assert not card.arguments.isVisible()
+    qtbot.mouseClick(card.show_arguments, Qt.MouseButton.LeftButton)
+    assert '"path": "out.txt"' in card.arguments.toPlainText()
+    assert card.arguments.isVisible()
+    summary = card.findChild(QLabel, "approvalSummary")
     assert summary is not None
     assert str(workspace.resolve() / "out.txt") in summary.text()  # the real path, resolved
-    qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(card.allow_once, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
     assert (workspace / "out.txt").read_text() == "hello"
+    assert not window.approvals
     result = session.messages[2].blocks[0]
     assert isinstance(result, ToolResultBlock)
     assert not result.is_error
 
 
-def test_approval_dialog_deny_refuses_the_tool(
+def test_an_inline_approval_deny_refuses_the_tool(
     window: MainWindow, simulator: SimulatorServer, workspace: Path, qtbot: QtBot
 ) -> None:
     call = ("toolu_w2", "write_file", {"path": "out.txt", "content": "hello"})
@@ -221,6 +243,24 @@ def test_approval_dialog_deny_refuses_the_tool(
     assert isinstance(result, ToolResultBlock)
     assert result.is_error
     assert session.messages[-1].role == "assistant"  # the model heard "denied" and answered
+
+
+def test_a_question_waits_with_its_chat(
+    window: MainWindow, simulator: SimulatorServer, workspace: Path, qtbot: QtBot
+) -> None:
+    simulator.queue(Reply.tools(("toolu_q1", "write_file", {"path": "q.txt", "content": "x"})))
+    window.new_action.trigger()
+    session = type_and_send(window, qtbot, "write a file")
+    qtbot.waitUntil(lambda: bool(window.approvals), timeout=TURN_TIMEOUT_MS)
+    card = window.approvals[0]
+    window.new_action.trigger()  # another chat is shown: its question is not there
+    assert window.current is not session
+    assert not card.isVisible()
+    window.open_chat(session.chat.id)
+    assert card.isVisible()
+    qtbot.mouseClick(card.allow_once, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, session)
+    assert (workspace / "q.txt").exists()
 
 
 def test_always_for_this_chat_is_not_asked_again(
@@ -248,11 +288,11 @@ def test_stop_withdraws_an_open_approval(
     window.new_action.trigger()
     session = type_and_send(window, qtbot, "write a file")
     qtbot.waitUntil(lambda: bool(window.approvals), timeout=TURN_TIMEOUT_MS)
-    dialog = window.approvals[0]
+    card = window.approvals[0]
     qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)  # it says Stop
     wait_idle(qtbot, session)
-    qtbot.waitUntil(lambda: not window.approvals, timeout=2000)  # the dialog closed itself
-    assert dialog.pending.answered.is_set()
+    qtbot.waitUntil(lambda: not window.approvals, timeout=2000)  # the question went
+    assert card.pending.answered.is_set()
     assert not (workspace / "never.txt").exists()
     result = session.messages[2].blocks[0]
     assert isinstance(result, ToolResultBlock)
@@ -693,3 +733,94 @@ def test_only_web_links_open(
     assert opened == []  # a file link from a reply is never opened
     # And a reply streaming in is the newest of the context, never dimmed as held back.
     assert out_of_request((BlockChip("text", 5, False, "streaming"),)) == ""
+
+
+def hover_action(window: MainWindow, qtbot: QtBot, row: int, key: str) -> None:
+    """Move the mouse over a message and click one of its hover bar's buttons."""
+    view = window.messages
+    index = view.model().index(row, 0)
+    view.scrollTo(index)
+    qtbot.waitUntil(lambda: view.visualRect(index).isValid(), timeout=5000)
+    qtbot.mouseMove(view.viewport(), view.visualRect(index).center())
+    message = index.data(Role.MESSAGE)
+    bar = view.hover_bar
+    qtbot.waitUntil(lambda: bar.isVisible() and bar.message_id == message.id, timeout=5000)
+    qtbot.mouseClick(bar.buttons()[key], Qt.MouseButton.LeftButton)
+
+
+def next_request_texts(session: ChatSession) -> str:
+    plan = session.plan
+    return json.dumps(plan.request.body(), ensure_ascii=False) if plan is not None else ""
+
+
+def test_edit_and_regenerate_make_versions_switched_in_place(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    window.new_action.trigger()
+    session = type_and_send(window, qtbot, "Order 1 cost 10.")
+    wait_idle(qtbot, session)
+    type_and_send(window, qtbot, "And order 2?")
+    wait_idle(qtbot, session)
+    original = [m.id for m in session.messages]
+    question = session.messages[2]
+    composer, view = window.composer, window.messages
+
+    # Edit: the message is rewritten in the composer; Esc drops the edit, draft and all.
+    composer.edit.setPlainText("a draft of mine")
+    hover_action(window, qtbot, 2, "edit")
+    assert composer.editing is question
+    assert composer.edit.toPlainText() == "And order 2?"
+    assert composer.editing_bar.isVisible()
+    qtbot.keyClick(composer.edit, Qt.Key.Key_Escape)
+    assert composer.editing is None
+    assert composer.edit.toPlainText() == "a draft of mine"
+    assert not session.busy  # Esc dropped the edit; it stopped nothing
+
+    hover_action(window, qtbot, 2, "edit")
+    composer.edit.setPlainText("And order 3?")
+    qtbot.keyClick(composer.edit, Qt.Key.Key_Return)
+    wait_idle(qtbot, session)
+    assert composer.editing is None
+    assert not composer.edit.toPlainText()
+    texts = [m.text for m in session.messages]
+    assert len(texts) == 4
+    assert texts[2] == "And order 3?"
+    assert texts[3].startswith("[Simulated")
+    assert session.chat.id == window.current.chat.id
+    assert len(engine.list_chats()) == 1
+    model = view.model()
+    assert model.index(2, 0).data(Role.SIBLINGS).label == "2/2"
+    qtbot.waitUntil(lambda: "And order 3?" in next_request_texts(session), timeout=5000)
+    assert "And order 2?" not in next_request_texts(session)
+
+    # ‹ goes back to the first version, with the branch that followed it.
+    index, option = reply_option(window, 2)
+    back, label, _ = view.delegate.switcher(index, option)
+    assert view.visualRect(index).contains(label.center().toPoint())
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=back.center().toPoint())
+    qtbot.waitUntil(lambda: [m.id for m in session.messages] == original, timeout=5000)
+    assert model.index(2, 0).data(Role.SIBLINGS).label == "1/2"
+    qtbot.waitUntil(lambda: "And order 2?" in next_request_texts(session), timeout=5000)
+    assert "And order 3?" not in next_request_texts(session)
+
+    # Alt+Right on the focused message goes forward again.
+    view.setFocus()
+    view.setCurrentIndex(model.index(2, 0))
+    qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: session.messages[2].text == "And order 3?", timeout=5000)
+
+    # Regenerate the last reply: a second answer beside it.
+    first_answer = session.messages[3]
+    hover_action(window, qtbot, 3, "regenerate")
+    wait_idle(qtbot, session)
+    assert len(session.messages) == 4
+    assert session.messages[3].id != first_answer.id
+    qtbot.waitUntil(
+        lambda: (
+            model.index(3, 0).data(Role.SIBLINGS) is not None
+            and model.index(3, 0).data(Role.SIBLINGS).label == "2/2"
+        ),
+        timeout=5000,
+    )
+    assert session.chat.branches()[-1].shown
+    assert len(session.chat.branches()) == 3

@@ -1,0 +1,262 @@
+"""Branches in place: an edited message or a regenerated reply is a new version beside
+the old one, in the same chat; the chat shows one branch, and its context, its next
+request, its export and the command line follow the branch shown. Over a real SQLite
+file and the demo's simulator (the anthropic SDK on a loopback socket)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from desktop_app.chats import Chat, Engine
+from desktop_app.context.state import Summary
+from desktop_app.core.blocks import ImageBlock, TextBlock
+from desktop_app.core.branches import Node, Tree
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.messages import Message
+from desktop_app.storage import db as schema
+from tests.fakes.tools import ScriptedApprover
+
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+# -- the tree, as data --------------------------------------------------------------------------
+
+
+def test_the_tree_shows_one_path_and_knows_each_messages_versions() -> None:
+    # q1 → r1 → q2 → r2, then q2 edited (q2b → r2b), then r1 regenerated (r1b)
+    tree = Tree(
+        [
+            Node("q1", None),
+            Node("r1", "q1"),
+            Node("q2", "r1"),
+            Node("r2", "q2"),
+            Node("q2b", "r1"),
+            Node("r2b", "q2b"),
+            Node("r1b", "q1"),
+        ]
+    )
+    assert tree.path() == ["q1", "r1b"]  # the newest message's branch
+    assert tree.path("r2") == ["q1", "r1", "q2", "r2"]
+    assert tree.path("gone") == ["q1", "r1b"]
+    versions = tree.siblings("q2b")
+    assert versions is not None
+    assert versions.ids == ("q2", "q2b")
+    assert versions.label == "2/2"
+    assert tree.siblings("q1") is None
+    assert tree.newest_leaf("r1") == "r2b"  # the branch as it was left
+    assert tree.newest_leaf("q2") == "r2"
+    assert tree.leaves() == ["r2", "r2b", "r1b"]
+    assert tree.branched
+
+
+def test_a_hidden_message_is_passed_over_and_its_children_kept() -> None:
+    # an empty reply cut before its first word is hidden; what came after it stays
+    tree = Tree([Node("q", None), Node("cut", "q", hidden=True), Node("q2", "cut")])
+    assert tree.path() == ["q", "q2"]
+    assert not tree.branched
+
+
+# -- editing and regenerating in place ---------------------------------------------------------
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    opened = Engine.open(tmp_path / "home", demo=True)
+    yield opened
+    opened.close()
+
+
+def answered(chat: Chat, *questions: str) -> list[Message]:
+    for question in questions:
+        assert chat.send(question, ScriptedApprover()).error is None
+    return chat.messages()
+
+
+def run(chat: Chat, message: Message | None = None, **where: str) -> None:
+    """One turn started the way the window starts it (an edit, a regeneration)."""
+    turn = chat.start_turn(message, ScriptedApprover(), **where)
+    try:
+        for event in turn.events(CancelToken()):
+            turn.record(event)
+    finally:
+        turn.finish()
+        turn.release_thread()
+
+
+def sent_texts(chat: Chat) -> list[str]:
+    """The texts of the messages the next request sends."""
+    body = chat.plan().request.body()
+    return [
+        "".join(b.get("text", "") for b in m["content"] if isinstance(b, dict))
+        if isinstance(m["content"], list)
+        else m["content"]
+        for m in body["messages"]
+    ]
+
+
+def test_an_edit_is_a_new_version_and_switching_brings_each_branch_back(engine: Engine) -> None:
+    chat = engine.new_chat()
+    first = answered(chat, "Order 1 cost 10.", "And order 2?")
+    question = first[2]
+    run(chat, chat.edited(question, "  And order 3?  "), beside=question.id)
+    edited = chat.messages()
+    assert [m.text for m in edited[:3]] == ["Order 1 cost 10.", first[1].text, "And order 3?"]
+    assert len(edited) == 4
+    assert edited[3].role == "assistant"
+    assert "And order 3?" in sent_texts(chat)
+    assert "And order 2?" not in sent_texts(chat)
+    points = chat.branch_points()
+    assert points[edited[2].id].ids == (question.id, edited[2].id)
+    assert points[edited[2].id].label == "2/2"
+    # back to the first version: the branch as it was left, and the request with it
+    chat.show_branch(question.id)
+    assert [m.id for m in chat.messages()] == [m.id for m in first]
+    assert "And order 2?" in sent_texts(chat)
+    assert "And order 3?" not in sent_texts(chat)
+    # the store keeps it: another program (and the next start) sees the same branch
+    assert [m.id for m in engine.store.messages(chat.id)] == [m.id for m in first]
+    # a message sent now goes on from the branch shown
+    after = answered(chat, "And order 4?")
+    assert [m.id for m in after[:4]] == [m.id for m in first]
+    assert [b.length for b in chat.branches()] == [4, 6]
+    assert [b.shown for b in chat.branches()] == [False, True]
+
+
+def test_an_edit_keeps_the_images_and_the_first_message_can_be_edited(engine: Engine) -> None:
+    chat = engine.new_chat()
+    with_image = Message("user", (ImageBlock("image/png", PNG_1PX), TextBlock("look")))
+    chat.send([*with_image.blocks], ScriptedApprover())
+    shown = chat.messages()[0]
+    edited = chat.edited(shown, "look again")
+    assert isinstance(edited.blocks[0], ImageBlock)
+    assert edited.blocks[-1] == TextBlock("look again")
+    run(chat, edited, beside=shown.id)
+    assert chat.messages()[0].text == "look again"
+    assert chat.branch_points()[chat.messages()[0].id].label == "2/2"
+    with pytest.raises(ContextDeskError):
+        chat.edited(shown, "   ")
+
+
+def test_regenerating_a_reply_answers_its_question_again_beside_it(engine: Engine) -> None:
+    chat = engine.new_chat()
+    first = answered(chat, "Tell me a fact.", "Another?")
+    reply = first[1]
+    prompt = chat.prompt_of(reply, first)
+    assert prompt.id == first[0].id
+    run(chat, after=prompt.id)
+    now = chat.messages()
+    assert [m.id for m in now[:1]] == [first[0].id]
+    assert len(now) == 2
+    assert now[1].id != reply.id
+    assert now[1].role == "assistant"
+    assert chat.branch_points()[now[1].id].ids == (reply.id, now[1].id)
+    chat.show_branch(reply.id)
+    assert [m.id for m in chat.messages()] == [m.id for m in first]
+
+
+def test_a_summary_stands_only_for_the_branch_it_was_made_on(engine: Engine) -> None:
+    chat = engine.new_chat()
+    first = answered(chat, "One.", "Two.", "Three.")
+    covered = tuple(m.id for m in first[:4])
+    summary = Summary(1, covered, "SUMMARY OF ONE AND TWO", "m")
+    engine.store.save_context_state(chat.id, chat.state.with_summary(summary))
+    chat.reload()
+    assert any("SUMMARY OF ONE AND TWO" in t for t in sent_texts(chat))
+    # an edit of the second question leaves the summarized span: the summary is not this branch's
+    run(chat, chat.edited(first[2], "Two, again."), beside=first[2].id)
+    assert not any("SUMMARY OF ONE AND TWO" in t for t in sent_texts(chat))
+    assert "Two, again." in sent_texts(chat)
+    chat.show_branch(first[2].id)
+    assert any("SUMMARY OF ONE AND TWO" in t for t in sent_texts(chat))
+    assert engine.store.context_state(chat.id).summaries == (summary,)  # kept, never lost
+
+
+def test_export_carries_the_tree_and_import_brings_it_back(engine: Engine, tmp_path: Path) -> None:
+    chat = engine.new_chat()
+    first = answered(chat, "Alpha.", "Beta.")
+    run(chat, chat.edited(first[2], "Gamma."), beside=first[2].id)
+    run(chat, after=first[0].id)  # and a second answer to the first question
+    chat.show_branch(first[2].id)  # the original branch is the one shown
+    doc = json.loads(chat.export())
+    assert [m["id"] for m in doc["messages"]] == [m.id for m in first]
+    assert len(doc["branches"]) == 3  # Gamma, its reply, the second answer to Alpha
+    target = tmp_path / "tree.json"
+    target.write_text(json.dumps(doc))
+    copy = engine.import_file(target).chat
+    assert [m.text for m in copy.messages()] == [m.text for m in first]
+    assert [b.length for b in copy.branches()] == [b.length for b in chat.branches()]
+    gamma = next(b for b in copy.branches() if copy.message(b.differs_id).text == "Gamma.")
+    copy.show_branch(gamma.leaf)
+    assert [m.text for m in copy.messages()][:3] == ["Alpha.", first[1].text, "Gamma."]
+    # a branch message whose parent is nowhere is a clear error, and nothing is imported
+    doc["branches"][0]["parent"] = "msg_nowhere"
+    target.write_text(json.dumps(doc))
+    before = len(engine.store.list_chats())
+    with pytest.raises(ContextDeskError) as raised:
+        engine.import_file(target)
+    assert "branches.0.parent" in str(raised.value)
+    assert len(engine.store.list_chats()) == before
+
+
+def test_the_command_line_lists_and_shows_branches(
+    engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from desktop_app.app import main
+
+    chat = engine.new_chat()
+    first = answered(chat, "Alpha.", "Beta.")
+    run(chat, chat.edited(first[2], "Gamma."), beside=first[2].id)
+    home = str(tmp_path / "home")
+    engine.close()
+    assert main(["--home", home, "--demo", "branch", chat.id]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0].startswith("  1  4 messages · message 3, You: Beta.")
+    assert listed[1].startswith("* 2  4 messages · message 3, You: Gamma.")
+    assert main(["--home", home, "--demo", "branch", chat.id, "1"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("* 1")
+    assert main(["--home", home, "--demo", "branch", chat.id, "3"]) == 2
+    reopened = Engine.open(tmp_path / "home", demo=True)
+    try:
+        assert [m.id for m in reopened.find(chat.id).messages()] == [m.id for m in first]
+    finally:
+        reopened.close()
+
+
+def test_a_database_from_before_branches_opens_as_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    for migration in schema.MIGRATIONS[:9]:
+        migration(db)
+    db.execute("PRAGMA user_version = 9")
+    db.execute(
+        "INSERT INTO chats (id, title, model, created_at, updated_at) VALUES ('c', 't', 'm', 0, 0)"
+    )
+    db.execute("INSERT INTO context_state (chat_id) VALUES ('c')")
+    for n, (mid, role) in enumerate([("m1", "user"), ("m2", "assistant"), ("m3", "user")]):
+        db.execute(
+            "INSERT INTO messages (id, chat_id, position, role, status, created_at) "
+            "VALUES (?, 'c', ?, ?, 'complete', 0)",
+            (mid, n, role),
+        )
+        db.execute(
+            "INSERT INTO blocks (message_id, position, type, raw) VALUES (?, 0, 'text', ?)",
+            (mid, json.dumps({"type": "text", "text": mid})),
+        )
+    db.commit()
+    db.close()
+    from desktop_app.storage.store import ChatStore
+
+    store = ChatStore.open(path)
+    try:
+        assert [m.text for m in store.messages("c")] == ["m1", "m2", "m3"]
+        assert not store.tree("c").branched
+        parents = dict(store.db.execute("SELECT id, parent_id FROM messages").fetchall())
+        assert parents == {"m1": None, "m2": "m1", "m3": "m2"}
+    finally:
+        store.close()
