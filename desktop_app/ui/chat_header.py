@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
 from desktop_app.core.ports import ModelInfo
@@ -24,6 +25,7 @@ class ChatHeader(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chatHeader")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)  # its rule below it
         self.title = QLabel()
         self.title.setObjectName("chatTitle")
         self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -55,13 +57,25 @@ class ChatHeader(QWidget):
         row.addWidget(self.model)
         row.addWidget(self.context_view)
         self._model_id = ""
+        self._title = ""
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide_title()
+
+    def _elide_title(self) -> None:
+        """A long title ends in … where the model's box begins (whole in its tooltip)."""
+        room = max(0, self.title.width())
+        metrics = QFontMetrics(self.title.font())
+        self.title.setText(metrics.elidedText(self._title, Qt.TextElideMode.ElideRight, room))
 
     def show_chat(
         self, title: str, model: str, models: Sequence[ModelInfo], window: int, *, demo: bool
     ) -> None:
         """The chat shown now: its title, and the model its requests go to among those
         that can be chosen (in the offline demo, the simulator answers every chat)."""
-        self.title.setText(title)
+        self._title = title
+        self._elide_title()
         self.title.setToolTip(title)
         self._model_id = model
         self.model.blockSignals(True)

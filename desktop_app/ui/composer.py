@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QMenu,
@@ -221,6 +222,7 @@ class Composer(QWidget):
         self.edit.escaped.connect(self.stop_editing)
         self.editing_bar = QWidget()
         self.editing_bar.setObjectName("editingBar")
+        self.editing_bar.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
         editing_row = QHBoxLayout(self.editing_bar)
         editing_row.setContentsMargins(4, 0, 0, 0)
         self.editing_label = QLabel(
@@ -237,7 +239,8 @@ class Composer(QWidget):
         editing_row.addWidget(cancel)
         self.editing_bar.hide()
         self.attach_button = QToolButton()
-        self.attach_button.setText("Attach…")
+        self.attach_button.setObjectName("attach")
+        self.attach_button.setText("+ Attach")
         self.attach_button.setToolTip(
             "Attach images or text files (you can also paste or drop them)"
         )
@@ -260,12 +263,20 @@ class Composer(QWidget):
         buttons.addWidget(self.attach_button)
         buttons.addWidget(self.estimate, 1)
         buttons.addWidget(self.send_button)
+        # One rounded box holds the draft, its cards and its buttons, as in the apps
+        # people come from (drawn by the conversation's style sheet: `theme.CONVERSATION`)
+        self.box = QFrame()
+        self.box.setObjectName("composerBox")
+        inside = QVBoxLayout(self.box)
+        inside.setContentsMargins(10, 8, 8, 8)
+        inside.setSpacing(4)
+        inside.addLayout(self.attachment_bar)
+        inside.addWidget(self.edit)
+        inside.addLayout(buttons)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 8)
+        layout.setContentsMargins(12, 4, 12, 10)
         layout.addWidget(self.editing_bar)
-        layout.addLayout(self.attachment_bar)
-        layout.addWidget(self.edit)
-        layout.addLayout(buttons)
+        layout.addWidget(self.box)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self._on_draft_resized()
         self._show_estimate()

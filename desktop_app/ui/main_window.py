@@ -280,6 +280,9 @@ class MainWindow(QMainWindow):
         self.composer.set_send_with_enter(self.engine.settings.send_with_enter)
         self.welcome = WelcomePage()
         self.conversation = QWidget()
+        self.conversation.setObjectName("conversation")
+        self.conversation.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
+        self.conversation.setStyleSheet(theme.conversation_sheet(theme.is_dark()))
         column = QVBoxLayout(self.conversation)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(4)
@@ -910,6 +913,7 @@ class MainWindow(QMainWindow):
         ):
             theme.choose(app, settings.appearance, settings.text_size)
             if self._conversation_made:
+                self.conversation.setStyleSheet(theme.conversation_sheet(theme.is_dark()))
                 self.messages.scheduleDelayedItemsLayout()  # new colours, new sizes
 
     @Slot()

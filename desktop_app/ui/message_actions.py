@@ -24,7 +24,7 @@ class HoverBar(QWidget):
     def __init__(self, viewport: QWidget) -> None:
         super().__init__(viewport)
         self.setObjectName("messageActions")
-        self.setAutoFillBackground(True)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
         self.row = QHBoxLayout(self)
         self.row.setContentsMargins(2, 0, 2, 0)
         self.row.setSpacing(2)

@@ -72,6 +72,7 @@ LINK_SCHEMES = ("http", "https", "mailto")
 DIVIDER_PX = 26  # the band a "above this line: …" rule takes
 COPY_BUTTON_PX = 80  # the right end of a code block's header strip
 COPIED_MS = 1500  # how long "Copied" shows
+MARK_PX = 20  # the round mark before who speaks
 CONTINUED_PX = 2  # the gap between two rows of one turn of Claude's
 ARROW_PX = 22  # each arrow of a message's ‹ 1/2 › (its versions: branches)
 COLUMN_PX = 780  # messages are read in a centred column this wide at most (lines of
@@ -246,7 +247,8 @@ class MessageDelegate(QStyledItemDelegate):
         cost = f"≈{chip.tokens:,} tokens"
         if chip.state and chip.state != "in context":
             cost += f", {chip.state}"
-        return f"{part.summary} · {cost}"
+        head, dash, preview = part.summary.partition(" — ")  # before the preview: never elided
+        return f"{head} · {cost}{dash}{preview}"
 
     def _forget_copied(self) -> None:
         self._copied = None
@@ -298,7 +300,8 @@ class MessageDelegate(QStyledItemDelegate):
         """Where a header's words end: after who and when."""
         bold = QFont(font)
         bold.setBold(True)
-        x = rect.left() + PAD + QFontMetrics(bold).horizontalAdvance(speaker(message)) + 10
+        x = rect.left() + PAD + MARK_PX + 8
+        x += QFontMetrics(bold).horizontalAdvance(speaker(message)) + 10
         return x + QFontMetrics(font).horizontalAdvance(_when(message.created_at)) + 10
 
     def documents(self, index: Index, option: QStyleOptionViewItem) -> list[tuple[QPointF, _Part]]:
@@ -447,6 +450,7 @@ class MessageDelegate(QStyledItemDelegate):
             self.context_view,
             theme.is_dark(),  # code is coloured for the scheme
             bool(index.data(Role.CONTINUES)),  # (a row's neighbour above can load later)
+            bool(index.data(Role.CONTINUED)),  # (and the one below can arrive later)
         )
         layout = self._cache.get(key)
         if layout is not None:
@@ -459,6 +463,7 @@ class MessageDelegate(QStyledItemDelegate):
             divider,
             bool(index.data(Role.CONTINUES)),
             index.data(Role.CALLS) or {},
+            bool(index.data(Role.CONTINUED)),
         )
         self._cache[key] = layout
         if len(self._cache) > CACHE_SIZE:
@@ -473,6 +478,7 @@ class MessageDelegate(QStyledItemDelegate):
         divider: str,
         continues: bool,
         calls: dict[str, ToolUseBlock],
+        continued: bool = False,
     ) -> _Layout:
         text_width = max(100, width - 2 * PAD - INDENT)
         top = float(DIVIDER_PX if divider else 0)
@@ -497,7 +503,8 @@ class MessageDelegate(QStyledItemDelegate):
             y = part.doc_top + (doc.size().height() if doc is not None else 0) + GAP
         if not message.blocks:
             y += QFontMetrics(font).height()  # a reply that has not said anything yet
-        return _Layout(int(y + PAD - GAP), parts, top, divider, continues)
+        bottom = CONTINUED_PX - GAP if continued else PAD - GAP  # the turn reads on below
+        return _Layout(int(y + bottom), parts, top, divider, continues)
 
     def _content(
         self,
@@ -573,6 +580,13 @@ class MessageDelegate(QStyledItemDelegate):
         font, palette = option.font, option.palette
         metrics = QFontMetrics(font)
         x, y = rect.left() + PAD, rect.top() + PAD
+        self._paint_mark(
+            painter,
+            QRectF(x, y + (metrics.height() - MARK_PX) / 2, MARK_PX, MARK_PX),
+            message,
+            dark,
+        )
+        x += MARK_PX + 8
         bold = QFont(font)
         bold.setBold(True)
         painter.setFont(bold)
@@ -614,6 +628,20 @@ class MessageDelegate(QStyledItemDelegate):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(theme.state_colour(state, dark))
         painter.drawEllipse(QPointF(right.right() - dot, right.center().y()), 3.5, 3.5)
+
+    @staticmethod
+    def _paint_mark(painter: QPainter, spot: QRectF, message: Message, dark: bool) -> None:
+        """Who speaks, at a glance: Claude's mark in its accent, the person's in grey."""
+        claude = message.role == "assistant"
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(theme.role_colour(claude, dark))
+        painter.drawEllipse(spot)
+        letter = QFont(painter.font())
+        letter.setBold(True)
+        letter.setPixelSize(int(spot.height() * 0.55))
+        painter.setFont(letter)
+        painter.setPen(QColor("white"))
+        painter.drawText(spot, Qt.AlignmentFlag.AlignCenter, "C" if claude else "Y")
 
     def _paint_switcher(
         self,

@@ -39,6 +39,7 @@ class Role(IntEnum):
     # Claude's turn goes on in this row (tool results, or Claude after them): no header
     CONTINUES = Qt.ItemDataRole.UserRole + 8
     CALLS = Qt.ItemDataRole.UserRole + 9  # tool results: their calls, by id (`calls_before`)
+    CONTINUED = Qt.ItemDataRole.UserRole + 10  # the next row goes on with this turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,10 @@ class MessageListModel(QAbstractListModel):
             return continues_turn(message, self._before(message))
         if role == Role.CALLS:
             return calls_before(message, self._before(message))
+        if role == Role.CONTINUED:
+            position = self._row_of.get(message.id, len(self._all))
+            after = self._all[position + 1] if position + 1 < len(self._all) else None
+            return after is not None and continues_turn(after, message)
         return None
 
     def _before(self, message: Message) -> Message | None:

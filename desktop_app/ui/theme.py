@@ -30,9 +30,69 @@ STATUS_COLOURS = {
 }
 
 
+# The conversation's own look (light, dark): one page on the base colour, a rounded
+# composer with its buttons inside, Claude's accent on Send. Set on the conversation's
+# widget only — made after the first frame, so the rest of the window keeps the plain
+# (and faster) style.
+_CONVERSATION_COLOURS = {
+    "border": ("#dcdad3", "#3c4043"),
+    "focus": ("#b9b5a8", "#5f6368"),
+    "accent": ("#c96442", "#d97757"),
+    "accent_down": ("#a9523a", "#b8644a"),
+    "hover": ("#eeede8", "#2d2f33"),
+    "card": ("#fbf6ee", "#2a2622"),
+    "card_border": ("#e3c9a8", "#6b5540"),
+}
+
+CONVERSATION = """
+QWidget#conversation, QWidget#chatHeader {{ background: palette(base); }}
+QListView#messages {{ background: palette(base); border: none; }}
+QWidget#chatHeader {{ border-bottom: 1px solid {border}; }}
+QFrame#composerBox {{
+    background: palette(base); border: 1px solid {border}; border-radius: 14px;
+}}
+QFrame#composerBox:focus-within {{ border-color: {focus}; }}
+QFrame#composerBox QPlainTextEdit {{ background: transparent; border: none; }}
+QPushButton#send {{
+    background: {accent}; color: white; border: none; border-radius: 8px;
+    padding: 5px 16px; font-weight: 600;
+}}
+QPushButton#send:pressed {{ background: {accent_down}; }}
+QToolButton#attach, QToolButton#contextViewToggle, QToolButton#cancelEdit {{
+    border: none; border-radius: 6px; padding: 4px 8px;
+}}
+QToolButton#attach:hover, QToolButton#contextViewToggle:hover,
+QToolButton#cancelEdit:hover {{ background: {hover}; }}
+QToolButton#contextViewToggle:checked {{ background: {hover}; font-weight: 600; }}
+QToolButton#attachmentCard {{
+    border: 1px solid {border}; border-radius: 8px; padding: 3px 8px; background: {hover};
+}}
+QFrame#approvalCard {{
+    background: {card}; border: 1px solid {card_border}; border-radius: 12px;
+}}
+QWidget#messageActions {{
+    background: palette(base); border: 1px solid {border}; border-radius: 6px;
+}}
+QWidget#messageActions QToolButton {{ border: none; border-radius: 4px; padding: 2px 6px; }}
+QWidget#messageActions QToolButton:hover {{ background: {hover}; }}
+QWidget#editingBar {{ background: {hover}; border-radius: 8px; }}
+"""
+
+
+def conversation_sheet(dark: bool) -> str:
+    return CONVERSATION.format(**{k: v[dark] for k, v in _CONVERSATION_COLOURS.items()})
+
+
 def is_dark(palette: QPalette | None = None) -> bool:
     palette = palette or QGuiApplication.palette()
     return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def role_colour(claude: bool, dark: bool) -> QColor:
+    """The round mark before a message's speaker: Claude's accent, or a quiet grey."""
+    if claude:
+        return QColor(_CONVERSATION_COLOURS["accent"][dark])
+    return QColor("#8a8f98" if not dark else "#5f6368")
 
 
 def state_colour(state: str, dark: bool) -> QColor:
