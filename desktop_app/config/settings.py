@@ -49,6 +49,7 @@ class Settings:
     plaintext_key_opt_in: bool = False  # the user chose, warned, to keep the key in a file
     appearance: str = "system"  # system, light or dark
     text_size: int = 0  # points for the window's text; 0: the system's
+    reading_width: int = 780  # the conversation's column at most, in px (lines stay readable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +175,7 @@ def _anything(_value: Any, _: Settings) -> str:
 
 APPEARANCES = ("system", "light", "dark")
 TEXT_SIZES = (8, 24)  # points; 0 means the system's size
+READING_WIDTHS = (560, 1600)  # px: the conversation's column, at most
 
 
 def _appearance(value: str, _: Settings) -> str:
@@ -183,6 +185,11 @@ def _appearance(value: str, _: Settings) -> str:
 def _text_size(value: int, _: Settings) -> str:
     low, high = TEXT_SIZES
     return "" if value == 0 or low <= value <= high else f"0 (the system's) or {low} to {high}"
+
+
+def _reading_width(value: int, _: Settings) -> str:
+    low, high = READING_WIDTHS
+    return "" if low <= value <= high else f"{low} to {high} (pixels)"
 
 
 SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
@@ -277,6 +284,13 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
         "the window's text size in points; 0: the system's",
         _text_size,
         "Text size",
+    ),
+    SettingSpec(
+        "reading_width",
+        "reading_width",
+        "the conversation's column at most, in pixels (centred in a wider window)",
+        _reading_width,
+        "Reading width",
     ),
 )
 SETTING_BY_KEY = {spec.key: spec for spec in SETTINGS}

@@ -273,6 +273,7 @@ class MainWindow(QMainWindow):
 
         self.messages = MessageListView()
         self.messages.set_context_view(self.app_state.context_view)
+        self.messages.set_reading_width(self.engine.settings.reading_width)
         self.header = ChatHeader()
         self.header.context_view.setChecked(self.app_state.context_view)
         self.banner = ErrorBanner()
@@ -905,7 +906,8 @@ class MainWindow(QMainWindow):
         self.composer.set_counter(lambda text: counter.encoder.count(text))
 
     def _use_appearance(self) -> None:
-        """Settings' appearance and text size (the system's, untouched, by default)."""
+        """Settings' appearance, text size (the system's, untouched, by default) and
+        reading width."""
         settings = self.engine.settings
         app = QApplication.instance()
         if isinstance(app, QApplication) and (settings.appearance, settings.text_size) != (
@@ -915,6 +917,8 @@ class MainWindow(QMainWindow):
             if self._conversation_made:
                 self.conversation.setStyleSheet(theme.conversation_sheet(theme.is_dark()))
                 self.messages.scheduleDelayedItemsLayout()  # new colours, new sizes
+        if self._conversation_made:
+            self.messages.set_reading_width(settings.reading_width)
 
     @Slot()
     def _on_connection_settings_saved(self) -> None:

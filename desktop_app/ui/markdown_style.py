@@ -12,6 +12,7 @@ scrolling never highlights again; a streaming reply is plain text until it is co
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -34,24 +35,43 @@ GAP_AFTER_PX = 8  # between a code block's frame and what follows it
 LIGHT = ("#f6f8fa", "default")  # (background, Pygments style)
 DARK = ("#161b22", "github-dark")
 MAX_HIGHLIGHTED_CHARS = 30_000  # beyond this a block is shown uncoloured: layout stays fast
+FOLD_LINES = 40  # a fenced block longer than this is folded…
+FOLD_KEEP = 24  # …to its first lines, with "Show all N lines" in its header strip
 
 
 @dataclass
 class CodeBlock:
-    """One fenced block of a document: its text as written, its language (may be ""),
-    and, once laid out, where it is (document coordinates, header strip included)."""
+    """One fenced block of a document: its text as written (whole, even folded), its
+    language (may be ""), and, once laid out, where it is (document coordinates, header
+    strip included)."""
 
     language: str
     code: str
-    first: int  # the document's block numbers it spans
+    first: int  # the document's block numbers it spans (as shown: folded, fewer)
     last: int
     top: float = 0.0
     bottom: float = 0.0
+    folded: int = 0  # lines not shown (a long block shows its first FOLD_KEEP lines)
+    key: int = -1  # its first block number before any folding: which block it is
+
+    def __post_init__(self) -> None:
+        if self.key < 0:
+            self.key = self.first
+
+    @property
+    def lines(self) -> int:
+        return self.code.count("\n") + 1
+
+    @property
+    def foldable(self) -> bool:
+        return self.lines > FOLD_LINES
 
 
-def style_code(doc: QTextDocument, dark: bool) -> list[CodeBlock]:
+def style_code(doc: QTextDocument, dark: bool, unfolded: Collection[int] = ()) -> list[CodeBlock]:
     """Find and style the fenced code of `doc` (made by setMarkdown); call `place`
-    after `setTextWidth` to learn where each block ended up."""
+    after `setTextWidth` to learn where each block ended up. A block of more than
+    FOLD_LINES lines shows its first FOLD_KEEP, unless its `key` is in `unfolded` (the
+    reader asked for all of it)."""
     blocks: list[CodeBlock] = []
     block = doc.begin()
     while block.isValid():
@@ -76,9 +96,31 @@ def style_code(doc: QTextDocument, dark: bool) -> list[CodeBlock]:
         blocks.append(
             CodeBlock(language, "\n".join(lines), first.blockNumber(), last.blockNumber())
         )
-        _frame(doc, first.blockNumber(), last.blockNumber())
-        _colour(doc, first.position(), blocks[-1].code, language, dark)
+    # Last to first: folding one removes lines, which must not move those still to do
+    for n in range(len(blocks) - 1, -1, -1):
+        code = blocks[n]
+        if code.foldable and code.key not in unfolded:
+            _fold(doc, code)
+            for later in blocks[n + 1 :]:
+                later.first -= code.folded
+                later.last -= code.folded
+        _frame(doc, code.first, code.last)
+        shown = "\n".join(code.code.split("\n")[: code.last - code.first + 1])
+        _colour(doc, doc.findBlockByNumber(code.first).position(), shown, code.language, dark)
     return blocks
+
+
+def _fold(doc: QTextDocument, code: CodeBlock) -> None:
+    """Keep the block's first FOLD_KEEP lines in the document (its `code` stays whole:
+    Copy copies all of it); later blocks' numbers move up by the lines taken out."""
+    keep_last = doc.findBlockByNumber(code.first + FOLD_KEEP - 1)
+    end = doc.findBlockByNumber(code.last)
+    cursor = QTextCursor(doc)
+    cursor.setPosition(keep_last.position() + keep_last.length() - 1)
+    cursor.setPosition(end.position() + end.length() - 1, QTextCursor.MoveMode.KeepAnchor)
+    cursor.removeSelectedText()
+    code.folded = code.last - code.first + 1 - FOLD_KEEP
+    code.last = code.first + FOLD_KEEP - 1
 
 
 def place(doc: QTextDocument, blocks: list[CodeBlock]) -> None:

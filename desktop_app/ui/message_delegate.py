@@ -72,6 +72,7 @@ LINK_SCHEMES = ("http", "https", "mailto")
 DIVIDER_PX = 26  # the band a "above this line: …" rule takes
 COPY_BUTTON_PX = 80  # the right end of a code block's header strip
 COPIED_MS = 1500  # how long "Copied" shows
+FOLD_BUTTON_PX = 150  # "Show all N lines", left of Copy
 MARK_PX = 20  # the round mark before who speaks
 CONTINUED_PX = 2  # the gap between two rows of one turn of Claude's
 ARROW_PX = 22  # each arrow of a message's ‹ 1/2 › (its versions: branches)
@@ -117,6 +118,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._view = view
         self._cache: OrderedDict[tuple[Any, ...], _Layout] = OrderedDict()
         self._expanded: set[tuple[str, int]] = set()
+        self._unfolded: set[tuple[str, int, int]] = set()  # long code shown whole: (id, block, key)
         self._mono = theme.monospace()
         self.cost_of: Callable[[str], str] | None = None  # a reply's request, said (on hover)
         self.column_px = COLUMN_PX  # the reading column's widest
@@ -216,6 +218,17 @@ class MessageDelegate(QStyledItemDelegate):
             url = QUrl(link)  # a reply (or a tool result it quotes) may link to a file
             if url.scheme().lower() in LINK_SCHEMES:
                 QDesktopServices.openUrl(url)
+            return True
+        fold = next(
+            (
+                (j, c)
+                for r, j, c in self.fold_buttons(index, option)
+                if r.contains(event.position())
+            ),
+            None,
+        )
+        if fold is not None:
+            self.toggle_fold(index, *fold)
             return True
         code = self._copy_button_at(index, option, event.position())
         if code is not None:
@@ -331,6 +344,28 @@ class MessageDelegate(QStyledItemDelegate):
                 )
         return buttons
 
+    def fold_buttons(
+        self, index: Index, option: QStyleOptionViewItem
+    ) -> list[tuple[QRectF, int, CodeBlock]]:
+        """Each long code block's "Show all N lines" / "Fold" (left of Copy), in the
+        view's coordinates, with its block's index."""
+        buttons = []
+        for origin, part in self.documents(index, option):
+            assert part.doc is not None
+            right = origin.x() + part.doc.textWidth() - COPY_BUTTON_PX
+            for code in part.codes:
+                if code.foldable:
+                    top = origin.y() + code.top
+                    rect = QRectF(right - FOLD_BUTTON_PX, top, FOLD_BUTTON_PX, HEADER_PX)
+                    buttons.append((rect, part.block, code))
+        return buttons
+
+    def toggle_fold(self, index: Index, block: int, code: CodeBlock) -> None:
+        """Show a long code block whole, or fold it back to its first lines."""
+        message: Message = index.data(Role.MESSAGE)
+        self._unfolded.symmetric_difference_update({(message.id, block, code.key)})
+        self.sizeHintChanged.emit(index)
+
     def link_at(self, index: Index, option: QStyleOptionViewItem, pos: QPointF) -> str:
         """The address of the link under `pos` in a message's text, or ""."""
         for origin, part in self.documents(index, option):
@@ -438,6 +473,7 @@ class MessageDelegate(QStyledItemDelegate):
         message: Message = index.data(Role.MESSAGE)
         width = self._width()
         expanded = tuple(j for j in range(len(message.blocks)) if (message.id, j) in self._expanded)
+        unfolded = tuple(sorted((j, k) for m, j, k in self._unfolded if m == message.id))
         divider = index.data(Role.DIVIDER) or ""
         key = (
             message.id,
@@ -446,6 +482,7 @@ class MessageDelegate(QStyledItemDelegate):
             message.revision,
             width,
             expanded,
+            unfolded,
             font.key(),
             self.context_view,
             theme.is_dark(),  # code is coloured for the scheme
@@ -464,6 +501,7 @@ class MessageDelegate(QStyledItemDelegate):
             bool(index.data(Role.CONTINUES)),
             index.data(Role.CALLS) or {},
             bool(index.data(Role.CONTINUED)),
+            unfolded,
         )
         self._cache[key] = layout
         if len(self._cache) > CACHE_SIZE:
@@ -479,6 +517,7 @@ class MessageDelegate(QStyledItemDelegate):
         continues: bool,
         calls: dict[str, ToolUseBlock],
         continued: bool = False,
+        unfolded: tuple[tuple[int, int], ...] = (),
     ) -> _Layout:
         text_width = max(100, width - 2 * PAD - INDENT)
         top = float(DIVIDER_PX if divider else 0)
@@ -495,7 +534,8 @@ class MessageDelegate(QStyledItemDelegate):
             row = self._chip_height() if self.context_view or summary else 0.0
             part = _Part(j, y, doc, collapsible, summary, row)
             if doc is not None and isinstance(block, TextBlock) and not streaming:
-                part.codes = style_code(doc, theme.is_dark())
+                whole = {k for block_number, k in unfolded if block_number == j}
+                part.codes = style_code(doc, theme.is_dark(), whole)
                 style_text(doc, theme.is_dark())
                 doc.setTextWidth(text_width)  # laid out again with the new margins
                 place(doc, part.codes)
@@ -703,7 +743,14 @@ class MessageDelegate(QStyledItemDelegate):
         painter.setPen(option.palette.color(QPalette.ColorRole.PlaceholderText))
         strip = QRectF(box.left() + 10, box.top(), box.width() - 20, HEADER_PX)
         centred = Qt.AlignmentFlag.AlignVCenter
-        painter.drawText(strip, centred | Qt.AlignmentFlag.AlignLeft, code.language or "code")
+        label = code.language or "code"
+        if code.folded:
+            label += f" · first {code.lines - code.folded} of {code.lines:,} lines"
+        painter.drawText(strip, centred | Qt.AlignmentFlag.AlignLeft, label)
+        if code.foldable:  # left of Copy: the lines not shown, or folding them again
+            fold = f"Show all {code.lines:,} lines" if code.folded else "Fold"
+            room = QRectF(strip.left(), strip.top(), strip.width() - COPY_BUTTON_PX, HEADER_PX)
+            painter.drawText(room, centred | Qt.AlignmentFlag.AlignRight, fold)
         copied = self._copied == (code.code, code.first)
         painter.drawText(
             strip, centred | Qt.AlignmentFlag.AlignRight, "Copied" if copied else "Copy"

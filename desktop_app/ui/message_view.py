@@ -90,6 +90,12 @@ class MessageListView(QListView):
         if stick:
             QTimer.singleShot(0, self, self.scrollToBottom)
 
+    def set_reading_width(self, px: int) -> None:
+        """The reading column's widest (Settings → Reading width): laid out again."""
+        if self.delegate.column_px != px:
+            self.delegate.column_px = px
+            self.scheduleDelayedItemsLayout()
+
     def setModel(self, model: QAbstractItemModel | None) -> None:
         super().setModel(model)  # the layout cache stays: it is keyed by message id
         if model is not None:  # a new plan may move where the context starts (a divider)

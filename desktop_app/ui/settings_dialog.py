@@ -37,6 +37,7 @@ from desktop_app.config.secrets import KeyringUnavailable
 from desktop_app.config.settings import (
     CONTEXT_WINDOW_RANGE,
     MAX_TOKENS_RANGE,
+    READING_WIDTHS,
     TEXT_SIZES,
     THINKING_RANGE,
     Settings,
@@ -168,6 +169,15 @@ class SettingsDialog(QDialog):
         self.text_size.setSpecialValueText("As the system")
         self.text_size.setSuffix(" pt")
         self.text_size.setValue(settings.text_size or TEXT_SIZES[0] - 1)
+        self.reading_width = QSpinBox()
+        self.reading_width.setObjectName("readingWidth")
+        self.reading_width.setRange(*READING_WIDTHS)
+        self.reading_width.setSingleStep(20)
+        self.reading_width.setSuffix(" px")
+        self.reading_width.setValue(settings.reading_width)
+        self.reading_width.setToolTip(
+            "The conversation is read in a centred column at most this wide"
+        )
 
         thinking_row = QHBoxLayout()
         thinking_row.addWidget(self.thinking)
@@ -207,6 +217,8 @@ class SettingsDialog(QDialog):
         look.addWidget(self.appearance)
         look.addWidget(QLabel("Text size"))
         look.addWidget(self.text_size)
+        look.addWidget(QLabel("Reading width"))
+        look.addWidget(self.reading_width)
         look.addStretch(1)
         form.addRow("Appearance", _row_widget(look))
         self.field_problems = self._problem_rows(
@@ -339,6 +351,7 @@ class SettingsDialog(QDialog):
             quiet_timeout=self.quiet.value(),
             appearance=str(self.appearance.currentData()),
             text_size=0 if self.text_size.value() < TEXT_SIZES[0] else self.text_size.value(),
+            reading_width=self.reading_width.value(),
         )
 
     def _chosen_model(self) -> str:

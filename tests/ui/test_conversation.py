@@ -529,6 +529,41 @@ def test_a_code_block_s_copy_button_puts_exactly_its_code_on_the_clipboard(
     assert QGuiApplication.clipboard().text() == ""
 
 
+def test_long_code_folds_to_its_first_lines_and_copies_whole(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    from desktop_app.ui.markdown_style import FOLD_KEEP
+
+    code = "\n".join(f"print({n})" for n in range(1, 121))
+    open_reply(window, engine, qtbot, f"Here:\n\n```python\n{code}\n```\n\nAnd after it.")
+    view = window.messages
+    index, option = reply_option(window, 1)
+    folded_height = view.sizeHintForIndex(index).height()
+    ((fold, _, block),) = view.delegate.fold_buttons(index, option)
+    assert block.folded == 120 - FOLD_KEEP
+    assert (
+        view.delegate.documents(index, option)[0][1].doc.toPlainText().count("print(") == FOLD_KEEP
+    )
+    # Copy takes all 120 lines, folded or not.
+    ((copy, _),) = view.delegate.copy_buttons(index, option)
+    QGuiApplication.clipboard().clear()
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=copy.center().toPoint())
+    assert QGuiApplication.clipboard().text() == code
+    # "Show all 120 lines": the whole block, and the text after it still follows it.
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=fold.center().toPoint())
+    qtbot.waitUntil(
+        lambda: view.sizeHintForIndex(index).height() > folded_height + 500, timeout=5000
+    )
+    index, option = reply_option(window, 1)
+    text = view.delegate.documents(index, option)[0][1].doc.toPlainText()
+    assert text.count("print(") == 120
+    assert text.rstrip().endswith("And after it.")
+    ((fold, _, block),) = view.delegate.fold_buttons(index, option)
+    assert block.folded == 0
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=fold.center().toPoint())
+    qtbot.waitUntil(lambda: view.sizeHintForIndex(index).height() == folded_height, timeout=5000)
+
+
 def test_code_is_coloured_by_its_language_and_tables_line_up(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
@@ -827,3 +862,31 @@ def test_edit_and_regenerate_make_versions_switched_in_place(
     )
     assert session.chat.branches()[-1].shown
     assert len(session.chat.branches()) == 3
+
+
+def test_two_long_blocks_fold_each_and_keep_their_places(qtbot: QtBot) -> None:
+    from PySide6.QtGui import QTextDocument
+
+    from desktop_app.ui.markdown_style import FOLD_KEEP, place, style_code
+
+    first = "\n".join(f"a{n}" for n in range(60))
+    second = "\n".join(f"b{n}" for n in range(50))
+    doc = QTextDocument()
+    doc.setMarkdown(f"```python\n{first}\n```\n\nmiddle\n\n```sql\n{second}\n```\n\nend")
+    codes = style_code(doc, dark=False)
+    doc.setTextWidth(600)
+    place(doc, codes)
+    assert [(c.language, c.folded, c.code) for c in codes] == [
+        ("python", 60 - FOLD_KEEP, first),
+        ("sql", 50 - FOLD_KEEP, second),
+    ]
+    for code in codes:  # each shown block is its own first lines, in its frame
+        shown = [doc.findBlockByNumber(n).text() for n in range(code.first, code.last + 1)]
+        assert shown == code.code.split("\n")[:FOLD_KEEP]
+    assert codes[0].bottom < codes[1].top
+    assert doc.toPlainText().split("\n")[-1] == "end"
+    # The second one shown whole, by its key: the first stays folded
+    doc = QTextDocument()
+    doc.setMarkdown(f"```python\n{first}\n```\n\nmiddle\n\n```sql\n{second}\n```\n\nend")
+    whole = style_code(doc, dark=False, unfolded={codes[1].key})
+    assert [c.folded for c in whole] == [60 - FOLD_KEEP, 0]

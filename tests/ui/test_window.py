@@ -706,7 +706,7 @@ def test_a_narrow_window_folds_the_context_panel_into_a_strip(
     assert not window.strip.isVisible()
 
 
-def test_settings_choose_a_dark_look_and_a_text_size_that_the_window_takes_and_keeps(
+def test_settings_choose_a_dark_look_a_text_size_and_a_reading_width_that_stay(
     window: MainWindow,
     engine: Engine,
     qtbot: QtBot,
@@ -723,6 +723,7 @@ def test_settings_choose_a_dark_look_and_a_text_size_that_the_window_takes_and_k
     def fill_in(dialog: SettingsDialog) -> int:
         dialog.appearance.setCurrentIndex(dialog.appearance.findData("dark"))
         dialog.text_size.setValue(15)
+        dialog.reading_width.setValue(1000)  # typed, as a person would, without Enter
         dialog.save_button.click()
         return int(dialog.result())
 
@@ -736,7 +737,12 @@ def test_settings_choose_a_dark_look_and_a_text_size_that_the_window_takes_and_k
             lambda: view.palette().color(view.backgroundRole()).lightness() < 128, timeout=5000
         )
         saved = load(engine.paths.settings_file, type(engine.settings))
-        assert (saved.appearance, saved.text_size) == ("dark", 15)
+        assert (saved.appearance, saved.text_size, saved.reading_width) == ("dark", 15, 1000)
+        # The reading column takes the new width at once: in a wide window, 1,000 px
+        window.resize(1800, 800)
+        qtbot.waitUntil(lambda: view.viewport().width() > 1000, timeout=5000)
+        row = view.visualRect(view.model().index(0, 0))
+        assert view.delegate.column_rect(row).width() == 1000
     finally:  # the look is the whole application's: later tests start from the system's
         theme.choose(app, "system", 0)
     assert not theme.is_dark()
