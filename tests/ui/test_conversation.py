@@ -529,6 +529,13 @@ def test_a_code_block_s_copy_button_puts_exactly_its_code_on_the_clipboard(
     assert QGuiApplication.clipboard().text() == ""
 
 
+def shown_text(window: MainWindow, index: QModelIndex, option: QStyleOptionViewItem) -> str:
+    """A message's first text block as laid out (folded code: its first lines only)."""
+    doc = window.messages.delegate.documents(index, option)[0][1].doc
+    assert doc is not None
+    return doc.toPlainText()
+
+
 def test_long_code_folds_to_its_first_lines_and_copies_whole(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
@@ -555,7 +562,7 @@ def test_long_code_folds_to_its_first_lines_and_copies_whole(
         lambda: view.sizeHintForIndex(index).height() > folded_height + 500, timeout=5000
     )
     index, option = reply_option(window, 1)
-    text = view.delegate.documents(index, option)[0][1].doc.toPlainText()
+    text = shown_text(window, index, option)
     assert text.count("print(") == 120
     assert text.rstrip().endswith("And after it.")
     ((fold, _, block),) = view.delegate.fold_buttons(index, option)
