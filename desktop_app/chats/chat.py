@@ -616,10 +616,9 @@ class Chat:
 
     def branch_points(self) -> dict[str, Siblings]:
         """The messages of the branch shown that have alternatives, with them."""
-        store = self.engine.store
-        if not store.has_branches(self.id):
+        if not self.info.branched:  # (kept current: a turn, a switch refresh it)
             return {}
-        tree = store.tree(self.id)
+        tree = self.engine.store.tree(self.id)
         found = {}
         if tree.branched:
             for message_id in tree.path(self.info.leaf_id):

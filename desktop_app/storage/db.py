@@ -234,13 +234,15 @@ def _v9(db: sqlite3.Connection) -> None:
 
 def _v10(db: sqlite3.Connection) -> None:
     # Branches in place (core/branches.py): each message names the one it follows, and a
-    # chat names the end of the branch it shows (NULL: its newest message). Until now a
-    # chat was one line, so each message follows the one stored before it.
+    # chat names the end of the branch it shows (NULL: its newest message) and whether
+    # it ever branched (most never do: they are read as one line, without the tree).
+    # Until now a chat was one line, so each message follows the one stored before it.
     _run(
         db,
         """
         ALTER TABLE messages ADD COLUMN parent_id TEXT;
         ALTER TABLE chats ADD COLUMN leaf_id TEXT;
+        ALTER TABLE chats ADD COLUMN branched INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX messages_by_parent ON messages (chat_id, parent_id);
         UPDATE messages SET parent_id = (
             SELECT p.id FROM messages p

@@ -67,6 +67,7 @@ class ChatInfo:
     archived_at: float | None = None  # out of the chat list (not in the trash) since
     project_id: str | None = None  # the project it belongs to (storage/projects.py)
     leaf_id: str | None = None  # the end of the branch shown (None: the newest message)
+    branched: bool = False  # a message of it has another version (an edit, a regeneration)
 
 
 def settings_to_json(settings: ContextSettings) -> str:
@@ -333,7 +334,7 @@ class ChatStore:
         """The newest `limit` messages of the branch shown, oldest first (all of them for
         None): a long chat shows its last page without reading the whole history first."""
         info = self.chat(chat_id)
-        if not info.leaf_id and not self.has_branches(chat_id):
+        if not info.branched and not info.leaf_id:  # one line, to its newest message
             return self._read_line(chat_id, limit)
         path = self.tree(chat_id).path(info.leaf_id)
         return self._read(chat_id, path if limit is None else path[len(path) - limit :])
@@ -417,17 +418,10 @@ class ChatStore:
         return [(tree.parent[m.id], m) for m in self._read(chat_id, off)]
 
     def has_branches(self, chat_id: str) -> bool:
-        """Has any message of the chat a version beside it? (One index lookup: most
-        chats never branch, and they skip reading the tree.) A "yes" may be only a
+        """Has a message of the chat ever had a version beside it? (Most chats never
+        branch: they are read as one line, without the tree.) A "yes" may be only a
         hidden reply beside a shown one: the tree says for sure."""
-        return (
-            self.db.execute(
-                "SELECT 1 FROM messages WHERE chat_id = ? GROUP BY parent_id "
-                "HAVING COUNT(*) > 1 LIMIT 1",
-                (chat_id,),
-            ).fetchone()
-            is not None
-        )
+        return self.chat(chat_id).branched
 
     def tree(self, chat_id: str) -> Tree:
         """Every message's place among the chat's branches (ids only: cheap)."""
@@ -748,6 +742,11 @@ class ChatStore:
         if isinstance(after, _End):
             after = self.chat(chat_id).leaf_id or newest
         parents = [after, *(m.id for m in messages[:-1])]
+        beside = self.db.execute(  # a message after `after` already: now there are two
+            "SELECT 1 FROM messages WHERE chat_id = ? AND parent_id IS ? LIMIT 1", (chat_id, after)
+        ).fetchone()
+        if beside is not None:
+            self.db.execute("UPDATE chats SET branched = 1 WHERE id = ?", (chat_id,))
         self.db.executemany(
             "INSERT INTO messages (id, chat_id, position, role, status, stop_reason, usage, created_at, revision, parent_id) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -830,6 +829,7 @@ def _chat_info(row: sqlite3.Row) -> ChatInfo:
         archived_at=row["archived_at"],
         project_id=row["project_id"],
         leaf_id=row["leaf_id"],
+        branched=bool(row["branched"]),
     )
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -282,8 +282,8 @@ class MainWindow(QMainWindow):
         self.welcome = WelcomePage()
         self.conversation = QWidget()
         self.conversation.setObjectName("conversation")
-        self.conversation.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
-        self.conversation.setStyleSheet(theme.conversation_sheet(theme.is_dark()))
+        self.conversation.setAutoFillBackground(True)  # one page, the messages' colour
+        self.conversation.setBackgroundRole(QPalette.ColorRole.Base)
         column = QVBoxLayout(self.conversation)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(4)
@@ -295,6 +295,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.composer)
         for page in (self.welcome, self.conversation):
             self.center.addWidget(page)
+        self._style_conversation()
         self.context = ContextPanel()
         self.dock.setWidget(self.context)
         self.strip = ContextStrip()
@@ -819,6 +820,7 @@ class MainWindow(QMainWindow):
         session.approval_withdrawn.connect(card.withdraw)
         card.finished.connect(lambda c=card: self._forget_approval(c))
         self.approvals.append(card)
+        card.setStyleSheet(theme.conversation_sheet(theme.is_dark()))
         column = self.conversation.layout()
         assert isinstance(column, QVBoxLayout)
         column.insertWidget(column.indexOf(self.banner), card)
@@ -905,6 +907,13 @@ class MainWindow(QMainWindow):
         # A draft is a block: its own estimate, as its chip will show once sent.
         self.composer.set_counter(lambda text: counter.encoder.count(text))
 
+    def _style_conversation(self) -> None:
+        """The conversation's look, on each widget around the messages (theme.CONVERSATION
+        says why not on the list)."""
+        sheet = theme.conversation_sheet(theme.is_dark())
+        for widget in (self.header, self.composer, self.messages.hover_bar, *self.approvals):
+            widget.setStyleSheet(sheet)
+
     def _use_appearance(self) -> None:
         """Settings' appearance, text size (the system's, untouched, by default) and
         reading width."""
@@ -915,7 +924,7 @@ class MainWindow(QMainWindow):
         ):
             theme.choose(app, settings.appearance, settings.text_size)
             if self._conversation_made:
-                self.conversation.setStyleSheet(theme.conversation_sheet(theme.is_dark()))
+                self._style_conversation()
                 self.messages.scheduleDelayedItemsLayout()  # new colours, new sizes
         if self._conversation_made:
             self.messages.set_reading_width(settings.reading_width)

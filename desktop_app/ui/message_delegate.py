@@ -60,7 +60,14 @@ from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui import theme
 from desktop_app.ui.markdown_style import HEADER_PX, CodeBlock, place, style_code, style_text
-from desktop_app.ui.message_model import BlockChip, Index, Role, context_marker, out_of_request
+from desktop_app.ui.message_model import (
+    BlockChip,
+    Index,
+    Role,
+    TurnPlace,
+    context_marker,
+    out_of_request,
+)
 
 PAD = 12  # around a message
 INDENT = 14  # blocks sit under the header
@@ -486,8 +493,7 @@ class MessageDelegate(QStyledItemDelegate):
             font.key(),
             self.context_view,
             theme.is_dark(),  # code is coloured for the scheme
-            bool(index.data(Role.CONTINUES)),  # (a row's neighbour above can load later)
-            bool(index.data(Role.CONTINUED)),  # (and the one below can arrive later)
+            turn := index.data(Role.TURN) or TurnPlace(),  # (neighbours load and arrive later)
         )
         layout = self._cache.get(key)
         if layout is not None:
@@ -498,9 +504,8 @@ class MessageDelegate(QStyledItemDelegate):
             width,
             font,
             divider,
-            bool(index.data(Role.CONTINUES)),
+            turn,
             index.data(Role.CALLS) or {},
-            bool(index.data(Role.CONTINUED)),
             unfolded,
         )
         self._cache[key] = layout
@@ -514,11 +519,11 @@ class MessageDelegate(QStyledItemDelegate):
         width: int,
         font: QFont,
         divider: str,
-        continues: bool,
+        turn: TurnPlace,
         calls: dict[str, ToolUseBlock],
-        continued: bool = False,
         unfolded: tuple[tuple[int, int], ...] = (),
     ) -> _Layout:
+        continues = turn.continues
         text_width = max(100, width - 2 * PAD - INDENT)
         top = float(DIVIDER_PX if divider else 0)
         # More of Claude's turn reads on from the row above: no header, no gap
@@ -543,7 +548,7 @@ class MessageDelegate(QStyledItemDelegate):
             y = part.doc_top + (doc.size().height() if doc is not None else 0) + GAP
         if not message.blocks:
             y += QFontMetrics(font).height()  # a reply that has not said anything yet
-        bottom = CONTINUED_PX - GAP if continued else PAD - GAP  # the turn reads on below
+        bottom = CONTINUED_PX - GAP if turn.continued else PAD - GAP  # the turn reads on below
         return _Layout(int(y + bottom), parts, top, divider, continues)
 
     def _content(

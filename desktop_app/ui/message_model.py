@@ -36,10 +36,8 @@ class Role(IntEnum):
     REVISION = Qt.ItemDataRole.UserRole + 5  # changes whenever the row's content does
     DIVIDER = Qt.ItemDataRole.UserRole + 6  # "Above this line: …" or "" (see `divider_of`)
     SIBLINGS = Qt.ItemDataRole.UserRole + 7  # `Siblings` (its other versions: ‹1/2›) or None
-    # Claude's turn goes on in this row (tool results, or Claude after them): no header
-    CONTINUES = Qt.ItemDataRole.UserRole + 8
+    TURN = Qt.ItemDataRole.UserRole + 8  # `TurnPlace`: does Claude's turn go on here, below
     CALLS = Qt.ItemDataRole.UserRole + 9  # tool results: their calls, by id (`calls_before`)
-    CONTINUED = Qt.ItemDataRole.UserRole + 10  # the next row goes on with this turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,19 +96,18 @@ class MessageListModel(QAbstractListModel):
             return self.divider_of(index.row())
         if role == Role.SIBLINGS:
             return self._siblings.get(message.id)
-        if role == Role.CONTINUES:
-            return continues_turn(message, self._before(message))
-        if role == Role.CALLS:
-            return calls_before(message, self._before(message))
-        if role == Role.CONTINUED:
-            position = self._row_of.get(message.id, len(self._all))
+        if role == Role.TURN:
+            position = self._first_shown + index.row()
+            before = self._all[position - 1] if position > 0 else None
             after = self._all[position + 1] if position + 1 < len(self._all) else None
-            return after is not None and continues_turn(after, message)
+            return TurnPlace(
+                continues_turn(message, before),
+                after is not None and continues_turn(after, message),
+            )
+        if role == Role.CALLS:
+            position = self._first_shown + index.row()
+            return calls_before(message, self._all[position - 1] if position > 0 else None)
         return None
-
-    def _before(self, message: Message) -> Message | None:
-        position = self._row_of.get(message.id, 0)
-        return self._all[position - 1] if position > 0 else None
 
     def roleNames(self) -> dict[int, QByteArray]:
         names = {
@@ -307,6 +304,15 @@ class MessageListModel(QAbstractListModel):
             chips = tuple(self._chips(message, j) for j in range(len(message.blocks)))
             self._chip_cache[message.id] = chips
         return chips
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPlace:
+    """Where a row sits in Claude's turn: it goes on from the row above (`continues`:
+    no header), and the row below goes on from it (`continued`: no gap below)."""
+
+    continues: bool = False
+    continued: bool = False
 
 
 def continues_turn(message: Message, before: Message | None) -> bool:

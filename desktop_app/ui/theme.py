@@ -31,9 +31,10 @@ STATUS_COLOURS = {
 
 
 # The conversation's own look (light, dark): one page on the base colour, a rounded
-# composer with its buttons inside, Claude's accent on Send. Set on the conversation's
-# widget only — made after the first frame, so the rest of the window keeps the plain
-# (and faster) style.
+# composer with its buttons inside, Claude's accent on Send. Set on the widgets around
+# the messages (header, composer, hover bar, questions) and never on the message list
+# or its parents: a style sheet above the list would slow every layout of it (~20 ms
+# to open a long chat). All are made after the first frame.
 _CONVERSATION_COLOURS = {
     "border": ("#dcdad3", "#3c4043"),
     "focus": ("#b9b5a8", "#5f6368"),
@@ -45,9 +46,7 @@ _CONVERSATION_COLOURS = {
 }
 
 CONVERSATION = """
-QWidget#conversation, QWidget#chatHeader {{ background: palette(base); }}
-QListView#messages {{ background: palette(base); border: none; }}
-QWidget#chatHeader {{ border-bottom: 1px solid {border}; }}
+QWidget#chatHeader {{ background: palette(base); border-bottom: 1px solid {border}; }}
 QFrame#composerBox {{
     background: palette(base); border: 1px solid {border}; border-radius: 14px;
 }}

@@ -92,8 +92,9 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
     assert all(chip.state == "in context" and chip.tokens > 0 for chip in chips)
     assert {chip.kind for chip in chips} >= {"text", "tool_use", "tool_result"}
     # Call, result and Claude going on read as one turn: one header, a step of two lines.
-    continues = [model.index(row).data(Role.CONTINUES) for row in range(4)]
-    assert continues == [False, False, True, True]
+    places = [model.index(row).data(Role.TURN) for row in range(4)]
+    assert [p.continues for p in places] == [False, False, True, True]
+    assert [p.continued for p in places] == [False, True, True, False]
     _, option = reply_option(window, 2)
     result_tokens = model.index(2).data(Role.BLOCKS)[0].tokens
     line = view.delegate.step_text(model.index(2), option, 0)
