@@ -63,6 +63,7 @@ from desktop_app.ui.markdown_style import HEADER_PX, CodeBlock, place, style_cod
 from desktop_app.ui.message_model import (
     BlockChip,
     Index,
+    MessageListModel,
     Role,
     TurnPlace,
     context_marker,
@@ -81,6 +82,7 @@ COPY_BUTTON_PX = 80  # the right end of a code block's header strip
 COPIED_MS = 1500  # how long "Copied" shows
 FOLD_BUTTON_PX = 150  # "Show all N lines", left of Copy
 MARK_PX = 20  # the round mark before who speaks
+_LAYOUT = int(Role.LAYOUT)
 CONTINUED_PX = 2  # the gap between two rows of one turn of Claude's
 ARROW_PX = 22  # each arrow of a message's ‹ 1/2 › (its versions: branches)
 COLUMN_PX = 780  # messages are read in a centred column this wide at most (lines of
@@ -148,6 +150,7 @@ class MessageDelegate(QStyledItemDelegate):
         palette = option.palette
         dark = theme.is_dark(palette)
         rect = self.column_rect(option.rect)
+        visible = option.rect.intersected(self._view.viewport().rect())
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if layout.divider:
@@ -192,10 +195,13 @@ class MessageDelegate(QStyledItemDelegate):
                 )
             if part.doc is not None:
                 painter.save()
-                painter.translate(left, rect.top() - layout.top + part.doc_top)
+                origin = QPointF(left, rect.top() - layout.top + part.doc_top)
+                painter.translate(origin)
                 for code in part.codes:
                     self._paint_code_frame(painter, part.doc.textWidth(), code, option, dark)
                 context = QAbstractTextDocumentLayout.PaintContext()
+                # Only the lines on screen are drawn (a long reply is mostly off it)
+                context.clip = QRectF(visible).translated(-origin)
                 context.palette = palette
                 context.palette.setColor(
                     QPalette.ColorRole.Text, self._text_colour(message, part, palette)
@@ -477,15 +483,29 @@ class MessageDelegate(QStyledItemDelegate):
         return None
 
     def _layout(self, index: Index, font: QFont) -> _Layout:
-        message: Message = index.data(Role.MESSAGE)
+        # Asked for every row whenever any row changes (QListView lays them all out
+        # again): one model call, and a key made of plain values
+        model = index.model()
+        message, revision, divider, turn = (
+            model.layout_inputs(index.row())
+            if isinstance(model, MessageListModel)
+            else index.data(_LAYOUT)
+        )
+        expanded = (
+            tuple(j for j in range(len(message.blocks)) if (message.id, j) in self._expanded)
+            if self._expanded
+            else ()
+        )
+        unfolded = (
+            tuple(sorted((j, k) for m, j, k in self._unfolded if m == message.id))
+            if self._unfolded
+            else ()
+        )
         width = self._width()
-        expanded = tuple(j for j in range(len(message.blocks)) if (message.id, j) in self._expanded)
-        unfolded = tuple(sorted((j, k) for m, j, k in self._unfolded if m == message.id))
-        divider = index.data(Role.DIVIDER) or ""
         key = (
             message.id,
             divider,
-            index.data(Role.REVISION),
+            revision,
             message.revision,
             width,
             expanded,
@@ -493,7 +513,7 @@ class MessageDelegate(QStyledItemDelegate):
             font.key(),
             self.context_view,
             theme.is_dark(),  # code is coloured for the scheme
-            turn := index.data(Role.TURN) or TurnPlace(),  # (neighbours load and arrive later)
+            turn,  # (its neighbours load and arrive later)
         )
         layout = self._cache.get(key)
         if layout is not None:

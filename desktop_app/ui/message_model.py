@@ -38,6 +38,9 @@ class Role(IntEnum):
     SIBLINGS = Qt.ItemDataRole.UserRole + 7  # `Siblings` (its other versions: ‹1/2›) or None
     TURN = Qt.ItemDataRole.UserRole + 8  # `TurnPlace`: does Claude's turn go on here, below
     CALLS = Qt.ItemDataRole.UserRole + 9  # tool results: their calls, by id (`calls_before`)
+    # What a row's layout depends on, in one call (the view asks every row on every
+    # change): (message, revision, divider, turn place)
+    LAYOUT = Qt.ItemDataRole.UserRole + 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,7 @@ class MessageListModel(QAbstractListModel):
         self._dividers: dict[str, str] = {}  # message id → divider_of's words, this plan
         self._siblings: dict[str, Siblings] = {}  # the messages shown that have other versions
         self.history_complete = True  # False while only the newest page has been read
+        self._readers = self._make_readers()
 
     # -- Qt's side ------------------------------------------------------------------------
 
@@ -77,37 +81,54 @@ class MessageListModel(QAbstractListModel):
         return 0 if parent.isValid() else len(self._all) - self._first_shown
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < self.rowCount():
+        row = index.row()
+        if not index.isValid() or not 0 <= row < len(self._all) - self._first_shown:
             return None
-        message = self._all[self._first_shown + index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return message.text
-        if role == Role.MESSAGE:
-            return message
-        if role == Role.ROLE:
-            return message.role
-        if role == Role.STATUS:
-            return message.status.value
-        if role == Role.BLOCKS:
-            return self._block_chips(message)
-        if role == Role.REVISION:
-            return self._revisions.get(message.id, 0)
-        if role == Role.DIVIDER:
-            return self.divider_of(index.row())
-        if role == Role.SIBLINGS:
-            return self._siblings.get(message.id)
-        if role == Role.TURN:
-            position = self._first_shown + index.row()
-            before = self._all[position - 1] if position > 0 else None
-            after = self._all[position + 1] if position + 1 < len(self._all) else None
-            return TurnPlace(
-                continues_turn(message, before),
-                after is not None and continues_turn(after, message),
-            )
-        if role == Role.CALLS:
-            position = self._first_shown + index.row()
-            return calls_before(message, self._all[position - 1] if position > 0 else None)
-        return None
+        read = self._readers.get(role)  # (by int: comparing IntEnum members is slow)
+        return read(self._first_shown + row) if read is not None else None
+
+    def _make_readers(self) -> dict[int, Callable[[int], Any]]:
+        """Each role's value for a message, by its position in the whole chat."""
+        every = self._all_messages
+        return {
+            int(Qt.ItemDataRole.DisplayRole): lambda p: every()[p].text,
+            int(Role.MESSAGE): lambda p: every()[p],
+            int(Role.ROLE): lambda p: every()[p].role,
+            int(Role.STATUS): lambda p: every()[p].status.value,
+            int(Role.BLOCKS): lambda p: self._block_chips(every()[p]),
+            int(Role.REVISION): lambda p: self._revisions.get(every()[p].id, 0),
+            int(Role.DIVIDER): self._divider_at,
+            int(Role.SIBLINGS): lambda p: self._siblings.get(every()[p].id),
+            int(Role.TURN): self._turn_at,
+            int(Role.CALLS): lambda p: calls_before(every()[p], every()[p - 1] if p else None),
+            int(Role.LAYOUT): self._layout_inputs_at,
+        }
+
+    def layout_inputs(self, row: int) -> tuple[Message, int, str, TurnPlace]:
+        """`Role.LAYOUT` of a row, asked directly (the delegate's every layout pass asks
+        every row: a call through Qt's data() costs ten times more)."""
+        return self._layout_inputs_at(self._first_shown + row)
+
+    def _layout_inputs_at(self, position: int) -> tuple[Message, int, str, TurnPlace]:
+        message = self._all[position]
+        return (
+            message,
+            self._revisions.get(message.id, 0),
+            self._divider_at(position),
+            self._turn_at(position),
+        )
+
+    def _all_messages(self) -> list[Message]:
+        return self._all
+
+    def _turn_at(self, position: int) -> TurnPlace:
+        message = self._all[position]
+        before = self._all[position - 1] if position > 0 else None
+        after = self._all[position + 1] if position + 1 < len(self._all) else None
+        return TurnPlace(
+            continues_turn(message, before),
+            after is not None and continues_turn(after, message),
+        )
 
     def roleNames(self) -> dict[int, QByteArray]:
         names = {
@@ -284,7 +305,9 @@ class MessageListModel(QAbstractListModel):
         """Words for a rule above a row the next request holds when the row before it is
         not held — where the context starts again — or "". Known once per plan: every
         layout pass asks every row."""
-        position = self._first_shown + row
+        return self._divider_at(self._first_shown + row)
+
+    def _divider_at(self, position: int) -> str:
         message = self._all[position]
         words = self._dividers.get(message.id)
         if words is None:

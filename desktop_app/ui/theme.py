@@ -83,6 +83,10 @@ def conversation_sheet(dark: bool) -> str:
 
 
 def is_dark(palette: QPalette | None = None) -> bool:
+    """Is this palette (the application's, by default) a dark one? The application's
+    answer is kept from when its palette was last set here (every row's layout asks)."""
+    if palette is None and _scheme:
+        return _scheme[0]
     palette = palette or QGuiApplication.palette()
     return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
@@ -112,6 +116,7 @@ def monospace() -> QFont:
 
 
 _chosen: dict[str, str | int] = {"appearance": "system", "text_size": 0}  # Settings' (`choose`)
+_scheme: list[bool] = []  # is the application's palette dark (once `apply_system_scheme` ran)
 _system_points: list[float] = []  # the system's text size, read once
 
 
@@ -124,6 +129,7 @@ def apply_system_scheme(app: QApplication) -> None:
     system_dark = app.styleHints().colorScheme() == Qt.ColorScheme.Dark
     dark = appearance == "dark" or (appearance == "system" and system_dark)
     app.setPalette(_dark_palette() if dark else app.style().standardPalette())
+    _scheme[:] = [is_dark(app.palette())]
 
 
 def chosen() -> tuple[str, int]:
