@@ -4,7 +4,9 @@
 
 Every picture is the real window over a temporary home: the first run, a demo chat with
 its block chips, the context panel before and after a compaction, the compaction
-preview, pinned facts, and the next request.
+preview, pinned facts, and the next request; then one conversation — a tool step, code,
+a table, an edited question with its ‹1/2› — in light and dark, at 900, 1,600 and 2,560
+px, with Context view off and on.
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ sys.path.insert(0, str(ROOT))
 from PySide6.QtCore import QEventLoop  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
-from desktop_app.chats import Engine  # noqa: E402
+from desktop_app.chats import Chat, Engine  # noqa: E402
 from desktop_app.context.facts import Fact, FactSource  # noqa: E402
+from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock  # noqa: E402
+from desktop_app.core.messages import Message  # noqa: E402
+from desktop_app.ui import theme  # noqa: E402
 from desktop_app.ui.compaction_dialog import CompactionDialog  # noqa: E402
 from desktop_app.ui.gui import make_app  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
@@ -95,8 +100,100 @@ def main() -> int:
         settle()
         save(window, out, "next-request")
         window.close()
+        conversation_gallery(engine, out)
         engine.close()
     return 0
+
+
+LOG = (
+    "order,promised,shipped\n4471-B,2026-11-24,2026-11-27\n"
+    "4480-A,2026-11-25,2026-11-25\n4492-C,2026-11-26,2026-11-29"
+)
+ANSWER = """Two orders shipped late last week:
+
+| Order | Promised | Shipped | Late by |
+|---|---|---|---|
+| 4471-B | 24 Nov | 27 Nov | 3 days |
+| 4492-C | 26 Nov | 29 Nov | 3 days |
+
+A check you can run on the log:
+
+```python
+import csv
+from datetime import date
+
+def late(path: str) -> list[str]:
+    with open(path, newline="") as f:
+        return [
+            row["order"]
+            for row in csv.DictReader(f)
+            if date.fromisoformat(row["shipped"]) > date.fromisoformat(row["promised"])
+        ]
+```
+
+It prints `['4471-B', '4492-C']` for this log."""
+
+
+def gallery_chat(engine: Engine) -> Chat:
+    """A question answered with a tool step, a table and code; then the question edited
+    (its second version answered too), with the first version shown: ‹1/2›."""
+    chat = engine.new_chat("Late orders last week")
+    question = Message(
+        "user", (TextBlock("Which orders shipped late last week? Show a check too."),)
+    )
+    engine.store.append_messages(
+        chat.id,
+        [
+            question,
+            Message(
+                "assistant",
+                (
+                    TextBlock("I'll read the shipping log first."),
+                    ToolUseBlock("toolu_log", "read_file", {"path": "logs/shipping-2026-11.csv"}),
+                ),
+            ),
+            Message("user", (ToolResultBlock("toolu_log", LOG),)),
+            Message("assistant", (TextBlock(ANSWER),)),
+        ],
+    )
+    edited = Message("user", (TextBlock("Which orders shipped late this week?"),))
+    engine.store.append_message(chat.id, edited, beside=question.id)
+    reply = Message(
+        "assistant", (TextBlock("None so far this week: every order shipped on time."),)
+    )
+    engine.store.append_message(chat.id, reply)
+    chat = engine.chat(chat.id)
+    chat.show_branch(question.id)
+    return chat
+
+
+def conversation_gallery(engine: Engine, out: Path) -> None:
+    """The conversation as the issue asks to see it, in light and dark, narrow and wide."""
+    chat = gallery_chat(engine)
+    app = make_app()
+    for appearance, width, context_view, name in (
+        ("light", 1600, False, "conversation-light-1600"),
+        ("light", 1600, True, "conversation-context-view"),
+        ("dark", 1600, False, "conversation-dark-1600"),
+        ("light", 900, False, "conversation-light-900"),
+        ("dark", 900, False, "conversation-dark-900"),
+        ("light", 2560, False, "conversation-light-2560"),
+    ):
+        engine.settings = replace(engine.settings, appearance=appearance)  # as Settings saves it
+        window = MainWindow(engine)
+        window.resize(width, 900)
+        window.show()
+        session = window.open_chat(chat.id)
+        assert session is not None
+        settle(until=lambda s=session: s.plan is not None)
+        window.context_view_action.setChecked(context_view)
+        results = session.model.index(2)  # the tool step's result, opened
+        window.messages.delegate.toggle(results, 0)
+        settle(1.0)
+        save(window, out, name)
+        window.close()
+    engine.settings = replace(engine.settings, appearance="system")
+    theme.choose(app, "system", 0)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ COPIED_MS = 1500  # how long "Copied" shows
 FOLD_BUTTON_PX = 150  # "Show all N lines", left of Copy
 MARK_PX = 20  # the round mark before who speaks
 _LAYOUT = int(Role.LAYOUT)
-CONTINUED_PX = 2  # the gap between two rows of one turn of Claude's
+CONTINUED_PX = 4  # the gap between two rows of one turn of Claude's
 ARROW_PX = 22  # each arrow of a message's ‹ 1/2 › (its versions: branches)
 COLUMN_PX = 780  # messages are read in a centred column this wide at most (lines of
 # ~90 characters); a wider window adds margins, not longer lines
