@@ -37,7 +37,6 @@ from desktop_app.config.settings import (
 from desktop_app.context.state import ContextSettings
 from desktop_app.core.errors import ContextDeskError, file_error
 from desktop_app.core.messages import Message
-from desktop_app.core.ports import ModelInfo
 from desktop_app.storage.db import BACKUPS
 from desktop_app.storage.search import SearchHit
 from desktop_app.storage.store import ChatInfo, ChatStore
@@ -48,6 +47,7 @@ if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the fir
     from desktop_app.chats.tool_servers import ToolServers
     from desktop_app.config.mcp_servers import McpConfig
     from desktop_app.config.prices import PriceTable, Spend
+    from desktop_app.core.ports import ModelInfo
     from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.mcp_hub import McpHub
 

@@ -20,20 +20,21 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from desktop_app.config.privacy import create_private
 from desktop_app.config.settings import DEFAULT_MODEL, same_type
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import Breaker, ContextSettings, ContextState, Summary
 from desktop_app.core.blocks import ToolResultBlock, block_to_api, block_type
-from desktop_app.core.branches import Node, Tree
 from desktop_app.core.errors import ContextDeskError, ErrorKind
-from desktop_app.core.history import unanswered_calls
 from desktop_app.core.messages import Message, MessageStatus, Role, new_id
 from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
 from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error, transaction
 from desktop_app.storage.search import SearchHit, index_blocks, search, unindex_message
+
+if TYPE_CHECKING:
+    from desktop_app.core.branches import Tree
 
 
 class _End:
@@ -425,6 +426,8 @@ class ChatStore:
 
     def tree(self, chat_id: str) -> Tree:
         """Every message's place among the chat's branches (ids only: cheap)."""
+        from desktop_app.core.branches import Node, Tree  # (not on the way to the first paint)
+
         return Tree(
             Node(r[0], r[1], bool(r[2]))
             for r in self.db.execute(
@@ -499,6 +502,7 @@ class ChatStore:
             if r["chat_id"] not in skip
         ]
         if chats:  # rare: the repair module (and its imports) is not loaded at every start
+            from desktop_app.core.history import unanswered_calls
             from desktop_app.core.repair import INTERRUPTED_RESULT
         for chat_id in chats:
             with transaction(self.db):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import html
 import json
+import threading
+from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -24,9 +26,46 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.chats.tool_servers import people_name
-from desktop_app.core.ports import ApprovalDecision
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import Cancelled
+from desktop_app.core.ports import ApprovalDecision, ApprovalRequest
 from desktop_app.ui import theme
-from desktop_app.ui.workers import PendingApproval
+
+
+@dataclass
+class PendingApproval:
+    """One question to the user; the GUI thread answers it, the worker waits for it."""
+
+    request: ApprovalRequest
+    decision: ApprovalDecision = ApprovalDecision.DENY
+    answered: threading.Event = field(default_factory=threading.Event)
+
+    def answer(self, decision: ApprovalDecision) -> None:
+        self.decision = decision
+        self.answered.set()
+
+
+class WindowApprover(QObject):
+    """The loop's `Approver` in the window: called on the worker thread, it asks the
+    GUI thread through a signal and waits, and gives up as soon as the turn is cancelled.
+
+    Signals:
+        approval_requested(object): a `PendingApproval` for the GUI thread to answer.
+    """
+
+    approval_requested = Signal(object)
+
+    def approve(self, request: ApprovalRequest, cancel: CancelToken) -> ApprovalDecision:
+        pending = PendingApproval(request)
+        self.approval_requested.emit(pending)
+        unregister = cancel.on_cancel(pending.answered.set)  # Stop wakes the wait at once
+        try:
+            pending.answered.wait()
+        finally:
+            unregister()
+        if cancel.cancelled:
+            raise Cancelled()
+        return pending.decision
 
 
 class ApprovalCard(QFrame):

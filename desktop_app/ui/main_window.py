@@ -45,13 +45,13 @@ from desktop_app.ui.chat_list import ChatListPanel
 from desktop_app.ui.chat_list_controller import ChatListController
 from desktop_app.ui.chat_list_model import Activity
 from desktop_app.ui.connection_controller import ConnectionController
-from desktop_app.ui.workers import BackgroundWorker, PendingApproval
+from desktop_app.ui.workers import BackgroundWorker
 
 if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first chat opened;
     # the conversation's widgets right after the first frame
     from desktop_app.chats import Chat
     from desktop_app.context.projection import Plan
-    from desktop_app.ui.approval_card import ApprovalCard
+    from desktop_app.ui.approval_card import ApprovalCard, PendingApproval
     from desktop_app.ui.banner import ErrorBanner
     from desktop_app.ui.chat_header import ChatHeader
     from desktop_app.ui.composer import Composer

@@ -38,8 +38,9 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.messages import Message, MessageStatus, Usage
 from desktop_app.core.request import ChatRequest
+from desktop_app.ui.approval_card import PendingApproval, WindowApprover
 from desktop_app.ui.message_model import BlockChip, ChipSource, MessageListModel
-from desktop_app.ui.workers import BackgroundWorker, DialogApprover, PendingApproval, TurnWorker
+from desktop_app.ui.workers import BackgroundWorker, TurnWorker
 
 if TYPE_CHECKING:  # loaded with the first chat, after the first paint
     from desktop_app.context.compaction import CompactionPreview
@@ -102,7 +103,7 @@ class ChatSession(QObject):
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(FLUSH_MS)
         self._flush_timer.timeout.connect(self._on_flush_timer_timeout)
-        self._approver = DialogApprover(self)
+        self._approver = WindowApprover(self)
         self._approver.approval_requested.connect(self._on_approver_approval_requested)
         self._draft: Sequence[Block] = ()  # the composer's next message, as it would be sent
         self._planning_ready = False

@@ -7,8 +7,7 @@
 - `BackgroundWorker` is one long-lived thread for planning and other short jobs (loading
   the token encoding, projecting a long chat): jobs are keyed, and a newer job for a key
   replaces one still waiting, so typing never queues up stale plans.
-- `DialogApprover` is the loop's `Approver`: called on the worker thread, it asks the GUI
-  thread through a signal and waits, and gives up as soon as the turn is cancelled.
+- (The loop's `Approver`, which asks the GUI thread and waits: `ui/approval_card.py`.)
 """
 
 from __future__ import annotations
@@ -17,14 +16,13 @@ import logging
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
 
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo, ErrorKind
-from desktop_app.core.ports import ApprovalDecision, ApprovalRequest
 
 if TYPE_CHECKING:  # the loop's events load with the first chat
     from desktop_app.core.events import LoopEvent
@@ -215,41 +213,6 @@ class BackgroundWorker(QObject):
             job.on_done(outcome.result)
         elif job.on_error is not None:
             job.on_error(outcome.error)
-
-
-@dataclass
-class PendingApproval:
-    """One question to the user; the GUI thread answers it, the worker waits for it."""
-
-    request: ApprovalRequest
-    decision: ApprovalDecision = ApprovalDecision.DENY
-    answered: threading.Event = field(default_factory=threading.Event)
-
-    def answer(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.answered.set()
-
-
-class DialogApprover(QObject):
-    """The loop's `Approver` for the GUI.
-
-    Signals:
-        approval_requested(object): a `PendingApproval` for the GUI thread to answer.
-    """
-
-    approval_requested = Signal(object)
-
-    def approve(self, request: ApprovalRequest, cancel: CancelToken) -> ApprovalDecision:
-        pending = PendingApproval(request)
-        self.approval_requested.emit(pending)
-        unregister = cancel.on_cancel(pending.answered.set)  # Stop wakes the wait at once
-        try:
-            pending.answered.wait()
-        finally:
-            unregister()
-        if cancel.cancelled:
-            raise Cancelled()
-        return pending.decision
 
 
 class CallWorker(_ThreadWorker):

@@ -20,7 +20,8 @@ from desktop_app.core.blocks import ToolUseBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ErrorInfo
 from desktop_app.core.ports import ApprovalDecision, ApprovalRequest
-from desktop_app.ui.workers import BackgroundWorker, DialogApprover, PendingApproval
+from desktop_app.ui.approval_card import PendingApproval, WindowApprover
+from desktop_app.ui.workers import BackgroundWorker
 
 STORM = """
     import os
@@ -74,7 +75,7 @@ def test_background_jobs_come_back_on_the_gui_thread_newest_per_key(qtbot: QtBot
 
 
 def test_stop_wakes_an_approval_that_is_waiting(qtbot: QtBot) -> None:
-    approver = DialogApprover()
+    approver = WindowApprover()
     asked: list[PendingApproval] = []
     approver.approval_requested.connect(asked.append)
     cancel = CancelToken()
@@ -99,7 +100,7 @@ def test_stop_wakes_an_approval_that_is_waiting(qtbot: QtBot) -> None:
 
 @pytest.mark.parametrize("decision", list(ApprovalDecision))
 def test_the_users_answer_reaches_the_loop(qtbot: QtBot, decision: ApprovalDecision) -> None:
-    approver = DialogApprover()
+    approver = WindowApprover()
     approver.approval_requested.connect(lambda pending: pending.answer(decision))
     outcome: list[ApprovalDecision] = []
     request = ApprovalRequest(ToolUseBlock("t1", "run_command", {"command": "ls"}), "run ls")
