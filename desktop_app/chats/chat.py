@@ -77,6 +77,8 @@ class Chat:
         self._turn: Turn | None = None
         self._queued: list[StateChange] = []
         self._sent: RequestRecorder | None = None  # the ledger's memory of the last request
+        # A regeneration under way: (the question answered again, the branch end shown before)
+        self._answering_again: tuple[str, str | None] | None = None
 
     @property
     def id(self) -> str:
@@ -733,7 +735,8 @@ class Chat:
         planner = self.planner()
         store.turn_started(self.id, os.getpid())  # first: if the disk is full, nothing is stored
         try:
-            if after is not None:
+            if after is not None:  # until the new answer is stored, the old one stays shown
+                self._answering_again = (after, store.chat(self.id).leaf_id)
                 self.show_branch(after, exactly=True)
             if message is not None:
                 store.append_message(self.id, message, beside=beside)
@@ -743,6 +746,7 @@ class Chat:
             history = self.history() if message is not None else self._prepare_retry()
         except BaseException:
             with contextlib.suppress(ContextDeskError):
+                self._show_old_answer_if_none_came()
                 store.turn_ended(self.id, os.getpid())
             raise
         assert self._tools is not None  # built with the planner
@@ -890,9 +894,22 @@ class Chat:
         self._state = state  # shown even if saving fails below; the error says so
         try:
             self._save_state(state)
+            self._show_old_answer_if_none_came()
             self.refresh_info()
         finally:
             self.engine.store.turn_ended(self.id, os.getpid())
+
+    def _show_old_answer_if_none_came(self) -> None:
+        """A regeneration stopped or failed before its first word stored nothing: the
+        branch shown ends at the question still, so the answer it had comes back."""
+        if self._answering_again is None:
+            return
+        question, was_shown = self._answering_again
+        self._answering_again = None
+        if self.engine.store.chat(self.id).leaf_id == question:  # (any new message clears it)
+            self.engine.store.show_end(self.id, was_shown)
+            self.refresh_info()
+            self._state = None  # its summaries again
 
     # -- state changes ------------------------------------------------------------------------
 

@@ -51,7 +51,7 @@ class Tree:
     def __init__(self, nodes: Iterable[Node]) -> None:
         self.parent: dict[str, str | None] = {}
         self.children: dict[str | None, list[str]] = {}
-        self._order: dict[str, int] = {}
+        self.order: dict[str, int] = {}  # each shown message's place in the stored order
         skipped: dict[str, str | None] = {}  # a hidden message → its shown parent
         newest: str | None = None
         for n, node in enumerate(nodes):
@@ -65,7 +65,7 @@ class Tree:
                 continue
             self.parent[node.id] = parent
             self.children.setdefault(parent, []).append(node.id)
-            self._order[node.id] = n
+            self.order[node.id] = n
             newest = node.id
         self.newest = newest
 
@@ -101,7 +101,7 @@ class Tree:
         best, stack = message_id, [message_id]
         while stack:
             here = stack.pop()
-            if self._order[here] > self._order[best]:
+            if self.order[here] > self.order[best]:
                 best = here
             stack.extend(self.children.get(here, ()))
         return best

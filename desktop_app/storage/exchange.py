@@ -73,6 +73,9 @@ def export_chat(
     chat = store.chat(chat_id)
     state = store.context_state(chat_id)
     messages = store.messages(chat_id) if messages is None else messages
+    others = store.other_branches(chat_id)
+    # With branches, each message says where it was stored: versions keep their order
+    order = store.tree(chat_id).order if others else {}
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -120,20 +123,22 @@ def export_chat(
             "excluded_blocks": [list(k) for k in sorted(state.excluded_blocks)],
             "cleared_results": sorted(state.cleared_results),
         },
-        "messages": [_message_json(m, block_tokens) for m in messages],
+        "messages": [_message_json(m, block_tokens, order) for m in messages],
         # The other branches' messages (edits and regenerations), each after its parent
         "branches": [
-            {**_message_json(m, block_tokens), "parent": parent}
-            for parent, m in store.other_branches(chat_id)
+            {**_message_json(m, block_tokens, order), "parent": parent} for parent, m in others
         ],
         "request": request_body,
     }
 
 
 def _message_json(
-    m: Message, block_tokens: Callable[[Message], Sequence[int]] | None
+    m: Message,
+    block_tokens: Callable[[Message], Sequence[int]] | None,
+    order: dict[str, int],
 ) -> dict[str, Any]:
     return {
+        **({"order": order[m.id]} if m.id in order else {}),
         "id": m.id,
         "role": m.role,
         "content": m.to_api()["content"],
@@ -357,6 +362,7 @@ def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> Imp
     branches = _branches(raw_branches, others, new_ids, fixed.messages, messages, reader)
     state = _context_state(data, new_ids, reader)
     reader.raise_if_any()
+    order = _stored_order([*(raw_messages or []), *(raw_branches or [])], new_ids, fixed.messages)
     settings = _chat_settings(chat.get("settings"), reader)
     reader.raise_if_any()
     info = store.create_full(
@@ -370,6 +376,7 @@ def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> Imp
         fixed.messages,
         state,
         branches,
+        order,
     )
     return ImportResult(info, tuple(str(r) for r in fixed.repairs))
 
@@ -409,23 +416,38 @@ def _branches(
 ) -> list[tuple[str | None, Message]]:
     """The other branches' messages with their parents' new ids. A parent the repair
     merged into the message before it is that message."""
-    kept = {m.id for m in stored} | {m.id for m in others}
-    order = [m.id for m in parsed]
+    kept = {m.id for m in stored}  # a parent must be placed before its child
+    shown = [m.id for m in parsed]
     found: list[tuple[str | None, Message]] = []
     for i, (raw, message) in enumerate(zip(raws or [], others, strict=False)):
         parent = raw.get("parent")
-        if parent is None:
-            found.append((None, message))
-            continue
         fresh = new_ids.get(parent) if isinstance(parent, str) else None
-        if fresh in order:
-            earlier = order[: order.index(fresh) + 1]
+        if fresh in shown:
+            earlier = shown[: shown.index(fresh) + 1]
             fresh = next((m for m in reversed(earlier) if m in kept), None)
-        if fresh is None or fresh not in kept:
+        if parent is not None and (fresh is None or fresh not in kept):
             reader.problem(f"branches.{i}.parent", "no message before it has this id")
             continue
         found.append((fresh, message))
+        kept.add(message.id)
     return found
+
+
+def _stored_order(
+    raws: Sequence[Any], new_ids: dict[str, str], stored: Sequence[Message]
+) -> dict[str, float]:
+    """Where the file says each message was first stored (its "order"), by new id; a
+    message the repair added goes right after the one before it."""
+    order: dict[str, float] = {}
+    for raw in raws:
+        old, at = (raw.get("id"), raw.get("order")) if isinstance(raw, dict) else (None, None)
+        if isinstance(old, str) and old in new_ids and isinstance(at, int | float):
+            if not isinstance(at, bool):
+                order[new_ids[old]] = float(at)
+    before = -1.0
+    for message in stored:
+        before = order.setdefault(message.id, before + 1e-6)
+    return order
 
 
 def _chat_settings(raw: Any, reader: _Fields) -> ContextSettings:

@@ -17,7 +17,7 @@ import functools
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -178,10 +178,12 @@ class ChatStore:
         messages: Sequence[Message],
         state: ContextState,
         branches: Sequence[tuple[str | None, Message]] = (),
+        order: Mapping[str, float] | None = None,
     ) -> ChatInfo:
-        """A whole chat at once — metadata, messages (the branch shown, then the others'
-        messages, each after its parent) and context state — in ONE transaction: an
-        import either lands completely or not at all."""
+        """A whole chat at once — metadata, messages (the branch shown; the others'
+        messages, each after its parent; all stored in `order` when it is given, so
+        versions keep their numbers) and context state — in ONE transaction: an import
+        either lands completely or not at all. The branch shown is `messages`'."""
         chat_id = new_id("chat")
         now = time.time()
         with transaction(self.db):
@@ -190,8 +192,9 @@ class ChatStore:
                 (chat_id, title, model, system_prompt, settings_to_json(settings), now, now),
             )
             self.db.execute("INSERT INTO context_state (chat_id) VALUES (?)", (chat_id,))
-            self._insert_many(chat_id, messages)
-            for parent, message in branches:
+            if not branches:
+                self._insert_many(chat_id, messages)
+            for parent, message in _parents_first(messages, branches, order or {}):
                 self._insert_many(chat_id, [message], after=parent)
             if branches and messages:
                 self.db.execute(
@@ -405,6 +408,11 @@ class ChatStore:
         return [_message(r, blocks.get(r["id"], [])) for r in rows]
 
     # -- branches (core/branches.py) ------------------------------------------------------
+
+    def show_end(self, chat_id: str, leaf_id: str | None) -> None:
+        """End the branch shown at this message (None: the newest), as it was before."""
+        with transaction(self.db):
+            self.db.execute("UPDATE chats SET leaf_id = ? WHERE id = ?", (leaf_id, chat_id))
 
     def other_branches(self, chat_id: str) -> list[tuple[str | None, Message]]:
         """The messages of every branch but the one shown, oldest first, each with the
@@ -739,7 +747,8 @@ class ChatStore:
             return
         first, newest = self.db.execute(
             "SELECT COALESCE(MAX(position), -1) + 1, "
-            "(SELECT id FROM messages WHERE chat_id = ?1 ORDER BY position DESC LIMIT 1) "
+            "(SELECT id FROM messages WHERE chat_id = ?1 AND NOT deleted "
+            "ORDER BY position DESC LIMIT 1) "
             "FROM messages WHERE chat_id = ?1",
             (chat_id,),
         ).fetchone()
@@ -815,6 +824,33 @@ class ChatStore:
 
     def _touch(self, chat_id: str) -> None:
         self.db.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (time.time(), chat_id))
+
+
+def _parents_first(
+    shown: Sequence[Message],
+    branches: Sequence[tuple[str | None, Message]],
+    order: Mapping[str, float],
+) -> list[tuple[str | None, Message]]:
+    """Every message of a tree with its parent, in `order` (the order they were first
+    stored), yet never before its parent. Empty when there are no other branches."""
+    if not branches:
+        return []
+    every = [(shown[i - 1].id if i else None, m) for i, m in enumerate(shown)]
+    every += branches
+    every.sort(key=lambda pm: order.get(pm[1].id, float("inf")))  # stable: unknown keep theirs
+    placed: set[str | None] = {None}
+    ready: list[tuple[str | None, Message]] = []
+    while every:
+        waiting = [pm for pm in every if pm[0] not in placed]
+        for parent, message in every:
+            if parent in placed:
+                ready.append((parent, message))
+                placed.add(message.id)
+        if len(waiting) == len(every):  # a parent nowhere (the caller checked): as they are
+            ready += waiting
+            break
+        every = [pm for pm in waiting if pm[1].id not in placed]
+    return ready
 
 
 def _chat_info(row: sqlite3.Row) -> ChatInfo:

@@ -564,6 +564,7 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_messages_branch_requested(self, message_id: str) -> None:
         if self.current is not None:
+            self.composer.stop_editing()  # the message being edited may leave the branch
             self.current.show_branch(message_id)
 
     def _open_made(self, make: Callable[[], Chat]) -> None:

@@ -13,6 +13,7 @@ connection, so every event is persisted here, in order, before the model shows i
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -106,6 +107,8 @@ class ChatSession(QObject):
         self._approver = WindowApprover(self)
         self._approver.approval_requested.connect(self._on_approver_approval_requested)
         self._draft: Sequence[Block] = ()  # the composer's next message, as it would be sent
+        self._answering_again: str | None = None  # the question a regeneration answers
+        self._reads = 0  # each read of the whole history, numbered: a late one is dropped
         self._planning_ready = False
 
     # -- opening and planning -------------------------------------------------------------
@@ -114,17 +117,22 @@ class ChatSession(QObject):
         """Show the chat's newest messages at once; read the whole history on the
         background thread (its own read-only connection), then plan it."""
         recent = self.chat.recent_messages(FIRST_PAGE)
+        info = self.chat.refresh_info()  # (the count as stored now: another program writes too)
         # (the count holds every branch's messages; a short read is the whole branch)
-        complete = len(recent) < FIRST_PAGE or len(recent) >= self.chat.info.message_count
+        complete = len(recent) < FIRST_PAGE or len(recent) >= info.message_count
         self.model.set_messages(recent, complete=complete)
         self._show_branch_points()
         self._prepare_planning()
         if complete:
             self.request_plan()
             return
+        self._reads += 1
         read = self.chat.engine.reader(self.chat.id)
         self.background.submit(
-            f"history:{self.chat.id}", read, self._on_history_read, self.set_error
+            f"history:{self.chat.id}",
+            read,
+            functools.partial(self._on_history_read, self._reads),
+            self.set_error,
         )
 
     def reload(self) -> None:
@@ -140,7 +148,8 @@ class ChatSession(QObject):
             self.set_error(exc.info)
             return
         shown = self.model.all_messages()
-        same = len(shown) == self.chat.info.message_count and (
+        info = self.chat.info  # (a branched chat's count holds every branch's messages)
+        same = (info.branched or len(shown) == info.message_count) and (
             [m.id for m in newest] == [m.id for m in shown[-1:]]
         )
         self._planning_ready = False
@@ -167,7 +176,9 @@ class ChatSession(QObject):
             self._prepare_planning()
             self.request_plan()
 
-    def _on_history_read(self, history: list[Message]) -> None:
+    def _on_history_read(self, number: int, history: list[Message]) -> None:
+        if number != self._reads:  # read before the branch shown changed: not this one
+            return
         self.model.attach_history(history)
         self.request_plan()
 
@@ -259,6 +270,10 @@ class ChatSession(QObject):
         before = ids[ids.index(shown.id) - 1] if ids.index(shown.id) else None
         try:
             self.chat.show_branch(message_id)
+            if not self.model.history_complete:  # (a read under way is of the old branch)
+                self.load()
+                self.chat_changed.emit(self.chat.info)
+                return
             after = self.chat.messages_after(before)
         except ContextDeskError as exc:
             self.set_error(exc.info)
@@ -301,14 +316,16 @@ class ChatSession(QObject):
             self.set_error(exc.info)
             return False
         turn.state.always_allowed = self.always_allowed  # the same set: answers persist
-        if beside in ids:  # a new version of a message: the branch goes on from before it
-            at = ids.index(beside)
-            self.model.cut_after(ids[at - 1] if at else None)
-        if after is not None:  # a new reply: the branch goes on from its question
-            self.model.cut_after(after)
-        if beside is not None or after is not None:
+        branching = beside is not None or after is not None
+        if after is not None:
+            self._answering_again = after
+        if branching and (not self.model.history_complete or (beside or after) not in ids):
+            self.load()  # the rows shown are not all the branch's: read it as it is now
+        elif branching:  # the branch goes on from before the edited message, or the question
+            at = ids.index(beside) - 1 if beside is not None else ids.index(str(after))
+            self.model.cut_after(ids[at] if at >= 0 else None)
             self._show_branch_points()
-        if message is not None:
+        if message is not None:  # (already there if the branch was read again)
             self.model.append(message)
             self.chat_changed.emit(self.chat.info)  # named after its first message
         self._turn = turn
@@ -383,7 +400,10 @@ class ChatSession(QObject):
             # Keeps suggested facts and applies edits made meanwhile; planned below.
             self._act(turn.finish, replan=False)
             self._show_branch_points()  # a regenerated reply is a version now
-        self.chat_changed.emit(self.chat.info)
+        question, self._answering_again = self._answering_again, None
+        shown = self.model.all_messages()
+        if question is not None and shown and shown[-1].id == question:
+            self.load()  # no new answer came: the chat shows the one it had (Chat says so)        self.chat_changed.emit(self.chat.info)
         self.busy_changed.emit(False)
         self.request_plan()
 

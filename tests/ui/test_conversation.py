@@ -896,3 +896,73 @@ def test_two_long_blocks_fold_each_and_keep_their_places(qtbot: QtBot) -> None:
     doc.setMarkdown(f"```python\n{first}\n```\n\nmiddle\n\n```sql\n{second}\n```\n\nend")
     whole = style_code(doc, dark=False, unfolded={codes[1].key})
     assert [c.folded for c in whole] == [60 - FOLD_KEEP, 0]
+
+
+def test_switching_a_long_chat_s_branch_before_its_history_is_read_shows_that_branch(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    from desktop_app.ui.session import FIRST_PAGE
+
+    chat = engine.new_chat("Long, with an edit")
+    turns = [
+        Message(role, (TextBlock(f"{role} {n}"),))
+        for n in range(FIRST_PAGE)
+        for role in ("user", "assistant")
+    ]
+    engine.store.append_messages(chat.id, turns)
+    edited = Message("user", (TextBlock("user 50, edited"),))
+    engine.store.append_message(chat.id, edited, beside=turns[100].id)
+    engine.store.append_message(chat.id, Message("assistant", (TextBlock("its answer"),)))
+    engine.store.show_branch(chat.id, turns[100].id)  # the first version is shown
+    window.chats.refresh()
+    session = window.open_chat(chat.id)
+    assert session is not None
+    assert not session.model.history_complete  # the rest is being read on the worker…
+    session.show_branch(edited.id)  # …when the user switches to the short version
+    qtbot.waitUntil(lambda: session.model.history_complete, timeout=5000)
+    qtbot.wait(50)  # the old read, if it still arrives, must change nothing
+    shown = [m.id for m in session.messages]
+    assert shown == [m.id for m in engine.store.messages(chat.id)]
+    assert shown[-2:] == [edited.id, engine.store.messages(chat.id)[-1].id]
+    assert len(shown) == 102
+
+
+def test_an_edit_ends_when_its_message_s_branch_is_switched_away(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    window.new_action.trigger()
+    session = type_and_send(window, qtbot, "One.")
+    wait_idle(qtbot, session)
+    type_and_send(window, qtbot, "Two.")
+    wait_idle(qtbot, session)
+    hover_action(window, qtbot, 2, "edit")
+    window.composer.edit.setPlainText("Two, again.")
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
+    wait_idle(qtbot, session)
+    hover_action(window, qtbot, 0, "edit")  # editing the first message, then ‹ on the second
+    assert window.composer.editing is not None
+    index, option = reply_option(window, 2)
+    back, _, _ = window.messages.delegate.switcher(index, option)
+    qtbot.mouseClick(
+        window.messages.viewport(), Qt.MouseButton.LeftButton, pos=back.center().toPoint()
+    )
+    qtbot.waitUntil(lambda: session.messages[2].text == "Two.", timeout=5000)
+    assert window.composer.editing is None  # the edit was dropped, the draft given back
+    assert [m.id for m in session.messages] == [
+        m.id for m in engine.store.messages(session.chat.id)
+    ]
+
+
+def test_a_regeneration_that_fails_leaves_the_old_reply_shown(
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
+) -> None:
+    window.new_action.trigger()
+    session = type_and_send(window, qtbot, "Tell me a fact.")
+    wait_idle(qtbot, session)
+    before = [m.id for m in session.messages]
+    simulator.queue(Fault(FaultKind.SERVER_ERROR))
+    hover_action(window, qtbot, 1, "regenerate")
+    wait_idle(qtbot, session)
+    assert window.banner.isVisible()  # it says why
+    qtbot.waitUntil(lambda: [m.id for m in session.messages] == before, timeout=5000)
+    assert [m.id for m in engine.store.messages(session.chat.id)] == before

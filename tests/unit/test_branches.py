@@ -160,6 +160,27 @@ def test_regenerating_a_reply_answers_its_question_again_beside_it(engine: Engin
     assert [m.id for m in chat.messages()] == [m.id for m in first]
 
 
+def test_a_regeneration_stopped_before_its_first_word_gives_the_old_answer_back(
+    engine: Engine,
+) -> None:
+    chat = engine.new_chat()
+    first = answered(chat, "Tell me a fact.", "Another?")
+    stop = CancelToken()
+    stop.cancel()  # Stop pressed before anything came
+    turn = chat.start_turn(None, ScriptedApprover(), after=first[2].id)
+    try:
+        for event in turn.events(stop):
+            turn.record(event)
+    finally:
+        turn.finish()
+        turn.release_thread()
+    assert [m.id for m in chat.messages()] == [m.id for m in first]
+    assert [m.id for m in engine.store.messages(chat.id)] == [m.id for m in first]
+    assert chat.branch_points() == {}
+    after = answered(chat, "And a third?")  # goes on after the answer, not after the question
+    assert [m.id for m in after[:4]] == [m.id for m in first]
+
+
 def test_a_summary_stands_only_for_the_branch_it_was_made_on(engine: Engine) -> None:
     chat = engine.new_chat()
     first = answered(chat, "One.", "Two.", "Three.")
@@ -190,17 +211,32 @@ def test_export_carries_the_tree_and_import_brings_it_back(engine: Engine, tmp_p
     target.write_text(json.dumps(doc))
     copy = engine.import_file(target).chat
     assert [m.text for m in copy.messages()] == [m.text for m in first]
-    assert [b.length for b in copy.branches()] == [b.length for b in chat.branches()]
+    # Every version keeps its number, and each branch its place and its end
+    assert [(b.length, b.differs_at, b.shown) for b in copy.branches()] == [
+        (b.length, b.differs_at, b.shown) for b in chat.branches()
+    ]
+    assert [
+        (copy.message(b.differs_id).text, copy.message(b.leaf).text) for b in copy.branches()
+    ] == [(chat.message(b.differs_id).text, chat.message(b.leaf).text) for b in chat.branches()]
+    assert [s.label for s in copy.branch_points().values()] == [
+        s.label for s in chat.branch_points().values()
+    ]
     gamma = next(b for b in copy.branches() if copy.message(b.differs_id).text == "Gamma.")
     copy.show_branch(gamma.leaf)
     assert [m.text for m in copy.messages()][:3] == ["Alpha.", first[1].text, "Gamma."]
-    # a branch message whose parent is nowhere is a clear error, and nothing is imported
-    doc["branches"][0]["parent"] = "msg_nowhere"
-    target.write_text(json.dumps(doc))
+    # a branch message whose parent is nowhere before it is a clear error: nothing lands
     before = len(engine.store.list_chats())
-    with pytest.raises(ContextDeskError) as raised:
-        engine.import_file(target)
-    assert "branches.0.parent" in str(raised.value)
+    for broken in (
+        lambda d: d["branches"][0].update(parent="msg_nowhere"),
+        lambda d: d["branches"][0].update(parent=d["branches"][0]["id"]),  # itself
+        lambda d: d["branches"].reverse(),  # a reply before the question it answers
+    ):
+        bad = json.loads(json.dumps(doc))
+        broken(bad)
+        target.write_text(json.dumps(bad))
+        with pytest.raises(ContextDeskError) as raised:
+            engine.import_file(target)
+        assert ".parent: no message before it has this id" in str(raised.value)
     assert len(engine.store.list_chats()) == before
 
 
