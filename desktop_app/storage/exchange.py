@@ -441,9 +441,9 @@ def _stored_order(
     order: dict[str, float] = {}
     for raw in raws:
         old, at = (raw.get("id"), raw.get("order")) if isinstance(raw, dict) else (None, None)
-        if isinstance(old, str) and old in new_ids and isinstance(at, int | float):
-            if not isinstance(at, bool):
-                order[new_ids[old]] = float(at)
+        number = at if isinstance(at, int | float) and not isinstance(at, bool) else None
+        if isinstance(old, str) and old in new_ids and number is not None:
+            order[new_ids[old]] = float(number)
     before = -1.0
     for message in stored:
         before = order.setdefault(message.id, before + 1e-6)
