@@ -159,7 +159,7 @@ class TurnRecorder:
         partial = Message(
             "assistant", (TextBlock(text),), id=self.streaming_id, status=MessageStatus.STREAMING
         )
-        self.store.checkpoint(self.chat_id, partial)
+        self.store.checkpoint(self.chat_id, partial, partial=True)
 
     def learn(self, message: Message) -> None:
         """The API's count of the prompt just sent calibrates the local estimate."""

@@ -300,3 +300,27 @@ def test_the_newest_page_of_a_chat_is_read_without_the_rest(store: ChatStore) ->
     assert [m.id for m in store.recent_messages(chat.id, 100)] == [m.id for m in history]
     assert store.recent_messages(chat.id, 5)[-1].blocks == history[-1].blocks
     assert store.recent_messages(store.create_chat().id, 5) == []
+
+
+def test_only_a_partial_reply_is_saved_without_waiting_for_the_disk(tmp_path: Path) -> None:
+    store = ChatStore.open(tmp_path / "x.sqlite3")
+    chat = store.create_chat()
+    said: list[str] = []
+    store.db.set_trace_callback(said.append)
+    reply = Message("assistant", (TextBlock("Half a"),), status=MessageStatus.STREAMING)
+    store.checkpoint(chat.id, reply, partial=True)  # words still coming
+    partial, said[:] = list(said), []
+    done = replace(reply, blocks=(TextBlock("Half a reply."),), status=MessageStatus.COMPLETE)
+    store.checkpoint(chat.id, done)
+    store.db.set_trace_callback(None)
+
+    def at(statements: list[str], start: str) -> int:
+        return next(i for i, sql in enumerate(statements) if sql.startswith(start))
+
+    # the partial one: written unsynced, then the connection is back to FULL
+    assert at(partial, "PRAGMA synchronous = NORMAL") < at(partial, "INSERT INTO messages")
+    assert at(partial, "INSERT INTO messages") < at(partial, "PRAGMA synchronous = FULL")
+    assert not any(sql.startswith("PRAGMA synchronous") for sql in said)  # the finished: FULL
+    assert store.db.execute("PRAGMA synchronous").fetchone()[0] == 2
+    assert store.messages(chat.id)[0].text == "Half a reply."
+    store.close()
