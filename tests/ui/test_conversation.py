@@ -25,6 +25,7 @@ from desktop_app.api.simulator.script import Fault, FaultKind, Reply
 from desktop_app.chats import Engine
 from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, MessageStatus
+from desktop_app.ui.approval_card import ApprovalCard
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_delegate import speaker
 from desktop_app.ui.message_model import Role
@@ -198,15 +199,22 @@ def test_switching_chats_keeps_each_chats_reply_and_banner(
     assert not window.banner.isVisible()
 
 
-def test_an_inline_approval_allow_once_runs_the_tool(
-    window: MainWindow, simulator: SimulatorServer, workspace: Path, qtbot: QtBot
-) -> None:
-    call = ("toolu_w1", "write_file", {"path": "out.txt", "content": "hello"})
+def asked(
+    window: MainWindow, simulator: SimulatorServer, qtbot: QtBot, path: str, content: str = "x"
+) -> tuple[ChatSession, ApprovalCard]:
+    """A new chat in which Claude asks to write `path`, and the question it shows."""
+    call = (f"toolu_{path.split('.')[0]}", "write_file", {"path": path, "content": content})
     simulator.queue(Reply.tools(call))
     window.new_action.trigger()
     session = type_and_send(window, qtbot, "write a file")
     qtbot.waitUntil(lambda: bool(window.approvals), timeout=TURN_TIMEOUT_MS)
-    card = window.approvals[0]
+    return session, window.approvals[0]
+
+
+def test_an_inline_approval_allow_once_runs_the_tool(
+    window: MainWindow, simulator: SimulatorServer, workspace: Path, qtbot: QtBot
+) -> None:
+    session, card = asked(window, simulator, qtbot, "out.txt", "hello")
     # Asked inside the conversation, above the composer: no window of its own.
     assert card.isVisible()
     assert card.isWindow() is False
@@ -231,12 +239,8 @@ def test_an_inline_approval_allow_once_runs_the_tool(
 def test_an_inline_approval_deny_refuses_the_tool(
     window: MainWindow, simulator: SimulatorServer, workspace: Path, qtbot: QtBot
 ) -> None:
-    call = ("toolu_w2", "write_file", {"path": "out.txt", "content": "hello"})
-    simulator.queue(Reply.tools(call))
-    window.new_action.trigger()
-    session = type_and_send(window, qtbot, "write a file")
-    qtbot.waitUntil(lambda: bool(window.approvals), timeout=TURN_TIMEOUT_MS)
-    qtbot.mouseClick(window.approvals[0].deny, Qt.MouseButton.LeftButton)
+    session, card = asked(window, simulator, qtbot, "out.txt")
+    qtbot.mouseClick(card.deny, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
     assert not (workspace / "out.txt").exists()
     result = session.messages[2].blocks[0]
@@ -248,11 +252,7 @@ def test_an_inline_approval_deny_refuses_the_tool(
 def test_a_question_waits_with_its_chat(
     window: MainWindow, simulator: SimulatorServer, workspace: Path, qtbot: QtBot
 ) -> None:
-    simulator.queue(Reply.tools(("toolu_q1", "write_file", {"path": "q.txt", "content": "x"})))
-    window.new_action.trigger()
-    session = type_and_send(window, qtbot, "write a file")
-    qtbot.waitUntil(lambda: bool(window.approvals), timeout=TURN_TIMEOUT_MS)
-    card = window.approvals[0]
+    session, card = asked(window, simulator, qtbot, "q.txt")
     window.new_action.trigger()  # another chat is shown: its question is not there
     assert window.current is not session
     assert not card.isVisible()
@@ -284,11 +284,7 @@ def test_always_for_this_chat_is_not_asked_again(
 def test_stop_withdraws_an_open_approval(
     window: MainWindow, simulator: SimulatorServer, workspace: Path, qtbot: QtBot
 ) -> None:
-    simulator.queue(Reply.tools(("toolu_s1", "write_file", {"path": "never.txt", "content": "x"})))
-    window.new_action.trigger()
-    session = type_and_send(window, qtbot, "write a file")
-    qtbot.waitUntil(lambda: bool(window.approvals), timeout=TURN_TIMEOUT_MS)
-    card = window.approvals[0]
+    session, card = asked(window, simulator, qtbot, "never.txt")
     qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)  # it says Stop
     wait_idle(qtbot, session)
     qtbot.waitUntil(lambda: not window.approvals, timeout=2000)  # the question went
