@@ -403,7 +403,8 @@ class ChatSession(QObject):
         question, self._answering_again = self._answering_again, None
         shown = self.model.all_messages()
         if question is not None and shown and shown[-1].id == question:
-            self.load()  # no new answer came: the chat shows the one it had (Chat says so)        self.chat_changed.emit(self.chat.info)
+            self.load()  # no new answer came: the chat shows the one it had (Chat says so)
+        self.chat_changed.emit(self.chat.info)
         self.busy_changed.emit(False)
         self.request_plan()
 
