@@ -674,7 +674,7 @@ class ChatStore:
         )
 
     def _off_branch(self, info: ChatInfo) -> frozenset[str]:
-        if not self.has_branches(info.id):
+        if not info.branched:
             return frozenset()
         tree = self.tree(info.id)
         if not tree.branched:
