@@ -82,7 +82,6 @@ COPY_BUTTON_PX = 80  # the right end of a code block's header strip
 COPIED_MS = 1500  # how long "Copied" shows
 FOLD_BUTTON_PX = 150  # "Show all N lines", left of Copy
 MARK_PX = 20  # the round mark before who speaks
-_LAYOUT = int(Role.LAYOUT)
 CONTINUED_PX = 4  # the gap between two rows of one turn of Claude's
 ARROW_PX = 22  # each arrow of a message's ‹ 1/2 › (its versions: branches)
 COLUMN_PX = 780  # messages are read in a centred column this wide at most (lines of
@@ -486,11 +485,8 @@ class MessageDelegate(QStyledItemDelegate):
         # Asked for every row whenever any row changes (QListView lays them all out
         # again): one model call, and a key made of plain values
         model = index.model()
-        message, revision, divider, turn = (
-            model.layout_inputs(index.row())
-            if isinstance(model, MessageListModel)
-            else index.data(_LAYOUT)
-        )
+        assert isinstance(model, MessageListModel)  # the only model this delegate paints
+        message, revision, divider, turn = model.layout_inputs(index.row())
         expanded = (
             tuple(j for j in range(len(message.blocks)) if (message.id, j) in self._expanded)
             if self._expanded

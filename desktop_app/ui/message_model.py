@@ -38,9 +38,6 @@ class Role(IntEnum):
     SIBLINGS = Qt.ItemDataRole.UserRole + 7  # `Siblings` (its other versions: ‹1/2›) or None
     TURN = Qt.ItemDataRole.UserRole + 8  # `TurnPlace`: does Claude's turn go on here, below
     CALLS = Qt.ItemDataRole.UserRole + 9  # tool results: their calls, by id (`calls_before`)
-    # What a row's layout depends on, in one call (the view asks every row on every
-    # change): (message, revision, divider, turn place)
-    LAYOUT = Qt.ItemDataRole.UserRole + 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,12 +98,12 @@ class MessageListModel(QAbstractListModel):
             int(Role.SIBLINGS): lambda p: self._siblings.get(every()[p].id),
             int(Role.TURN): self._turn_at,
             int(Role.CALLS): lambda p: calls_before(every()[p], every()[p - 1] if p else None),
-            int(Role.LAYOUT): self._layout_inputs_at,
         }
 
     def layout_inputs(self, row: int) -> tuple[Message, int, str, TurnPlace]:
-        """`Role.LAYOUT` of a row, asked directly (the delegate's every layout pass asks
-        every row: a call through Qt's data() costs ten times more)."""
+        """What a row's layout depends on — (message, revision, divider, turn place) — in
+        one direct call: every layout pass asks every row, and a call through Qt's data()
+        costs ten times more."""
         return self._layout_inputs_at(self._first_shown + row)
 
     def _layout_inputs_at(self, position: int) -> tuple[Message, int, str, TurnPlace]:

@@ -45,6 +45,17 @@ def wait_idle(qtbot: QtBot, session: ChatSession) -> None:
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
 
 
+def answered_in_a_new_chat(window: MainWindow, qtbot: QtBot, *questions: str) -> ChatSession:
+    """A new chat in which each question was typed, sent and answered, in turn."""
+    window.new_action.trigger()
+    session = window.current
+    for question in questions:
+        session = type_and_send(window, qtbot, question)
+        wait_idle(qtbot, session)
+    assert session is not None
+    return session
+
+
 def roles_and_texts(session: ChatSession) -> list[tuple[str, str]]:
     return [(m.role, m.text) for m in session.messages]
 
@@ -319,9 +330,7 @@ def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
 ) -> None:
     """Two requests (a tool loop) are in the ledger; the demo model has no price, so the
     window says so (tokens only) instead of a guess."""
-    window.new_action.trigger()
-    session = type_and_send(window, qtbot, "What time is it?")
-    wait_idle(qtbot, session)
+    session = answered_in_a_new_chat(window, qtbot, "What time is it?")
     assert len(session.chat.sent_requests()) == 2
     window.context_action.setChecked(True)
     panel = window.context
@@ -796,11 +805,7 @@ def next_request_texts(session: ChatSession) -> str:
 def test_edit_and_regenerate_make_versions_switched_in_place(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    window.new_action.trigger()
-    session = type_and_send(window, qtbot, "Order 1 cost 10.")
-    wait_idle(qtbot, session)
-    type_and_send(window, qtbot, "And order 2?")
-    wait_idle(qtbot, session)
+    session = answered_in_a_new_chat(window, qtbot, "Order 1 cost 10.", "And order 2?")
     original = [m.id for m in session.messages]
     question = session.messages[2]
     composer, view = window.composer, window.messages
@@ -926,11 +931,7 @@ def test_switching_a_long_chat_s_branch_before_its_history_is_read_shows_that_br
 def test_an_edit_ends_when_its_message_s_branch_is_switched_away(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    window.new_action.trigger()
-    session = type_and_send(window, qtbot, "One.")
-    wait_idle(qtbot, session)
-    type_and_send(window, qtbot, "Two.")
-    wait_idle(qtbot, session)
+    session = answered_in_a_new_chat(window, qtbot, "One.", "Two.")
     hover_action(window, qtbot, 2, "edit")
     window.composer.edit.setPlainText("Two, again.")
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
@@ -952,9 +953,7 @@ def test_an_edit_ends_when_its_message_s_branch_is_switched_away(
 def test_a_regeneration_that_fails_leaves_the_old_reply_shown(
     window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:
-    window.new_action.trigger()
-    session = type_and_send(window, qtbot, "Tell me a fact.")
-    wait_idle(qtbot, session)
+    session = answered_in_a_new_chat(window, qtbot, "Tell me a fact.")
     before = [m.id for m in session.messages]
     simulator.queue(Fault(FaultKind.SERVER_ERROR))
     hover_action(window, qtbot, 1, "regenerate")
@@ -962,3 +961,50 @@ def test_a_regeneration_that_fails_leaves_the_old_reply_shown(
     assert window.banner.isVisible()  # it says why
     qtbot.waitUntil(lambda: [m.id for m in session.messages] == before, timeout=5000)
     assert [m.id for m in engine.store.messages(session.chat.id)] == before
+
+
+def test_parallel_calls_and_their_results_stand_together_as_one_step(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    chat = engine.new_chat("Two tools at once")
+    engine.store.append_messages(
+        chat.id,
+        [
+            Message("user", (TextBlock("What is in the folder, and in notes.md?"),)),
+            Message(
+                "assistant",
+                (
+                    TextBlock("Both at once:"),
+                    ToolUseBlock("toolu_p1", "list_files", {"path": "."}),
+                    ToolUseBlock("toolu_p2", "read_file", {"path": "notes.md"}),
+                ),
+            ),
+            Message(
+                "user",
+                (
+                    ToolResultBlock("toolu_p1", "notes.md\ntodo.txt"),
+                    ToolResultBlock("toolu_p2", "Call the bank."),
+                ),
+            ),
+            Message("assistant", (TextBlock("Two files; the notes say to call the bank."),)),
+        ],
+    )
+    window.chats.refresh()
+    session = window.open_chat(chat.id)
+    assert session is not None
+    qtbot.waitUntil(lambda: session.model.rowCount() == 4, timeout=5000)
+    model = session.model
+    assert [model.index(row).data(Role.TURN).continues for row in range(4)] == [
+        False,
+        False,
+        True,
+        True,
+    ]
+    _, option = reply_option(window, 1)
+    calls = [window.messages.delegate.step_text(model.index(1), option, j) for j in (1, 2)]
+    assert calls[0].startswith("▸ list_files(path: .)")
+    assert calls[1].startswith("▸ read_file(path: notes.md)")
+    _, option = reply_option(window, 2)
+    results = [window.messages.delegate.step_text(model.index(2), option, j) for j in (0, 1)]
+    assert results[0].startswith("▸ ↳ list_files: 2 lines")
+    assert results[1].startswith("▸ ↳ read_file: 1 line")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 from desktop_app.core.blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message
 
@@ -34,3 +37,15 @@ def results_of(message: Message) -> list[ToolResultBlock]:
     """The message's blocks, asserted to be tool results."""
     assert all(isinstance(b, ToolResultBlock) for b in message.blocks), message.blocks
     return [b for b in message.blocks if isinstance(b, ToolResultBlock)]
+
+
+def database_at(path: Path, version: int) -> sqlite3.Connection:
+    """A database as version `version` of ContextDesk left it (its first migrations only),
+    open in autocommit: the test fills it in, closes it, and opens it with today's store."""
+    from desktop_app.storage.db import MIGRATIONS
+
+    db = sqlite3.connect(path, isolation_level=None)
+    for migration in MIGRATIONS[:version]:
+        migration(db)
+    db.execute(f"PRAGMA user_version = {version}")
+    return db

@@ -6,7 +6,6 @@ file and the demo's simulator (the anthropic SDK on a loopback socket)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,8 +18,8 @@ from desktop_app.core.branches import Node, Tree
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.messages import Message
-from desktop_app.storage import db as schema
 from tests.fakes.tools import ScriptedApprover
+from tests.unit.builders import database_at
 
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
@@ -266,10 +265,7 @@ def test_the_command_line_lists_and_shows_branches(
 
 def test_a_database_from_before_branches_opens_as_one_line(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    db = sqlite3.connect(path)
-    for migration in schema.MIGRATIONS[:9]:
-        migration(db)
-    db.execute("PRAGMA user_version = 9")
+    db = database_at(path, 9)
     db.execute(
         "INSERT INTO chats (id, title, model, created_at, updated_at) VALUES ('c', 't', 'm', 0, 0)"
     )
@@ -284,7 +280,6 @@ def test_a_database_from_before_branches_opens_as_one_line(tmp_path: Path) -> No
             "INSERT INTO blocks (message_id, position, type, raw) VALUES (?, 0, 'text', ?)",
             (mid, json.dumps({"type": "text", "text": mid})),
         )
-    db.commit()
     db.close()
     from desktop_app.storage.store import ChatStore
 

@@ -4,7 +4,6 @@ old database is indexed on upgrade, and what is found is what is stored."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +17,7 @@ from desktop_app.core.messages import Message, MessageStatus, user_text
 from desktop_app.storage.exchange import import_chat
 from desktop_app.storage.search import MARK_END, MARK_START
 from desktop_app.storage.store import ChatStore
-from tests.unit.builders import a, call, result, u
+from tests.unit.builders import a, call, database_at, result, u
 
 
 @pytest.fixture
@@ -128,13 +127,8 @@ def test_a_fork_and_an_import_are_searchable(store: ChatStore) -> None:
 
 
 def test_a_version_3_database_is_indexed_on_upgrade(tmp_path: Path) -> None:
-    from desktop_app.storage import db as schema
-
     path = tmp_path / "v3.sqlite3"
-    old = sqlite3.connect(path, isolation_level=None)
-    for migration in schema.MIGRATIONS[:3]:
-        migration(old)
-    old.execute("PRAGMA user_version = 3")
+    old = database_at(path, 3)
     old.execute(
         "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at)"
         " VALUES ('c1', 'Old chat', 'm', '', '{}', 1.0, 2.0)"

@@ -29,7 +29,7 @@ from desktop_app.storage.db import SCHEMA_VERSION, NewerSchema, connect
 from desktop_app.storage.store import ChatNotFound, ChatStore
 from desktop_app.tokens.calibration import Calibration
 from tests.strategies import messy_histories
-from tests.unit.builders import a, call, result, u
+from tests.unit.builders import a, call, database_at, result, u
 
 
 @pytest.fixture
@@ -72,12 +72,8 @@ def test_a_newer_schema_is_refused_and_left_unchanged(tmp_path: Path) -> None:
 
 
 def test_a_version_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
-    from desktop_app.storage import db as schema
-
     path = tmp_path / "v1.sqlite3"
-    old = sqlite3.connect(path, isolation_level=None)
-    schema.MIGRATIONS[0](old)
-    old.execute("PRAGMA user_version = 1")
+    old = database_at(path, 1)
     old.execute(
         "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at)"
         " VALUES ('c1', 'Old chat', 'm', '', '{}', 1.0, 2.0)"
@@ -95,14 +91,10 @@ def test_a_version_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
 def test_a_version_8_database_gains_project_defaults_and_keeps_its_projects(
     tmp_path: Path,
 ) -> None:
-    from desktop_app.storage import db as schema
     from desktop_app.storage import projects
 
     path = tmp_path / "v8.sqlite3"
-    old = sqlite3.connect(path, isolation_level=None)
-    for migration in schema.MIGRATIONS[:8]:
-        migration(old)
-    old.execute("PRAGMA user_version = 8")
+    old = database_at(path, 8)
     old.execute(
         "INSERT INTO projects (id, name, created_at, updated_at) VALUES ('p1', 'Acme', 1, 1)"
     )
@@ -114,11 +106,8 @@ def test_a_version_8_database_gains_project_defaults_and_keeps_its_projects(
     store.close()
     # A development build's v8 had the column already: the upgrade still goes through.
     early = tmp_path / "early-v8.sqlite3"
-    old = sqlite3.connect(early, isolation_level=None)
-    for migration in schema.MIGRATIONS[:8]:
-        migration(old)
+    old = database_at(early, 8)
     old.execute("ALTER TABLE projects ADD COLUMN defaults TEXT NOT NULL DEFAULT '{}'")
-    old.execute("PRAGMA user_version = 8")
     old.close()
     ChatStore.open(early).close()
 
