@@ -42,8 +42,8 @@ if TYPE_CHECKING:  # the engine loads only when a command needs it
     from desktop_app.chats import Chat, Engine
     from desktop_app.config.prices import Spend
     from desktop_app.context.projection import Plan
+    from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.storage.search import SearchHit
-    from desktop_app.storage.store import ChatInfo
 
 USAGE_KINDS = (ErrorKind.USAGE, ErrorKind.FORMAT)  # exit 2: the input, not the world
 

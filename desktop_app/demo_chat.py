@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
-from desktop_app.context.state import ContextSettings, ContextState
+from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, Usage
-from desktop_app.storage.store import ChatInfo, ChatStore
+from desktop_app.storage.chat_info import ChatInfo
+from desktop_app.storage.store import ChatStore
 
 DEMO_TITLE = "Offline demo: invoice dispute"
 

@@ -62,7 +62,7 @@ def main() -> int:
     make_app()
     with tempfile.TemporaryDirectory() as home:
         engine = Engine.open(Path(home) / "first-run")
-        window = MainWindow(engine)
+        window = MainWindow.over(engine)
         window.resize(*SIZE)
         window.show()
         settle(until=lambda: window.connection.key_known)
@@ -76,7 +76,7 @@ def main() -> int:
         suggestion = Fact("Customer id C-77 (from the CRM)", source=FactSource.MODEL, pending=True)
         engine.store.save_context_state(chat.id, chat.state.pin(suggestion))  # as Claude would
         chat.reload()
-        window = MainWindow(engine)
+        window = MainWindow.over(engine)
         window.resize(*SIZE)
         window.show()
         session = window.open_chat(chat.id)
@@ -180,7 +180,7 @@ def conversation_gallery(engine: Engine, out: Path) -> None:
         ("light", 2560, False, "conversation-light-2560"),
     ):
         engine.settings = replace(engine.settings, appearance=appearance)  # as Settings saves it
-        window = MainWindow(engine)
+        window = MainWindow.over(engine)
         window.resize(width, 900)
         window.show()
         session = window.open_chat(chat.id)

@@ -6,17 +6,27 @@ a `Chat` has every action on it; a `Turn` is one message being answered. The win
 
 from typing import TYPE_CHECKING, Any
 
-from desktop_app.chats.engine import DEMO_MODEL, Engine, Imported, data_folder
+from desktop_app.chats.first_frame import FirstFrame, data_folder
 from desktop_app.chats.names import NEW_CHAT_TITLE
 from desktop_app.config.logfile import log_unexpected
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat, can_retry, repaired
+    from desktop_app.chats.engine import DEMO_MODEL, Engine, Imported
     from desktop_app.chats.turn import Turn
 
-# A chat's own machinery (the loop's events, requests, token counting) loads with the
-# first chat opened, not before the window's first paint.
-_LATER = {"Chat": "chat", "can_retry": "chat", "repaired": "chat", "Turn": "turn"}
+# Each loads on first use: the window's first frame needs only `FirstFrame` (the engine
+# follows it), and a chat's own machinery (the loop's events, requests, token counting)
+# loads with the first chat opened.
+_LATER = {
+    "DEMO_MODEL": "engine",
+    "Engine": "engine",
+    "Imported": "engine",
+    "Chat": "chat",
+    "can_retry": "chat",
+    "repaired": "chat",
+    "Turn": "turn",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -32,6 +42,7 @@ __all__ = [
     "NEW_CHAT_TITLE",
     "Chat",
     "Engine",
+    "FirstFrame",
     "Imported",
     "Turn",
     "can_retry",

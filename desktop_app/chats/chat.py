@@ -29,8 +29,9 @@ from desktop_app.chats.names import CHAT_FIELDS, NEW_CHAT_TITLE, ONE_WORD
 from desktop_app.chats.turn import Turn, TurnRecorder
 from desktop_app.config.files import write_atomically
 from desktop_app.config.settings import typed_value
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
-from desktop_app.context.state import ContextSettings, ContextState
+from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.branches import Branch, Siblings
 from desktop_app.core.cancel import CancelToken
@@ -40,7 +41,7 @@ from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.core.ports import Approver
 from desktop_app.core.repair import repair
 from desktop_app.core.request import RequestExtras
-from desktop_app.storage.store import ChatInfo
+from desktop_app.storage.chat_info import ChatInfo
 
 log = logging.getLogger(__name__)
 

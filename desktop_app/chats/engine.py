@@ -34,12 +34,13 @@ from desktop_app.config.settings import (
     save,
     with_values,
 )
-from desktop_app.context.state import ContextSettings
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.core.errors import ContextDeskError, file_error
 from desktop_app.core.messages import Message
+from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.db import BACKUPS
 from desktop_app.storage.search import SearchHit
-from desktop_app.storage.store import ChatInfo, ChatStore
+from desktop_app.storage.store import ChatStore
 
 if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the first paint
     from desktop_app.chats.chat import Chat
@@ -57,11 +58,6 @@ DEMO_MODEL = "contextdesk-demo"
 def _how_to_reach(settings: Settings) -> tuple[str, int, int]:
     """What the connection is made from: a change means connecting afresh."""
     return settings.base_url, settings.first_word_timeout, settings.quiet_timeout
-
-
-def data_folder(home: str | Path | None = None) -> Path:
-    """Where the database lives (made if missing): what one window may hold at a time."""
-    return app_paths(home).ensure().data
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,13 +92,18 @@ class Engine:
 
     @classmethod
     def open(
-        cls, home: str | Path | None = None, *, demo: bool = False, holds_folder: bool = False
+        cls,
+        home: str | Path | AppPaths | None = None,
+        *,
+        demo: bool = False,
+        holds_folder: bool = False,
     ) -> Engine:
-        """Open the data folder (`home`, else CONTEXTDESK_HOME, else the platform's),
-        creating it on first use. `holds_folder`: the caller (the window) holds the
-        folder's `InstanceLock`. Leftover streaming replies become interrupted — unless
-        a window that is not us holds the folder: its reply may be streaming right now."""
-        paths = app_paths(home).ensure()
+        """Open the data folder (`home`, else CONTEXTDESK_HOME, else the platform's; or
+        its paths, made already), creating it on first use. `holds_folder`: the caller
+        (the window) holds the folder's `InstanceLock`. Leftover streaming replies
+        become interrupted — unless a window that is not us holds the folder: its reply
+        may be streaming right now."""
+        paths = home if isinstance(home, AppPaths) else app_paths(home).ensure()
         settings = load(paths.settings_file, Settings)
         window_open = not holds_folder and InstanceLock(paths.data).held_elsewhere()
         store = ChatStore.open(paths.database)
@@ -171,7 +172,7 @@ class Engine:
 
     @property
     def log_file(self) -> Path:
-        return self.paths.logs / "contextdesk.log"
+        return self.paths.log_file
 
     def keep_log(self) -> None:
         """Warnings, errors and bugs' tracebacks go to the log file too (to attach to a

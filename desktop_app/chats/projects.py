@@ -70,7 +70,7 @@ class Projects:
         chat would be, so a bad combination is refused here, not at the next new chat."""
         from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
         from desktop_app.config.settings import typed_value
-        from desktop_app.context.state import ContextSettings
+        from desktop_app.context.chat_settings import ContextSettings
 
         project = self.find(ref)
         kinds = asdict(ContextSettings())
@@ -340,7 +340,7 @@ class Projects:
         """An export's `defaults`, if a chat could start with them; else the import is
         refused whole (a bad value would break every new chat of the project)."""
         from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
-        from desktop_app.context.state import ContextSettings
+        from desktop_app.context.chat_settings import ContextSettings
 
         if not isinstance(given, dict):
             raise _bad('"defaults" must be an object of settings')

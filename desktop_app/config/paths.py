@@ -31,6 +31,10 @@ class AppPaths:
     def state_file(self) -> Path:
         return self.state / "state.json"
 
+    @property
+    def log_file(self) -> Path:
+        return self.logs / "contextdesk.log"
+
     def ensure(self) -> AppPaths:
         """Make the folders (private to the user), and tighten them if they are not."""
         from desktop_app.config.privacy import PRIVATE_FOLDER, make_private

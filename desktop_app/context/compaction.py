@@ -16,10 +16,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import facts_block
 from desktop_app.context.fidelity import missing_facts
 from desktop_app.context.projection import turn_numbers
-from desktop_app.context.state import ContextSettings, ContextState, Summary
+from desktop_app.context.state import ContextState, Summary
 from desktop_app.core.assembly import MessageAssembler
 from desktop_app.core.blocks import (
     ImageBlock,

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from itertools import pairwise
 
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import facts_block
 from desktop_app.context.project import ProjectLayers
-from desktop_app.context.state import ContextSettings, ContextState, Summary
+from desktop_app.context.state import ContextState, Summary
 from desktop_app.context.trimming import TrimPolicy, trim_text
 from desktop_app.core.blocks import (
     Block,

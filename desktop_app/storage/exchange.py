@@ -22,8 +22,9 @@ from typing import Any
 
 from desktop_app import __version__
 from desktop_app.config.settings import DEFAULT_MODEL, same_type
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact, FactSource
-from desktop_app.context.state import ContextSettings, ContextState, Summary
+from desktop_app.context.state import ContextState, Summary
 from desktop_app.core.blocks import (
     RedactedThinkingBlock,
     TextBlock,
@@ -38,7 +39,8 @@ from desktop_app.core.repair import repair, sanitize
 from desktop_app.core.request import RequestExtras
 from desktop_app.core.request_rules import thinking_mode
 from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
-from desktop_app.storage.store import ChatInfo, ChatStore
+from desktop_app.storage.chat_info import ChatInfo
+from desktop_app.storage.store import ChatStore
 
 FORMAT = "contextdesk.chat"
 VERSION = 1

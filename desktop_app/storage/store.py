@@ -18,18 +18,27 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from desktop_app.config.privacy import create_private
-from desktop_app.config.settings import DEFAULT_MODEL, same_type
+from desktop_app.config.settings import DEFAULT_MODEL
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact, FactSource
-from desktop_app.context.state import Breaker, ContextSettings, ContextState, Summary
+from desktop_app.context.state import Breaker, ContextState, Summary
 from desktop_app.core.blocks import ToolResultBlock, block_to_api, block_type
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message, MessageStatus, Role, new_id
 from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
+from desktop_app.storage.chat_info import (
+    CHATS,
+    ChatInfo,
+    chat_info,
+    list_chats,
+    project_names,
+    settings_to_json,
+)
 from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error, transaction
 from desktop_app.storage.search import SearchHit, index_blocks, search, unindex_message
 
@@ -43,58 +52,10 @@ class _End:
 
 END = _End()
 
-# Every chat query: the row and how many messages it has.
-_CHATS = "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id AND NOT m.deleted) AS n FROM chats c"
-
 
 class ChatNotFound(ContextDeskError):
     def __init__(self, ref: str, why: str = "no chat has this id") -> None:
         super().__init__("Chat not found", f"{ref!r}: {why}.", kind=ErrorKind.NOT_FOUND)
-
-
-@dataclass(frozen=True, slots=True)
-class ChatInfo:
-    id: str
-    title: str
-    model: str
-    system_prompt: str
-    settings: ContextSettings
-    created_at: float
-    updated_at: float
-    deleted_at: float | None
-    message_count: int
-    token_total: int | None = None  # the transcript's size in tokens, when counted
-    pinned_at: float | None = None  # kept on top of the chat list since
-    archived_at: float | None = None  # out of the chat list (not in the trash) since
-    project_id: str | None = None  # the project it belongs to (storage/projects.py)
-    leaf_id: str | None = None  # the end of the branch shown (None: the newest message)
-    branched: bool = False  # a message of it has another version (an edit, a regeneration)
-
-
-def settings_to_json(settings: ContextSettings) -> str:
-    return json.dumps(asdict(settings))
-
-
-@functools.lru_cache(maxsize=256)
-def settings_from_json(text: str) -> ContextSettings:
-    """Settings as stored; unknown keys are ignored, and missing ones or values of the
-    wrong type take defaults, so a row written by another version (or by hand) never
-    stops a chat from opening. (Cached: most chats share their settings' text, and the
-    chat list reads every chat's; the result is frozen, so sharing it is safe.)"""
-    try:
-        data = json.loads(text or "{}")
-    except json.JSONDecodeError:
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
-    defaults = ContextSettings()
-    values = {
-        f.name: data[f.name]
-        for f in fields(ContextSettings)
-        if f.name in data and same_type(data[f.name], getattr(defaults, f.name))
-    }
-    settings = ContextSettings(**values)
-    return settings if not settings.problems() else defaults
 
 
 P = ParamSpec("P")
@@ -205,31 +166,24 @@ class ChatStore:
 
     def chat(self, chat_id: str) -> ChatInfo:
         row = self.db.execute(
-            f"{_CHATS} WHERE c.id = ?",
+            f"{CHATS} WHERE c.id = ?",
             (chat_id,),
         ).fetchone()
         if row is None:
             raise ChatNotFound(chat_id)
-        return _chat_info(row)
+        return chat_info(row)
 
     def chats(self, chat_ids: Sequence[str]) -> dict[str, ChatInfo]:
         """These chats, by id, in one query (search results name up to hundreds)."""
         marks = ",".join("?" * len(chat_ids))
-        rows = self.db.execute(f"{_CHATS} WHERE c.id IN ({marks})", tuple(chat_ids))
-        return {r["id"]: _chat_info(r) for r in rows}
+        rows = self.db.execute(f"{CHATS} WHERE c.id IN ({marks})", tuple(chat_ids))
+        return {r["id"]: chat_info(r) for r in rows}
 
     def project_names(self) -> dict[str, str]:
-        """Every project's name by its id (the chat list's, before its first paint: the
-        projects' own module loads later)."""
-        return dict(self.db.execute("SELECT id, name FROM projects ORDER BY created_at"))
+        return project_names(self.db)
 
     def list_chats(self, *, trash: bool = False, archived: bool = False) -> list[ChatInfo]:
-        """Chats by last activity, newest first (or the trash, or the archive)."""
-        rows = self.db.execute(
-            f"{_CHATS} WHERE c.deleted_at IS {'NOT ' if trash else ''}NULL "
-            f"AND c.archived_at IS {'NOT ' if archived else ''}NULL ORDER BY c.updated_at DESC"
-        ).fetchall()
-        return [_chat_info(r) for r in rows]
+        return list_chats(self.db, trash=trash, archived=archived)
 
     def find_chat(self, ref: str) -> ChatInfo:
         """A chat by its id or a unique prefix of it."""
@@ -863,26 +817,6 @@ def _parents_first(
             break
         every = [pm for pm in waiting if pm[1].id not in placed]
     return ready
-
-
-def _chat_info(row: sqlite3.Row) -> ChatInfo:
-    return ChatInfo(
-        id=row["id"],
-        title=row["title"],
-        model=row["model"],
-        system_prompt=row["system_prompt"],
-        settings=settings_from_json(row["settings"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        deleted_at=row["deleted_at"],
-        message_count=row["n"],
-        token_total=row["token_total"],
-        pinned_at=row["pinned_at"],
-        archived_at=row["archived_at"],
-        project_id=row["project_id"],
-        leaf_id=row["leaf_id"],
-        branched=bool(row["branched"]),
-    )
 
 
 def _message(row: sqlite3.Row, blocks: list[Any]) -> Message:

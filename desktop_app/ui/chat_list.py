@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QContextMenuEvent, QFocusEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.search import SearchHit
-from desktop_app.storage.store import ChatInfo
 from desktop_app.ui.chat_list_model import (
     CHAT_ROLE,
     HIT_ROLE,
@@ -41,6 +41,7 @@ from desktop_app.ui.chat_list_model import (
     ChatListModel,
 )
 from desktop_app.ui.chat_row_delegate import ChatRowDelegate
+from desktop_app.ui.qt_later import Qt
 
 UNDO_SECONDS = 10
 SEARCH_DELAY_MS = 150  # search once typing pauses, not on every key
@@ -117,7 +118,9 @@ class ChatListPanel(QWidget):
         archive_layout.addWidget(back)
         self.archive_bar.hide()
         self.empty = QLabel()
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        # Centred at the top. (Said in a style sheet, which needs none of `Qt`'s enums:
+        # the first frame of an empty list shows it before they are made.)
+        self.empty.setStyleSheet("qproperty-alignment: 'AlignHCenter | AlignTop';")
         self.empty.setMargin(24)
         self.empty.setWordWrap(True)
         self.undo_bar = QWidget()
@@ -337,8 +340,10 @@ class _ChatListView(QListView):
         self.setObjectName("chatList")
         # A sidebar, not a box: no frame, the window's colour behind the rows
         self.setFrameShape(QFrame.Shape.NoFrame)
-        self.viewport().setAutoFillBackground(False)  # (a palette role here costs ~25 ms
-        # of start-up: Qt for Python makes the enum on first use)
+        # A viewport of our own, which (unlike the one made for us) does not fill its
+        # background. (Asking for the made one, `viewport()`, costs ~30 ms of start-up:
+        # to type a returned QWidget, Qt for Python makes every QWidget subclass's enums.)
+        self.setViewport(QWidget())
         self.setEditTriggers(
             QAbstractItemView.EditTrigger.EditKeyPressed
             | QAbstractItemView.EditTrigger.DoubleClicked

@@ -9,18 +9,20 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex
 
+from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.search import MARK_END, MARK_START, SearchHit
-from desktop_app.storage.store import ChatInfo
+from desktop_app.ui.qt_later import Qt
 
 Index = QModelIndex | QPersistentModelIndex
-CHAT_ROLE = Qt.ItemDataRole.UserRole + 1
-ID_ROLE = Qt.ItemDataRole.UserRole + 2
-GROUP_ROLE = Qt.ItemDataRole.UserRole + 3  # the header the row sits under
-HEADER_ROLE = Qt.ItemDataRole.UserRole + 6  # that header if the row starts its group, or ""
-HIT_ROLE = Qt.ItemDataRole.UserRole + 4  # while searching: the chat's newest match
-ACTIVITY_ROLE = Qt.ItemDataRole.UserRole + 5  # "answering", "failed" or ""
+USER_ROLE = 0x0100  # Qt.ItemDataRole.UserRole (a number: `Qt` is made after the first frame)
+CHAT_ROLE = USER_ROLE + 1
+ID_ROLE = USER_ROLE + 2
+GROUP_ROLE = USER_ROLE + 3  # the header the row sits under
+HEADER_ROLE = USER_ROLE + 6  # that header if the row starts its group, or ""
+HIT_ROLE = USER_ROLE + 4  # while searching: the chat's newest match
+ACTIVITY_ROLE = USER_ROLE + 5  # "answering", "failed" or ""
 PINNED = "Pinned"
 NO_PROJECT = ""  # the project filter's value for chats in none (None: every chat)
 
@@ -50,7 +52,7 @@ class ChatListModel(QAbstractListModel):
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 — Qt's signature
         return 0 if parent.isValid() else len(self._chats)
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(self, index: Index, role: int = 0) -> Any:  # (0: the display role)
         if not index.isValid() or not 0 <= index.row() < len(self._chats):
             return None
         chat = self._chats[index.row()]

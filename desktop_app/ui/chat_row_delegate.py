@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtCore import QRect, QSize
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QLineEdit, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
+from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.search import MARK_END, MARK_START, SearchHit
-from desktop_app.storage.store import ChatInfo
 from desktop_app.ui.chat_list_model import (
     ACTIVITY_ROLE,
     CHAT_ROLE,
@@ -21,6 +21,7 @@ from desktop_app.ui.chat_list_model import (
     Activity,
     Index,
 )
+from desktop_app.ui.qt_later import Qt
 
 if TYPE_CHECKING:
     from desktop_app.ui.chat_list import ChatListPanel

@@ -28,8 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
-from desktop_app.context.state import ContextSettings, ContextState
+from desktop_app.context.state import ContextState
 from desktop_app.ui.context_meter import SEGMENTS, ContextMeter
 
 if TYPE_CHECKING:

@@ -13,12 +13,12 @@ from types import TracebackType
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication
 
 from desktop_app import __version__
 from desktop_app.bundled import bundled
-from desktop_app.chats import Engine, data_folder, log_unexpected
-from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
+from desktop_app.chats import FirstFrame, data_folder, log_unexpected
+from desktop_app.core.errors import ErrorInfo, ErrorKind
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.single_instance import SingleInstance
@@ -45,8 +45,11 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance()
     if isinstance(app, QApplication) and app.property("contextdesk-ready"):
         return app
+    made_here = not isinstance(app, QApplication)
     if not isinstance(app, QApplication):
-        app = QApplication(argv or sys.argv[:1])
+        # Fusion from the start: set later, Qt for Python would type the style it returns
+        # (`setStyle`), making QStyle's ~560 enum members before the first frame.
+        app = QApplication([*(argv or sys.argv[:1]), "-style", "Fusion"])
     app.setProperty("contextdesk-ready", True)
     # Planning and token counting run on Python threads; with the default 5 ms GIL
     # switch interval the GUI thread waits that long for every callback it makes while
@@ -57,7 +60,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("org.contextdesk.ContextDesk")
     app.setWindowIcon(app_icon())
-    theme.apply_system_scheme(app)
+    theme.apply_system_scheme(app, first_frame=made_here)  # in full after the first frame
     app.styleHints().colorSchemeChanged.connect(lambda _scheme: theme.apply_system_scheme(app))
     return app
 
@@ -74,13 +77,9 @@ def app_icon() -> QIcon:
 
 
 def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWindow:
-    """The window over the data folder (the caller has claimed it: `SingleInstance`)."""
-    engine = Engine.open(home, demo=demo, holds_folder=True)
-    window = MainWindow(engine, engine.load_window_state())
-    window.first_painted.connect(engine.keep_log)  # the log file's module loads after it
-    if demo and not engine.list_chats():
-        window.start_demo()
-    return window
+    """The window over the data folder (the caller has claimed it: `SingleInstance`):
+    its frame and chat list from a light read; the engine opens after the first paint."""
+    return MainWindow(FirstFrame.read(home, demo=demo))
 
 
 def _report_unexpected(
@@ -89,7 +88,7 @@ def _report_unexpected(
     """A bug in a slot: shown in the window as an error (with the traceback on demand
     and in the log), never a silent console line or a crash."""
     log_unexpected(exc.with_traceback(tb), "the window")
-    log_file = window.engine.log_file
+    log_file = window.frame.paths.log_file
     window.show_problem(
         ErrorInfo(
             "Something went wrong",
@@ -118,12 +117,7 @@ def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: b
             "to finish starting, or close it, then try again.\n"
         )
         return 1
-    try:
-        window = open_window(home, demo=demo or smoke_test)
-    except ContextDeskError as exc:  # e.g. a database from a newer version: say so, change nothing
-        QMessageBox.critical(None, exc.title, exc.message)
-        instance.release()
-        return 1
+    window = open_window(home, demo=demo or smoke_test)
     instance.activation_requested.connect(window.bring_to_front)
     sys.excepthook = functools.partial(_report_unexpected, window)
     if os.environ.get(FIRST_PAINT_PROBE):
@@ -136,6 +130,7 @@ def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: b
         checker = SmokeTest(window)
         QTimer.singleShot(0, checker.start)
     code = app.exec()
-    window.engine.close()
+    if window.attached:
+        window.engine.close()
     instance.release()
     return code

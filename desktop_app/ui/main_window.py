@@ -4,9 +4,11 @@ what the chat list's actions do is in `ChatListController`, the key, the models 
 Settings in `ConnectionController`, and what any action does to a chat in the
 application layer (`desktop_app.chats`).
 
-Startup is built for a fast first paint (≤ 1 s): the window shows with the chat list
-first; the token encoding, the key lookup (a keyring may take seconds) and the last
-chat's plan all happen on the background thread afterwards.
+Start-up is built for a fast first paint: the window's frame and the chat list paint
+from a light read (`FirstFrame`) before the engine loads; the engine is attached right
+after (`attach`), then the conversation's widgets are made and the last chat opened. The
+token encoding, the key lookup (a keyring may take seconds) and the last chat's plan
+happen on the background thread afterwards.
 """
 
 from __future__ import annotations
@@ -18,13 +20,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette
+from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
     QLayout,
     QMainWindow,
@@ -34,27 +35,29 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.chats import NEW_CHAT_TITLE, Engine
-from desktop_app.config.settings import AppState
-from desktop_app.core.blocks import Block
+from desktop_app.chats import NEW_CHAT_TITLE, FirstFrame
+from desktop_app.config.settings import AppState, Settings
 from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
-from desktop_app.core.messages import Message
-from desktop_app.storage.store import ChatInfo
+from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.ui import theme
 from desktop_app.ui.chat_list import ChatListPanel
-from desktop_app.ui.chat_list_controller import ChatListController
 from desktop_app.ui.chat_list_model import Activity
-from desktop_app.ui.connection_controller import ConnectionController
-from desktop_app.ui.workers import BackgroundWorker
+from desktop_app.ui.qt_later import Qt
 
-if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first chat opened;
-    # the conversation's widgets right after the first frame
-    from desktop_app.chats import Chat
+if TYPE_CHECKING:  # the engine and what drives it load right after the first frame; a
+    # session (and the loop it drives) with the first chat opened
+    from PySide6.QtGui import QCloseEvent
+
+    from desktop_app.chats import Chat, Engine
     from desktop_app.context.projection import Plan
+    from desktop_app.core.blocks import Block
+    from desktop_app.core.messages import Message
     from desktop_app.ui.approval_card import ApprovalCard, PendingApproval
     from desktop_app.ui.banner import ErrorBanner
     from desktop_app.ui.chat_header import ChatHeader
+    from desktop_app.ui.chat_list_controller import ChatListController
     from desktop_app.ui.composer import Composer
+    from desktop_app.ui.connection_controller import ConnectionController
     from desktop_app.ui.context_panel import ContextPanel
     from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
     from desktop_app.ui.find_bar import FindBar
@@ -63,6 +66,7 @@ if TYPE_CHECKING:  # a session (and the loop it drives) loads with the first cha
     from desktop_app.ui.project_dialog import ProjectDialog
     from desktop_app.ui.session import ChatSession
     from desktop_app.ui.welcome import WelcomePage
+    from desktop_app.ui.workers import BackgroundWorker
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +97,17 @@ class MainWindow(QMainWindow):
     _painted = False  # until then, only what the first frame shows is done (a class
     # default: events reach `event` while __init__ is still making the children)
     started = False  # the work after the first frame has been done
+    attached = False  # the engine is here (`attach`)
+    closed = False
     _conversation_made = False
+    # Given by `attach` (right after the first frame at start-up):
+    engine: Engine
+    background: BackgroundWorker
+    chats: ChatListController
+    connection: ConnectionController
     # Made by `_ensure_conversation`, after the first frame:
+    no_chat: QLabel
+    dock: QDockWidget
     messages: MessageListView
     header: ChatHeader
     banner: ErrorBanner
@@ -106,11 +119,12 @@ class MainWindow(QMainWindow):
     strip: ContextStrip
     placement: ContextPlacement
 
-    def __init__(self, engine: Engine, state: AppState | None = None) -> None:
+    def __init__(self, frame: FirstFrame, engine: Engine | None = None) -> None:
+        """The window's frame and chat list from `frame`; with `engine`, attached at once
+        (else it opens after the first paint: `_open_engine`)."""
         super().__init__()
-        self.engine = engine
-        self.app_state = state or AppState()
-        self.background = BackgroundWorker(self)
+        self.frame = frame
+        self.app_state = frame.state
         self.sessions: dict[str, ChatSession] = {}
         self.tools_dialog: McpDialog | None = None
         self.mcp_watcher: McpWatcher | None = None  # after the first paint
@@ -118,7 +132,7 @@ class MainWindow(QMainWindow):
         self.current: ChatSession | None = None
         self.approvals: list[ApprovalCard] = []  # questions waiting, in any chat
         self.setObjectName("mainWindow")
-        self._use_appearance()
+        self._use_appearance(frame.settings)
         self.resize(1280, 820)
         # The docked panel's own minimum must not stop the window from narrowing: below
         # NARROW_PX it folds into a strip (ContextPlacement), which needs far less.
@@ -126,16 +140,14 @@ class MainWindow(QMainWindow):
 
         self.chat_list = ChatListPanel()
         # The first frame shows the menus, the chat list and an empty centre; the
-        # conversation, the composer and the context panel are made right after it
-        # (`_ensure_conversation`): their modules and widgets cost ~65 ms.
+        # conversation, the composer and the context dock are made right after it
+        # (`_ensure_conversation`): their modules and widgets cost ~65 ms. Nothing
+        # here uses `Qt`'s enums (see `desktop_app/ui/qt_later.py`).
         self.blank = QWidget()
-        self.no_chat = QLabel("Pick a chat on the left, or press Ctrl+N for a new one.")
-        self.no_chat.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.center = QStackedWidget()
         self.center.setMinimumWidth(CONVERSATION_MIN_PX)  # not the widest page's wish
-        for page in (self.blank, self.no_chat):
-            self.center.addWidget(page)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.center.addWidget(self.blank)
+        self.splitter = QSplitter()  # (side by side)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.chat_list)
         self.splitter.addWidget(self.center)
@@ -147,35 +159,57 @@ class MainWindow(QMainWindow):
         self._central_row.setSpacing(0)
         self._central_row.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
-        layout = self.layout()
-        assert layout is not None
-        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
-        self.dock = QDockWidget("Context", self)
-        self.dock.setObjectName("contextDock")
-        self.dock.setWidget(QWidget())  # the panel takes its place after the first frame
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
-        self.resizeDocks([self.dock], [340], Qt.Orientation.Horizontal)
         self.demo_label = QLabel(
             "  Offline demo: replies come from a simulator on this computer, not Claude  "
         )
         self.demo_label.setObjectName("demoLabel")
         self.statusBar().addPermanentWidget(self.demo_label)
 
-        self.chats = ChatListController(engine, self.chat_list, self)
-        self.connection = ConnectionController(engine, self.background, self)
         self._build_menus()
-        self._connect()
         self._restore_state()
         self._show_mode()
-        self.chats.refresh()
+        if frame.chats is not None:
+            self.chat_list.set_projects(frame.projects)
+            self.chat_list.set_chats(frame.chats)
         self.watch_timer = QTimer(self)
         self.watch_timer.setInterval(WATCH_MS)
         self.watch_timer.timeout.connect(self._on_watch_timer_timeout)
+        for action in self._menu_actions():  # until the engine is here, they act on nothing
+            action.setEnabled(False)
+        if engine is not None:
+            self.attach(engine)
+
+    @classmethod
+    def over(cls, engine: Engine, state: AppState | None = None) -> MainWindow:
+        """The window over an engine already open (tests, screenshots), attached at once."""
+        frame = FirstFrame(engine.paths, engine.demo, state or AppState(), engine.settings)
+        return cls(frame, engine)
+
+    def attach(self, engine: Engine) -> None:
+        """The engine is open: the chat list's actions, the connection and the menus
+        work from now on."""
+        from desktop_app.ui.chat_list_controller import ChatListController
+        from desktop_app.ui.connection_controller import ConnectionController
+        from desktop_app.ui.workers import BackgroundWorker
+
+        self.engine = engine
+        self.background = BackgroundWorker(self)
+        self.chats = ChatListController(engine, self.chat_list, self)
+        self.connection = ConnectionController(engine, self.background, self)
+        self.attached = True
+        self._connect()
+        self.chats.refresh()  # as the engine lists it (leftover replies now interrupted)
+        for action, keys in self.shortcuts:
+            action.setShortcut(keys)
+        for action in self._menu_actions():
+            action.setEnabled(True)
+        self._show_mode()
         self._enable_actions()
 
     # -- building ---------------------------------------------------------------------------
 
     def _build_menus(self) -> None:
+        self.shortcuts: list[tuple[QAction, Shortcut]] = []  # set by `attach`
         file_menu = self.menuBar().addMenu("&File")
         self.new_action = _action(
             self, "&New chat", QKeySequence.StandardKey.New, self._on_new_triggered
@@ -234,12 +268,16 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         view_menu.addAction(_action(self, "&Search chats", "Ctrl+K", self.chat_list.focus_search))
         view_menu.addAction(
-            _action(self, "A&rchived chats", "Ctrl+Shift+H", self.chats.show_archive)
+            _action(self, "A&rchived chats", "Ctrl+Shift+H", self._on_archived_triggered)
         )
         help_menu = self.menuBar().addMenu("&Help")
+        self.menus = [file_menu, chat_menu, view_menu, help_menu]
         help_menu.addAction(
             _action(self, "&Keyboard shortcuts", "Ctrl+/", self._on_shortcuts_triggered)
         )
+
+    def _menu_actions(self) -> list[QAction]:
+        return [action for menu in self.menus for action in menu.actions()]
 
     def _connect(self) -> None:
         self.chat_list.chat_selected.connect(self._on_chat_list_chat_selected)
@@ -271,6 +309,13 @@ class MainWindow(QMainWindow):
         from desktop_app.ui.message_view import MessageListView
         from desktop_app.ui.welcome import WelcomePage
 
+        # Bars that come and go (the undo bar, a banner) never resize the window.
+        layout = self.layout()
+        assert layout is not None
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        self.no_chat = QLabel("Pick a chat on the left, or press Ctrl+N for a new one.")
+        self.no_chat.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.center.addWidget(self.no_chat)
         self.messages = MessageListView()
         self.messages.set_context_view(self.app_state.context_view)
         self.messages.set_reading_width(self.engine.settings.reading_width)
@@ -297,7 +342,11 @@ class MainWindow(QMainWindow):
             self.center.addWidget(page)
         self._style_conversation()
         self.context = ContextPanel()
+        self.dock = QDockWidget("Context", self)
+        self.dock.setObjectName("contextDock")
         self.dock.setWidget(self.context)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        self.resizeDocks([self.dock], [340], Qt.Orientation.Horizontal)
         self.strip = ContextStrip()
         self._central_row.addWidget(self.strip)
         self.placement = ContextPlacement(
@@ -350,6 +399,11 @@ class MainWindow(QMainWindow):
 
     def _after_first_paint(self) -> None:
         """Work the first paint must not wait for."""
+        if self.closed or (not self.attached and not self._open_engine()):
+            return  # (closed at once: quitting, before any of it was needed)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):  # the colours in full (the first frame's: guessed)
+            theme.apply_system_scheme(app)
         self._ensure_conversation()
         self.first_painted.emit()
         if self.app_state.splitter_sizes:  # once laid out: before that, sizes get rescaled
@@ -365,6 +419,26 @@ class MainWindow(QMainWindow):
             # Typing already begun (in the search box, say) keeps its focus.
             self.open_chat(last, focus=QApplication.focusWidget() is None)
         self.started = True
+
+    def _open_engine(self) -> bool:
+        """Start-up: the engine loads and opens now, after the first frame. False when
+        it cannot (a database of a newer version, say): the window says so and closes."""
+        from desktop_app.chats import Engine
+
+        try:
+            engine = Engine.open(self.frame.paths, demo=self.frame.demo, holds_folder=True)
+        except ContextDeskError as exc:  # say so, change nothing
+            from PySide6.QtWidgets import QMessageBox
+
+            QMessageBox.critical(self, exc.title, exc.message)
+            self.close()
+            QApplication.exit(1)
+            return False
+        engine.keep_log()  # (the log file's module loads after the first frame too)
+        self.attach(engine)
+        if self.frame.demo and not engine.list_chats():
+            self.start_demo()  # `contextdesk demo` on a new folder: a chat to look around in
+        return True
 
     # -- which chat is shown ------------------------------------------------------------------
 
@@ -536,6 +610,8 @@ class MainWindow(QMainWindow):
     def _on_messages_pin_requested(self, message: Message) -> None:
         if self.current is None:
             return
+        from PySide6.QtWidgets import QInputDialog
+
         text, ok = QInputDialog.getMultiLineText(
             self,
             "Pin a fact",
@@ -592,6 +668,10 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_new_triggered(self) -> None:
         self.new_chat()
+
+    @Slot()
+    def _on_archived_triggered(self) -> None:
+        self.chats.show_archive()
 
     @Slot()
     def _on_rename_triggered(self) -> None:
@@ -915,15 +995,16 @@ class MainWindow(QMainWindow):
         for widget in (self.header, self.composer, self.messages.hover_bar, *self.approvals):
             widget.setStyleSheet(sheet)
 
-    def _use_appearance(self) -> None:
+    def _use_appearance(self, settings: Settings) -> None:
         """Settings' appearance, text size (the system's, untouched, by default) and
         reading width."""
-        settings = self.engine.settings
         app = QApplication.instance()
         if isinstance(app, QApplication) and (settings.appearance, settings.text_size) != (
             theme.chosen()
         ):
-            theme.choose(app, settings.appearance, settings.text_size)
+            theme.choose(
+                app, settings.appearance, settings.text_size, first_frame=not self._painted
+            )
             if self._conversation_made:
                 self._style_conversation()
                 self.messages.scheduleDelayedItemsLayout()  # new colours, new sizes
@@ -933,7 +1014,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_connection_settings_saved(self) -> None:
         self._ensure_conversation()
-        self._use_appearance()
+        self._use_appearance(self.engine.settings)
         self.composer.set_send_with_enter(self.engine.settings.send_with_enter)
         for session in self.sessions.values():
             session.settings_changed()
@@ -943,13 +1024,13 @@ class MainWindow(QMainWindow):
         self.connection.open_settings()
 
     def _show_mode(self) -> None:
-        demo = self.engine.demo
+        demo = self.engine.demo if self.attached else self.frame.demo
         self.demo_label.setVisible(demo)
         colour = theme.status_colour("streaming", theme.is_dark()).name()
         self.demo_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
         # Qt adds " — ContextDesk" (the application's display name) itself.
         parts = [self.current.chat.title] if self.current else []
-        self.setWindowTitle(" — ".join([*parts, "offline demo"] if self.engine.demo else parts))
+        self.setWindowTitle(" — ".join([*parts, "offline demo"] if demo else parts))
         if not self._conversation_made:
             return  # the centre stays blank until the first frame is up
         if self.current is not None:
@@ -959,7 +1040,7 @@ class MainWindow(QMainWindow):
                 chat.model,
                 self.connection.models,
                 chat.settings.context_window,
-                demo=self.engine.demo,
+                demo=demo,
             )
         if self.connection.no_key and self.current is None:
             self.center.setCurrentWidget(self.welcome)
@@ -981,33 +1062,37 @@ class MainWindow(QMainWindow):
     # -- closing ------------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.closed = True
         self.watch_timer.stop()
         for session in self.sessions.values():
             session.close()  # stops turns; their partial replies are stored
         for card in list(self.approvals):
             card.withdraw()
-        self.app_state = replace(
-            self.app_state,
-            window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii"),
-            splitter_sizes=list(self.splitter.sizes()),
-        )
-        try:
-            self.engine.save_window_state(self.app_state)
-        except ContextDeskError as exc:
-            log.warning("window state not saved: %s", exc)
-        self.background.stop()
+        if self.attached:  # (else closed before the engine opened: nothing was changed)
+            self.app_state = replace(
+                self.app_state,
+                window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii"),
+                splitter_sizes=list(self.splitter.sizes()),
+            )
+            try:
+                self.engine.save_window_state(self.app_state)
+            except ContextDeskError as exc:
+                log.warning("window state not saved: %s", exc)
+            self.background.stop()
         super().closeEvent(event)
 
 
+Shortcut = QKeySequence | QKeySequence.StandardKey | str
+
+
 def _action(
-    window: QMainWindow,
-    text: str,
-    shortcut: QKeySequence | QKeySequence.StandardKey | str | None,
-    slot: Callable[[], object] | None,
+    window: MainWindow, text: str, shortcut: Shortcut | None, slot: Callable[[], object] | None
 ) -> QAction:
+    """A menu action, without its shortcut until the engine is here (`attach`): making a
+    key sequence makes `Qt`'s enums, which the first frame does without."""
     action = QAction(text, window)
     if shortcut is not None:
-        action.setShortcut(shortcut)
+        window.shortcuts.append((action, shortcut))
     if slot is not None:
         action.triggered.connect(slot)
     return action

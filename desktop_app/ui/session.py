@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
 from desktop_app.chats import Chat, Turn
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
-from desktop_app.context.state import ContextSettings, ContextState
+from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import Block, block_type
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorInfo

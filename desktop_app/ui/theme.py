@@ -7,9 +7,10 @@ background; everything else comes from the palette, so the window follows the sy
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
+
+from desktop_app.ui.qt_later import Qt
 
 # state → (on a light background, on a dark background)
 _STATE_COLOURS = {
@@ -120,15 +121,29 @@ _scheme: list[bool] = []  # is the application's palette dark (once `apply_syste
 _system_points: list[float] = []  # the system's text size, read once
 
 
-def apply_system_scheme(app: QApplication) -> None:
+def apply_system_scheme(app: QApplication, *, first_frame: bool = False) -> None:
     """Fusion everywhere (it draws the same on every platform and honours palettes), with a
     dark palette when Settings or — by default — the system ask for one; re-applied when
-    the system switches."""
-    app.setStyle("Fusion")
+    the system switches.
+
+    `first_frame`: before the window's first frame, the application made with Fusion
+    already (`make_app`), the system's scheme is read from its palette. Asking Qt for it
+    (`colorScheme()`) or for Fusion's own palette (`style()`) would make Python types of
+    ~100 enums first (~50 ms); the window applies the scheme in full right after."""
     appearance = _chosen["appearance"]
+    if first_frame:
+        dark = appearance == "dark" or (appearance == "system" and is_dark(app.palette()))
+        if dark:
+            app.setPalette(_dark_palette())
+        _scheme[:] = [dark]
+        return
+    if app.style().name() != "fusion":
+        app.setStyle("Fusion")
     system_dark = app.styleHints().colorScheme() == Qt.ColorScheme.Dark
     dark = appearance == "dark" or (appearance == "system" and system_dark)
-    app.setPalette(_dark_palette() if dark else app.style().standardPalette())
+    palette = _dark_palette() if dark else app.style().standardPalette()
+    if palette != app.palette():  # (the first frame's, mostly: nothing to repaint)
+        app.setPalette(palette)
     _scheme[:] = [is_dark(app.palette())]
 
 
@@ -137,10 +152,12 @@ def chosen() -> tuple[str, int]:
     return str(_chosen["appearance"]), int(_chosen["text_size"])
 
 
-def choose(app: QApplication, appearance: str, text_size: int) -> None:
+def choose(
+    app: QApplication, appearance: str, text_size: int, *, first_frame: bool = False
+) -> None:
     """Use Settings' appearance (system, light, dark) and text size (0: the system's)."""
     _chosen.update(appearance=appearance, text_size=text_size)
-    apply_system_scheme(app)
+    apply_system_scheme(app, first_frame=first_frame)
     font = app.font()
     if not _system_points:
         _system_points.append(font.pointSizeF())

@@ -159,8 +159,8 @@ def stream_into(window: MainWindow, session: ChatSession) -> tuple[list[float], 
 def chat_list_of(count: int) -> tuple[float, float]:
     """Seconds to fill a chat list with `count` chats, and the slowest of 200 scroll
     steps through it (each repainted)."""
-    from desktop_app.context.state import ContextSettings
-    from desktop_app.storage.store import ChatInfo
+    from desktop_app.context.chat_settings import ContextSettings
+    from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.ui.chat_list import ChatListPanel
 
     now = time.time()
@@ -224,7 +224,7 @@ def main() -> int:
         big = create_demo_chat(engine.store, 4000)  # 10,000+ messages
         mid = create_demo_chat(engine.store, 2000)  # ~5,000 messages
         small = create_demo_chat(engine.store, 2)
-        window = MainWindow(engine)
+        window = MainWindow.over(engine)
         window.resize(1280, 820)
         window.show()
         window.open_chat(small.id)

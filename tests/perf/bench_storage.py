@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.projection import Projector
-from desktop_app.context.state import ContextSettings
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message
 from desktop_app.storage.exchange import export_chat, import_chat

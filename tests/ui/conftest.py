@@ -40,7 +40,7 @@ def engine(tmp_path: Path, workspace: Path) -> Iterator[Engine]:
 @pytest.fixture
 def open_window(qtbot: QtBot) -> Callable[[Engine], MainWindow]:
     def make(engine: Engine) -> MainWindow:
-        window = MainWindow(engine)
+        window = MainWindow.over(engine)
         qtbot.addWidget(window)
         window.resize(1200, 800)
         window.show()

@@ -421,7 +421,7 @@ def test_context_view_shows_every_block_s_chip_and_is_remembered(
         assert d > q if has_text else d >= q
     assert resets == []
     window.close()
-    again = MainWindow(engine, load(engine.paths.state_file, AppState))
+    again = MainWindow.over(engine, load(engine.paths.state_file, AppState))
     qtbot.addWidget(again)
     again.show()
     qtbot.waitUntil(lambda: again.started, timeout=5000)

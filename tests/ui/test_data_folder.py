@@ -24,6 +24,7 @@ from desktop_app.ui.gui import FIRST_PAINT_PROBE, open_window, run_gui
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.single_instance import SingleInstance
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
+from tests.unit.builders import database_at
 
 
 def test_a_chat_made_in_the_window_takes_every_default_from_settings(
@@ -164,9 +165,12 @@ def test_the_window_repairs_what_a_crash_left_and_goes_on_there(
     try:
         window = open_window(home, demo=True)
         qtbot.addWidget(window)
+        assert not window.attached  # the first frame comes first, the engine after it
+        assert window.chat_list.model.row_of(chat.id) == 0
+        window.show()
+        qtbot.waitUntil(lambda: window.started, timeout=5000)
         assert not window.engine.window_open  # its own lock is not "another window"
         assert window.engine.store.messages(chat.id)[-1].status is MessageStatus.INTERRUPTED
-        window.show()
         session = window.open_chat(chat.id)
         assert session is not None
         qtbot.keyClicks(window.composer.edit, "Please go on")
@@ -217,3 +221,107 @@ def test_the_real_entry_point_reports_its_first_paint_for_the_benchmark(tmp_path
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == ["FIRST-PAINT"]
+
+
+FIRST_FRAME_WATCH = """
+import json, sys
+import PySide6.QtCore as core
+from desktop_app.ui.gui import make_app, open_window
+
+class Watch(core.QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == core.QEvent.Type.Paint:
+            watched.removeEventFilter(self)
+            loaded = [m for m in ENGINE if m in sys.modules]
+            print(json.dumps({"loaded": loaded, "qt_enums": "Qt" in vars(core),
+                              "rows": window.chat_list.model.rowCount()}), flush=True)
+            core.QTimer.singleShot(0, app.quit)
+        return False
+
+ENGINE = ["desktop_app.chats.engine", "desktop_app.storage.store", "desktop_app.context.state",
+          "desktop_app.core.messages", "desktop_app.ui.chat_list_controller"]
+app = make_app()
+window = open_window(sys.argv[1])
+watch = Watch()
+window.installEventFilter(watch)
+window.show()
+app.exec()
+"""
+
+
+def first_frame(home: Path) -> dict[str, object]:
+    """What was loaded when the real start-up's window first painted (a fresh process)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_FRAME_WATCH, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    import json
+
+    return dict(json.loads(done.stdout.splitlines()[0]))
+
+
+def test_the_first_frame_lists_the_chats_before_the_engine_loads(tmp_path: Path) -> None:
+    """Start-up (the window basics issue): the frame and the chat list paint from a light
+    read; the engine, and Qt's namespace of enums, load after it."""
+    assert first_frame(tmp_path / "empty") == {"loaded": [], "qt_enums": False, "rows": 0}
+    home = tmp_path / "returning"
+    engine = Engine.open(home)
+    for title in ("First", "Second"):
+        engine.new_chat(title)
+    engine.close()
+    painted = first_frame(home)
+    assert painted["loaded"] == []
+    assert painted["rows"] == 2
+
+
+def test_an_older_database_is_listed_once_the_engine_has_upgraded_it(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    home = tmp_path / "home"
+    db = database_at(data_folder(home) / "contextdesk.sqlite3", 9)  # before branches
+    db.execute(
+        "INSERT INTO chats (id, title, model, created_at, updated_at) "
+        "VALUES ('c', 'Kept through the upgrade', 'm', 0, 0)"
+    )
+    db.execute("INSERT INTO context_state (chat_id) VALUES ('c')")
+    db.close()
+    window = open_window(home)
+    qtbot.addWidget(window)
+    assert window.frame.chats is None  # not read by the first frame: the engine upgrades it
+    window.show()
+    qtbot.waitUntil(lambda: window.started, timeout=5000)
+    assert [c.title for c in window.chat_list.model.chats()] == ["Kept through the upgrade"]
+    window.close()
+    window.engine.close()
+
+
+def test_a_database_the_window_cannot_open_is_said_after_the_first_frame(
+    tmp_path: Path, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    engine = Engine.open(home)
+    engine.close()
+    import sqlite3
+
+    db = sqlite3.connect(data_folder(home) / "contextdesk.sqlite3")
+    db.execute("PRAGMA user_version = 99")  # from a newer ContextDesk
+    db.close()
+    said: list[str] = []
+    monkeypatch.setattr(
+        "PySide6.QtWidgets.QMessageBox.critical", lambda _w, title, text: said.append(text)
+    )
+    codes: list[int] = []  # (the real exit would end this test process's event loops)
+    monkeypatch.setattr("PySide6.QtWidgets.QApplication.exit", codes.append)
+    window = open_window(home)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.closed, timeout=5000)
+    assert not window.attached
+    assert "Update ContextDesk to open it" in said[0]
+    assert codes == [1]  # `contextdesk` ends with an error

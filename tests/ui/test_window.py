@@ -241,7 +241,7 @@ def test_the_window_remembers_its_layout_and_last_chat(
     state = load(engine.paths.state_file, AppState)
     assert state.last_chat_id == chat.id
     assert state.splitter_sizes == expected
-    restored = MainWindow(engine, state)
+    restored = MainWindow.over(engine, state)
     qtbot.addWidget(restored)
     restored.show()
     qtbot.waitUntil(lambda: restored.current is not None, timeout=5000)
@@ -626,7 +626,7 @@ def test_ctrl_b_hides_the_chat_list_and_the_window_remembers(
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
     assert not window.chat_list.isVisible()
     window.close()
-    again = MainWindow(engine, load(engine.paths.state_file, AppState))
+    again = MainWindow.over(engine, load(engine.paths.state_file, AppState))
     qtbot.addWidget(again)
     again.show()
     qtbot.waitExposed(again)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.compaction import (
     SUMMARIZER_SYSTEM,
     Compactor,
@@ -15,7 +16,7 @@ from desktop_app.context.compaction import (
 from desktop_app.context.facts import Fact
 from desktop_app.context.planner import ContextPlanner
 from desktop_app.context.projection import BlockState, Projector
-from desktop_app.context.state import ContextSettings, ContextState
+from desktop_app.context.state import ContextState
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.events import (

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from desktop_app.config.paths import app_paths
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact, FactSource
-from desktop_app.context.state import ContextSettings, ContextState, Summary
+from desktop_app.context.state import ContextState, Summary
 from desktop_app.core.blocks import (
     ImageBlock,
     OpaqueBlock,

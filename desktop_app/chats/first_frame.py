@@ -1,0 +1,67 @@
+"""What the window's first frame shows, read without the engine.
+
+A returning user's window paints its frame and chat list before the engine (the store,
+the context machinery, the connection: ~100 ms of imports on a slow machine) loads; the
+window attaches the engine right after (`MainWindow.attach`). So this reads only files
+and one query, with light modules: the window state, the settings the frame is drawn
+with, and the chat list as the engine would list it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop_app.config.paths import AppPaths, app_paths
+from desktop_app.config.settings import AppState, Settings, load
+from desktop_app.storage.chat_info import ChatInfo, list_chats, project_names
+from desktop_app.storage.db import SCHEMA_VERSION
+
+
+def data_folder(home: str | Path | None = None) -> Path:
+    """Where the database lives (made if missing): what one window may hold at a time."""
+    return app_paths(home).ensure().data
+
+
+@dataclass(frozen=True)
+class FirstFrame:
+    paths: AppPaths
+    demo: bool = False
+    state: AppState = field(default_factory=AppState)
+    settings: Settings = field(default_factory=Settings)
+    # The chat list, newest first; None when it was not read here (a database to upgrade
+    # or one that cannot be read: the engine lists it, or says what is wrong).
+    chats: list[ChatInfo] | None = None
+    projects: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, home: str | Path | None = None, *, demo: bool = False) -> FirstFrame:
+        paths = app_paths(home).ensure()
+        listed = _read_list(paths.database)
+        return cls(
+            paths,
+            demo,
+            load(paths.state_file, AppState),
+            load(paths.settings_file, Settings),
+            listed[0] if listed else None,
+            listed[1] if listed else {},
+        )
+
+
+def _read_list(database: Path) -> tuple[list[ChatInfo], dict[str, str]] | None:
+    if not database.exists():
+        return [], {}  # the first start: no chats yet
+    try:
+        db = sqlite3.connect(database)
+    except sqlite3.Error:
+        return None
+    try:
+        db.row_factory = sqlite3.Row
+        if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            return None  # the engine upgrades it first
+        return list_chats(db), project_names(db)
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
