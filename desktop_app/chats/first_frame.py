@@ -9,14 +9,15 @@ with, and the chat list as the engine would list it.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.settings import AppState, Settings, load
-from desktop_app.storage.chat_info import ChatInfo, list_chats, project_names
-from desktop_app.storage.db import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from desktop_app.storage.chat_info import ChatInfo
 
 
 def data_folder(home: str | Path | None = None) -> Path:
@@ -51,9 +52,14 @@ class FirstFrame:
 
 def _read_list(database: Path) -> tuple[list[ChatInfo], dict[str, str]] | None:
     if not database.exists():
-        return [], {}  # the first start: no chats yet
+        return [], {}  # the first start: no chats yet (and nothing of SQLite loads)
+    import sqlite3
+
+    from desktop_app.storage.chat_info import list_chats, project_names
+    from desktop_app.storage.db import SCHEMA_VERSION
+
     try:
-        db = sqlite3.connect(database)
+        db = sqlite3.connect(database, timeout=1.0)  # (a writer holds readers rarely)
     except sqlite3.Error:
         return None
     try:

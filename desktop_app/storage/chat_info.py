@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import functools
 import json
-import sqlite3
 from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING
 
 from desktop_app.config.settings import same_type
 from desktop_app.context.chat_settings import ContextSettings
+
+if TYPE_CHECKING:
+    import sqlite3
 
 # Every chat query: the row and how many messages it has.
 CHATS = "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id AND NOT m.deleted) AS n FROM chats c"

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import unicodedata
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlite3
 
 MIN_QUERY = 3  # a trigram index matches nothing shorter
 

@@ -12,7 +12,7 @@ the chat at that message.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QContextMenuEvent, QFocusEvent, QKeyEvent, QMouseEvent
@@ -31,8 +31,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.storage.chat_info import ChatInfo
-from desktop_app.storage.search import SearchHit
 from desktop_app.ui.chat_list_model import (
     CHAT_ROLE,
     HIT_ROLE,
@@ -42,6 +40,10 @@ from desktop_app.ui.chat_list_model import (
 )
 from desktop_app.ui.chat_row_delegate import ChatRowDelegate
 from desktop_app.ui.qt_later import Qt
+
+if TYPE_CHECKING:
+    from desktop_app.storage.chat_info import ChatInfo
+    from desktop_app.storage.search import SearchHit
 
 UNDO_SECONDS = 10
 SEARCH_DELAY_MS = 150  # search once typing pauses, not on every key

@@ -7,13 +7,16 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex
 
-from desktop_app.storage.chat_info import ChatInfo
-from desktop_app.storage.search import MARK_END, MARK_START, SearchHit
+from desktop_app.storage.search import MARK_END, MARK_START
 from desktop_app.ui.qt_later import Qt
+
+if TYPE_CHECKING:
+    from desktop_app.storage.chat_info import ChatInfo
+    from desktop_app.storage.search import SearchHit
 
 Index = QModelIndex | QPersistentModelIndex
 USER_ROLE = 0x0100  # Qt.ItemDataRole.UserRole (a number: `Qt` is made after the first frame)

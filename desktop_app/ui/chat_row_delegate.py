@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QRect, QSize
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
-from PySide6.QtWidgets import QLineEdit, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLineEdit, QStyledItemDelegate, QWidget
 
-from desktop_app.storage.chat_info import ChatInfo
-from desktop_app.storage.search import MARK_END, MARK_START, SearchHit
+from desktop_app.storage.search import MARK_END, MARK_START
 from desktop_app.ui.chat_list_model import (
     ACTIVITY_ROLE,
     CHAT_ROLE,
@@ -23,7 +22,12 @@ from desktop_app.ui.chat_list_model import (
 )
 from desktop_app.ui.qt_later import Qt
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (fonts and painters: their types are made when the first row is drawn)
+    from PySide6.QtGui import QFont, QFontMetrics, QPainter
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from desktop_app.storage.chat_info import ChatInfo
+    from desktop_app.storage.search import SearchHit
     from desktop_app.ui.chat_list import ChatListPanel
 
 PAD = 8  # inside a row, around its two lines
@@ -39,7 +43,7 @@ class ChatRowDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self.panel = panel
         self._font_key = ""
-        self._font_set: tuple[QFont, QFont, QFont] = (QFont(), QFont(), QFont())
+        self._font_set: tuple[QFont, QFont, QFont] | None = None  # made by `_fonts`
         self._heights: tuple[int, ...] = (0, 0, 0)
         self._metrics: tuple[QFontMetrics, ...] = ()
 
@@ -49,17 +53,20 @@ class ChatRowDelegate(QStyledItemDelegate):
         """The title's, the second line's and the headers' fonts (made once per base
         font: every row's size is asked for when the list fills)."""
         key = option.font.key()
-        if self._font_key != key:
+        fonts = self._font_set
+        if fonts is None or self._font_key != key:
+            from PySide6.QtGui import QFont, QFontMetrics
+
             title = QFont(option.font)
             small = QFont(option.font)
             small.setPointSizeF(max(7.0, option.font.pointSizeF() * 0.88))
             header = QFont(small)
             header.setBold(True)
-            self._font_set = (title, small, header)
-            self._metrics = tuple(QFontMetrics(f) for f in self._font_set)
+            fonts = self._font_set = (title, small, header)
+            self._metrics = tuple(QFontMetrics(f) for f in fonts)
             self._heights = tuple(m.height() for m in self._metrics)
             self._font_key = key
-        return self._font_set
+        return fonts
 
     def _header(self, index: Index) -> str:
         """The group header shown above this row ("" when it continues a group)."""
@@ -83,7 +90,8 @@ class ChatRowDelegate(QStyledItemDelegate):
         self, editor: QWidget, option: QStyleOptionViewItem, index: Index
     ) -> None:
         row = self._row_rect(option, index)
-        height = QFontMetrics(self._fonts(option)[0]).height() + 8
+        self._fonts(option)
+        height = self._heights[0] + 8  # the title's line
         editor.setGeometry(row.left() + 4, row.top() + PAD - 4, row.width() - 8, height)
 
     # -- painting ------------------------------------------------------------------------------
@@ -115,7 +123,7 @@ class ChatRowDelegate(QStyledItemDelegate):
         if selected or hovered:
             fill = QColor(palette.color(palette.ColorRole.Highlight))
             fill.setAlpha(60 if selected else 25)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setRenderHint(painter.RenderHint.Antialiasing)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(fill)
             painter.drawRoundedRect(row, 6, 6)
@@ -135,7 +143,7 @@ class ChatRowDelegate(QStyledItemDelegate):
             title_metrics.elidedText(chat.title, Qt.TextElideMode.ElideRight, title_rect.width()),
         )
         if mark:
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setRenderHint(painter.RenderHint.Antialiasing)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor(mark))
             centre = title_rect.center()
@@ -188,6 +196,8 @@ def _draw_match(
 ) -> None:
     """The snippet on one line with its match in bold, a little of what comes before it
     kept so the match is always in view."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
     before, _, rest = " ".join(snippet.split()).partition(MARK_START)
     match, _, after = rest.partition(MARK_END)
     if len(before) > 24:

@@ -24,7 +24,6 @@ from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QApplication,
-    QDockWidget,
     QHBoxLayout,
     QLabel,
     QLayout,
@@ -38,20 +37,22 @@ from PySide6.QtWidgets import (
 from desktop_app.chats import NEW_CHAT_TITLE, FirstFrame
 from desktop_app.config.settings import AppState, Settings
 from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
-from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.ui import theme
 from desktop_app.ui.chat_list import ChatListPanel
 from desktop_app.ui.chat_list_model import Activity
 from desktop_app.ui.qt_later import Qt
 
-if TYPE_CHECKING:  # the engine and what drives it load right after the first frame; a
+if TYPE_CHECKING:
+    # the engine and what drives it load right after the first frame; a
     # session (and the loop it drives) with the first chat opened
     from PySide6.QtGui import QCloseEvent
+    from PySide6.QtWidgets import QDockWidget
 
     from desktop_app.chats import Chat, Engine
     from desktop_app.context.projection import Plan
     from desktop_app.core.blocks import Block
     from desktop_app.core.messages import Message
+    from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.ui.approval_card import ApprovalCard, PendingApproval
     from desktop_app.ui.banner import ErrorBanner
     from desktop_app.ui.chat_header import ChatHeader
@@ -165,6 +166,7 @@ class MainWindow(QMainWindow):
         self.demo_label.setObjectName("demoLabel")
         self.statusBar().addPermanentWidget(self.demo_label)
 
+        self.shortcuts: list[tuple[QAction, Shortcut]] = []  # `_action`'s, set by `attach`
         self._build_menus()
         self._restore_state()
         self._show_mode()
@@ -182,12 +184,22 @@ class MainWindow(QMainWindow):
     @classmethod
     def over(cls, engine: Engine, state: AppState | None = None) -> MainWindow:
         """The window over an engine already open (tests, screenshots), attached at once."""
-        frame = FirstFrame(engine.paths, engine.demo, state or AppState(), engine.settings)
+        frame = FirstFrame(
+            engine.paths, demo=engine.demo, state=state or AppState(), settings=engine.settings
+        )
         return cls(frame, engine)
+
+    @property
+    def settings(self) -> Settings:
+        """As the engine has them; the first frame's read until it is here (an error
+        shown before it still gets the conversation's banner)."""
+        return self.engine.settings if self.attached else self.frame.settings
 
     def attach(self, engine: Engine) -> None:
         """The engine is open: the chat list's actions, the connection and the menus
-        work from now on."""
+        work from now on. (What the chat list asked for before — in the one turn of the
+        event loop the first frame lasts — found no one to answer.)"""
+        assert not self.attached
         from desktop_app.ui.chat_list_controller import ChatListController
         from desktop_app.ui.connection_controller import ConnectionController
         from desktop_app.ui.workers import BackgroundWorker
@@ -209,7 +221,6 @@ class MainWindow(QMainWindow):
     # -- building ---------------------------------------------------------------------------
 
     def _build_menus(self) -> None:
-        self.shortcuts: list[tuple[QAction, Shortcut]] = []  # set by `attach`
         file_menu = self.menuBar().addMenu("&File")
         self.new_action = _action(
             self, "&New chat", QKeySequence.StandardKey.New, self._on_new_triggered
@@ -271,10 +282,10 @@ class MainWindow(QMainWindow):
             _action(self, "A&rchived chats", "Ctrl+Shift+H", self._on_archived_triggered)
         )
         help_menu = self.menuBar().addMenu("&Help")
-        self.menus = [file_menu, chat_menu, view_menu, help_menu]
         help_menu.addAction(
             _action(self, "&Keyboard shortcuts", "Ctrl+/", self._on_shortcuts_triggered)
         )
+        self.menus = [file_menu, chat_menu, view_menu, help_menu]
 
     def _menu_actions(self) -> list[QAction]:
         return [action for menu in self.menus for action in menu.actions()]
@@ -300,6 +311,8 @@ class MainWindow(QMainWindow):
         if self._conversation_made:
             return
         self._conversation_made = True
+        from PySide6.QtWidgets import QDockWidget
+
         from desktop_app.ui.banner import ErrorBanner
         from desktop_app.ui.chat_header import ChatHeader
         from desktop_app.ui.composer import Composer
@@ -318,12 +331,12 @@ class MainWindow(QMainWindow):
         self.center.addWidget(self.no_chat)
         self.messages = MessageListView()
         self.messages.set_context_view(self.app_state.context_view)
-        self.messages.set_reading_width(self.engine.settings.reading_width)
+        self.messages.set_reading_width(self.settings.reading_width)
         self.header = ChatHeader()
         self.header.context_view.setChecked(self.app_state.context_view)
         self.banner = ErrorBanner()
         self.composer = Composer()
-        self.composer.set_send_with_enter(self.engine.settings.send_with_enter)
+        self.composer.set_send_with_enter(self.settings.send_with_enter)
         self.welcome = WelcomePage()
         self.conversation = QWidget()
         self.conversation.setObjectName("conversation")
@@ -399,11 +412,15 @@ class MainWindow(QMainWindow):
 
     def _after_first_paint(self) -> None:
         """Work the first paint must not wait for."""
-        if self.closed or (not self.attached and not self._open_engine()):
-            return  # (closed at once: quitting, before any of it was needed)
+        if self.closed:
+            return  # closed at once (quitting): none of it is needed
         app = QApplication.instance()
-        if isinstance(app, QApplication):  # the colours in full (the first frame's: guessed)
-            theme.apply_system_scheme(app)
+        if isinstance(app, QApplication):  # the colours in full (the first frame read them
+            theme.apply_system_scheme(app)  # from the palette), before anything is styled
+        if not self.attached:
+            opened = self._open_engine()
+            if not opened:
+                return
         self._ensure_conversation()
         self.first_painted.emit()
         if self.app_state.splitter_sizes:  # once laid out: before that, sizes get rescaled
@@ -423,19 +440,29 @@ class MainWindow(QMainWindow):
     def _open_engine(self) -> bool:
         """Start-up: the engine loads and opens now, after the first frame. False when
         it cannot (a database of a newer version, say): the window says so and closes."""
-        from desktop_app.chats import Engine
+        from desktop_app.chats import Engine, log_unexpected
 
         try:
             engine = Engine.open(self.frame.paths, demo=self.frame.demo, holds_folder=True)
-        except ContextDeskError as exc:  # say so, change nothing
+        except Exception as exc:  # say so, change nothing
             from PySide6.QtWidgets import QMessageBox
 
-            QMessageBox.critical(self, exc.title, exc.message)
+            if not isinstance(exc, ContextDeskError):
+                log_unexpected(exc, "opening the data folder")
+            info = exc.info if isinstance(exc, ContextDeskError) else None
+            QMessageBox.critical(
+                self,
+                info.title if info else "ContextDesk could not start",
+                info.message if info else f"{type(exc).__name__}: {exc}",
+            )
             self.close()
             QApplication.exit(1)
             return False
-        engine.keep_log()  # (the log file's module loads after the first frame too)
         self.attach(engine)
+        try:
+            engine.keep_log()  # (the log file's module loads after the first frame too)
+        except OSError as exc:  # the app works on; what it would log goes to the console
+            log.warning("no log file at %s: %s", engine.log_file, exc)
         if self.frame.demo and not engine.list_chats():
             self.start_demo()  # `contextdesk demo` on a new folder: a chat to look around in
         return True
@@ -1042,7 +1069,7 @@ class MainWindow(QMainWindow):
                 chat.settings.context_window,
                 demo=demo,
             )
-        if self.connection.no_key and self.current is None:
+        if self.attached and self.connection.no_key and self.current is None:
             self.center.setCurrentWidget(self.welcome)
         elif self.center.currentWidget() is self.welcome:
             self.center.setCurrentWidget(

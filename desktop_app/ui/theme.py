@@ -7,10 +7,15 @@ background; everything else comes from the palette, so the window follows the sy
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from desktop_app.ui.qt_later import Qt
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QFont
 
 # state → (on a light background, on a dark background)
 _STATE_COLOURS = {
@@ -113,6 +118,8 @@ def status_colour(status: str, dark: bool) -> QColor:
 
 
 def monospace() -> QFont:
+    from PySide6.QtGui import QFontDatabase  # (not for the first frame: ~40 enum members)
+
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
 
@@ -131,9 +138,9 @@ def apply_system_scheme(app: QApplication, *, first_frame: bool = False) -> None
     (`colorScheme()`) or for Fusion's own palette (`style()`) would make Python types of
     ~100 enums first (~50 ms); the window applies the scheme in full right after."""
     appearance = _chosen["appearance"]
-    if first_frame:
-        dark = appearance == "dark" or (appearance == "system" and is_dark(app.palette()))
-        if dark:
+    dark = appearance == "dark" or (appearance == "system" and is_dark(app.palette()))
+    if first_frame and (dark or not is_dark(app.palette())):  # (light on a dark system:
+        if dark:  # Fusion's light palette is needed, in full)
             app.setPalette(_dark_palette())
         _scheme[:] = [dark]
         return

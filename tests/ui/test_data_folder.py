@@ -325,3 +325,55 @@ def test_a_database_the_window_cannot_open_is_said_after_the_first_frame(
     assert not window.attached
     assert "Update ContextDesk to open it" in said[0]
     assert codes == [1]  # `contextdesk` ends with an error
+
+
+def test_the_real_start_up_restores_the_last_chat_and_the_layout(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    """As `test_the_window_remembers_its_layout_and_last_chat`, through the start-up's
+    own path: the frame first, the engine and the dock after it."""
+    home = tmp_path / "home"
+    engine = Engine.open(home)
+    first, last = engine.new_chat("First"), engine.new_chat("Where I left off")
+    engine.store.append_message(last.id, user_text("Where was I?"))
+    before = MainWindow.over(engine)
+    qtbot.addWidget(before)
+    before.resize(760, 560)  # inside the offscreen screen (800×600)
+    before.show()
+    qtbot.waitUntil(lambda: before.started, timeout=5000)
+    before.open_chat(last.id)
+    before.context_view_action.setChecked(True)
+    before.splitter.setSizes([250, 200])
+    expected = before.splitter.sizes()
+    before.close()
+    engine.close()
+    window = open_window(home)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.started, timeout=5000)
+    assert window.current is not None
+    assert window.current.chat.id == last.id
+    assert window.size() == before.size()
+    assert window.splitter.sizes() == expected
+    assert window.context_view_action.isChecked()
+    assert window.new_action.isEnabled()
+    assert not window.new_action.shortcut().isEmpty()
+    assert window.chat_list.model.row_of(first.id) is not None
+    window.close()
+    window.engine.close()
+
+
+def test_a_log_file_that_cannot_be_opened_does_not_stop_the_window(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    home = tmp_path / "home"
+    Engine.open(home).close()
+    (home / "logs" / "contextdesk.log").mkdir()  # not a file: it cannot be written
+    window = open_window(home)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.started, timeout=5000)
+    assert window.attached
+    assert window.new_chat("Still works") is not None
+    window.close()
+    window.engine.close()

@@ -26,6 +26,7 @@ from desktop_app.tokens.images import image_size
 from desktop_app.ui import theme
 from desktop_app.ui.chat_list_model import ACTIVITY_ROLE, GROUP_ROLE, HIT_ROLE, Activity
 from desktop_app.ui.composer import file_attachment
+from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import PAGE, Role
 from desktop_app.ui.session import FIRST_PAGE
@@ -754,6 +755,17 @@ def test_settings_choose_a_dark_look_a_text_size_and_a_reading_width_that_stay(
     finally:
         theme.choose(app, "system", 0)
     assert again.isVisible()
+
+
+def test_light_chosen_in_settings_wins_over_a_dark_system_from_the_first_frame() -> None:
+    app = make_app()
+    try:
+        app.setPalette(theme._dark_palette())  # as a dark system's palette
+        theme.choose(app, "light", 0, first_frame=True)
+        assert not theme.is_dark(app.palette())
+        assert not theme.is_dark()
+    finally:
+        theme.choose(app, "system", 0)
 
 
 def test_the_docked_context_panel_leaves_the_conversation_most_of_a_1280_px_window(
