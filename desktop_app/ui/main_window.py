@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal, Slot
+from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QApplication,
@@ -99,6 +99,7 @@ class MainWindow(QMainWindow):
     # default: events reach `event` while __init__ is still making the children)
     started = False  # the work after the first frame has been done
     attached = False  # the engine is here (`attach`)
+    _early_input: _EarlyInput | None = None  # between the first paint and `attach`
     closed = False
     _conversation_made = False
     # Given by `attach` (right after the first frame at start-up):
@@ -205,6 +206,10 @@ class MainWindow(QMainWindow):
         from desktop_app.ui.workers import BackgroundWorker
 
         self.engine = engine
+        app = QApplication.instance()
+        if self._early_input is not None and app is not None:
+            app.removeEventFilter(self._early_input)
+            self._early_input = None
         self.background = BackgroundWorker(self)
         self.chats = ChatListController(engine, self.chat_list, self)
         self.connection = ConnectionController(engine, self.background, self)
@@ -408,6 +413,10 @@ class MainWindow(QMainWindow):
             # is posted after it): the last chat, the connection and the rest wait here.
             self._painted = True
             QTimer.singleShot(0, self._after_first_paint)
+            app = QApplication.instance()
+            if not self.attached and app is not None:
+                self._early_input = _EarlyInput(self)
+                app.installEventFilter(self._early_input)
         return handled
 
     def _after_first_paint(self) -> None:
@@ -436,6 +445,12 @@ class MainWindow(QMainWindow):
             # Typing already begun (in the search box, say) keeps its focus.
             self.open_chat(last, focus=QApplication.focusWidget() is None)
         self.started = True
+
+    def open_engine_now(self) -> None:
+        """Input came before the engine was attached: attach it now, so that what the
+        key or click asks for (a shortcut, a chat) is answered rather than lost."""
+        if not self.attached and not self.closed:
+            self._open_engine()
 
     def _open_engine(self) -> bool:
         """Start-up: the engine loads and opens now, after the first frame. False when
@@ -1107,6 +1122,30 @@ class MainWindow(QMainWindow):
                 log.warning("window state not saved: %s", exc)
             self.background.stop()
         super().closeEvent(event)
+
+
+class _EarlyInput(QObject):
+    """From the first paint to `attach` (a tenth of a second or so): the first key or
+    click opens the engine before it is handled. (The engine waits for the first frame;
+    a shortcut pressed as the window appears must not be lost for it.)"""
+
+    INPUT = frozenset(
+        {
+            QEvent.Type.ShortcutOverride,  # before a shortcut is looked up: they are set now
+            QEvent.Type.KeyPress,
+            QEvent.Type.MouseButtonPress,
+            QEvent.Type.MouseButtonDblClick,
+        }
+    )
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in self.INPUT:
+            self.window.open_engine_now()
+        return False
 
 
 Shortcut = QKeySequence | QKeySequence.StandardKey | str

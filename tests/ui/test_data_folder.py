@@ -377,3 +377,31 @@ def test_a_log_file_that_cannot_be_opened_does_not_stop_the_window(
     assert window.new_chat("Still works") is not None
     window.close()
     window.engine.close()
+
+
+def test_a_shortcut_pressed_before_the_engine_is_attached_is_answered(
+    tmp_path: Path, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine opens right after the first frame; a key pressed in between opens it
+    at once instead of being lost (what xdotool does as soon as the window is up)."""
+    home = tmp_path / "home"
+    engine = Engine.open(home)
+    engine.new_chat("Existing")
+    engine.close()
+    window = open_window(home)
+    qtbot.addWidget(window)
+    after_paint = window._after_first_paint
+    monkeypatch.setattr(window, "_after_first_paint", lambda: None)  # hold it back
+    window.show()
+    qtbot.waitUntil(lambda: window._painted, timeout=5000)
+    assert not window.attached
+    window.chat_list.list.setFocus()
+    qtbot.keyClick(window.chat_list.list, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert window.attached
+    assert window.current is not None
+    assert window.current.chat.title == "New chat"
+    after_paint()  # what the first frame's aftermath does then: the rest, once
+    assert window.started
+    assert [c.title for c in window.engine.list_chats()] == ["New chat", "Existing"]
+    window.close()
+    window.engine.close()
