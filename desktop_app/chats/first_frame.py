@@ -42,11 +42,11 @@ class FirstFrame:
         listed = _read_list(paths.database)
         return cls(
             paths,
-            demo,
-            load(paths.state_file, AppState),
-            load(paths.settings_file, Settings),
-            listed[0] if listed else None,
-            listed[1] if listed else {},
+            demo=demo,
+            state=load(paths.state_file, AppState),
+            settings=load(paths.settings_file, Settings),
+            chats=listed[0] if listed else None,
+            projects=listed[1] if listed else {},
         )
 
 
