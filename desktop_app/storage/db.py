@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -366,7 +367,7 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise NewerSchema(version, path)
-        db.execute("PRAGMA journal_mode = WAL")
+        _use_wal(db, busy_timeout)
         db.execute("PRAGMA synchronous = FULL")
         db.execute("PRAGMA foreign_keys = ON")
         db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
@@ -383,6 +384,21 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+def _use_wal(db: sqlite3.Connection, busy_timeout: float) -> None:
+    """Write-ahead logging (readers never wait for the writer). Switching a new file to it
+    while another copy opens the same file fails at once with "database is locked":
+    SQLite does not wait here as it does elsewhere, so this waits, up to the same time."""
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 @contextmanager
