@@ -7,6 +7,14 @@ readable error — shown in the tools view, told to the model as "unavailable" �
 hang: starts and calls have time limits, and a call is cancelled (the server is told, as
 the protocol says) the moment the user presses Stop.
 
+Protocol facts come from the installed SDK (mcp 2.3, read 2026-08): it negotiates
+2026-07-28 with servers built on it and falls back to the `initialize` handshake with older
+ones (mcp/client/_probe.py). 2026-07-28 has no `ping` (mcp/client/client.py `send_ping`),
+so a server's death is noticed by its transport (`mcp_transport.py`); a handshake-era
+server is pinged as well, to notice one that hangs. A server that says its tools changed
+is listed again: on a `subscriptions/listen` stream at 2026-07-28, by a notification
+before.
+
 The SDK and its dependencies load only when a server is started.
 """
 
@@ -24,9 +32,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from desktop_app.config.mcp_servers import McpConfig, McpServer, Secrets
+from desktop_app.config.mcp_servers import McpConfig, McpServer
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError
+from desktop_app.tools.mcp_transport import transport_for
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -34,7 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 5.0
-PING_EVERY_S = 10.0  # how soon a server that died while idle is noticed
+WATCH_EVERY_S = 10.0  # how often a handshake-era server is pinged (one that hangs is noticed)
 PING_TIMEOUT_S = 10.0
 LOG_TAIL_LINES = 4
 LAST_WORDS = " — its last words: "  # what follows is the server's stderr
@@ -58,12 +67,34 @@ class McpToolInfo:
     input_schema: dict[str, Any] = field(hash=False, compare=False)
 
 
+class Failure(StrEnum):
+    """Why a server cannot be used, in the fixed words the model is told: never the
+    error's own text or the server's output, either of which may hold a secret (a URL
+    with a password, a token); those stay in `ServerState.error`, for the user."""
+
+    NO_START = "it could not start"
+    START_TIMEOUT = "it did not start in time"
+    STOPPED = "it stopped"
+    NOT_ANSWERING = "it stopped answering"
+
+
+_NOT_READY = {
+    ServerStatus.NOT_STARTED: "it has not been started",
+    ServerStatus.STARTING: "it is still starting",
+    ServerStatus.READY: "it is ready",
+    ServerStatus.FAILED: "it failed",
+    ServerStatus.STOPPED: "it was stopped",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ServerState:
     server: McpServer
     status: ServerStatus = ServerStatus.NOT_STARTED
     tools: tuple[McpToolInfo, ...] = ()
-    error: str = ""  # why it failed or stopped, in words
+    error: str = ""  # why it failed or stopped, in full (the tools view, the log)
+    failure: Failure | None = None  # why it failed, as the model is told
+    protocol: str = ""  # the MCP protocol version negotiated ("2026-07-28", "2025-11-25"…)
     log_path: Path | None = None  # where its stderr goes
 
     @property
@@ -72,18 +103,27 @@ class ServerState:
 
     @property
     def reason(self) -> str:
-        """The error without the server's own output (which may hold secrets: a URL with
-        a password, a token): what the model is told."""
-        return self.error.split(LAST_WORDS)[0]
+        """Why its tools cannot be used now, in fixed words: what the model is told."""
+        return self.failure.value if self.failure else _NOT_READY[self.status]
+
+
+_FRESH: dict[str, Any] = {"error": "", "failure": None, "tools": (), "protocol": ""}  # a new run
 
 
 class McpHub:
     """Every configured server's state and connection. Thread-safe; listeners are called
     on the hub's thread with the name of the server whose state changed."""
 
-    def __init__(self, config: McpConfig, log_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        config: McpConfig,
+        log_dir: Path | None = None,
+        *,
+        watch_every: float = WATCH_EVERY_S,
+    ) -> None:
         self.config = config
         self.log_dir = log_dir
+        self.watch_every = watch_every
         self.listeners: list[Callable[[str], None]] = []
         self._lock = threading.Condition()
         self._states: dict[str, ServerState] = {}
@@ -147,7 +187,7 @@ class McpHub:
                 if self._states[n].status in (ServerStatus.NOT_STARTED, ServerStatus.STOPPED)
             ]
             for name in starting:
-                self._set(name, status=ServerStatus.STARTING, error="", tools=())
+                self._set(name, status=ServerStatus.STARTING, **_FRESH)
         if not starting:
             return
         loop = self._ensure_loop()
@@ -202,8 +242,7 @@ class McpHub:
         state = self.state(server)
         client = self._clients.get(server)
         if state is None or state.status is not ServerStatus.READY or client is None:
-            why = state.reason if state and state.error else (state.status if state else "removed")
-            raise McpUnavailable(server, str(why))
+            raise McpUnavailable(server, state.reason if state else "it was removed")
         loop = self._ensure_loop()
         timeout = state.server.call_timeout
         future: Future[Any] = asyncio.run_coroutine_threadsafe(
@@ -221,12 +260,11 @@ class McpHub:
         except Exception as exc:
             if cancel.cancelled:
                 raise Cancelled() from exc
-            if self._connection_lost(exc):
+            if _connection_lost(exc):
                 errlog, start = self._logs.get(server, (None, 0))
-                self._failed(
-                    server, f"it stopped during a call ({_reason(exc)})" + _tail(errlog, start)
-                )
-                raise McpUnavailable(server, self._states[server].reason) from exc
+                why = f"it stopped during a call ({_reason(exc)})" + _tail(errlog, start)
+                self._failed(server, Failure.STOPPED, why)
+                raise McpUnavailable(server, Failure.STOPPED.value) from exc
             raise McpCallFailed(server, tool, _reason(exc)) from exc
         finally:
             unregister()
@@ -259,10 +297,9 @@ class McpHub:
         if state is None:
             return
         server = state.server
-        stop = self._stops[name] = asyncio.Event()
+        run = _Run(name, stop=asyncio.Event())
+        self._stops[name] = run.stop
         timed_out = False
-        errlog: TextIO | None = None
-        log_start = 0
 
         task = asyncio.current_task()
         assert task is not None
@@ -275,37 +312,48 @@ class McpHub:
         timer = asyncio.get_running_loop().call_later(server.start_timeout, too_slow)
         try:
             secrets = await asyncio.to_thread(self.config.secrets, server)
-            errlog, log_path = self._open_log(name)
-            log_start = errlog.tell() if errlog else 0
-            if errlog is not None:
-                self._logs[name] = (errlog, log_start)
+            run.errlog, log_path = self._open_log(name)
+            run.log_start = run.errlog.tell() if run.errlog else 0
+            if run.errlog is not None:
+                self._logs[name] = (run.errlog, run.log_start)
             with self._lock:
                 self._set(name, log_path=log_path)
             from mcp import Client
 
             async with Client(
-                _target(server, secrets, errlog), client_info=_client_info(), mode="auto"
+                transport_for(server, secrets, run.errlog, run.ended),
+                client_info=_client_info(),
+                mode="auto",
+                message_handler=_message_handler(run),
             ) as client:
                 tools = await _list_tools(client, name)
                 timer.cancel()
                 self._clients[name] = client
                 with self._lock:
-                    self._set(name, status=ServerStatus.READY, tools=tools, error="")
+                    self._set(
+                        name,
+                        status=ServerStatus.READY,
+                        tools=tools,
+                        error="",
+                        protocol=client.protocol_version,
+                    )
                 self._notify([name])
-                await self._watch(name, client, stop, errlog, log_start)
+                run.ready = True
+                await self._hold(run, client, server.start_timeout)
         except asyncio.CancelledError:
             if timed_out:
-                self._failed(
-                    name,
-                    f"it did not start within {server.start_timeout:g} s"
-                    + _tail(errlog, log_start),
-                )
+                why = f"it did not start within {server.start_timeout:g} s" + run.tail()
+                self._failed(name, Failure.START_TIMEOUT, why)
             # else: stopped on purpose
         except ContextDeskError as exc:
-            self._failed(name, exc.message)
+            self._failed(name, Failure.NO_START, exc.message)
         except Exception as exc:  # the SDK's and the OS's: all become the server's error
             log.info("MCP server %s failed", name, exc_info=True)
-            self._failed(name, f"it could not start ({_reason(exc)})" + _tail(errlog, log_start))
+            if run.ready:  # e.g. an HTTP server gone: its listen stream fails the session
+                self._failed(name, Failure.STOPPED, f"it stopped ({_reason(exc)})" + run.tail())
+            else:
+                why = f"it could not start ({_reason(exc)})" + run.tail()
+                self._failed(name, Failure.NO_START, why)
         finally:
             timer.cancel()
             if self._tasks.get(name) is task:  # (a restart may have begun a newer run)
@@ -313,14 +361,84 @@ class McpHub:
                 self._stops.pop(name, None)
                 self._tasks.pop(name, None)
                 self._logs.pop(name, None)
-            if errlog is not None:
-                errlog.close()
+            if run.errlog is not None:
+                run.errlog.close()
             with self._lock:
                 current = self._states.get(name)
                 if current is not None and current.status is ServerStatus.READY:
                     self._set(name, status=ServerStatus.STOPPED)
                 self._lock.notify_all()
             self._notify([name])
+
+    async def _hold(self, run: _Run, client: Client, list_timeout: float) -> None:
+        """Hold the connection until it is stopped or lost, following the server's tool
+        list meanwhile."""
+        followers = [asyncio.create_task(self._follow_tools(run, client, list_timeout))]
+        if _listens_for_tool_changes(client):
+            followers.append(asyncio.create_task(_listen_for_tool_changes(run, client)))
+        try:
+            await self._watch(run, client)
+        finally:
+            for follower in followers:
+                follower.cancel()
+            await asyncio.gather(*followers, return_exceptions=True)
+
+    async def _watch(self, run: _Run, client: Client) -> None:
+        """Until stopped: the end of the transport's read stream is the server's end (its
+        process exited, its connection dropped). A handshake-era server is also pinged
+        every `watch_every` s, to notice one that hangs."""
+        pings = client.protocol_version not in _modern_versions()
+        while True:
+            await _either(run.stop, run.ended, timeout=self.watch_every if pings else None)
+            if run.stop.is_set():
+                return
+            if run.ended.is_set():
+                why = "it stopped (its connection closed)" + run.tail()
+                self._failed(run.name, Failure.STOPPED, why)
+                return
+            pings = await self._ping(run, client)
+
+    async def _ping(self, run: _Run, client: Client) -> bool:
+        """Ping a handshake-era server; False when it should not be pinged again (it has
+        no ping, or it failed). Any answer, an error included, says it is alive."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import METHOD_NOT_FOUND
+
+        try:
+            # The session's ping, not `Client.send_ping`: that one warns MCPDeprecationWarning
+            # for every era (mcp/client/client.py).
+            await asyncio.wait_for(client.session.send_ping(), PING_TIMEOUT_S)
+            return True
+        except MCPError as exc:
+            if not _connection_lost(exc):
+                return exc.code != METHOD_NOT_FOUND  # it answered: alive
+            failure, why = Failure.STOPPED, f"it stopped ({_reason(exc)})"
+        except TimeoutError:
+            failure = Failure.NOT_ANSWERING
+            why = f"it did not answer a ping within {PING_TIMEOUT_S:g} s"
+        except Exception as exc:
+            failure, why = Failure.STOPPED, f"it stopped ({_reason(exc)})"
+        if not run.stop.is_set():
+            self._failed(run.name, failure, why + run.tail())
+        return False
+
+    async def _follow_tools(self, run: _Run, client: Client, timeout: float) -> None:
+        """Whenever the server says its tools changed, list them again (past the SDK's
+        response cache, which may still hold the old list) and tell the listeners."""
+        while True:
+            await run.tools_changed.wait()
+            run.tools_changed.clear()
+            try:
+                tools = await asyncio.wait_for(_list_tools(client, run.name, fresh=True), timeout)
+            except Exception:  # a lost connection is the watch's to notice
+                log.info("MCP server %s: tools not listed again", run.name, exc_info=True)
+                continue
+            with self._lock:
+                current = self._states.get(run.name)
+                if current is None or current.status is not ServerStatus.READY:
+                    return
+                self._set(run.name, tools=tools)
+            self._notify([run.name])
 
     def _request_stop(self, name: str, *, wait: bool = False) -> None:
         loop = self._loop
@@ -353,33 +471,13 @@ class McpHub:
             if pending:
                 await asyncio.wait(pending, timeout=STOP_TIMEOUT_S)
 
-    async def _watch(
-        self,
-        name: str,
-        client: Client,
-        stop: asyncio.Event,
-        errlog: TextIO | None,
-        log_start: int,
-    ) -> None:
-        """Hold the connection until stopped; a ping now and then notices a server that
-        died while idle (its tools then leave the requests, and the model is told)."""
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), PING_EVERY_S)
-                return
-            try:
-                await asyncio.wait_for(client.send_ping(), PING_TIMEOUT_S)
-            except Exception as exc:
-                if stop.is_set():
-                    return
-                why = "it stopped answering" if isinstance(exc, TimeoutError) else "it stopped"
-                self._failed(name, f"{why} ({_reason(exc)})" + _tail(errlog, log_start))
-                return
-
-    def _failed(self, name: str, why: str) -> None:
+    def _failed(self, name: str, failure: Failure, why: str) -> None:
+        """The server cannot be used: `failure` is what the model is told, `why` (with its
+        last words) what the user is shown. The first failure of a run is the one kept."""
         with self._lock:
-            if name in self._states:
-                self._set(name, status=ServerStatus.FAILED, error=why, tools=())
+            current = self._states.get(name)
+            if current is not None and current.status is not ServerStatus.FAILED:
+                self._set(name, status=ServerStatus.FAILED, error=why, failure=failure, tools=())
             self._lock.notify_all()
         event = self._stops.get(name)
         if event is not None and self._loop is not None:
@@ -415,17 +513,6 @@ class McpHub:
             log.warning("could not open the log of MCP server %s", name, exc_info=True)
             return None, None
 
-    @staticmethod
-    def _connection_lost(exc: BaseException) -> bool:
-        """The server's end is gone (not: a tool's error that mentions a connection)."""
-        import anyio
-
-        if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError)):
-            return True
-        if isinstance(exc, (anyio.EndOfStream, BrokenPipeError, ConnectionResetError)):
-            return True
-        return type(exc).__name__ == "MCPError" and str(exc).strip() == "Connection closed"
-
 
 class McpUnavailable(ContextDeskError):
     def __init__(self, server: str, why: str) -> None:
@@ -441,38 +528,6 @@ class McpCallFailed(ContextDeskError):
         super().__init__("MCP tool failed", f"{server}.{tool} failed: {why}.")
 
 
-def _target(server: McpServer, secrets: Secrets, errlog: TextIO | None) -> Any:
-    """What `mcp.Client` connects to: a stdio transport whose stderr goes to the log, or
-    Streamable HTTP with the server's headers."""
-    if server.url:
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
-        http = httpx2.AsyncClient(
-            headers=secrets.headers or None, timeout=httpx2.Timeout(30.0, read=300.0)
-        )
-        return _owning(streamable_http_client(server.url, http_client=http), http)
-    import sys
-
-    from mcp import StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    params = StdioServerParameters(
-        command=server.command,
-        args=list(server.args),
-        env=secrets.env or None,
-        cwd=server.cwd or None,
-    )
-    return stdio_client(params, errlog=errlog or sys.stderr)
-
-
-@contextlib.asynccontextmanager
-async def _owning(transport: Any, http: Any) -> Any:
-    """The HTTP transport, closing the client we gave it when it ends."""
-    async with http, transport as streams:
-        yield streams
-
-
 def _client_info() -> Any:
     from mcp import Implementation
 
@@ -481,11 +536,16 @@ def _client_info() -> Any:
     return Implementation(name="ContextDesk", version=__version__)
 
 
-async def _list_tools(client: Client, server: str) -> tuple[McpToolInfo, ...]:
+async def _list_tools(
+    client: Client, server: str, *, fresh: bool = False
+) -> tuple[McpToolInfo, ...]:
+    """Every page of the server's tools; `fresh`: asked of the server, never the SDK's
+    response cache (mcp/client/client.py `_cached_fetch`: "refresh" stores without
+    serving; continuation pages skip the cache anyway)."""
     tools: list[McpToolInfo] = []
     cursor: str | None = None
     for _ in range(100):  # a server whose pages never end cannot hang the start
-        page = await client.list_tools(cursor=cursor)
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh" if fresh else "use")
         tools += [
             McpToolInfo(server, t.name, t.description or "", dict(t.input_schema or {}))
             for t in page.tools
@@ -494,6 +554,87 @@ async def _list_tools(client: Client, server: str) -> tuple[McpToolInfo, ...]:
         if not cursor:
             break
     return tuple(tools)
+
+
+@dataclass
+class _Run:
+    """One run of a server (from its start to its end), on the hub's loop."""
+
+    name: str
+    stop: asyncio.Event  # set to stop it (or once it failed)
+    ended: asyncio.Event = field(default_factory=asyncio.Event)  # its transport's end
+    tools_changed: asyncio.Event = field(default_factory=asyncio.Event)  # list them again
+    errlog: TextIO | None = None  # its stderr's log file
+    log_start: int = 0  # where this run's output begins in it
+    ready: bool = False  # it started (a failure after this is a stop, not a failed start)
+
+    def tail(self) -> str:
+        return _tail(self.errlog, self.log_start)
+
+
+def _message_handler(run: _Run) -> Any:
+    """What the session hands us besides answers: a server's notifications, and faults of
+    the transport (mcp/client/session.py `IncomingMessage`)."""
+    from mcp_types import ToolListChangedNotification
+
+    async def handle(message: Any) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            run.tools_changed.set()  # before 2026-07-28: the notification itself
+        elif isinstance(message, Exception):  # e.g. a line on stdout that is not JSON-RPC
+            log.info("MCP server %s: %s", run.name, _reason(message))
+
+    return handle
+
+
+def _listens_for_tool_changes(client: Client) -> bool:
+    """At 2026-07-28 a server tells of changes only on a `subscriptions/listen` stream
+    (mcp/client/subscriptions.py), when it advertises `tools.listChanged`."""
+    tools = client.server_capabilities.tools
+    listed = bool(tools and tools.list_changed)
+    return listed and client.protocol_version in _modern_versions()
+
+
+async def _listen_for_tool_changes(run: _Run, client: Client) -> None:
+    try:
+        async with client.listen(tools_list_changed=True) as subscription:
+            if not subscription.honored.tools_list_changed:
+                return
+            async for _event in subscription:
+                run.tools_changed.set()
+    except Exception:  # the stream dropped, or was refused: the tools stay as listed
+        log.info("MCP server %s: no longer told of tool changes", run.name, exc_info=True)
+
+
+def _modern_versions() -> tuple[str, ...]:
+    """The protocol versions without the handshake (and without `ping`), as the SDK
+    lists them (mcp_types/version.py)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return MODERN_PROTOCOL_VERSIONS
+
+
+async def _either(first: asyncio.Event, second: asyncio.Event, timeout: float | None) -> None:
+    """Wait until one of the events is set, or `timeout` passes."""
+    waits = [asyncio.create_task(first.wait()), asyncio.create_task(second.wait())]
+    try:
+        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    """The server's end is gone (not: a tool's error that mentions a connection)."""
+    import anyio
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError)):
+        return True
+    if isinstance(exc, (anyio.EndOfStream, BrokenPipeError, ConnectionResetError)):
+        return True
+    # The SDK's own code for "the transport ended" (mcp/shared/jsonrpc_dispatcher.py).
+    return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
 
 
 def _cancel(future: Future[Any]) -> None:

@@ -3,10 +3,19 @@ name in mcp 2): run it over stdio or Streamable HTTP.
 
     python -m tests.fakes.mcp_server [--http PORT] [--many N] [--slow-start S]
                                      [--die-on-start] [--cancelled-marker FILE]
+                                     [--legacy] [--no-ping] [--garbage]
+
+By default it speaks what the installed SDK negotiates (2026-07-28: no `initialize`, no
+`ping`). --legacy serves only the `initialize` handshake (2025-11-25 and before), as a
+server built on mcp 1.x does; --no-ping makes such a server answer `ping` with "Method
+not found" (-32601). --garbage prints a line that is not JSON-RPC on stdout first.
 
 Tools: echo, add (structured content), picture (an image), notes (an embedded resource),
 fail (is_error), crash (the process dies mid-call), hang (never answers; with
---cancelled-marker, writes the file when the client cancels it). --many N adds N more.
+--cancelled-marker, writes the file when the client cancels it), grow (adds a tool and
+says the list changed), meet (waits for another server's `meet`: a barrier across
+processes), screenshot (a large image in both content and structured content),
+picture_as (an image that is broken in a chosen way). --many N adds N more.
 """
 
 from __future__ import annotations
@@ -19,19 +28,36 @@ import sys
 import time
 import zlib
 from pathlib import Path
+from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
-from mcp.types import EmbeddedResource, ImageContent, TextResourceContents
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    TextResourceContents,
+)
+from mcp_types import METHOD_NOT_FOUND
 
 
-def png(width: int = 4, height: int = 3) -> bytes:
+def png(width: int = 4, height: int = 3, *, noise: bool = False) -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return (
             struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
         )
 
-    raw = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    def row(y: int) -> bytes:
+        if noise:  # incompressible: the file is about as large as its pixels
+            return b"\x00" + os.urandom(width * 3)
+        return b"\x00" + b"\xff\x00\x00" * width
+
+    raw = b"".join(row(y) for y in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return (
         b"\x89PNG\r\n\x1a\n"
@@ -41,7 +67,25 @@ def png(width: int = 4, height: int = 3) -> bytes:
     )
 
 
-def build(many: int, cancelled_marker: str) -> MCPServer:
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def broken_picture(kind: str) -> ImageContent:
+    """An image as a careless server sends it."""
+    if kind == "not-base64":
+        return ImageContent(type="image", data="%%% this is not base64 %%%", mime_type="image/png")
+    if kind == "mislabelled":  # PNG bytes said to be JPEG
+        return ImageContent(type="image", data=b64(png()), mime_type="image/jpeg")
+    if kind == "huge":  # 9,000 px wide: more than the API takes on one side
+        return ImageContent(type="image", data=b64(png(9000, 20)), mime_type="image/png")
+    if kind == "unscalable":  # a PNG header saying 30,000 × 30,000 over bytes that are not
+        header = png(30000, 30000)[:33]
+        return ImageContent(type="image", data=b64(header + b"\x00" * 64), mime_type="image/png")
+    raise ValueError(f"no such kind: {kind}")
+
+
+def build(many: int, cancelled_marker: str, legacy: bool) -> MCPServer:
     server = MCPServer("contextdesk-test")
 
     @server.tool()
@@ -57,8 +101,30 @@ def build(many: int, cancelled_marker: str) -> MCPServer:
     @server.tool()
     def picture() -> ImageContent:
         """A small red PNG."""
-        return ImageContent(
-            type="image", data=base64.b64encode(png()).decode(), mime_type="image/png"
+        return ImageContent(type="image", data=b64(png()), mime_type="image/png")
+
+    @server.tool()
+    def picture_as(kind: str) -> ImageContent:
+        """An image broken in one way: not-base64, mislabelled, huge, unscalable."""
+        return broken_picture(kind)
+
+    @server.tool()
+    def screenshot(width: int, height: int) -> CallToolResult:
+        """A noisy PNG, in the content and again in the structured content (as some
+        servers send a screenshot)."""
+        data = b64(png(width, height, noise=True))
+        image: dict[str, Any] = {"type": "image", "data": data, "mimeType": "image/png"}
+        return CallToolResult(
+            content=[ImageContent(type="image", data=data, mime_type="image/png")],
+            structured_content={"image": image, "width": width, "height": height},
+        )
+
+    @server.tool()
+    def summary_with_rows() -> CallToolResult:
+        """A text that does not repeat the structured content."""
+        return CallToolResult(
+            content=[TextContent(type="text", text="2 rows.")],
+            structured_content={"rows": [{"id": 1}, {"id": 2}]},
         )
 
     @server.tool()
@@ -106,6 +172,32 @@ def build(many: int, cancelled_marker: str) -> MCPServer:
         await cancelled.wait()
         return "cancelled"
 
+    grown = 0
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Adds a tool, `grown_N`, and tells the client its tool list changed."""
+        nonlocal grown
+        grown += 1
+        name = f"grown_{grown}"
+        server.add_tool(_numbered(1000 + grown), name=name, description="A tool added later.")
+        if legacy:  # the handshake era's notification (mcp/server/session.py)
+            await ctx.request_context.session.send_tool_list_changed()
+        else:  # 2026-07-28: an event on the client's subscriptions/listen stream
+            await ctx.notify_tools_changed()
+        return name
+
+    @server.tool()
+    async def meet(here: str, there: str, seconds: float = 20.0) -> str:
+        """Says it is `here` (creates the file), then waits for `there`: "met" when the
+        other call came while this one waited, "alone" when it did not within `seconds`."""
+        Path(here).write_text("here", encoding="utf-8")
+        with anyio.move_on_after(seconds):
+            while not Path(there).exists():
+                await anyio.sleep(0.01)
+            return "met"
+        return "alone"
+
     for n in range(many):
         server.add_tool(
             _numbered(n), name=f"tool_{n:03d}", description=f"Tool number {n}: does very little."
@@ -120,6 +212,23 @@ def _numbered(n: int):  # type: ignore[no-untyped-def]
     return tool
 
 
+async def _no_ping(ctx: Any, call_next: Any) -> Any:
+    """`ping` as a server that does not serve it answers (JSON-RPC's -32601)."""
+    if ctx.method == "ping":
+        raise MCPError(METHOD_NOT_FOUND, "Method not found")
+    return await call_next(ctx)
+
+
+async def serve_legacy(server: MCPServer) -> None:
+    """Only the `initialize` handshake, over stdio: the SDK's handshake-only loop
+    (mcp/server/runner.py `serve_loop`), which refuses `server/discover`, so the client
+    falls back to `initialize` (mcp/client/_probe.py)."""
+    low = server._lowlevel_server  # (mcp/client/client.py reaches it the same way)
+    options = low.create_initialization_options(NotificationOptions(tools_changed=True))
+    async with low.lifespan(low) as state, stdio_server() as (read, write):
+        await serve_loop(low, read, write, lifespan_state=state, init_options=options)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=0)
@@ -128,6 +237,9 @@ def main() -> None:
     parser.add_argument("--die-on-start", action="store_true")
     parser.add_argument("--cancelled-marker", default="")
     parser.add_argument("--started-fifo", default="", help="say 'started' there, first thing")
+    parser.add_argument("--legacy", action="store_true", help="the initialize handshake only")
+    parser.add_argument("--no-ping", action="store_true", help="answer ping: Method not found")
+    parser.add_argument("--garbage", action="store_true", help="a non-JSON line on stdout")
     args = parser.parse_args()
     if args.started_fifo:  # blocks until the test listens: a signal, not a poll
         Path(args.started_fifo).write_text("started", encoding="utf-8")
@@ -137,9 +249,15 @@ def main() -> None:
     if args.slow_start:
         time.sleep(args.slow_start)
     print("test server up", file=sys.stderr, flush=True)
-    server = build(args.many, args.cancelled_marker)
+    if args.garbage:
+        print("Starting the server... (a line that is not JSON-RPC)", flush=True)
+    server = build(args.many, args.cancelled_marker, args.legacy)
+    if args.no_ping:
+        server.middleware.append(_no_ping)
     if args.http:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
+    elif args.legacy:
+        anyio.run(serve_legacy, server)
     else:
         server.run("stdio")
 

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,9 @@ from tests.integration.conftest import TEST_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(120)
+WATCH_EVERY_S = 0.05  # the hub's watch interval in these tests: many pass in a second
+MODERN = "2026-07-28"  # what the installed SDK negotiates with a server built on it
+LEGACY = "2025-11-25"  # the newest handshake-era version (tests/fakes/mcp_server.py --legacy)
 
 
 def fake(name: str = "t", *extra: str, **options: Any) -> McpServer:
@@ -54,10 +58,12 @@ def config(tmp_path: Path) -> McpConfig:
 def hub_of(config: McpConfig, tmp_path: Path) -> Iterator[Any]:
     hubs: list[McpHub] = []
 
-    def make(*servers: McpServer, secrets: Secrets | None = None) -> McpHub:
+    def make(
+        *servers: McpServer, secrets: Secrets | None = None, watch_every: float = WATCH_EVERY_S
+    ) -> McpHub:
         for server in servers:
             config.add(server, secrets or Secrets())
-        hub = McpHub(config, tmp_path / "logs")
+        hub = McpHub(config, tmp_path / "logs", watch_every=watch_every)
         hubs.append(hub)
         hub.start()
         assert hub.wait(timeout=60)
@@ -158,8 +164,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass
+class HttpServer:
+    url: str
+    process: subprocess.Popen[str]
+
+
 @pytest.fixture
-def http_server() -> Iterator[str]:
+def http_server() -> Iterator[HttpServer]:
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.mcp_server", "--http", str(port)],
@@ -175,7 +187,7 @@ def http_server() -> Iterator[str]:
     drain = threading.Thread(target=process.stderr.read, daemon=True)  # (a full pipe blocks it)
     drain.start()
     try:
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield HttpServer(f"http://127.0.0.1:{port}/mcp", process)
     finally:
         process.terminate()
         process.wait(10)
@@ -184,15 +196,34 @@ def http_server() -> Iterator[str]:
 
 
 def test_a_streamable_http_server_with_a_header_kept_in_the_keyring(
-    hub_of: Any, http_server: str
+    http_server: HttpServer, hub_of: Any
 ) -> None:
-    hub = hub_of(McpServer("web", url=http_server), secrets=Secrets(headers={"X-Token": "tok-123"}))
+    # (http_server first: the hub, with its open subscriptions/listen stream, closes
+    # before the server is stopped, whose graceful shutdown would wait for that stream)
+    hub = hub_of(
+        McpServer("web", url=http_server.url), secrets=Secrets(headers={"X-Token": "tok-123"})
+    )
     assert hub.state("web").status is ServerStatus.READY, hub.state("web").error
+    assert hub.state("web").protocol == MODERN
     assert outcome(hub.call("web", "echo", {"text": "over http"}, CancelToken())).content == (
         "over http"
     )
     assert "tok-123" not in hub.config.path.read_text()
     assert keyring.get_password("ContextDesk MCP", "web/header/X-Token") == "tok-123"
+
+
+def test_a_streamable_http_server_that_goes_away_is_noticed(
+    http_server: HttpServer, hub_of: Any
+) -> None:
+    hub = hub_of(McpServer("web", url=http_server.url))
+    assert hub.state("web").status is ServerStatus.READY, hub.state("web").error
+    left = _told_when_not_ready(hub)
+    http_server.process.kill()
+    assert left.wait(20), "the server's end went unnoticed"
+    assert hub.state("web").status is ServerStatus.FAILED
+    assert hub.state("web").reason == "it stopped"
+    with pytest.raises(ContextDeskError, match="'web' is unavailable: it stopped"):
+        hub.call("web", "echo", {"text": "x"}, CancelToken())
 
 
 def test_a_locked_keyring_adds_nothing(config: McpConfig) -> None:
@@ -361,21 +392,59 @@ def _running(marker: str) -> bool:
     return bool(found.stdout.strip())
 
 
-def test_a_server_that_dies_while_idle_is_noticed(
-    hub_of: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import desktop_app.tools.mcp_hub as mcp_hub
+def _told_when_not_ready(hub: McpHub) -> threading.Event:
+    """Set when a listener hears that a server is no longer ready."""
+    left = threading.Event()
 
-    monkeypatch.setattr(mcp_hub, "PING_EVERY_S", 0.3)
+    def heard(name: str) -> None:
+        state = hub.state(name)
+        if state is None or state.status is not ServerStatus.READY:
+            left.set()
+
+    hub.listeners.append(heard)
+    return left
+
+
+ERAS = pytest.mark.parametrize(
+    ("extra", "protocol"),
+    [((), MODERN), (("--legacy",), LEGACY), (("--legacy", "--no-ping"), LEGACY)],
+    ids=["2026-07-28 (no ping)", "handshake era", "handshake era without ping"],
+)
+
+
+@ERAS
+def test_a_server_stays_ready_across_many_watch_intervals_and_answers(
+    hub_of: Any, extra: tuple[str, ...], protocol: str
+) -> None:
+    """A server whose protocol has no ping (or that answers it "Method not found") is
+    alive: it is never failed for it, and a call after many intervals is answered."""
+    hub = hub_of(fake("t", *extra))
+    assert hub.state("t").status is ServerStatus.READY, hub.state("t").error
+    assert hub.state("t").protocol == protocol
+    left = _told_when_not_ready(hub)
+    assert not left.wait(40 * WATCH_EVERY_S), hub.state("t").error  # forty watch intervals
+    assert outcome(hub.call("t", "echo", {"text": "still here"}, CancelToken())).content == (
+        "still here"
+    )
+
+
+@ERAS
+def test_a_server_that_dies_while_idle_is_noticed_with_its_last_words(
+    hub_of: Any, tmp_path: Path, extra: tuple[str, ...], protocol: str
+) -> None:
     marker = str(tmp_path / "idle-marker")
-    hub = hub_of(fake("t", "--cancelled-marker", marker))
+    hub = hub_of(fake("t", "--cancelled-marker", marker, *extra))
     assert hub.state("t").status is ServerStatus.READY
-    failed = threading.Event()
-    hub.listeners.append(lambda name: failed.set())  # told of the state change
+    left = _told_when_not_ready(hub)
     subprocess.run(["pkill", "-9", "-f", marker], check=True)
-    assert failed.wait(20), "the death went unnoticed"
-    assert hub.state("t").status is ServerStatus.FAILED
+    assert left.wait(20), "the death went unnoticed"
+    state = hub.state("t")
+    assert state.status is ServerStatus.FAILED
+    assert "test server up" in state.error  # its stderr's tail, for the user
+    assert state.reason == "it stopped"  # what the model may be told: fixed words
     assert mcp_tools(hub) == []
+    with pytest.raises(ContextDeskError, match="'t' is unavailable: it stopped"):
+        hub.call("t", "echo", {"text": "x"}, CancelToken())
 
 
 def test_closing_while_a_server_starts_ends_its_process(config: McpConfig, tmp_path: Path) -> None:
