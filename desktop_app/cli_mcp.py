@@ -110,6 +110,7 @@ def _test(engine: Engine, args: argparse.Namespace) -> int:
                 {
                     "server": view.name,
                     "status": view.status,
+                    "protocol": view.protocol,
                     "error": view.error,
                     "tools": [{"name": t.name, "tokens": t.tokens} for t in view.tools],
                     "tokens": view.tokens,
@@ -122,7 +123,7 @@ def _test(engine: Engine, args: argparse.Namespace) -> int:
         if view.log_path:
             print(f"Its output is in {view.log_path}", file=sys.stderr)
     else:
-        print(f"{view.name}: {view.status}, {len(view.tools)} tools")
+        print(f"{view.name}: {view.status}, MCP {view.protocol}, {len(view.tools)} tools")
         for tool in view.tools:
             print(f"  {tool.name:<40} ≈{tool.tokens:,} tokens")
         print(

@@ -32,6 +32,7 @@ class ServerView:
     where: str  # the command line, or the URL
     status: str  # not started, starting, ready, failed, stopped
     error: str
+    protocol: str  # the MCP protocol version negotiated ("" until it is ready)
     log_path: Path | None
     secrets: tuple[str, ...]  # names of the values kept in the keyring
     tools: tuple[ToolRow, ...]
@@ -148,6 +149,7 @@ class ToolServers:
                     server.where,
                     state.status.value,
                     state.error,
+                    state.protocol,
                     state.log_path,
                     (*server.env, *server.headers),
                     tuple(rows),

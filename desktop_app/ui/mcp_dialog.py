@@ -149,6 +149,8 @@ class McpDialog(QDialog):
             server = QTreeWidgetItem(self.tree, [view.name, _state(view), _tokens(view.tokens)])
             server.setData(0, NAME_ROLE, view.name)
             server.setToolTip(0, view.where)
+            if view.protocol:
+                server.setToolTip(1, f"MCP protocol {view.protocol}")
             if view.error:
                 server.setForeground(1, theme.status_colour("error", theme.is_dark()))
                 server.setToolTip(1, view.error)
@@ -193,6 +195,8 @@ class McpDialog(QDialog):
             self.details.setText("")
             return
         lines = [f"<b>{view.name}</b> ({view.transport}): <code>{_escape(view.where)}</code>"]
+        if view.protocol:
+            lines.append(f"Speaks MCP {view.protocol}")
         if view.secrets:
             lines.append("In the keyring: " + ", ".join(view.secrets))
         if view.error:

@@ -471,3 +471,14 @@ def test_a_server_name_cannot_make_tool_names_collide(config: McpConfig) -> None
         config.add(fake("a__b"))
     with pytest.raises(ContextDeskError, match="at most 3600"):
         config.add(fake("slow", call_timeout=5000))
+
+
+@pytest.mark.parametrize(("extra", "protocol"), [((), MODERN), (("--legacy",), LEGACY)])
+def test_mcp_test_says_which_protocol_version_was_negotiated(
+    home: Path, capsys: pytest.CaptureFixture[str], extra: tuple[str, ...], protocol: str
+) -> None:
+    server = ["--", sys.executable, "-m", "tests.fakes.mcp_server", *extra]
+    cli(home, capsys, "mcp", "add", "t", *server)
+    said = cli(home, capsys, "mcp", "test", "t")
+    assert f"t: ready, MCP {protocol}," in said
+    assert json.loads(cli(home, capsys, "mcp", "test", "t", "--json"))["protocol"] == protocol

@@ -104,3 +104,29 @@ def test_the_tools_view_turns_a_tool_off_for_this_chat_only(
     dialog.reject()
     qtbot.waitUntil(lambda: window.tools_dialog is None, timeout=5000)
     QApplication.processEvents()
+
+
+def test_the_tools_view_shows_each_server_s_protocol_version(
+    engine: Engine, open_window: Callable[[Engine], MainWindow], qtbot: QtBot
+) -> None:
+    configure(engine, ("modern", ()), ("old", ("--legacy",)))
+    window = open_window(engine)
+    hub = engine.mcp
+    assert hub is not None
+    qtbot.waitUntil(lambda: {s.status.value for s in hub.states()} == {"ready"}, timeout=60_000)
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_T,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    qtbot.waitUntil(lambda: isinstance(window.tools_dialog, McpDialog), timeout=5000)
+    dialog = window.tools_dialog
+    assert dialog is not None
+    for name, protocol in (("modern", "2026-07-28"), ("old", "2025-11-25")):
+        server = item(dialog.tree, name)
+        assert protocol in server.toolTip(1)
+        dialog.tree.setCurrentItem(server)  # as a click on its row does
+        assert f"MCP {protocol}" in dialog.details.text()
+    dialog.reject()
+    qtbot.waitUntil(lambda: window.tools_dialog is None, timeout=5000)
+    QApplication.processEvents()
