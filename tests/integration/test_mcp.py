@@ -482,3 +482,24 @@ def test_mcp_test_says_which_protocol_version_was_negotiated(
     said = cli(home, capsys, "mcp", "test", "t")
     assert f"t: ready, MCP {protocol}," in said
     assert json.loads(cli(home, capsys, "mcp", "test", "t", "--json"))["protocol"] == protocol
+
+
+@pytest.mark.parametrize(
+    "extra", [(), ("--legacy",)], ids=["2026-07-28: listen", "handshake era: notification"]
+)
+def test_a_server_whose_tools_change_is_listed_again_and_the_listeners_told(
+    hub_of: Any, extra: tuple[str, ...]
+) -> None:
+    hub = hub_of(fake("t", *extra))
+    told = threading.Event()
+
+    def heard(name: str) -> None:
+        if any(t.name == "grown_1" for t in hub.state(name).tools):
+            told.set()
+
+    hub.listeners.append(heard)
+    assert outcome(hub.call("t", "grow", {}, CancelToken())).content == "grown_1"
+    assert told.wait(20), "the server's new tool was not listed"
+    assert api_name("t", "grown_1") in {t.name for t in mcp_tools(hub)}
+    grown = outcome(hub.call("t", "grown_1", {"value": "x"}, CancelToken()))
+    assert grown.content == "tool 1001 got 'x'"
