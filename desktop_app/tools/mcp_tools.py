@@ -5,10 +5,7 @@ A tool is sent to the model as `mcp__SERVER__TOOL` (the API allows only letters,
 tools view, a chat's `tools_off`). Every MCP tool asks before it runs, showing the server,
 the tool and the arguments, as the built-in tools that act on the world do.
 
-Results: text stays text; images become image blocks when the API takes their type;
-embedded text resources become text with their URI; anything the API cannot take (audio,
-binary blobs) becomes a note saying what was there; structured content is sent as JSON
-when the server gave no text; `isError` becomes `is_error`.
+Results become tool_result content in `mcp_results.py` (`outcome`).
 """
 
 from __future__ import annotations
@@ -16,17 +13,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from typing import Any
 
-from desktop_app.core.blocks import ImageBlock, OpaqueBlock, TextBlock
 from desktop_app.core.ports import ApprovalPolicy, ToolOutcome
 from desktop_app.core.request import ToolSpec
 from desktop_app.tools.mcp_hub import McpHub, McpToolInfo, ServerState, ServerStatus
+from desktop_app.tools.mcp_results import outcome as outcome  # (its old home, re-exported)
 from desktop_app.tools.registry import Tool, ToolContext
 
 PREFIX = "mcp__"
-API_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -127,53 +123,3 @@ def _tool(hub: McpHub, state: ServerState, info: McpToolInfo, name: str) -> Tool
         timeout=state.server.call_timeout + 10,  # the hub's own limit ends it first
         describe=describe,
     )
-
-
-def outcome(result: Any) -> ToolOutcome:
-    """An SDK `CallToolResult` as a tool outcome the API accepts."""
-    parts = list(_parts(getattr(result, "content", None) or []))
-    structured = getattr(result, "structured_content", None)
-    if structured is not None and not any(isinstance(p, TextBlock) for p in parts):
-        parts.insert(0, TextBlock(json.dumps(structured, ensure_ascii=False, indent=1)))
-    is_error = bool(getattr(result, "is_error", False))
-    if not parts:
-        empty = "The tool reported an error without a message." if is_error else "(no output)"
-        parts = [TextBlock(empty)]
-    if all(isinstance(p, TextBlock) for p in parts):
-        return ToolOutcome("\n\n".join(p.text for p in parts if isinstance(p, TextBlock)), is_error)
-    return ToolOutcome(tuple(parts), is_error)
-
-
-def _parts(content: Iterable[Any]) -> Iterable[TextBlock | ImageBlock | OpaqueBlock]:
-    for item in content:
-        kind = getattr(item, "type", "")
-        if kind == "text":
-            yield TextBlock(item.text)
-        elif kind == "image":
-            yield _image(item.data, item.mime_type, "an image")
-        elif kind == "audio":
-            yield TextBlock(f"[audio ({item.mime_type}) not sent: the API takes no audio]")
-        elif kind == "resource":
-            resource = item.resource
-            mime = getattr(resource, "mime_type", None) or ""
-            if hasattr(resource, "text"):
-                yield TextBlock(f"Resource {resource.uri}:\n{resource.text}")
-            elif mime in API_IMAGE_TYPES:
-                yield _image(resource.blob, mime, f"the resource {resource.uri}")
-            else:
-                size = len(getattr(resource, "blob", "")) * 3 // 4
-                yield TextBlock(
-                    f"[resource {resource.uri} ({mime or 'binary'}, {size:,} bytes) not sent: "
-                    "the API takes text and images only]"
-                )
-        elif kind == "resource_link":
-            title = getattr(item, "title", None) or item.name
-            yield TextBlock(f"Resource link: {title} <{item.uri}>")
-        else:
-            yield TextBlock(f"[a {kind or 'content'} item the API cannot take was left out]")
-
-
-def _image(data: str, mime: str, what: str) -> TextBlock | ImageBlock:
-    if mime in API_IMAGE_TYPES:
-        return ImageBlock(mime, data)
-    return TextBlock(f"[{what} ({mime}) not sent: the API takes PNG, JPEG, GIF and WebP]")

@@ -22,11 +22,13 @@ import pytest
 from desktop_app.api.simulator import Reply, SimulatorServer
 from desktop_app.app import main
 from desktop_app.config.mcp_servers import McpConfig, McpServer, Secrets
-from desktop_app.core.blocks import ImageBlock
+from desktop_app.core.blocks import ImageBlock, TextBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError
+from desktop_app.core.images import image_size
 from desktop_app.core.request import ToolSpec
 from desktop_app.tokens.counter import TokenCounter
+from desktop_app.tokens.images import API_MAX_EDGE
 from desktop_app.tools.mcp_hub import McpHub, ServerStatus
 from desktop_app.tools.mcp_tools import api_name, mcp_tools, outcome
 from tests.fakes.keyring_backend import LockedKeyring
@@ -503,3 +505,62 @@ def test_a_server_whose_tools_change_is_listed_again_and_the_listeners_told(
     assert api_name("t", "grown_1") in {t.name for t in mcp_tools(hub)}
     grown = outcome(hub.call("t", "grown_1", {"value": "x"}, CancelToken()))
     assert grown.content == "tool 1001 got 'x'"
+
+
+# -- results: structured content and images ---------------------------------------------------
+
+
+def test_structured_content_never_repeats_what_the_content_says(hub_of: Any) -> None:
+    hub = hub_of(fake("t"))
+    call = lambda tool, **a: outcome(hub.call("t", tool, a, CancelToken()))  # noqa: E731
+    # A 400 × 400 noisy PNG (≈480 KB), in the content and again, base64, in the structured
+    # content: one image is sent, and its data never as text.
+    shot = call("screenshot", width=400, height=400)
+    assert isinstance(shot.content, tuple)
+    images = [p for p in shot.content if isinstance(p, ImageBlock)]
+    assert len(images) == 1
+    assert len(images[0].data) > 600_000  # (base64 of ≈480 KB)
+    texts = [p.text for p in shot.content if isinstance(p, TextBlock)]
+    assert sum(len(t) for t in texts) < 1_000, "the image went as text too"
+    # Text that is the structured content (as JSON, or FastMCP's {"result": …}) once.
+    assert json.loads(str(call("add", a=2, b=3).content)) == {"sum": 5}
+    assert call("echo", text="héllo").content == "héllo"
+    # A text that does not say what the structured content holds: both are sent.
+    rows = str(call("summary_with_rows").content)
+    assert rows.startswith("2 rows.")
+    assert '"id": 2' in rows
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("not-base64", "[image not sent: its data is not base64]"),
+        ("mislabelled", "[image not sent: its bytes are image/png, not image/jpeg]"),
+        ("unscalable", "[image not sent: 30,000×30,000 px"),
+    ],
+)
+def test_a_broken_image_from_a_tool_is_a_note_and_the_turn_goes_on(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str], kind: str, said: str
+) -> None:
+    cli(home, capsys, "mcp", "add", "t", "--", sys.executable, "-m", "tests.fakes.mcp_server")
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    sim.queue(Reply.tools(("toolu_i1", api_name("t", "picture_as"), {"kind": kind})))
+    sim.queue(Reply.text("I could not see it."))
+    out = cli(home, capsys, "send", chat, "Show me.", "--allow-tools", "t.picture_as")
+    assert "I could not see it." in out
+    result = sim.message_requests()[-1].body["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_i1"
+    sent = json.dumps(result["content"], ensure_ascii=False)
+    assert said in sent
+    assert '"type": "image"' not in sent
+
+
+def test_an_image_too_large_for_the_api_is_scaled_as_attachments_are(hub_of: Any) -> None:
+    hub = hub_of(fake("t"))
+    huge = outcome(hub.call("t", "picture_as", {"kind": "huge"}, CancelToken()))  # 9,000×20
+    assert isinstance(huge.content, tuple)
+    (image,) = huge.content
+    assert isinstance(image, ImageBlock)
+    size = image_size(image.data)
+    assert size is not None
+    assert max(size) <= API_MAX_EDGE
