@@ -55,7 +55,8 @@ if TYPE_CHECKING:  # the context engine, the loop and the tools load with the fi
     from desktop_app.core.request_diff import RequestDiff
     from desktop_app.storage.ledger import RequestRecorder, SentRequest
     from desktop_app.tokens.counter import TokenCounter
-    from desktop_app.tools.registry import Tool, ToolRegistry
+    from desktop_app.tools.mcp_tools import McpOffer
+    from desktop_app.tools.registry import ToolRegistry
 
 KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
 
@@ -169,7 +170,8 @@ class Chat:
         project = self.engine.projects.project_of(self)
         folder = (project.workspace if project else "") or settings.workspace
         workspace = Path(folder) if folder else None
-        mcp, unavailable = self._mcp_tools() if settings.tools_enabled else ([], "")
+        offer = self._mcp_tools() if settings.tools_enabled else None
+        mcp, unavailable = (offer.tools, offer.note) if offer else ([], "")
         planner = ContextPlanner(
             self._projector,
             Compactor(self.engine.connection.lazy(), counter),
@@ -204,6 +206,8 @@ class Chat:
         planner.tools = [*own, *(t for t in extras.tools if t.name not in taken)]
         planner.tool_choice, planner.metadata = extras.tool_choice, extras.metadata
         planner.trim_policies = tools.trim_policies()
+        if offer is not None:  # a server that dies mid-turn leaves the next request
+            planner.refresh = offer.refresher(tools, self.info.system_prompt, extras.tools)
         return planner, tools
 
     def _project_layers(
@@ -217,16 +221,15 @@ class Chat:
         off = switched_off(self.settings.project_layers_off)
         return layers_for(project, off, self.settings.context_window, counter.text)
 
-    def _mcp_tools(self) -> tuple[list[Tool], str]:
+    def _mcp_tools(self) -> McpOffer | None:
         """The MCP tools this chat offers (its `tools_off` left out), and what the model is
-        told of servers that are not ready."""
+        told of servers that are not ready: read again before each request of a turn."""
         hub = self.engine.mcp
         if hub is None:
-            return [], ""
-        from desktop_app.tools.mcp_tools import mcp_tools, parse_off, unavailable_note
+            return None
+        from desktop_app.tools.mcp_tools import McpOffer, parse_off
 
-        off = parse_off(self.settings.tools_off)
-        return mcp_tools(hub, off), unavailable_note(hub, off)
+        return McpOffer(hub, parse_off(self.settings.tools_off))
 
     def plan(self, draft: str = "", history: Sequence[Message] | None = None) -> Plan:
         """What the next request would be, with `draft` as the user's next message."""

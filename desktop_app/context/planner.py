@@ -7,7 +7,7 @@ GUI thread or the CLI persists.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from desktop_app.context.chat_settings import ContextSettings
@@ -48,6 +48,9 @@ class ContextPlanner:
     metadata: JSONObject | None = None
     prompt_caching: bool = True  # the server takes `cache_control` (Anthropic's API)
     project: ProjectLayers | None = None  # the chat's project's layers, if it has one
+    # Called before each request of a turn, to bring up to date what may change meanwhile
+    # (the MCP servers' tools and the line about those not ready: tools/mcp_tools.py).
+    refresh: Callable[[ContextPlanner], None] | None = None
     _unannounced: bool = field(default=False, init=False, repr=False)  # a tool's change
 
     def plan(self, messages: Sequence[Message]) -> Plan:
@@ -98,6 +101,8 @@ class ContextPlanner:
     def prepare(
         self, messages: Sequence[Message], cancel: CancelToken
     ) -> Generator[LoopEvent, None, ChatRequest]:
+        if self.refresh is not None:
+            self.refresh(self)
         if self._unannounced:
             self._unannounced = False
             yield ContextStateChanged(self.state)

@@ -13,14 +13,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.ports import ApprovalPolicy, ToolOutcome
 from desktop_app.core.request import ToolSpec
 from desktop_app.tools.mcp_hub import McpHub, McpToolInfo, ServerState, ServerStatus
 from desktop_app.tools.mcp_results import outcome as outcome  # (its old home, re-exported)
-from desktop_app.tools.registry import Tool, ToolContext
+from desktop_app.tools.registry import Tool, ToolContext, ToolRegistry
+
+if TYPE_CHECKING:
+    from desktop_app.context.planner import ContextPlanner
 
 PREFIX = "mcp__"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -84,6 +87,44 @@ def unavailable_note(hub: McpHub, off: Collection[str] = ()) -> str:
     if not lines:
         return ""
     return "MCP tool servers not available right now:\n" + "\n".join(lines)
+
+
+class McpOffer:
+    """The MCP tools one chat offers, and what the model is told of servers that are not
+    ready — read from the hub again before each request of a turn, so a server that died
+    mid-turn leaves the very next request (with a line saying so), and one whose tools
+    changed, or that came back, is offered as it is now."""
+
+    def __init__(self, hub: McpHub, off: Collection[str] = ()) -> None:
+        self.hub = hub
+        self.off = frozenset(off)
+        self.tools, self.note = self._now()  # as the chat's planner is built
+
+    def _now(self) -> tuple[list[Tool], str]:
+        return mcp_tools(self.hub, self.off), unavailable_note(self.hub, self.off)
+
+    def refresher(
+        self, registry: ToolRegistry, system_prompt: str, extras: Sequence[ToolSpec] = ()
+    ) -> Callable[[ContextPlanner], None]:
+        """The planner's `refresh`: brings its tools and system line (and the registry
+        that runs the calls) up to the servers' state now. A tool that left stays in the
+        registry, so a late call to it says why it cannot run; it is no longer offered."""
+
+        def refresh(planner: ContextPlanner) -> None:
+            tools, note = self._now()
+            if [t.spec for t in tools] == [t.spec for t in self.tools] and note == self.note:
+                return  # nothing changed: the request (and its cache) stays as it was
+            self.tools, self.note = tools, note
+            registry.update(tools)
+            offered = {t.name for t in tools}
+            own = [
+                t.spec for t in registry.tools if not t.name.startswith(PREFIX) or t.name in offered
+            ]
+            taken = {spec.name for spec in own}
+            planner.tools = [*own, *(spec for spec in extras if spec.name not in taken)]
+            planner.system = "\n\n".join(part for part in (system_prompt, note) if part)
+
+        return refresh
 
 
 def tool_spec(info: McpToolInfo) -> ToolSpec:

@@ -69,6 +69,14 @@ class ToolRegistry:
     def specs(self) -> Sequence[ToolSpec]:
         return [t.spec for t in self.tools]
 
+    def update(self, fresh: Iterable[Tool]) -> None:
+        """Add these tools, or replace those of the same names (a tool server changed
+        between two requests); the others stay, in their order."""
+        by_name = {t.name: t for t in fresh}
+        kept = [by_name.pop(t.name, t) for t in self.tools]
+        self.tools = [*kept, *by_name.values()]
+        self._by_name = {t.name: t for t in self.tools}
+
     def trim_policies(self) -> dict[str, TrimPolicy]:
         return {t.name: t.trim for t in self.tools if t.trim}
 

@@ -564,3 +564,24 @@ def test_an_image_too_large_for_the_api_is_scaled_as_attachments_are(hub_of: Any
     size = image_size(image.data)
     assert size is not None
     assert max(size) <= API_MAX_EDGE
+
+
+def test_a_server_that_dies_mid_turn_leaves_the_next_request_and_the_model_is_told(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("steady", "doomed"):
+        cli(home, capsys, "mcp", "add", name, "--", sys.executable, "-m", "tests.fakes.mcp_server")
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    sim.queue(Reply.tools(("toolu_d1", api_name("doomed", "crash"), {})))
+    sim.queue(Reply.text("It is gone; the other one is still here."))
+    cli(home, capsys, "send", chat, "Crash it.", "--allow-tools", "doomed.crash")
+    first, second = sim.message_requests()[-2:]  # two requests of one turn
+    assert any(t["name"] == api_name("doomed", "crash") for t in first.body["tools"])
+    offered = {t["name"] for t in second.body["tools"]}
+    assert not any(n.startswith("mcp__doomed__") for n in offered)
+    assert api_name("steady", "echo") in offered
+    system = json.dumps(second.body["system"], ensure_ascii=False)
+    assert "doomed: unavailable (it stopped)" in system
+    sent = json.dumps(second.body, ensure_ascii=False)
+    assert "about to crash" not in sent  # its stderr: for the user only
+    assert "during a call" not in sent  # the error's own words too
