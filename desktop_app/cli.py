@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop_app.config.prices import format_money
+from desktop_app.config.prices import Price, format_money
 from desktop_app.config.settings import SETTINGS, Settings
 from desktop_app.core.blocks import block_type
 from desktop_app.core.cancel import CancelToken
@@ -559,6 +559,59 @@ def cmd_spend(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prices(engine: Engine, args: argparse.Namespace) -> int:
+    """The price table, or one model's price entered."""
+    if args.action == "set":
+        if not args.model:
+            raise ContextDeskError(
+                "Which model?", "prices set MODEL input=… output=…", kind=ErrorKind.USAGE
+            )
+        values = {}
+        for key, text in key_values(args.pairs).items():
+            try:
+                values[key] = float(text)
+            except ValueError:
+                raise ContextDeskError(
+                    "Not a price", f"{key}={text!r}: give a number", kind=ErrorKind.USAGE
+                ) from None
+        path = engine.set_price(args.model, values)
+        price = engine.prices().price(args.model)
+        assert price is not None
+        print(f"{args.model}: {_price_line(price)} (kept in {path})")
+        return 0
+    table = engine.prices()
+    if args.json:
+        models = {name: price.to_json() for name, price in table.models.items()}
+        print(
+            json.dumps(
+                {
+                    "updated": table.updated,
+                    "currency": table.currency,
+                    "per_tokens": table.per_tokens,
+                    "models": models,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    print(f"Prices in {table.currency} per {table.per_tokens:,} tokens, of {table.updated}:")
+    for name, price in table.models.items():
+        print(f"  {name:<22} {_price_line(price)}")
+    for problem in table.problems:
+        print(f"  ({problem})", file=sys.stderr)
+    return 0
+
+
+def _price_line(price: Price) -> str:
+    line = (
+        f"in {price.input:g} · out {price.output:g} · cache write {price.cache_write_5m:g} (5 min) "
+        f"/ {price.cache_write_1h:g} (1 h) · cache read {price.cache_read:g}"
+    )
+    if price.above is not None:
+        line += f" · over {price.above[0]:,} prompt tokens: in {price.above[1].input:g} · out {price.above[1].output:g}"
+    return line
+
+
 def _spend_json(spend: Spend) -> dict[str, Any]:
     return {
         "amount": round(spend.cost, 6),
@@ -690,6 +743,7 @@ _COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "settings": cmd_settings,
     "send": cmd_send,
     "repl": cmd_repl,
+    "prices": cmd_prices,
     "pin": cmd_pin,
     "facts": cmd_facts,
     "unpin": cmd_unpin,

@@ -198,6 +198,20 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
     spend.add_argument("period", nargs="?", choices=("today", "month", "all"), default="month")
     spend.add_argument("--json", action="store_true")
 
+    prices = sub.add_parser(
+        "prices",
+        help="the price table (per million tokens), or enter a model's price",
+        description="With no ACTION, every model's price and the table's date and source. "
+        "`prices set MODEL input=… output=… [cache_write_5m=… cache_write_1h=… cache_read=… "
+        "batch_input=… batch_output=…]` enters or corrects one model's price (kept in "
+        "prices.json in the config folder, over the bundled table); cache rates left out "
+        "follow the API's multipliers.",
+    )
+    prices.add_argument("action", nargs="?", choices=("set",))
+    prices.add_argument("model", nargs="?")
+    prices.add_argument("pairs", nargs="*", metavar="KEY=VALUE")
+    prices.add_argument("--json", action="store_true")
+
     export = sub.add_parser("export", help="a chat as JSON (contextdesk.chat) or Markdown")
     export.add_argument("chat")
     export.add_argument(

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from desktop_app.api.errors import map_error
-from desktop_app.api.models import BUILTIN_MODELS, DEFAULT_CONTEXT_WINDOW
+from desktop_app.api.models import BUILTIN_MODELS
 from desktop_app.core.blocks import OpaqueBlock, RedactedThinkingBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorKind
@@ -42,6 +42,7 @@ from desktop_app.core.events import (
     StreamThinkingDelta,
 )
 from desktop_app.core.messages import Usage
+from desktop_app.core.model_facts import EFFORTS, facts_for
 from desktop_app.core.ports import ModelInfo
 from desktop_app.core.request import ChatRequest
 from desktop_app.tokens.counter import TokenCounter
@@ -170,6 +171,8 @@ class AnthropicBackend:
         asks for a longer wait than we keep a user waiting)."""
         if not exc.retryable or exc.kind not in RETRIED or attempt >= self.deadlines.retries:
             return None
+        if _header(exc.__cause__, "x-should-retry") == "false":
+            return None  # the server's own word (the SDK honours it too: _base_client.py)
         asked = _retry_after(exc.__cause__)
         if asked is not None and asked > self.deadlines.max_wait_s:
             raise ContextDeskError(
@@ -221,10 +224,8 @@ class AnthropicBackend:
         for info in self.models(cancel):
             if info.id == model_id:
                 return info
-        return next(
-            (m for m in BUILTIN_MODELS if m.id == model_id),
-            ModelInfo(model_id, model_id, DEFAULT_CONTEXT_WINDOW, 8192),
-        )
+        facts = facts_for(model_id)
+        return ModelInfo(model_id, facts.display_name, facts.context_window, facts.max_output)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -362,15 +363,18 @@ async def _within(awaitable: Any, limit_s: float | None) -> Any:
     return await asyncio.wait_for(awaitable, limit_s)
 
 
+def _header(cause: BaseException | None, name: str) -> str | None:
+    """A header of the HTTP response an SDK error carries (None: no such header)."""
+    headers = getattr(getattr(cause, "response", None), "headers", None)
+    value = headers.get(name) if headers is not None else None
+    return value.strip().lower() if isinstance(value, str) else None
+
+
 def _retry_after(cause: BaseException | None) -> float | None:
     """What an HTTP error's `retry-after-ms` / `retry-after` header asks, in seconds."""
-    response = getattr(cause, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
     for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
         try:
-            return max(0.0, float(headers.get(name)) / scale)
+            return max(0.0, float(_header(cause, name)) / scale)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             continue
     return None
@@ -399,11 +403,17 @@ def _usage(raw: Any) -> Usage | None:
         value = getattr(raw, name, None)
         return value if isinstance(value, int) else 0
 
+    creation = getattr(raw, "cache_creation", None)
+    details = getattr(raw, "output_tokens_details", None)
+    hour = getattr(creation, "ephemeral_1h_input_tokens", None)
+    thinking = getattr(details, "thinking_tokens", None)
     return Usage(
         input_tokens=num("input_tokens"),
         output_tokens=num("output_tokens"),
         cache_creation_input_tokens=num("cache_creation_input_tokens"),
         cache_read_input_tokens=num("cache_read_input_tokens"),
+        cache_write_1h_tokens=hour if isinstance(hour, int) else 0,
+        thinking_tokens=thinking if isinstance(thinking, int) else 0,
     )
 
 
@@ -411,7 +421,10 @@ def _convert(raw: Any) -> StreamEvent | None:
     """One SDK raw event as a core stream event (None: nothing the loop needs)."""
     kind = getattr(raw, "type", "")
     if kind == "message_start":
-        return StreamMessageStart(_usage(raw.message.usage))
+        model = getattr(raw.message, "model", "")
+        return StreamMessageStart(
+            _usage(raw.message.usage), model if isinstance(model, str) else ""
+        )
     if kind == "content_block_start":
         block = raw.content_block
         block_type = block.type
@@ -445,16 +458,42 @@ def _convert(raw: Any) -> StreamEvent | None:
 
 
 def _model_info(raw: Any) -> ModelInfo:
+    """A Models API entry (SDK `types/model_info.py`) as ours: its limits, and what its
+    `capabilities` say of thinking types and effort levels (None where it says nothing:
+    the built-in table stands there, core/model_facts.py)."""
+    facts = facts_for(raw.id)
     window = getattr(raw, "max_input_tokens", None)
     output = getattr(raw, "max_tokens", None)
-    builtin = next((m for m in BUILTIN_MODELS if m.id == raw.id), None)
+    capabilities = getattr(raw, "capabilities", None)
     return ModelInfo(
         id=raw.id,
         display_name=getattr(raw, "display_name", None) or raw.id,
-        context_window=window
-        if isinstance(window, int)
-        else builtin.context_window
-        if builtin
-        else DEFAULT_CONTEXT_WINDOW,
-        max_output=output if isinstance(output, int) else builtin.max_output if builtin else 8192,
+        context_window=window if isinstance(window, int) and window > 0 else facts.context_window,
+        max_output=output if isinstance(output, int) and output > 0 else facts.max_output,
+        thinking_types=_thinking_types(capabilities),
+        efforts=_efforts(capabilities),
+        lifecycle=str(getattr(raw, "lifecycle", None) or "active"),
+        source="server",
     )
+
+
+def _supported(capability: Any) -> bool:
+    return bool(getattr(capability, "supported", False))
+
+
+def _thinking_types(capabilities: Any) -> frozenset[str] | None:
+    thinking = getattr(capabilities, "thinking", None)
+    types = getattr(thinking, "types", None)
+    if types is None:
+        return None
+    names = ("adaptive", "enabled", "disabled", "between_tools")
+    return frozenset(n for n in names if _supported(getattr(types, n, None)))
+
+
+def _efforts(capabilities: Any) -> tuple[str, ...] | None:
+    effort = getattr(capabilities, "effort", None)
+    if effort is None:
+        return None
+    if not _supported(effort):
+        return ()
+    return tuple(level for level in EFFORTS if _supported(getattr(effort, level, None)))

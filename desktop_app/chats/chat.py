@@ -180,7 +180,7 @@ class Chat:
             model=self.model,
             system="\n\n".join(p for p in (self.info.system_prompt, unavailable) if p),
             workspace=str(workspace) if workspace else None,
-            thinking_budget=self.settings.thinking_budget or None,
+            facts=self.engine.model_facts(self.model),
             auto_pin=settings.auto_pin,
         )
         tools = ToolRegistry(
@@ -563,6 +563,9 @@ class Chat:
                 )
             if name in ("title", "model", "system_prompt"):
                 fields[name] = text
+                continue
+            if name == "thinking":
+                values.update(thinking_setting(key, text))
                 continue
             values[name] = typed_value(key, text, type(values[name]))
         settings = checked(ContextSettings(**values))
@@ -958,3 +961,17 @@ def checked(settings: ContextSettings) -> ContextSettings:
     if problems:
         raise ContextDeskError("Bad value", "; ".join(problems) + ".", kind=ErrorKind.USAGE)
     return settings
+
+
+THINKING_FIELDS = ("thinking", "thinking_budget", "effort")  # what `thinking=` sets
+
+
+def thinking_setting(key: str, text: str) -> dict[str, Any]:
+    """`thinking=…` (`chat set`, a project's defaults) as the settings it changes; a
+    usage error that says what is taken otherwise."""
+    from desktop_app.context.chat_settings import thinking_fields
+
+    try:
+        return dict(thinking_fields(text))
+    except ValueError as exc:
+        raise ContextDeskError("Bad value", f"{key}: {exc}.", kind=ErrorKind.USAGE) from None

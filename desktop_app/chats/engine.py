@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the fir
     from desktop_app.chats.tool_servers import ToolServers
     from desktop_app.config.mcp_servers import McpConfig
     from desktop_app.config.prices import PriceTable, Spend
+    from desktop_app.core.model_facts import ModelFacts
     from desktop_app.core.ports import ModelInfo
     from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.mcp_hub import McpHub
@@ -111,7 +112,8 @@ class Engine:
             if not window_open:  # and not in a chat another process is answering in
                 running = store.running_turns().items()
                 store.recover(live=[chat for chat, pid in running if process_alive(pid)])
-            if settings.thinking_budget:  # chats made before thinking was a chat setting
+            if settings.thinking == "budget" and settings.thinking_budget:
+                # chats made before thinking was a chat setting had Settings' budget
                 store.fill_in_setting("thinking_budget", settings.thinking_budget)
         except ContextDeskError:
             store.close()
@@ -202,6 +204,45 @@ class Engine:
             self._prices = PriceTable.load(self.paths.config)
         return self._prices
 
+    def set_price(self, model: str, values: dict[str, float]) -> Path:
+        """Enter or correct one model's price (per million tokens, in the table's
+        currency): `input` and `output` are needed unless the table has the model; cache
+        rates the user leaves out follow the API's multipliers (writes 1.25× and 2× input,
+        reads 0.1×). Returns the file it went into (the user's `prices.json`)."""
+        from desktop_app.config.prices import FIELDS, price_from_json, set_user_price
+
+        known = self.prices().price(model)
+        merged: dict[str, float] = dict(known.to_json()) if known else {}  # type: ignore[arg-type]
+        merged.pop("above", None)
+        unknown = [key for key in values if key not in (*FIELDS, "batch_input", "batch_output")]
+        if unknown or not model.strip():
+            raise BadSetting(
+                ", ".join(unknown) or "model",
+                f"give a model and any of {', '.join(FIELDS)}, batch_input, batch_output",
+            )
+        merged.update(values)
+        if "input" not in merged or "output" not in merged:
+            raise BadSetting("input", "a new model's price needs at least input and output")
+        if not known or "input" in values:
+            for key, times in (
+                ("cache_write_5m", 1.25),
+                ("cache_write_1h", 2.0),
+                ("cache_read", 0.1),
+            ):
+                if key not in values:
+                    merged[key] = round(merged["input"] * times, 6)
+        price = price_from_json(merged)
+        if price is None:
+            raise BadSetting(
+                "price", "each figure must be a number from 0 to 100,000 per million tokens"
+            )
+        try:
+            path = set_user_price(self.paths.config, model.strip(), price)
+        except OSError as exc:
+            raise file_error("Price not saved", self.paths.config / "prices.json", exc) from exc
+        self._prices = None  # read again, with it
+        return path
+
     def spend(self, since: float | None = None, chat_id: str | None = None) -> Spend:
         """What the requests cost — every chat's, or one's — since `since` (all time
         when None)."""
@@ -272,18 +313,23 @@ class Engine:
         `overrides` (ContextSettings fields) over them — or a usage error saying why a
         chat could not work with them."""
         from desktop_app.chats.chat import checked
+        from desktop_app.core.thinking import fitted
 
         defaults = self.settings
-        return checked(
-            replace(
-                ContextSettings(
-                    context_window=self.model_window(model or defaults.model),
-                    max_tokens=defaults.max_tokens,
-                    thinking_budget=defaults.thinking_budget,
-                ),
-                **overrides,
-            )
+        facts = self.model_facts(model or defaults.model)
+        settings = replace(
+            ContextSettings(
+                context_window=self.model_window(facts.id),
+                max_tokens=min(defaults.max_tokens, facts.max_output),
+                thinking=defaults.thinking,
+                thinking_budget=defaults.thinking_budget,
+                effort=defaults.effort,
+                thinking_display=defaults.thinking_display,
+            ),
+            **overrides,
         )
+        choice, _ = fitted(facts, checked(settings).thinking_choice)  # (as given, then fitted)
+        return checked(settings.with_thinking(choice))
 
     def restore_chat(self, chat_id: str) -> Chat:
         """Take a chat out of the trash."""
@@ -446,26 +492,52 @@ class Engine:
             chat.settings_changed()  # the demo answers as another model
 
     def models(self) -> list[ModelInfo]:
-        """The server's models; call on a worker thread (it connects)."""
+        """The server's models; call on a worker thread (it connects). A list the server
+        gave is kept in the data folder, so the next start knows the limits and the
+        thinking settings of its models before asking again."""
+        from desktop_app.api.models import save_listing
+
         listed = self.connection.models()
         self._listed = {info.id: info for info in listed}
+        if any(info.source == "server" for info in listed):
+            save_listing(self._models_file, self.connection.server(), listed)
         return listed
+
+    @property
+    def _models_file(self) -> Path:
+        return self.paths.data / "models.json"
+
+    def _remembered_models(self) -> dict[str, ModelInfo]:
+        """The last list the server in use gave (empty for another server, or none)."""
+        from desktop_app.api.models import load_listing
+
+        listed = load_listing(self._models_file, self.connection.server())
+        return {info.id: info for info in listed}
 
     def model_window(self, model: str) -> int:
         """A model's context window: as Settings give it for their model when the user
         typed one no list knows, else as the server listed it, else as we know it."""
-        from desktop_app.api.models import BUILTIN_MODELS, DEFAULT_CONTEXT_WINDOW
-
         if model == self.settings.model and self.settings.context_window:
             return self.settings.context_window
-        known = {info.id: info for info in BUILTIN_MODELS} | self._listed
-        return known[model].context_window if model in known else DEFAULT_CONTEXT_WINDOW
+        return self.model_facts(model).context_window
+
+    def model_facts(self, model: str) -> ModelFacts:
+        """What `model` takes and refuses: the server's Models API where it listed the
+        model (remembered from the last listing), over the built-in table
+        (core/model_facts.py); a guess that sends nothing risky for a model neither knows."""
+        from desktop_app.api.models import facts_with_listing
+
+        if not self._listed:
+            self._listed = self._remembered_models()
+        return facts_with_listing(model, self._listed.get(model))
 
     def known_models(self) -> list[ModelInfo]:
-        """The models known without asking a server now: its list once fetched (`models`),
-        else the ones we ship with."""
+        """The models known without asking a server now: its list once fetched (`models`,
+        remembered from the last time), else the ones we ship with."""
         from desktop_app.api.models import BUILTIN_MODELS
 
+        if not self._listed:
+            self._listed = self._remembered_models()
         return list(self._listed.values()) or list(BUILTIN_MODELS)
 
     def load_window_state(self) -> AppState:

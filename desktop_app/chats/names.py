@@ -12,7 +12,10 @@ CHAT_FIELDS = {
     "threshold": "compaction_threshold",
     "keep_recent": "keep_recent_turns",
     "max_tokens": "max_tokens",
-    "thinking": "thinking_budget",
+    "thinking": "thinking",  # adaptive, off, an effort or a budget: context/chat_settings.py
+    "thinking_budget": "thinking_budget",
+    "effort": "effort",
+    "thinking_display": "thinking_display",
     "auto_compact": "auto_compact",
     "keep_first": "keep_first_message",
     "max_messages": "max_context_messages",

@@ -68,6 +68,7 @@ class Projects:
         """What new chats of the project start with: KEY=VALUE as `chat set` takes them
         (keys in PROJECT_DEFAULT_FIELDS); an empty value removes the key. Checked as a
         chat would be, so a bad combination is refused here, not at the next new chat."""
+        from desktop_app.chats.chat import THINKING_FIELDS, thinking_setting
         from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
         from desktop_app.config.settings import typed_value
         from desktop_app.context.chat_settings import ContextSettings
@@ -85,7 +86,11 @@ class Projects:
                     kind=ErrorKind.USAGE,
                 )
             if not text.strip():
-                values.pop(name, None)
+                for field in THINKING_FIELDS if name == "thinking" else (name,):
+                    values.pop(field, None)
+                continue
+            if name == "thinking":
+                values.update(thinking_setting(key, text))
                 continue
             values[name] = typed_value(key, text, type(kinds[name]))
         self.engine.starting_settings(project.model or None, **values)

@@ -21,18 +21,40 @@ from desktop_app.core.messages import Usage
 
 FILE_NAME = "prices.json"
 _DATE_SUFFIX = re.compile(r"-\d{8}$")
-_FIELDS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
+FIELDS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
+BATCH_FIELDS = ("batch_input", "batch_output")
+MOST = 100_000.0  # per million tokens: anything above is a typing slip, not a price
+# The API's cache rates as multiples of the input price (about-claude/pricing): what a
+# price entered without them gets.
+CACHE_MULTIPLIERS = {"cache_write_5m": 1.25, "cache_write_1h": 2.0, "cache_read": 0.1}
 
 
 @dataclass(frozen=True, slots=True)
 class Price:
-    """Per `per_tokens` tokens, in the table's currency."""
+    """Per `per_tokens` tokens, in the table's currency. `above`: a higher tier for
+    prompts longer than its threshold (Haiku 5.5 over 100,000 tokens)."""
 
     input: float
     output: float
     cache_write_5m: float
     cache_write_1h: float
     cache_read: float
+    batch_input: float | None = None
+    batch_output: float | None = None
+    above: tuple[int, Price] | None = None
+
+    def for_prompt(self, prompt_tokens: int) -> Price:
+        """The tier a request with this many prompt tokens is billed at."""
+        if self.above is not None and prompt_tokens > self.above[0]:
+            return self.above[1]
+        return self
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {name: getattr(self, name) for name in FIELDS}
+        out.update({n: getattr(self, n) for n in BATCH_FIELDS if getattr(self, n) is not None})
+        if self.above is not None:
+            out["above"] = {"prompt_tokens": self.above[0], **self.above[1].to_json()}
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +75,14 @@ class Spend:
         if not self.unpriced_models:
             return f"{money} over {self.requests} request(s)"
         names = ", ".join(self.unpriced_models)
+        first = self.unpriced_models[0]
+        how = f"add one in Settings → Prices, or `contextdesk prices set {first} input=… output=…`"
         if not self.priced:
-            return f"{self.requests} request(s); no price for {names}, so tokens only"
-        return f"{money} over {self.priced} of {self.requests} request(s) (no price for {names})"
+            return f"{self.requests} request(s); no price for {names}, so tokens only — {how}"
+        return (
+            f"{money} over {self.priced} of {self.requests} request(s) (no price for {names} — "
+            f"{how})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,14 +130,18 @@ class PriceTable:
         return self.models.get(model) or self.models.get(_DATE_SUFFIX.sub("", model))
 
     def cost(self, model: str, usage: Usage) -> float | None:
-        """What one request cost, or None when the model has no price. Cache writes are
-        priced at the 5-minute rate: ContextDesk's breakpoints are all 5-minute ones."""
+        """What one request cost, or None when the model has no price: each kind of
+        token at its rate (cache writes kept an hour at the 1-hour rate, the rest at the
+        5-minute one), in the tier the prompt's length falls in."""
         price = self.price(model)
         if price is None:
             return None
+        price = price.for_prompt(usage.prompt_tokens)
+        hour = min(usage.cache_write_1h_tokens, usage.cache_creation_input_tokens)
         return (
             usage.input_tokens * price.input
-            + usage.cache_creation_input_tokens * price.cache_write_5m
+            + (usage.cache_creation_input_tokens - hour) * price.cache_write_5m
+            + hour * price.cache_write_1h
             + usage.cache_read_input_tokens * price.cache_read
             + usage.output_tokens * price.output
         ) / self.per_tokens
@@ -148,9 +179,78 @@ def _models(raw: Any, problems: list[str]) -> dict[str, Price]:
     if not isinstance(raw, dict):
         return out
     for name, entry in raw.items():
-        values = [entry.get(f) if isinstance(entry, dict) else None for f in _FIELDS]
-        if all(isinstance(v, int | float) and math.isfinite(v) and v >= 0 for v in values):
-            out[str(name)] = Price(*(float(v) for v in values))  # type: ignore[arg-type]
+        price = price_from_json(entry)
+        if price is None:
+            problems.append(
+                f"{name}: needs {', '.join(FIELDS)} as numbers from 0 to {MOST:,.0f} "
+                "(per million tokens)"
+            )
         else:
-            problems.append(f"{name}: needs {', '.join(_FIELDS)} as non-negative numbers")
+            out[str(name)] = price
     return out
+
+
+def price_from_json(entry: Any, *, tier: bool = True) -> Price | None:
+    """A model's entry, or None when any figure is not a plain number in range (a bool is
+    not a number here, and 1e308 is not a price)."""
+    if not isinstance(entry, dict):
+        return None
+    values = [entry.get(f) for f in FIELDS]
+    batch = [entry.get(f) for f in BATCH_FIELDS]
+    if not all(_is_price(v) for v in values) or not all(b is None or _is_price(b) for b in batch):
+        return None
+    above = None
+    if tier and entry.get("above") is not None:
+        higher = entry["above"]
+        threshold = higher.get("prompt_tokens") if isinstance(higher, dict) else None
+        tier_price = price_from_json(higher, tier=False)
+        if not isinstance(threshold, int) or isinstance(threshold, bool) or tier_price is None:
+            return None
+        above = (threshold, tier_price)
+    rate = {name: float(entry[name]) for name in FIELDS}
+    return Price(
+        rate["input"],
+        rate["output"],
+        rate["cache_write_5m"],
+        rate["cache_write_1h"],
+        rate["cache_read"],
+        batch_input=None if batch[0] is None else float(batch[0]),
+        batch_output=None if batch[1] is None else float(batch[1]),
+        above=above,
+    )
+
+
+def _is_price(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= MOST
+    )
+
+
+def set_user_price(config_dir: Path, model: str, price: Price) -> Path:
+    """Write (or correct) one model's price in the user's `prices.json`, which wins over
+    the bundled table; returns the file. Raises OSError when it cannot be written."""
+    from desktop_app.config.files import write_json_atomically
+
+    path = config_dir / FILE_NAME
+    try:
+        data = _read(path) if path.exists() else {}
+    except ValueError:
+        data = {}
+    found = data.get("models")
+    models: dict[str, Any] = found if isinstance(found, dict) else {}
+    models[model] = price.to_json()
+    bundled_table = _read(bundled(FILE_NAME))
+    data.update(
+        {
+            "about": "Prices entered in ContextDesk (Settings → Prices or `contextdesk prices "
+            "set`); they win over the bundled table for these models.",
+            "currency": bundled_table.get("currency", "USD"),
+            "per_tokens": bundled_table.get("per_tokens", 1_000_000),
+            "models": models,
+        }
+    )
+    write_json_atomically(path, data)
+    return path

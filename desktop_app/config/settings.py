@@ -23,6 +23,12 @@ from urllib.parse import urlparse
 
 from desktop_app.config.files import write_json_atomically
 from desktop_app.config.privacy import PRIVATE_FILE
+from desktop_app.context.chat_settings import (
+    EFFORT_LEVELS,
+    THINKING_DISPLAYS,
+    THINKING_MODES,
+    thinking_fields,
+)
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 log = logging.getLogger(__name__)
@@ -36,7 +42,12 @@ class Settings:
     model: str = DEFAULT_MODEL
     context_window: int = 0  # tokens, for a model no list knows; 0: as the model list says
     max_tokens: int = 4096
-    thinking_budget: int = 0  # 0: extended thinking off
+    # New chats' thinking (context/chat_settings.py): adaptive, off (the model's lowest
+    # setting) or budget; the effort ("": the model's default); whether its text is shown.
+    thinking: str = "adaptive"
+    thinking_budget: int = 0
+    effort: str = ""
+    thinking_display: str = "summarized"
     system_prompt: str = ""  # the default for new chats
     tools_enabled: bool = True
     run_command_enabled: bool = False
@@ -62,8 +73,8 @@ class AppState:
 
 
 MAX_TOKENS_RANGE = (256, 128_000)
-THINKING_RANGE = (1024, 64_000)
-CONTEXT_WINDOW_RANGE = (1_000, 10_000_000)  # the API's minimum budget; 0 turns thinking off
+THINKING_RANGE = (1024, 127_999)  # the API's minimum budget; below 128K, the largest max_tokens
+CONTEXT_WINDOW_RANGE = (1_000, 10_000_000)
 
 
 class BadSetting(ContextDeskError):
@@ -146,15 +157,29 @@ def _window(value: int, _: Settings) -> str:
     return f"0 (as the model list says) or between {low:,} and {high:,} tokens"
 
 
-def _thinking(value: int, settings: Settings) -> str:
-    if value == 0:
+def _thinking(value: str, _: Settings) -> str:
+    return "" if value in THINKING_MODES else "say adaptive, off, budget, an effort or a number"
+
+
+def _thinking_budget(value: int, settings: Settings) -> str:
+    if value == 0 and settings.thinking != "budget":
         return ""
     low, high = THINKING_RANGE
     if not low <= value <= high:
-        return f"0 (off) or a budget between {low:,} and {high:,} tokens"
+        return f"a budget between {low:,} and {high:,} tokens"
     if value >= settings.max_tokens:
         return f"must be below the max output tokens ({settings.max_tokens:,}), as the API requires"
     return ""
+
+
+def _effort(value: str, _: Settings) -> str:
+    if value in ("", *EFFORT_LEVELS):
+        return ""
+    return f"empty (the model's default) or {', '.join(EFFORT_LEVELS)}"
+
+
+def _display(value: str, _: Settings) -> str:
+    return "" if value in THINKING_DISPLAYS else "say summarized or omitted"
 
 
 def _workspace(value: str, _: Settings) -> str:
@@ -217,10 +242,31 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
     ),
     SettingSpec(
         "thinking",
-        "thinking_budget",
-        "extended thinking budget of new chats; 0: off",
+        "thinking",
+        "new chats' thinking: adaptive, off, an effort (low … max) or a budget in tokens",
         _thinking,
-        "Extended thinking budget",
+        "Thinking",
+    ),
+    SettingSpec(
+        "thinking_budget",
+        "thinking_budget",
+        "the thinking budget in tokens, for models that take one (thinking=budget)",
+        _thinking_budget,
+        "Thinking budget",
+    ),
+    SettingSpec(
+        "effort",
+        "effort",
+        "how much effort new chats ask for: low, medium, high, xhigh, max; empty: the model's",
+        _effort,
+        "Effort",
+    ),
+    SettingSpec(
+        "thinking_display",
+        "thinking_display",
+        "summarized (show thinking's text) or omitted (only that Claude thought)",
+        _display,
+        "Thinking text",
     ),
     SettingSpec(
         "system",
@@ -323,6 +369,12 @@ def with_values(settings: Settings, assignments: dict[str, str]) -> Settings:
         spec = SETTING_BY_KEY.get(key)
         if spec is None:
             raise BadSetting(key, f"no such setting; the settings are {', '.join(SETTING_BY_KEY)}")
+        if spec.attr == "thinking":  # adaptive, off, an effort or a number: several fields
+            try:
+                values.update(thinking_fields(text))
+            except ValueError as exc:
+                raise BadSetting(key, str(exc)) from None
+            continue
         value = spec.parse(text)
         if spec.attr == "workspace" and value:
             value = str(Path(value).expanduser().resolve())
@@ -341,6 +393,8 @@ def load(path: Path, kind: type[T]) -> T:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
         known = {f.name for f in fields(kind)}
+        if kind is Settings and "thinking" not in data and data.get("thinking_budget"):
+            data["thinking"] = "budget"  # written when a budget was the only way to think
         loaded = kind(**{k: v for k, v in data.items() if k in known and _typed(kind, k, v, path)})
     except (OSError, ValueError, TypeError) as exc:
         aside = _free_name(path.with_suffix(path.suffix + ".bad"))

@@ -5,6 +5,10 @@ first frame: `storage/chat_info.py`.)"""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from desktop_app.core.thinking import ThinkingChoice
 
 DEFAULT_WINDOW = 200_000
 
@@ -19,8 +23,17 @@ class ContextSettings:
     keep_first_message: bool = True  # the first message carries the intent
     max_context_messages: int = 0  # sliding window by count; 0 = off
     tool_result_cap: int = 8000  # tokens; longer results enter the context head + tail
-    drop_old_thinking: bool = True  # earlier turns' thinking: the API ignores it anyway
-    thinking_budget: int = 0  # extended thinking's budget; 0: off (from Settings at creation)
+    # Earlier turns' thinking is not sent: older models ignore it, newer ones would bill it
+    # as input on every turn (removing it from the start keeps later blocks valid).
+    drop_old_thinking: bool = True
+    # Thinking (core/thinking.py), from Settings at creation: "adaptive" (at `effort`),
+    # "off" (the model's lowest setting) or "budget" (`thinking_budget` tokens, on models
+    # that take one). `effort` "" is the model's default; `thinking_display` says whether
+    # thinking's text comes back ("summarized") or only that it happened ("omitted").
+    thinking: str = "adaptive"
+    thinking_budget: int = 0
+    effort: str = ""
+    thinking_display: str = "summarized"
     # An imported request's own `tools`, `tool_choice` and `metadata` (JSON), sent with
     # every turn so the chat goes on as its author's requests did; "" for most chats.
     request_extras: str = ""
@@ -40,8 +53,9 @@ class ContextSettings:
             found.append("threshold must be between 0.1 and 1.0")
         if not 1 <= self.max_tokens < self.context_window:
             found.append("max_tokens must be at least 1 and below the context window")
-        if self.thinking_budget and not 1024 <= self.thinking_budget < self.max_tokens:
-            found.append("thinking must be 0 (off), or from 1,024 up to below max_tokens")
+        found += thinking_problems(
+            self.thinking, self.thinking_budget, self.effort, self.thinking_display, self.max_tokens
+        )
         counts = {
             "keep_recent": self.keep_recent_turns,
             "max_messages": self.max_context_messages,
@@ -51,6 +65,66 @@ class ContextSettings:
         if self.request_extras and not _extras_readable(self.request_extras):
             found.append("request_extras must be a JSON object of tools, tool_choice, metadata")
         return found
+
+    @property
+    def thinking_choice(self) -> ThinkingChoice:
+        from desktop_app.core.thinking import ThinkingChoice  # (not before the first paint)
+
+        mode = self.thinking if self.thinking in ("adaptive", "off", "budget") else "adaptive"
+        return ThinkingChoice(mode, self.effort, self.thinking_budget, self.thinking_display)  # type: ignore[arg-type]
+
+    def with_thinking(self, choice: ThinkingChoice) -> ContextSettings:
+        from dataclasses import replace
+
+        return replace(
+            self,
+            thinking=choice.mode,
+            thinking_budget=choice.budget,
+            effort=choice.effort,
+            thinking_display=choice.display,
+        )
+
+
+THINKING_MODES = ("adaptive", "off", "budget")
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+THINKING_DISPLAYS = ("summarized", "omitted")
+
+
+def thinking_problems(
+    mode: str, budget: int, effort: str, display: str, max_tokens: int
+) -> list[str]:
+    """The thinking fields' problems, as `chat set` and `settings` name them."""
+    found = []
+    if mode not in THINKING_MODES:
+        found.append("thinking must be adaptive, off or budget")
+    if mode == "budget" and not 1024 <= budget < max_tokens:
+        found.append("thinking_budget must be from 1,024 up to below max_tokens")
+    if effort and effort not in EFFORT_LEVELS:
+        found.append(f"effort must be empty (the model's default) or {', '.join(EFFORT_LEVELS)}")
+    if display not in THINKING_DISPLAYS:
+        found.append("thinking_display must be summarized or omitted")
+    return found
+
+
+def thinking_fields(text: str) -> dict[str, str | int]:
+    """`thinking=…` (the command line, a project's defaults) as settings fields: adaptive,
+    off, budget, an effort (adaptive at that effort) or a number (a budget in tokens).
+    Raises ValueError with what is accepted."""
+    word = text.strip().lower().replace(",", "").replace("_", "")
+    if word in ("adaptive", "on"):
+        return {"thinking": "adaptive"}
+    if word in ("off", "0", "none", "lowest"):
+        return {"thinking": "off"}
+    if word == "budget":
+        return {"thinking": "budget"}
+    if word in EFFORT_LEVELS:
+        return {"thinking": "adaptive", "effort": word}
+    if word.isdigit():
+        return {"thinking": "budget", "thinking_budget": int(word)}
+    raise ValueError(
+        f"say adaptive, off, an effort ({', '.join(EFFORT_LEVELS)}) or a budget in tokens, "
+        f"not {text!r}"
+    )
 
 
 def _extras_readable(text: str) -> bool:

@@ -28,7 +28,9 @@ from desktop_app.core.events import (
     LoopEvent,
 )
 from desktop_app.core.messages import Message
+from desktop_app.core.model_facts import ModelFacts, facts_for
 from desktop_app.core.request import ChatRequest, ToolSpec
+from desktop_app.core.thinking import allowed_tool_choice, setup
 
 
 @dataclass
@@ -42,7 +44,9 @@ class ContextPlanner:
     tools: Sequence[ToolSpec] = ()
     trim_policies: Mapping[str, TrimPolicy] = field(default_factory=dict)
     workspace: str | None = None
-    thinking_budget: int | None = None
+    # The model's rules (core/model_facts.py) and the chat's thinking choice; None: the
+    # table's facts for `model`, and thinking as ContextSettings say.
+    facts: ModelFacts | None = None
     auto_pin: bool = False  # facts the model proposes are pinned at once, not suggested
     tool_choice: JSONObject | None = None  # an imported chat's own (`RequestExtras`)
     metadata: JSONObject | None = None
@@ -53,7 +57,13 @@ class ContextPlanner:
     refresh: Callable[[ContextPlanner], None] | None = None
     _unannounced: bool = field(default=False, init=False, repr=False)  # a tool's change
 
+    @property
+    def model_facts(self) -> ModelFacts:
+        return self.facts if self.facts is not None else facts_for(self.model)
+
     def plan(self, messages: Sequence[Message]) -> Plan:
+        facts = self.model_facts
+        thinking = setup(facts, self.settings.thinking_choice, self.settings.max_tokens)
         plan = self.projector.project(
             messages,
             self.state,
@@ -63,13 +73,15 @@ class ContextPlanner:
             tools=self.tools,
             trim_policies=self.trim_policies,
             workspace=self.workspace,
-            thinking_budget=self.thinking_budget,
+            thinking=thinking,
+            facts=facts,
             project=self.project,
         )
-        if self.tool_choice or self.metadata or not self.prompt_caching:
+        tool_choice = allowed_tool_choice(facts, self.tool_choice, plan.thinking.thinks)
+        if tool_choice or self.metadata or not self.prompt_caching:
             request = replace(
                 plan.request,
-                tool_choice=self.tool_choice,
+                tool_choice=tool_choice,
                 metadata=self.metadata,
                 prompt_caching=self.prompt_caching,
             )

@@ -26,7 +26,9 @@ from desktop_app.context.facts import facts_block
 from desktop_app.context.project import ProjectLayers
 from desktop_app.context.state import ContextState, Summary
 from desktop_app.context.trimming import TrimPolicy, trim_text
+from desktop_app.core.binding import PrefixDigest, sendable_thinking
 from desktop_app.core.blocks import (
+    THINKING_TYPES,
     Block,
     RedactedThinkingBlock,
     TextBlock,
@@ -36,9 +38,11 @@ from desktop_app.core.blocks import (
 )
 from desktop_app.core.history import merge_same_role, without_trailing_whitespace
 from desktop_app.core.messages import Message
+from desktop_app.core.model_facts import ModelFacts, facts_for
 from desktop_app.core.protocol import is_clean_start, thinking_problems
 from desktop_app.core.repair import repair
 from desktop_app.core.request import ChatRequest, SystemPart, ToolSpec
+from desktop_app.core.thinking import ThinkingSetup
 from desktop_app.tokens.counter import (
     MESSAGE_OVERHEAD,
     REQUEST_OVERHEAD,
@@ -47,6 +51,7 @@ from desktop_app.tokens.counter import (
 )
 
 FORECAST_TURNS = 5  # turns averaged for "auto-compaction in about N turns"
+NO_THINKING = ThinkingSetup(None, "", False)
 
 
 class BlockState(StrEnum):
@@ -107,6 +112,12 @@ class Plan:
     block_states: Mapping[tuple[str, int], tuple[BlockState, int]] = field(repr=False)
     counter: TokenCounter = field(repr=False, compare=False)
     project: ProjectLayers | None = field(default=None, repr=False, compare=False)
+    # What the chat's thinking choice became for this model (its `note` says any change).
+    thinking: ThinkingSetup = field(default=NO_THINKING, repr=False, compare=False)
+    # Why each thinking block "not sent" is not sent (core/binding.py).
+    unsent_reasons: Mapping[tuple[str, int], str] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def input_figure(self) -> TokenFigure:
@@ -214,14 +225,17 @@ class Projector:
         tools: Sequence[ToolSpec] = (),
         trim_policies: Mapping[str, TrimPolicy] | None = None,
         workspace: str | None = None,
-        thinking_budget: int | None = None,
+        thinking: ThinkingSetup | None = None,
+        facts: ModelFacts | None = None,
         project: ProjectLayers | None = None,
     ) -> Plan:
+        """`thinking`: the fields the chat's choice becomes for this model (None: none
+        sent); `facts`: the model's rules (None: the built-in table's for `model`)."""
         policies = trim_policies or _NO_POLICIES
         cache = self.view_cache(state, settings, policies)
-        return _Projection(self.counter, messages, state, settings, model, policies, cache).run(
-            system, tuple(tools), workspace, thinking_budget, project
-        )
+        projection = _Projection(self.counter, messages, state, settings, model, policies, cache)
+        projection.facts = facts or facts_for(model)
+        return projection.run(system, tuple(tools), workspace, thinking or NO_THINKING, project)
 
 
 class _Projection:
@@ -249,6 +263,9 @@ class _Projection:
         self.touched = {message_id for message_id, _ in state.excluded_blocks}
         self.recount = False  # set when repair or stripping changed blocks after costing
         self.project: ProjectLayers | None = None
+        self.facts: ModelFacts = facts_for(model)
+        self.unsent_reasons: dict[tuple[str, int], str] = {}  # why a thinking block is not sent
+        self._owners: dict[int, tuple[str, int]] | None = None
         self._tool_names: dict[str, str] | None = None
 
     def run(
@@ -256,7 +273,7 @@ class _Projection:
         system: str,
         tools: tuple[ToolSpec, ...],
         workspace: str | None,
-        thinking_budget: int | None,
+        thinking: ThinkingSetup,
         project: ProjectLayers | None = None,
     ) -> Plan:
         messages, settings, counter = self.messages, self.settings, self.counter
@@ -312,27 +329,80 @@ class _Projection:
             synthetic.append(_user_note(omission_note(keep_from - tail_from, turns_cut)))
         kept[len(head) : len(head)] = [(m, counter.message(m)) for m in synthetic]
         sent = self.sendable([m for m, _ in kept if m is not None])
+        sent = self.bound_thinking(sent, system_parts, tools)
         if self.recount:
             messages_raw = counter.messages(sent)
         else:  # merging regroups blocks: the same block costs, one overhead per sent message
             blocks_raw = sum(cost - MESSAGE_OVERHEAD for m, cost in kept if m is not None)
             messages_raw = blocks_raw + MESSAGE_OVERHEAD * len(sent)
 
-        if thinking_budget and thinking_problems(sent, enabled=True):
-            # The turn in progress began without thinking (thinking was turned on mid-loop,
-            # or an import): with thinking on the API refuses it, so this request goes
-            # without; the next turn has it again.
-            thinking_budget = None
+        if thinking.thinks is True and thinking_problems(sent, enabled=True):
+            # The turn in progress began without thinking (a budget turned on mid-loop, an
+            # import, a block not sent): with a budget on the API refuses that, so this
+            # request goes without; the next turn has it again.
+            thinking = replace(
+                thinking,
+                thinking=None,
+                thinks=False,
+                note="this request goes without thinking: the turn in progress began without it",
+            )
         request = ChatRequest(
             model=self.model,
             messages=sent,
             max_tokens=settings.max_tokens,
             system=system_parts,
             tools=tools,
-            thinking_budget=thinking_budget,
+            thinking=thinking.thinking,
+            effort=thinking.effort,
             cache_last_message=True,
         )
-        return self.plan(request, summary_message, messages_raw, untrimmed, starts, costs, facts)
+        plan = self.plan(request, summary_message, messages_raw, untrimmed, starts, costs, facts)
+        return replace(plan, thinking=thinking)
+
+    def bound_thinking(
+        self, sent: tuple[Message, ...], system: tuple[SystemPart, ...], tools: tuple[ToolSpec, ...]
+    ) -> tuple[Message, ...]:
+        """`sent` without the thinking blocks the model would not take: written by a
+        model it cannot read, or bound to a prefix that has changed since
+        (core/binding.py). Each block left out is marked "not sent", with why."""
+        facts = self.facts
+        if not any(m.role == "assistant" and _has_thinking(m) for m in sent):
+            return sent  # the usual case: nothing to check, nothing hashed
+        digest = PrefixDigest((p.text for p in system), (t.to_api() for t in tools))
+        out: list[Message] = []
+        for message in sent:
+            if message.role == "assistant" and _has_thinking(message):
+                unsent = sendable_thinking(message, digest.value, facts)
+                if unsent is not None:
+                    message = self.without_thinking(message, unsent.reason)
+            out.append(message)
+            digest.extend((message,))
+        return tuple(out)
+
+    def without_thinking(self, message: Message, reason: str) -> Message:
+        """`message` without its thinking, each block marked "not sent" (the blocks are
+        found in the transcript by identity: the view shares them)."""
+        owners = self.thinking_owners()
+        for block in message.blocks:
+            if isinstance(block, THINKING_TYPES) and id(block) in owners:
+                key = owners[id(block)]
+                self.block_states[key] = (BlockState.NOT_SENT, 0)
+                self.unsent_reasons[key] = reason
+        self.recount = True
+        kept = tuple(b for b in message.blocks if not isinstance(b, THINKING_TYPES))
+        return replace(message, blocks=kept)
+
+    def thinking_owners(self) -> dict[int, tuple[str, int]]:
+        """Each thinking block of the transcript: its message and index (built on need)."""
+        if self._owners is None:
+            self._owners = {
+                id(b): (m.id, j)
+                for m in self.messages
+                if m.role == "assistant"
+                for j, b in enumerate(m.blocks)
+                if isinstance(b, THINKING_TYPES)
+            }
+        return self._owners
 
     def sendable(self, kept: list[Message]) -> tuple[Message, ...]:
         """Merge same-role neighbours; where exclusions or an assistant-after-assistant
@@ -618,6 +688,7 @@ class _Projection:
             block_states=self.block_states,
             counter=counter,
             project=self.project,
+            unsent_reasons=self.unsent_reasons,
         )
 
     def forecast(self, starts: list[int], costs: list[int], headroom: int) -> int | None:
@@ -644,6 +715,10 @@ def _layer_costs(
     first = next(iter(costs))
     costs[first] += whole - sum(costs.values())
     return costs
+
+
+def _has_thinking(message: Message) -> bool:
+    return any(isinstance(b, THINKING_TYPES) for b in message.blocks)
 
 
 def _user_note(text: str) -> Message:

@@ -65,8 +65,10 @@ class MalformedToolInput(ContextDeskError):
 
 
 class MessageAssembler:
-    def __init__(self, message_id: str) -> None:
+    def __init__(self, message_id: str, *, model: str = "", bound_to: str = "") -> None:
         self.message_id = message_id
+        self.model = model  # who writes it (the server's word wins: `StreamMessageStart`)
+        self.bound_to = bound_to  # the prefix it follows (core/binding.py)
         self._blocks: dict[int, _Partial] = {}
         self.stop_reason: str | None = None
         self.usage: Usage | None = None
@@ -100,6 +102,8 @@ class MessageAssembler:
             partial.done = event.block or partial.done or self._build(partial)
             return [BlockFinished(mid, event.index, partial.done)]
         if isinstance(event, StreamMessageStart | StreamMessageDelta):
+            if isinstance(event, StreamMessageStart) and event.model:
+                self.model = event.model
             if isinstance(event, StreamMessageDelta) and event.stop_reason:
                 self.stop_reason = event.stop_reason
             if event.usage is not None:
@@ -128,6 +132,8 @@ class MessageAssembler:
             id=self.message_id,
             stop_reason=self.stop_reason,
             usage=self.usage,
+            model=self.model,
+            bound_to=self.bound_to,
         )
 
     def salvage(self, status: MessageStatus) -> Message | None:
@@ -146,6 +152,8 @@ class MessageAssembler:
             status=status,
             stop_reason=self.stop_reason,
             usage=self.usage,
+            model=self.model,
+            bound_to=self.bound_to,
         )
 
     def _at(self, index: int) -> _Partial:
@@ -201,4 +209,6 @@ def _merge_usage(old: Usage | None, new: Usage) -> Usage:
         cache_creation_input_tokens=new.cache_creation_input_tokens
         or old.cache_creation_input_tokens,
         cache_read_input_tokens=new.cache_read_input_tokens or old.cache_read_input_tokens,
+        cache_write_1h_tokens=new.cache_write_1h_tokens or old.cache_write_1h_tokens,
+        thinking_tokens=max(new.thinking_tokens, old.thinking_tokens),
     )

@@ -22,6 +22,7 @@ from desktop_app.core.request import ChatRequest
 @dataclass(frozen=True, slots=True)
 class StreamMessageStart:
     usage: Usage | None = None
+    model: str = ""  # the model that answers, as the server says (a fallback may differ)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from desktop_app.core.assembly import MessageAssembler
+from desktop_app.core.binding import request_prefix
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo, ErrorKind
@@ -183,7 +184,12 @@ class _Turn:
         self.state.turn_count += 1
         yield RequestStarted(self.state.turn_count, request, estimate)
 
-        self.assembler = assembler = MessageAssembler(new_id())
+        prefix = request_prefix(
+            (p.text for p in request.system), (t.to_api() for t in request.tools), request.messages
+        )
+        self.assembler = assembler = MessageAssembler(
+            new_id(), model=request.model, bound_to=prefix
+        )
         yield MessageStarted(assembler.message_id)
         stream = self.ports.backend.stream(request, self.cancel)
         try:

@@ -6,7 +6,7 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from desktop_app.core.blocks import Block, JSONObject, TextBlock, ToolResultBlock, block_to_api
 
@@ -28,19 +28,32 @@ class Usage:
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    # Of the cache writes, those kept an hour (`cache_creation.ephemeral_1h_input_tokens`:
+    # priced at the 1-hour rate); of the output, the thinking (its text may be omitted).
+    cache_write_1h_tokens: int = 0
+    thinking_tokens: int = 0
 
     @property
     def prompt_tokens(self) -> int:
         """The whole prompt: uncached + cache writes + cache reads."""
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
-    def to_api(self) -> dict[str, int]:
-        return {
+    def to_api(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
         }
+        if self.cache_write_1h_tokens:
+            out["cache_creation"] = {
+                "ephemeral_5m_input_tokens": self.cache_creation_input_tokens
+                - self.cache_write_1h_tokens,
+                "ephemeral_1h_input_tokens": self.cache_write_1h_tokens,
+            }
+        if self.thinking_tokens:
+            out["output_tokens_details"] = {"thinking_tokens": self.thinking_tokens}
+        return out
 
 
 def new_id(prefix: str = "msg") -> str:
@@ -60,6 +73,10 @@ class Message:
     created_at: float = field(default_factory=time.time)
     # Bumped by every explicit edit; views cache layouts by (id, revision).
     revision: int = 0
+    # A reply's origin (core/binding.py): the model that wrote it, and the digest of the
+    # request prefix it followed. "" for the user's messages, imports and older replies.
+    model: str = ""
+    bound_to: str = ""
 
     def to_api(self) -> JSONObject:
         return {"role": self.role, "content": [block_to_api(b) for b in self.blocks]}

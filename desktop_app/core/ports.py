@@ -39,10 +39,17 @@ class ChatBackend(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ModelInfo:
+    """A model as a server lists it (or as we know it when the server cannot say)."""
+
     id: str
     display_name: str
     context_window: int
     max_output: int
+    # What the Models API reported of its capabilities (None: it did not say).
+    thinking_types: frozenset[str] | None = None
+    efforts: tuple[str, ...] | None = None
+    lifecycle: str = "active"
+    source: str = "table"  # "server": the server listed it; "table": our built-in table
 
 
 class ModelLister(Protocol):

@@ -95,10 +95,13 @@ class ChatRequest:
     max_tokens: int
     system: tuple[SystemPart, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
-    thinking_budget: int | None = None
+    # The `thinking` field as the model takes it (core/thinking.py); None: left out.
+    thinking: JSONObject | None = None
+    effort: str = ""  # `output_config.effort`; "": left out (the model's default)
     cache_last_message: bool = False
     purpose: RequestPurpose = "chat"
-    tool_choice: JSONObject | None = None  # an imported chat's own; else the API's default
+    # An imported chat's own, where the model takes it (core/thinking.allowed_tool_choice).
+    tool_choice: JSONObject | None = None
     metadata: JSONObject | None = None
     # `cache_control` markers go only to servers that take them (Anthropic's API); the
     # body shown before sending follows the same rule, so it is what is sent.
@@ -111,6 +114,14 @@ class ChatRequest:
             return 0
         marked = sum(1 for p in self.system if p.text and p.cache)
         return marked + (1 if self.cache_last_message and self.messages else 0)
+
+    @property
+    def thinking_budget(self) -> int | None:
+        """The extended-thinking budget, when the request carries one."""
+        if self.thinking and self.thinking.get("type") == "enabled":
+            budget = self.thinking.get("budget_tokens")
+            return budget if isinstance(budget, int) else None
+        return None
 
     @property
     def system_text(self) -> str:
@@ -129,17 +140,27 @@ class ChatRequest:
         body["messages"] = messages
         if self.tools:
             body["tools"] = [t.to_api() for t in self.tools]
-            if self.tool_choice and not (self.thinking_budget and _forces_a_tool(self.tool_choice)):
-                body["tool_choice"] = self.tool_choice  # (thinking may not be on when forced)
+            if self.tool_choice:
+                body["tool_choice"] = self.tool_choice
         if self.metadata:
             body["metadata"] = self.metadata
-        if self.thinking_budget:
-            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        if self.thinking:
+            body["thinking"] = dict(self.thinking)
+        if self.effort:
+            body["output_config"] = {"effort": self.effort}
         return body
 
-
-def _forces_a_tool(tool_choice: JSONObject) -> bool:
-    return tool_choice.get("type") in ("any", "tool")
+    def settings(self) -> JSONObject:
+        """The body without its messages, system and tools: what the request rules
+        check beside the messages (cheap: no history is serialised)."""
+        out: JSONObject = {"model": self.model, "max_tokens": self.max_tokens}
+        if self.thinking:
+            out["thinking"] = self.thinking
+        if self.effort:
+            out["output_config"] = {"effort": self.effort}
+        if self.tools and self.tool_choice:
+            out["tool_choice"] = self.tool_choice
+        return out
 
 
 def _system_block(part: SystemPart, caching: bool) -> JSONObject:
@@ -163,11 +184,7 @@ def check_request(
 ) -> None:
     """Refuse, with a clear error, a request the API would reject (invariants 1–6, 8, 9)."""
     problems = request_problems(
-        request.messages,
-        model=request.model,
-        max_tokens=request.max_tokens,
-        thinking_budget=request.thinking_budget,
-        cache_breakpoints=request.cache_breakpoints,
+        request.messages, request.settings(), cache_breakpoints=request.cache_breakpoints
     )
     for i, part in enumerate(request.system):
         at = lone_surrogate_at(part.text)

@@ -22,7 +22,7 @@ class WholeHistoryPlanner:
     max_tokens: int = 4096
     system: str = ""
     tools: tuple[ToolSpec, ...] = ()
-    thinking_budget: int | None = None
+    thinking_budget: int | None = None  # extended thinking (models that take a budget)
     cache: bool = True
 
     def prepare(
@@ -35,6 +35,10 @@ class WholeHistoryPlanner:
             max_tokens=self.max_tokens,
             system=(SystemPart(self.system, cache=self.cache),) if self.system else (),
             tools=self.tools,
-            thinking_budget=self.thinking_budget,
+            thinking=(
+                {"type": "enabled", "budget_tokens": self.thinking_budget}
+                if self.thinking_budget
+                else None
+            ),
             cache_last_message=self.cache,
         )

@@ -215,8 +215,8 @@ def usage_from_api(data: object) -> Usage | None:
     if not isinstance(data, dict):
         return None
 
-    def num(key: str) -> int:
-        value = data.get(key)
+    def num(key: str, within: object = data) -> int:
+        value = within.get(key) if isinstance(within, dict) else None
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
     return Usage(
@@ -224,6 +224,8 @@ def usage_from_api(data: object) -> Usage | None:
         output_tokens=num("output_tokens"),
         cache_creation_input_tokens=num("cache_creation_input_tokens"),
         cache_read_input_tokens=num("cache_read_input_tokens"),
+        cache_write_1h_tokens=num("ephemeral_1h_input_tokens", data.get("cache_creation")),
+        thinking_tokens=num("thinking_tokens", data.get("output_tokens_details")),
     )
 
 

@@ -59,6 +59,8 @@ def settings_from_json(text: str) -> ContextSettings:
         for f in fields(ContextSettings)
         if f.name in data and same_type(data[f.name], getattr(defaults, f.name))
     }
+    if "thinking" not in data:  # written before thinking had modes: a budget, or 0 for none
+        values["thinking"] = "budget" if values.get("thinking_budget") else "adaptive"
     settings = ContextSettings(**values)
     return settings if not settings.problems() else defaults
 

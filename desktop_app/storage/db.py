@@ -254,6 +254,19 @@ def _v10(db: sqlite3.Connection) -> None:
     )
 
 
+def _v11(db: sqlite3.Connection) -> None:
+    # A reply's origin (core/binding.py): the model that wrote it and the digest of the
+    # request prefix it followed — thinking blocks are valid only for both. Older
+    # replies have neither (their thinking is not sent where the prefix is checked).
+    _run(
+        db,
+        """
+        ALTER TABLE messages ADD COLUMN model TEXT NOT NULL DEFAULT '';
+        ALTER TABLE messages ADD COLUMN bound_to TEXT NOT NULL DEFAULT '';
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -265,6 +278,7 @@ MIGRATIONS: list[Migration] = [
     _v8,
     _v9,
     _v10,
+    _v11,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from desktop_app import __version__
 from desktop_app.config.settings import DEFAULT_MODEL, same_type
-from desktop_app.context.chat_settings import ContextSettings
+from desktop_app.context.chat_settings import EFFORT_LEVELS, ContextSettings
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import ContextState, Summary
 from desktop_app.core.blocks import (
@@ -35,9 +35,10 @@ from desktop_app.core.blocks import (
 from desktop_app.core.body_repair import BodyRepair, repair_body
 from desktop_app.core.errors import ContextDeskError, ErrorKind, HistoryFormatError, Problem
 from desktop_app.core.messages import Message, new_id
+from desktop_app.core.model_facts import facts_for
 from desktop_app.core.repair import repair, sanitize
 from desktop_app.core.request import RequestExtras
-from desktop_app.core.request_rules import thinking_mode
+from desktop_app.core.thinking import fitted
 from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
 from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.store import ChatStore
@@ -147,6 +148,7 @@ def _message_json(
         "status": m.status.value,
         "stop_reason": m.stop_reason,
         "usage": m.usage.to_api() if m.usage else None,
+        **({"model": m.model} if m.model else {}),
         "created_at": m.created_at,
         "token_estimates": list(block_tokens(m)) if block_tokens else None,
     }
@@ -276,32 +278,66 @@ def _system_text(system: Any, reader: _Fields) -> str:
 def _request_settings(
     original: dict[str, Any], fixed: BodyRepair, repairs: list[str]
 ) -> ContextSettings:
-    """The request's `max_tokens`, thinking budget, tools, `tool_choice` and `metadata` as
-    the chat's settings. The budget is the request's own even when this one request had
-    to go without thinking."""
+    """The request's `max_tokens`, thinking, effort, tools, `tool_choice` and `metadata`
+    as the chat's settings. The thinking is the request's own even when this one request
+    had to go without it; what the model would refuse is said, and left out."""
     defaults = ContextSettings()
+    model = original.get("model") if isinstance(original.get("model"), str) else ""
+    facts = facts_for(model or DEFAULT_MODEL)
     max_tokens = fixed.body.get("max_tokens")
     if not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool)):
         max_tokens = defaults.max_tokens
-    budget = 0
-    for source in (fixed.body, original):
-        thinking = source.get("thinking")
-        if thinking_mode(thinking) and isinstance(thinking, dict):
-            value = thinking.get("budget_tokens")
-            budget = value if isinstance(value, int) and not isinstance(value, bool) else 0
-            break
-    extras = _request_extras(original, fixed.tool_changes, repairs).to_json()
-    settings = ContextSettings(
-        max_tokens=max_tokens,
-        thinking_budget=min(budget, max_tokens - 1),
-        request_extras=extras,
-    )
+    thinking = _thinking_of(original, fixed.body)
+    extras = _request_extras(original, fixed.tool_changes, repairs)
+    forced = extras.tool_choice and extras.tool_choice.get("type") in ("any", "tool")
+    if forced and not facts.forced_tool_choice:
+        repairs.append(
+            f"tool_choice: {json.dumps(extras.tool_choice)} not kept — {facts.id} refuses a "
+            "forced tool choice (it chooses its tools itself)"
+        )
+        extras = replace(extras, tool_choice=None)
+    sampling = [name for name in ("temperature", "top_p", "top_k") if name in original]
+    if sampling:
+        repairs.append(
+            f"{', '.join(sampling)}: not kept — ContextDesk sends no sampling parameters "
+            "(today's models refuse them)"
+        )
+    settings = replace(defaults, max_tokens=max_tokens, request_extras=extras.to_json(), **thinking)
+    choice, moved = fitted(facts, settings.thinking_choice)
+    settings = settings.with_thinking(choice)
+    if moved:
+        repairs.append(f"thinking: {moved}")
     if settings.problems():
         repairs.append(
             f"max_tokens, thinking: kept ContextDesk's defaults — {'; '.join(settings.problems())}"
         )
-        return replace(defaults, request_extras=extras)
+        return replace(defaults, request_extras=extras.to_json())
     return settings
+
+
+def _thinking_of(original: dict[str, Any], fixed: dict[str, Any]) -> dict[str, Any]:
+    """The body's `thinking` and `output_config.effort` as settings fields: a budget,
+    adaptive (with its display and effort), or off; left out: adaptive (on the models
+    where that means off, adaptive resolves to off there: core/thinking.py)."""
+    fields: dict[str, Any] = {"thinking": "adaptive"}
+    for source in (original, fixed):  # the author's own first: this request may go without
+        thinking = source.get("thinking")
+        if not isinstance(thinking, dict):
+            continue
+        kind = thinking.get("type")
+        budget = thinking.get("budget_tokens")
+        if kind == "enabled" and isinstance(budget, int) and not isinstance(budget, bool):
+            fields.update(thinking="budget", thinking_budget=budget)
+        elif kind in ("disabled", "between_tools"):
+            fields["thinking"] = "off"
+        if thinking.get("display") in ("summarized", "omitted"):
+            fields["thinking_display"] = thinking["display"]
+        break
+    config = original.get("output_config")
+    effort = config.get("effort") if isinstance(config, dict) else None
+    if isinstance(effort, str) and effort in EFFORT_LEVELS:
+        fields["effort"] = effort
+    return fields
 
 
 def _request_extras(
@@ -403,6 +439,10 @@ def _with_their_fields(
                 else None,
                 usage=usage_from_api(raw.get("usage")),
                 created_at=_when(raw.get("created_at")),
+                # The model that wrote it, but not the prefix it followed: an imported
+                # chat is another conversation, whose thinking the API no longer takes
+                # where the prefix is checked (core/binding.py).
+                model=raw["model"] if isinstance(raw.get("model"), str) else "",
             )
         )
     return kept
@@ -471,6 +511,8 @@ def _chat_settings(raw: Any, reader: _Fields) -> ContextSettings:
         else:
             kind = "a finite number" if isinstance(default, float) else type(default).__name__
             reader.problem(f"chat.settings.{f.name}", f"Input should be {kind}")
+    if "thinking" not in raw:  # exported before thinking had modes: a budget, or 0 for none
+        values["thinking"] = "budget" if values.get("thinking_budget") else "adaptive"
     settings = ContextSettings(**values)
     for problem in settings.problems():
         reader.problem("chat.settings", problem)

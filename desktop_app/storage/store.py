@@ -454,8 +454,16 @@ class ChatStore:
                 self._insert(chat_id, message)
                 return
             self.db.execute(
-                "UPDATE messages SET status = ?, stop_reason = ?, usage = ? WHERE id = ?",
-                (message.status.value, message.stop_reason, _usage_json(message), message.id),
+                "UPDATE messages SET status = ?, stop_reason = ?, usage = ?, model = ?, bound_to = ? "
+                "WHERE id = ?",
+                (
+                    message.status.value,
+                    message.stop_reason,
+                    _usage_json(message),
+                    message.model,
+                    message.bound_to,
+                    message.id,
+                ),
             )
             unindex_message(self.db, message.id, chat_id)
             self.db.execute("DELETE FROM blocks WHERE message_id = ?", (message.id,))
@@ -727,8 +735,8 @@ class ChatStore:
         if beside is not None:
             self.db.execute("UPDATE chats SET branched = 1 WHERE id = ?", (chat_id,))
         self.db.executemany(
-            "INSERT INTO messages (id, chat_id, position, role, status, stop_reason, usage, created_at, revision, parent_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO messages (id, chat_id, position, role, status, stop_reason, usage, created_at, revision, parent_id, model, bound_to) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     m.id,
@@ -741,6 +749,8 @@ class ChatStore:
                     m.created_at,
                     m.revision,
                     parent,
+                    m.model,
+                    m.bound_to,
                 )
                 for n, (m, parent) in enumerate(zip(messages, parents, strict=True))
             ],
@@ -830,6 +840,8 @@ def _message(row: sqlite3.Row, blocks: list[Any]) -> Message:
         usage=usage_from_api(json.loads(row["usage"])) if row["usage"] else None,
         created_at=row["created_at"],
         revision=row["revision"],
+        model=row["model"],
+        bound_to=row["bound_to"],
     )
 
 

@@ -11,6 +11,18 @@ code-heavy requests and its prose factor from prose.
 
 Factors apply to totals only (a request, a section of it, a chat): a block's own count is
 the local estimate and never moves when a factor is learned.
+
+Before a model's first reply, its tokenizer's family answers: what was learned from other
+models with the same tokenizer (core/model_facts.py `tokenizer`), else a measured seed.
+The seeds (`SEEDS`) are published measurements against the API's own count_tokens:
+- Claude's 2024 tokenizer (Haiku 4.5, Sonnet/Opus 4.5–4.6) counts about 10–20% more than
+  cl100k on English and code;
+- the tokenizer of Opus 4.7 and everything since (all of Claude 5) counts, against the
+  2024 one, ~1.45× on English prose, 1.13–1.33× on code, 1.31× on text-heavy JSON and
+  1.00× on Chinese, Japanese and Korean (sol.ava.dev, "what's actually different about the
+  Opus 4.7 tokenizer", 2026-04-17: a few hundred count_tokens probes; pithwire.com's
+  summary of another run gives 1.20–1.47×). The docs say "roughly 1× to 1.35×"
+  (platform.claude.com about-claude/pricing): the measurements are what is used.
 """
 
 from __future__ import annotations
@@ -30,6 +42,13 @@ PROSE, CODE, CJK, TOOL_JSON, IMAGE = "prose", "code", "CJK", "tool JSON", "image
 KINDS = (PROSE, CODE, CJK, TOOL_JSON, IMAGE)
 SCALED_KINDS = KINDS[:-1]
 _SEP = "#"  # stored as "model#kind"; a bare "model" is the whole-request factor
+_FAMILY = "tokenizer:"  # "tokenizer:claude-2026" (and "…#kind"): learned across its models
+
+# cl100k → the API's count, before any reply was seen: (whole request, by kind).
+SEEDS: dict[str, tuple[float, dict[str, float]]] = {
+    "claude-2024": (1.15, {PROSE: 1.15, CODE: 1.12, CJK: 1.0, TOOL_JSON: 1.15}),
+    "claude-2026": (1.55, {PROSE: 1.67, CODE: 1.38, CJK: 1.0, TOOL_JSON: 1.5}),
+}
 
 
 class CalibrationStore(Protocol):
@@ -49,6 +68,14 @@ class MemoryCalibrationStore:
         self.factors = dict(factors)
 
 
+def tokenizer_of(model: str) -> str:
+    """The tokenizer family a model counts with (its own key when we do not know it)."""
+    from desktop_app.core.model_facts import facts_for
+
+    family = facts_for(model).tokenizer
+    return family if family != "other" else ""
+
+
 class Calibration:
     def __init__(self, store: CalibrationStore | None = None) -> None:
         self._store = store or MemoryCalibrationStore()
@@ -57,15 +84,49 @@ class Calibration:
             for key, factor in self._store.load_calibration().items()
             if MIN_FACTOR <= factor <= MAX_FACTOR
         }
+        self._families: dict[str, str] = {}
+
+    def family(self, model: str) -> str:
+        found = self._families.get(model)
+        if found is None:
+            found = self._families[model] = tokenizer_of(model)
+        return found
 
     def factor(self, model: str, kind: str | None = None) -> float:
-        """Multiply a local estimate by this to predict the API's count (1.0 until
-        learned). Without a kind: the whole-request factor; a kind not learned yet falls
-        back to it."""
+        """Multiply a local estimate by this to predict the API's count: learned for the
+        model, else for its tokenizer's family, else the family's measured seed (1.0 for
+        a model of another server). Without a kind: the whole-request factor; a kind not
+        learned yet falls back to it."""
         if kind == IMAGE:
             return 1.0
-        whole = self._factors.get(model, 1.0)
-        return whole if kind is None else self._factors.get(f"{model}{_SEP}{kind}", whole)
+        family = self.family(model)
+        whole = self._factors.get(model)
+        if whole is None:
+            whole = self._family_factor(family, None, 1.0)
+        if kind is None:
+            return whole
+        own = self._factors.get(f"{model}{_SEP}{kind}")
+        if own is not None:
+            return own
+        if model in self._factors:  # the model's own whole factor beats a family's kind
+            return whole
+        return self._family_factor(family, kind, whole)
+
+    def _family_factor(self, family: str, kind: str | None, fallback: float) -> float:
+        if not family:
+            return fallback
+        key = f"{_FAMILY}{family}" + (f"{_SEP}{kind}" if kind else "")
+        learned = self._factors.get(key)
+        if learned is not None:
+            return learned
+        seed = SEEDS.get(family)
+        if seed is None:
+            return fallback
+        return seed[0] if kind is None else seed[1].get(kind, seed[0])
+
+    def seeded(self, model: str) -> bool:
+        """Is this model's factor still a seed (nothing learned from its replies yet)?"""
+        return model not in self._factors
 
     def factors(self, model: str) -> dict[str, float]:
         """The kinds learned for this model, with their factors."""
@@ -91,7 +152,12 @@ class Calibration:
             return self.factor(model)
         observed = _clamp(reported_prompt_tokens / raw)
         old = self._factors.get(model)
+        family = self.family(model)
         self._factors[model] = observed if old is None else _smoothed(old, observed)
+        if family:  # the next model of this tokenizer starts from what was seen here
+            key = f"{_FAMILY}{family}"
+            known = self._factors.get(key)
+            self._factors[key] = observed if known is None else _smoothed(known, observed)
         if mix:
             self._learn_kinds(model, reported_prompt_tokens, mix)
         try:
@@ -107,6 +173,7 @@ class Calibration:
         if scaled <= 0 or reported <= fixed:
             return
         ratio = (reported - fixed) / scaled  # how far the scaled part was off
+        family = self.family(model)
         for kind, share in predicted.items():
             key = f"{model}{_SEP}{kind}"
             old = self.factor(model, kind)
@@ -114,6 +181,8 @@ class Calibration:
             # are smoothed like the whole-request factor.
             weight = share / scaled * (1.0 if key not in self._factors else SMOOTHING)
             self._factors[key] = _clamp(old * (1 + weight * (ratio - 1)))
+            if family:
+                self._factors[f"{_FAMILY}{family}{_SEP}{kind}"] = self._factors[key]
 
 
 def _clamp(factor: float) -> float:

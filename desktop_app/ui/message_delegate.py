@@ -549,9 +549,14 @@ class MessageDelegate(QStyledItemDelegate):
         for j, block in enumerate(message.blocks):
             open_ = (message.id, j) in self._expanded
             call = calls.get(block.tool_use_id) if isinstance(block, ToolResultBlock) else None
-            doc, collapsible, summary = self._content(
-                block, open_, streaming, font, text_width, call
-            )
+            if isinstance(block, ThinkingBlock):
+                doc, collapsible, summary = self._thinking(
+                    message, j, block, open_, font, text_width
+                )
+            else:
+                doc, collapsible, summary = self._content(
+                    block, open_, streaming, font, text_width, call
+                )
             row = self._chip_height() if self.context_view or summary else 0.0
             part = _Part(j, y, doc, collapsible, summary, row)
             if doc is not None and isinstance(block, TextBlock) and not streaming:
@@ -579,15 +584,6 @@ class MessageDelegate(QStyledItemDelegate):
         """(document or None, can it be collapsed, text beside the chip)."""
         if isinstance(block, TextBlock):
             return self._document(block.text, font, width, markdown=not streaming), False, ""
-        if isinstance(block, ThinkingBlock):
-            if not open_:
-                return (
-                    None,
-                    True,
-                    f"▸ Thinking, {len(block.thinking.split()):,} words — click to show",
-                )
-            doc = self._document(block.thinking, font, width)
-            return doc, True, "▾ Thinking — click to hide"
         if isinstance(block, ToolUseBlock):
             if not open_:  # a step of the turn, said in a line; the arguments on a click
                 return None, True, f"▸ {call_line(block)} — click for the arguments"
@@ -611,6 +607,30 @@ class MessageDelegate(QStyledItemDelegate):
         if isinstance(block, RedactedThinkingBlock):
             return None, False, "redacted thinking (encrypted; sent back unchanged)"
         return None, False, "kept exactly as received"
+
+    def _thinking(
+        self, message: Message, j: int, block: ThinkingBlock, open_: bool, font: QFont, width: int
+    ) -> tuple[QTextDocument | None, bool, str]:
+        """Thinking as today's models send it: reasoning before the answer, or a note
+        before a tool call (a quiet step of the turn); its text may be omitted by the
+        model's `display` setting, and then only that it happened (and its tokens) is said."""
+        after = message.blocks[j + 1] if j + 1 < len(message.blocks) else None
+        note = j > 0 and isinstance(after, ToolUseBlock)
+        text = block.thinking.strip()
+        if not text:
+            spent = message.usage.thinking_tokens if message.usage else 0
+            tokens = f" · {spent:,} thinking tokens in this reply" if spent and not note else ""
+            if note:
+                return None, False, "✎ A note before the next step (its text is not shown)"
+            return None, False, f"Thought — its text is not shown (display: omitted){tokens}"
+        if note and "\n" not in text and len(text) <= 160:
+            return None, False, f"✎ {text}"
+        first = text.splitlines()[0][:80]
+        if not open_:
+            what = "✎ Note" if note else f"▸ Thinking, {len(text.split()):,} words"
+            return None, True, f"{what} — {first}" if note else f"{what} — click to show"
+        doc = self._document(block.thinking, font, width)
+        return doc, True, "▾ Note — click to hide" if note else "▾ Thinking — click to hide"
 
     def _document(
         self, text: str, font: QFont, width: int, *, markdown: bool = False

@@ -210,7 +210,9 @@ class ProjectDialog(QDialog):
         self.new_model.setCurrentIndex(found)
         defaults = dict(project.defaults)
         self.new_max_tokens.setValue(int(str(defaults.get("max_tokens", 0))))
-        self.new_thinking.setValue(int(str(defaults.get("thinking_budget", -1))))
+        thinking = defaults.get("thinking")  # a budget, off (0), or Settings' (-1)
+        budget = int(str(defaults.get("thinking_budget", -1))) if thinking == "budget" else -1
+        self.new_thinking.setValue(0 if thinking == "off" else budget)
 
     def _show_layers(self, project: Project | None) -> None:
         plan = self.session.plan

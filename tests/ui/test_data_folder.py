@@ -35,6 +35,7 @@ def test_a_chat_made_in_the_window_takes_every_default_from_settings(
             engine.settings,
             model="claude-haiku-4-5",
             max_tokens=6000,
+            thinking="budget",
             thinking_budget=2048,
             system_prompt="Answer in French.",
         )
@@ -190,9 +191,10 @@ def test_chats_made_before_thinking_was_per_chat_keep_the_settings_budget(
 ) -> None:
     home = tmp_path / "home"
     engine = Engine.open(home)
-    chat = engine.new_chat()
-    engine.store.db.execute(  # as an older ContextDesk stored it: no thinking_budget
-        "UPDATE chats SET settings = json_remove(settings, '$.thinking_budget')"
+    chat = engine.new_chat(model="claude-haiku-4-5")  # a model that takes a budget
+    engine.store.db.execute(  # as an older ContextDesk stored it: no thinking at all
+        "UPDATE chats SET settings = json_remove(settings, '$.thinking_budget', '$.thinking', "
+        "'$.effort', '$.thinking_display')"
     )
     engine.change_settings({"thinking": "2048"})
     engine.close()

@@ -180,7 +180,7 @@ def test_the_project_dialog_sets_what_new_chats_start_with(
     qtbot.waitUntil(
         lambda: (
             dict(engine.projects.find("Acme").defaults)
-            == {"max_tokens": 8000, "thinking_budget": 2048}
+            == {"max_tokens": 8000, "thinking": "budget", "thinking_budget": 2048}
         ),
         timeout=5000,
     )

@@ -96,7 +96,7 @@ def test_a_model_no_list_knows_gets_the_window_settings_give_it(engine: Engine) 
 
 
 def test_settings_are_checked_saved_and_typed(engine: Engine) -> None:
-    with pytest.raises(BadSetting, match="thinking: must be below the max output tokens"):
+    with pytest.raises(BadSetting, match="thinking_budget: must be below the max output tokens"):
         engine.change_settings({"thinking": "8192"})  # max_tokens is 4096
     with pytest.raises(BadSetting, match="tools: say on or off"):
         engine.change_settings({"tools": "perhaps"})

@@ -29,7 +29,10 @@ def test_a_scripted_usage_sequence_costs_what_the_table_says_by_hand(tmp_path: P
     )
     assert spend.cost == pytest.approx(0.027 + (10_000 * 1 + 1_000 * 5) / 1_000_000)
     assert (spend.requests, spend.priced, spend.unpriced_models) == (3, 2, ("x",))
-    assert spend.text() == "$0.0420 over 2 of 3 request(s) (no price for x)"
+    assert spend.text() == (
+        "$0.0420 over 2 of 3 request(s) (no price for x — add one in Settings → Prices, or "
+        "`contextdesk prices set x input=… output=…`)"
+    )
 
 
 def test_the_users_prices_win_and_a_broken_file_is_said_not_used(tmp_path: Path) -> None:

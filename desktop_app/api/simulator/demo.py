@@ -71,12 +71,6 @@ def _tool_for(text: str, tools: set[Any], seq: int) -> tuple[str, str, dict[str,
     return None
 
 
-def thinking_for(text: str) -> tuple[str, str]:
-    thought = f"The user wrote {len(text.split())} words. I will answer plainly."
-    signature = hashlib.sha256(thought.encode()).hexdigest() + "=="
-    return thought, signature
-
-
 def _system_text(body: dict[str, Any]) -> str:
     system = body.get("system") or ""
     if isinstance(system, list):

@@ -46,6 +46,7 @@ class Fault:
     after_events: int = 0  # for faults inside a stream
     retry_after_ms: int = 50
     reply: Reply | None = None  # what the stream carries before the fault
+    should_retry: bool = True  # the `x-should-retry` header of a refusal
 
 
 @dataclass

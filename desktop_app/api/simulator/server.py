@@ -21,27 +21,35 @@ from typing import Any
 
 from desktop_app.api.simulator import demo
 from desktop_app.api.simulator.script import Fault, FaultKind, Reply, Script
+from desktop_app.api.simulator.thinking import thinking_problem, with_thinking
+from desktop_app.core.model_facts import BUILTIN, DEMO, EFFORTS, ModelFacts
 from desktop_app.core.request_rules import body_problems
 
+
+def _listed(facts: ModelFacts, display_name: str) -> dict[str, Any]:
+    """A model as the Models API lists it (SDK `types/model_info.py`: limits, lifecycle
+    and the capabilities ContextDesk reads — thinking types and effort levels)."""
+    efforts = {level: {"supported": level in facts.efforts} for level in EFFORTS}
+    types = ("adaptive", "enabled", "disabled", "between_tools")
+    return {
+        "id": facts.id,
+        "display_name": display_name,
+        "max_input_tokens": facts.context_window,
+        "max_tokens": facts.max_output,
+        "lifecycle": facts.lifecycle,
+        "capabilities": {
+            "thinking": {
+                "supported": facts.can_think,
+                "types": {t: {"supported": t in facts.thinking_types} for t in types},
+            },
+            "effort": {"supported": bool(facts.efforts), **efforts},
+        },
+    }
+
+
 MODELS = [
-    {
-        "id": "contextdesk-demo",
-        "display_name": "ContextDesk demo (offline, simulated)",
-        "max_input_tokens": 200_000,
-        "max_tokens": 8_192,
-    },
-    {
-        "id": "claude-sonnet-5-5",
-        "display_name": "Claude Sonnet 5.5 (simulated)",
-        "max_input_tokens": 1_000_000,
-        "max_tokens": 64_000,
-    },
-    {
-        "id": "claude-haiku-4-5",
-        "display_name": "Claude Haiku 4.5 (simulated)",
-        "max_input_tokens": 200_000,
-        "max_tokens": 64_000,
-    },
+    _listed(DEMO, DEMO.display_name),
+    *(_listed(f, f"{f.display_name} (simulated)") for f in BUILTIN if f.lifecycle == "active"),
 ]
 HANG_LIMIT_S = 60.0
 
@@ -179,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, {"input_tokens": _estimate(body)})
 
     def _messages(self, body: Any) -> None:
-        problem = _check_request(body, needs_max_tokens=True)
+        problem = _check_request(body, needs_max_tokens=True) or thinking_problem(body)
         if problem:
             self._error(400, "invalid_request_error", problem)
             return
@@ -200,7 +208,13 @@ class _Handler(BaseHTTPRequestHandler):
                 FaultKind.OVERLOADED: (529, "overloaded_error", "Overloaded"),
                 FaultKind.SERVER_ERROR: (500, "api_error", "Internal server error"),
             }[item.kind]
-            self._error(status, kind, text, retry_after_ms=item.retry_after_ms, should_retry=True)
+            self._error(
+                status,
+                kind,
+                text,
+                retry_after_ms=item.retry_after_ms,
+                should_retry=item.should_retry,
+            )
             return
         fault = item if isinstance(item, Fault) else None
         if fault is not None and fault.kind is FaultKind.SILENT:
@@ -212,16 +226,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         if reply is None:
             reply = demo.answer(body, purpose)
-        if body.get("thinking", {}).get("type") == "enabled" and not any(
-            b["type"] == "thinking" for b in reply.content
-        ):
-            thought, signature = demo.thinking_for(
-                demo._text_of((body.get("messages") or [{}])[-1])
-            )
-            reply = Reply(
-                ({"type": "thinking", "thinking": thought, "signature": signature}, *reply.content),
-                reply.stop_reason,
-            )
+        reply = Reply(tuple(with_thinking(body, list(reply.content))), reply.stop_reason)
         message = _message(body, reply)
         if body.get("stream"):
             self._stream(message, fault)
@@ -370,7 +375,14 @@ def _estimate(body: dict[str, Any]) -> int:
 
 
 def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    output = reply.output_tokens or sum(len(json.dumps(b)) // 4 for b in reply.content)
+    # A thinking block's text may be omitted, but its tokens were written (and billed).
+    thinking = sum(
+        max(40, len(b.get("thinking", "")) // 4) for b in reply.content if b["type"] == "thinking"
+    )
+    output = reply.output_tokens or sum(
+        len(json.dumps(b)) // 4 for b in reply.content if b["type"] != "thinking"
+    )
+    output += thinking
     return {
         "id": "msg_sim_" + uuid.uuid4().hex[:20],
         "type": "message",
@@ -384,6 +396,7 @@ def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
             "output_tokens": output,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
+            "output_tokens_details": {"thinking_tokens": thinking},
         },
     }
 
