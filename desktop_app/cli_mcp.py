@@ -39,6 +39,12 @@ def add_parser(sub: Any) -> None:
     test.add_argument("--json", action="store_true")
     importing = mcp.add_parser("import", help="add the servers of Claude desktop's config")
     importing.add_argument("file", nargs="?", type=Path, help="(default: Claude desktop's own)")
+    importing.add_argument(
+        "--env-in-file",
+        action="store_true",
+        help="without a system keyring: keep the servers' env values in mcp.json (readable "
+        "only by you) instead of refusing",
+    )
 
 
 def cmd_mcp(engine: Engine, args: argparse.Namespace) -> int:
@@ -62,6 +68,8 @@ def _list(engine: Engine, args: argparse.Namespace) -> int:
     for server in servers:
         secrets = [*server.env, *server.headers]
         kept = f"  (in the keyring: {', '.join(secrets)})" if secrets else ""
+        if server.file_env:
+            kept += f"  (in mcp.json: {', '.join(name for name, _ in server.file_env)})"
         print(f"{server.name:<16} {server.transport:<5} {server.where}{kept}")
     return 0
 
@@ -133,11 +141,31 @@ def _test(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def _import(engine: Engine, args: argparse.Namespace) -> int:
-    added, skipped = engine.tool_servers.import_claude_desktop(args.file)
-    for name in added:
+    from desktop_app.config.mcp_servers import SecretsNeedKeyring
+
+    servers = engine.tool_servers
+    try:
+        report = servers.import_claude_desktop(args.file, env_in_file=args.env_in_file)
+    except SecretsNeedKeyring as exc:
+        print(f"{exc.title}: {exc.message}", file=sys.stderr)
+        print(
+            f"To keep them in {servers.config_path()} instead (readable only by you, but "
+            "in plain text), run it again with --env-in-file.",
+            file=sys.stderr,
+        )
+        return 1
+    for name in report.added:
         print(f"Added {name}")
-    for line in skipped:
+    for line in report.skipped:
         print(f"Skipped {line}", file=sys.stderr)
-    if not added and not skipped:
+    for line in report.warnings:
+        print(f"Warning: {line}", file=sys.stderr)
+    if report.in_file:
+        print(
+            f"Warning: the env values of {', '.join(report.in_file)} are kept in plain text in "
+            f"{servers.config_path()}, readable only by you (not in a keyring).",
+            file=sys.stderr,
+        )
+    if not report.added and not report.skipped:
         print("Claude desktop's configuration has no MCP servers.")
     return 0

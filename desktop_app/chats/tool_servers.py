@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from desktop_app.config.mcp_servers import McpServer, Secrets
+from desktop_app.config.mcp_servers import ImportReport, McpServer, Secrets
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat
@@ -35,6 +35,7 @@ class ServerView:
     protocol: str  # the MCP protocol version negotiated ("" until it is ready)
     log_path: Path | None
     secrets: tuple[str, ...]  # names of the values kept in the keyring
+    in_file: tuple[str, ...]  # names of env values kept in mcp.json (the user chose it)
     tools: tuple[ToolRow, ...]
     on: bool  # the whole server is offered in the chat asked about
 
@@ -81,12 +82,19 @@ class ToolServers:
         self._reload()
         return server
 
-    def import_claude_desktop(self, path: Path | None = None) -> tuple[list[str], list[str]]:
-        """Claude desktop's servers: (added, skipped with why)."""
-        added, skipped = self.engine.mcp_config().import_claude_desktop(path)
-        if added:
+    def import_claude_desktop(
+        self, path: Path | None = None, *, env_in_file: bool = False
+    ) -> ImportReport:
+        """Claude desktop's servers. Without a keyring, servers with environment values
+        raise `SecretsNeedKeyring` (nothing is added) unless `env_in_file`: the values are
+        then kept in mcp.json, readable only by the user."""
+        report = self.engine.mcp_config().import_claude_desktop(path, env_in_file=env_in_file)
+        if report.added:
             self._reload()
-        return added, skipped
+        return report
+
+    def config_path(self) -> Path:
+        return self.engine.mcp_config().path
 
     def _reload(self) -> None:
         """The configuration changed: the servers follow it (any thread; chats plan again
@@ -152,6 +160,7 @@ class ToolServers:
                     state.protocol,
                     state.log_path,
                     (*server.env, *server.headers),
+                    tuple(name for name, _ in server.file_env),
                     tuple(rows),
                     state.name not in off,
                 )

@@ -5,7 +5,9 @@
 `env` and `headers` are secrets (tokens, keys), so the file holds only their names, as
 `"@keyring"`, and the values live in the system keyring (service "ContextDesk MCP"). A
 keyring that cannot be used is an error that changes nothing; there is no silent
-fallback to the file.
+fallback to the file. Only when the user chooses it — importing Claude desktop's servers
+on a system without a keyring — are `env` values kept in the file itself (readable only
+by them), said with a warning.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,8 @@ class McpServer:
     command: str = ""
     args: tuple[str, ...] = ()
     env: tuple[str, ...] = ()  # names; the values are in the keyring
+    # (name, value) kept in mcp.json itself: the user chose it, having no keyring
+    file_env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     url: str = ""
     headers: tuple[str, ...] = ()  # names; the values are in the keyring
     cwd: str = ""
@@ -68,8 +72,8 @@ class McpServer:
         else:
             entry["command"] = self.command
             entry["args"] = list(self.args)
-            if self.env:
-                entry["env"] = dict.fromkeys(self.env, IN_KEYRING)
+            if self.env or self.file_env:
+                entry["env"] = dict.fromkeys(self.env, IN_KEYRING) | dict(self.file_env)
             if self.cwd:
                 entry["cwd"] = self.cwd
         if self.call_timeout != DEFAULT_CALL_TIMEOUT:
@@ -90,6 +94,32 @@ class Secrets:
 class McpConfigError(ContextDeskError):
     def __init__(self, message: str) -> None:
         super().__init__("MCP servers", message, kind=ErrorKind.USAGE)
+
+
+class SecretsNeedKeyring(ContextDeskError):
+    """Servers to import have environment values and the keyring cannot keep them:
+    nothing was imported. The faces offer to keep them in mcp.json instead (the command
+    line's `--env-in-file`; the window asks)."""
+
+    def __init__(self, why: str, servers: list[str], path: Path) -> None:
+        self.servers = tuple(servers)
+        super().__init__(
+            "The system keyring is not available",
+            f"{why}. {', '.join(repr(s) for s in servers)} in {path} "
+            f"{'have' if len(servers) > 1 else 'has'} environment values (tokens, keys), "
+            "which ContextDesk keeps in the keyring, so nothing was imported.",
+            kind=ErrorKind.KEYRING,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What importing Claude desktop's servers did."""
+
+    added: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()  # "NAME: why"
+    warnings: tuple[str, ...] = ()  # e.g. an env value that was null, left out
+    in_file: tuple[str, ...] = ()  # servers whose env values are kept in mcp.json
 
 
 def check_name(name: str) -> str:
@@ -202,7 +232,7 @@ class McpConfig:
     def secrets(self, server: McpServer) -> Secrets:
         """The server's secret values (on a worker: the keyring may take seconds)."""
         if not server.env and not server.headers:
-            return Secrets()
+            return Secrets(dict(server.file_env))
         try:
             env = {k: self._secret(server.name, "env", k) for k in server.env}
             headers = {k: self._secret(server.name, "header", k) for k in server.headers}
@@ -212,7 +242,7 @@ class McpConfig:
                 f"{exc.why}. {server.name!r} needs values kept there to start.",
                 kind=ErrorKind.KEYRING,
             ) from exc
-        return Secrets(env, headers)
+        return Secrets(env | dict(server.file_env), headers)
 
     def _secret(self, name: str, kind: str, key: str) -> str:
         value = call_keyring(
@@ -228,45 +258,65 @@ class McpConfig:
             )
         return str(value)
 
-    def import_claude_desktop(self, path: Path | None = None) -> tuple[list[str], list[str]]:
-        """Add the servers of Claude desktop's config; returns (added, skipped with why).
-        A server already configured here is kept as it is."""
+    def import_claude_desktop(
+        self, path: Path | None = None, *, env_in_file: bool = False
+    ) -> ImportReport:
+        """Add the servers of Claude desktop's config. A server already configured here is
+        kept as it is. Environment values go to the keyring; when it cannot keep them,
+        `SecretsNeedKeyring` is raised and nothing is added — unless `env_in_file`: then
+        they are kept in mcp.json (readable only by the user)."""
         path = path or claude_desktop_config()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise ContextDeskError(
-                "No Claude desktop configuration",
-                f"{path} does not exist.",
-                kind=ErrorKind.NOT_FOUND,
-            ) from exc
-        except (OSError, ValueError) as exc:
-            raise McpConfigError(f"{path} could not be read as JSON ({exc}).") from exc
-        entries = data.get("mcpServers") if isinstance(data, dict) else None
-        if not isinstance(entries, dict):
-            raise McpConfigError(f'{path} has no "mcpServers" object.')
+        entries = _claude_desktop_servers(path)
         existing = self.servers()
-        added: list[str] = []
         skipped: list[str] = []
+        warnings: list[str] = []
+        chosen: list[tuple[str, McpServer, Secrets]] = []
         for raw_name, entry in entries.items():
             name = re.sub(r"[^A-Za-z0-9_-]", "-", str(raw_name)).replace("__", "_")[:40]
             name = name or "server"
-            if name in existing:
+            if name in existing or name in {n for n, _, _ in chosen}:
                 skipped.append(f"{raw_name}: a server named {name!r} is already configured")
                 continue
             try:
                 server = server_from_json(name, entry, where=str(path), values_allowed=True)
-                secrets = Secrets(
-                    {k: str(v) for k, v in (entry.get("env") or {}).items()},
-                    {k: str(v) for k, v in (entry.get("headers") or {}).items()},
-                )
+            except ContextDeskError as exc:
+                skipped.append(f"{raw_name}: {exc.message}")
+                continue
+            env, nulls = _values(entry.get("env"))
+            headers, null_headers = _values(entry.get("headers"))
+            warnings += [
+                f"{raw_name}: {key} is null in {path}; it was left out"
+                for key in (*nulls, *null_headers)
+            ]
+            server = replace(server, env=tuple(env), headers=tuple(headers))
+            chosen.append((str(raw_name), server, Secrets(env, headers)))
+        if not env_in_file:
+            self._refuse_without_keyring([(n, s) for n, _, s in chosen], path)
+        added: list[str] = []
+        in_file: list[str] = []
+        for raw_name, server, secrets in chosen:
+            if env_in_file and secrets.env:
+                server = replace(server, env=(), file_env=tuple(secrets.env.items()))
+                secrets = Secrets(headers=secrets.headers)
+            try:
                 self.add(server, secrets)
             except ContextDeskError as exc:
                 skipped.append(f"{raw_name}: {exc.message}")
                 continue
-            existing[name] = server
-            added.append(name)
-        return added, skipped
+            added.append(server.name)
+            if server.file_env:
+                in_file.append(server.name)
+        return ImportReport(tuple(added), tuple(skipped), tuple(warnings), tuple(in_file))
+
+    def _refuse_without_keyring(self, chosen: list[tuple[str, Secrets]], path: Path) -> None:
+        """Before anything is added: servers with values need a keyring that works."""
+        needing = [name for name, secrets in chosen if secrets.env or secrets.headers]
+        if not needing:
+            return
+        try:
+            call_keyring("get_password", KEYRING_SERVICE, "(probe)", timeout=self.keyring_timeout)
+        except KeyringUnavailable as exc:
+            raise SecretsNeedKeyring(exc.why, needing, path) from exc
 
     def _save(self, servers: Mapping[str, McpServer]) -> None:
         data = {"mcpServers": {name: s.to_json() for name, s in servers.items()}}
@@ -288,7 +338,7 @@ def server_from_json(
         )
     if kind not in ("stdio", "http", "streamable-http", "streamableHttp"):
         raise McpConfigError(f"{where}: the server {name!r} has an unknown type {kind!r}.")
-    env = _names(entry.get("env"), name, "env", where, values_allowed)
+    env, file_env = _env(entry.get("env"), name, where, values_allowed)
     headers = _names(entry.get("headers"), name, "headers", where, values_allowed)
     args = entry.get("args") or []
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
@@ -301,12 +351,40 @@ def server_from_json(
         command=command,
         args=tuple(args),
         env=env,
+        file_env=file_env,
         url=url,
         headers=headers,
         cwd=str(entry.get("cwd") or ""),
         call_timeout=_seconds(entry.get("timeout"), DEFAULT_CALL_TIMEOUT),
         start_timeout=_seconds(entry.get("startTimeout"), DEFAULT_START_TIMEOUT),
     )
+
+
+def _claude_desktop_servers(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ContextDeskError(
+            "No Claude desktop configuration",
+            f"{path} does not exist.",
+            kind=ErrorKind.NOT_FOUND,
+        ) from exc
+    except (OSError, ValueError) as exc:
+        raise McpConfigError(f"{path} could not be read as JSON ({exc}).") from exc
+    entries = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        raise McpConfigError(f'{path} has no "mcpServers" object.')
+    return entries
+
+
+def _values(values: Any) -> tuple[dict[str, str], list[str]]:
+    """Claude desktop's `env` (or `headers`) values as strings, and the names whose value
+    is null (left out: never the string "None")."""
+    if not isinstance(values, dict):
+        return {}, []
+    kept = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+    nulls = [str(k) for k, v in values.items() if v is None]
+    return {k: v for k, v in kept.items() if k not in nulls}, nulls
 
 
 def claude_desktop_config() -> Path:
@@ -335,9 +413,22 @@ def _names(
     return tuple(str(k) for k in values)
 
 
-def _with_secret_names(server: McpServer, secrets: Secrets) -> McpServer:
-    from dataclasses import replace
+def _env(
+    values: Any, server: str, where: str, values_allowed: bool
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """`env` in mcp.json: names kept in the keyring ("@keyring"), and values the user
+    chose to keep in the file. (Claude desktop's: every name; the import takes the
+    values.)"""
+    if values_allowed or values is None:
+        return _names(values, server, "env", where, values_allowed), ()
+    if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+        raise McpConfigError(f"{where}: {server!r}'s env must be an object of strings.")
+    in_keyring = tuple(str(k) for k, v in values.items() if v == IN_KEYRING)
+    in_file = tuple((str(k), v) for k, v in values.items() if v != IN_KEYRING)
+    return in_keyring, in_file
 
+
+def _with_secret_names(server: McpServer, secrets: Secrets) -> McpServer:
     return replace(
         server,
         env=tuple(dict.fromkeys([*server.env, *secrets.env])),

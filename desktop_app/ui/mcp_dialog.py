@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QTreeWidget,
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.chats.tool_servers import ServerView
+from desktop_app.config.mcp_servers import ImportReport, SecretsNeedKeyring
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.ui import theme
 
@@ -85,6 +87,7 @@ class McpDialog(QDialog):
         self.chat = chat
         self.background = background
         self._filling = False
+        self._asking: QMessageBox | None = None  # the question about keeping env values in mcp.json
         if chat is not None:
             said = (
                 f"Checked tools are offered to Claude in “{chat.title}”: each one's definition "
@@ -199,6 +202,10 @@ class McpDialog(QDialog):
             lines.append(f"Speaks MCP {view.protocol}")
         if view.secrets:
             lines.append("In the keyring: " + ", ".join(view.secrets))
+        if view.in_file:
+            lines.append(
+                "In mcp.json (plain text, readable only by you): " + ", ".join(view.in_file)
+            )
         if view.error:
             lines.append(f"<b>{view.status.capitalize()}</b>: {_escape(view.error)}")
         if view.log_path:
@@ -243,16 +250,63 @@ class McpDialog(QDialog):
 
     @Slot()
     def _on_import_clicked(self) -> None:
-        def done(result: tuple[list[str], list[str]]) -> None:
-            added, skipped = result
-            said = [f"Added: {', '.join(added)}." if added else "Nothing new to add."]
-            said += [f"Skipped {_escape(s)}" for s in skipped]
-            self._after_change("<br>".join(said))
+        self._import(env_in_file=False)
+
+    def _import(self, *, env_in_file: bool) -> None:
+        servers = self.engine.tool_servers
+
+        def run() -> ImportReport | SecretsNeedKeyring:
+            try:
+                return servers.import_claude_desktop(env_in_file=env_in_file)
+            except SecretsNeedKeyring as refused:  # a question for the user, not an error
+                return refused
 
         self.details.setText("Reading Claude desktop's configuration…")
-        self.background.submit(
-            "mcp-import", self.engine.tool_servers.import_claude_desktop, done, self._failed
+        self.background.submit("mcp-import", run, self._imported, self._failed)
+
+    def _imported(self, result: ImportReport | SecretsNeedKeyring) -> None:
+        if isinstance(result, SecretsNeedKeyring):
+            self._ask_to_keep_env_in_file(result)
+            return
+        said = [f"Added: {', '.join(result.added)}." if result.added else "Nothing new to add."]
+        said += [f"Skipped {_escape(s)}" for s in result.skipped]
+        said += [_escape(w) for w in result.warnings]
+        if result.in_file:
+            path = self.engine.tool_servers.config_path()
+            said.append(
+                f"The env values of {', '.join(result.in_file)} are kept in plain text in "
+                f"{_escape(str(path))}, readable only by you."
+            )
+        self._after_change("<br>".join(said))
+
+    def _ask_to_keep_env_in_file(self, refused: SecretsNeedKeyring) -> None:
+        path = self.engine.tool_servers.config_path()
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            refused.title,
+            refused.message,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            self,
         )
+        box.setObjectName("keepEnvInFile")
+        box.setInformativeText(
+            f"Keep their values in {path} instead? The file is readable only by you, but "
+            "the values are in plain text there, and a backup of your files may copy them."
+        )
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.finished.connect(self._on_keep_env_in_file_finished)
+        self._asking = box
+        self.details.setText("Nothing was imported yet: see the question.")
+        box.open()
+
+    @Slot()
+    def _on_keep_env_in_file_finished(self) -> None:
+        box, self._asking = self._asking, None
+        if box is not None and box.clickedButton() is box.button(QMessageBox.StandardButton.Yes):
+            self._import(env_in_file=True)
+        else:
+            self.details.setText("Nothing was imported.")
 
     @Slot()
     def _on_restart_clicked(self) -> None:

@@ -258,15 +258,15 @@ def test_claude_desktop_s_configuration_is_imported_with_its_secrets_moved(
             }
         )
     )
-    added, skipped = config.import_claude_desktop(desktop)
-    assert added == ["git-hub", "remote"]
-    assert len(skipped) == 1
-    assert "SSE" in skipped[0]
+    report = config.import_claude_desktop(desktop)
+    assert report.added == ("git-hub", "remote")
+    assert len(report.skipped) == 1
+    assert "SSE" in report.skipped[0]
     assert "ghp_secret" not in config.path.read_text()
     assert config.secrets(config.server("git-hub")).env == {"GITHUB_TOKEN": "ghp_secret"}
-    again, skipped = config.import_claude_desktop(desktop)
-    assert again == []
-    assert any("already configured" in s for s in skipped)
+    again = config.import_claude_desktop(desktop)
+    assert again.added == ()
+    assert any("already configured" in s for s in again.skipped)
 
 
 def test_a_hundred_tools_each_with_its_tokens_and_each_can_be_turned_off(
@@ -585,3 +585,69 @@ def test_a_server_that_dies_mid_turn_leaves_the_next_request_and_the_model_is_to
     sent = json.dumps(second.body, ensure_ascii=False)
     assert "about to crash" not in sent  # its stderr: for the user only
     assert "during a call" not in sent  # the error's own words too
+
+
+# -- Claude desktop's configuration, without a keyring ----------------------------------------
+
+
+@pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """No keyring service at all, as on a headless Linux box (the `keyring` package's own
+    backend for that case)."""
+    import keyring.backends.fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+def claude_desktop_file(tmp_path: Path, env: dict[str, Any]) -> Path:
+    desktop = tmp_path / "claude_desktop_config.json"
+    server = {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"], "cwd": str(ROOT)}
+    desktop.write_text(
+        json.dumps(
+            {"mcpServers": {"plain": dict(server), "with env": {**server, "env": env}}}
+        )
+    )
+    return desktop
+
+
+def test_importing_env_values_without_a_keyring_refuses_and_names_the_option(
+    home: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path, no_keyring: None
+) -> None:
+    desktop = claude_desktop_file(tmp_path, {"TEST_SECRET": "s3cret"})
+    said = cli(home, capsys, "mcp", "import", str(desktop), status=1)
+    assert "--env-in-file" in said
+    assert "with env" in said
+    assert "No MCP servers" in cli(home, capsys, "mcp", "list")  # nothing was imported
+
+
+def test_importing_with_env_in_file_keeps_the_values_in_a_private_file_and_warns(
+    home: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path, no_keyring: None
+) -> None:
+    desktop = claude_desktop_file(tmp_path, {"TEST_SECRET": "s3cret", "UNSET": None})
+    said = cli(home, capsys, "mcp", "import", str(desktop), "--env-in-file")
+    assert "Added plain" in said
+    assert "Added with-env" in said
+    assert "UNSET" in said  # null: said, and left out
+    mcp_json = home / "config" / "mcp.json"
+    assert "in mcp.json" in said or str(mcp_json) in said
+    assert "readable only by you" in said
+    assert mcp_json.stat().st_mode & 0o777 == 0o600
+    kept = json.loads(mcp_json.read_text())["mcpServers"]["with-env"]["env"]
+    assert kept == {"TEST_SECRET": "s3cret"}  # no "None", no "UNSET"
+    # The value reaches the server's process.
+    tested = json.loads(cli(home, capsys, "mcp", "test", "with-env", "--json"))
+    assert tested["status"] == "ready"
+    config = McpConfig(home / "config")
+    assert config.secrets(config.server("with-env")).env == {"TEST_SECRET": "s3cret"}
+
+
+def test_a_null_env_value_is_never_the_string_none(config: McpConfig, tmp_path: Path) -> None:
+    desktop = claude_desktop_file(tmp_path, {"TEST_SECRET": "s3cret", "UNSET": None})
+    report = config.import_claude_desktop(desktop)
+    assert report.added == ("plain", "with-env")
+    assert any("UNSET" in w for w in report.warnings)
+    assert config.secrets(config.server("with-env")).env == {"TEST_SECRET": "s3cret"}
+    assert keyring.get_password("ContextDesk MCP", "with-env/env/UNSET") is None

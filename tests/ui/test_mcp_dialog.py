@@ -4,12 +4,14 @@ server shows why, and the meter's tools segment tells the servers apart."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QTreeWidget, QTreeWidgetItem
+from PySide6.QtWidgets import QApplication, QMessageBox, QTreeWidget, QTreeWidgetItem
 from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
@@ -130,3 +132,56 @@ def test_the_tools_view_shows_each_server_s_protocol_version(
     dialog.reject()
     qtbot.waitUntil(lambda: window.tools_dialog is None, timeout=5000)
     QApplication.processEvents()
+
+
+def test_importing_env_values_without_a_keyring_asks_to_keep_them_in_the_file(
+    engine: Engine,
+    open_window: Callable[[Engine], MainWindow],
+    qtbot: QtBot,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import keyring
+    import keyring.backends.fail
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))  # where Claude desktop's is
+    desktop = tmp_path / "xdg" / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir(parents=True)
+    server = {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"]}
+    desktop.write_text(json.dumps({"mcpServers": {"t": {**server, "env": {"TEST_SECRET": "x"}}}}))
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # no keyring service at all
+    try:
+        window = open_window(engine)
+        qtbot.keyClick(
+            window,
+            Qt.Key.Key_T,
+            Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+        )
+        qtbot.waitUntil(lambda: isinstance(window.tools_dialog, McpDialog), timeout=5000)
+        dialog = window.tools_dialog
+        assert dialog is not None
+        qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: _asked(dialog) is not None, timeout=10_000)
+        box = _asked(dialog)
+        assert box is not None
+        assert "readable only by you" in box.informativeText()
+        assert [s.name for s in engine.tool_servers.configured()] == []  # not before "Yes"
+        yes = box.button(QMessageBox.StandardButton.Yes)
+        qtbot.mouseClick(yes, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(
+            lambda: [s.name for s in engine.tool_servers.configured()] == ["t"], timeout=10_000
+        )
+        kept = json.loads(engine.mcp_config().path.read_text())["mcpServers"]["t"]["env"]
+        assert kept == {"TEST_SECRET": "x"}
+        qtbot.waitUntil(lambda: "mcp.json" in dialog.details.text(), timeout=10_000)
+        dialog.reject()
+        qtbot.waitUntil(lambda: window.tools_dialog is None, timeout=5000)
+    finally:
+        keyring.set_keyring(previous)
+    QApplication.processEvents()
+
+
+def _asked(dialog: McpDialog) -> QMessageBox | None:
+    box = dialog.findChild(QMessageBox, "keepEnvInFile")
+    return box if box is not None and box.isVisible() else None
