@@ -139,6 +139,12 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
         "repl", help="talk in the terminal (/pin /facts /compact /context /request /export /quit)"
     )
     repl.add_argument("chat")
+    repl.add_argument(
+        "--allow-tools",
+        default="",
+        metavar="NAME,…",
+        help="tools that ask may run without asking (an MCP tool as SERVER.TOOL)",
+    )
 
     pin = sub.add_parser("pin", help="pin a fact: sent verbatim with every message")
     pin.add_argument("chat")
