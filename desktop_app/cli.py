@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     finally:
+        for notice in engine.take_notices():  # what the engine changed on its own, said once
+            print(notice, file=sys.stderr)
         engine.close()
 
 
@@ -166,7 +168,8 @@ def cmd_chat(engine: Engine, args: argparse.Namespace) -> int:
             kinds = ", ".join(block_type(b) for b in m.blocks)
             print(f"\n{m.role}{status} ({kinds}):\n{m.text or '(no text)'}")
     elif args.chat_command == "set":
-        engine.find(args.chat).change(key_values(args.pairs))
+        for note in engine.find(args.chat).change(key_values(args.pairs)):
+            print(note, file=sys.stderr)
     elif args.chat_command == "delete":
         chat = engine.find(args.chat)
         chat.delete()
@@ -716,6 +719,12 @@ def _one_line(snippet: str, *, bold: bool) -> str:
 
 def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
     imported = engine.import_file(args.file)
+    if args.json:
+        shown = {"id": imported.chat.id, "title": imported.chat.title}
+        print(
+            json.dumps({**shown, "repairs": list(imported.repairs)}, ensure_ascii=False, indent=2)
+        )
+        return 0
     for change in imported.repairs:
         print(f"repaired: {change}", file=sys.stderr)
     print(imported.chat.id)

@@ -246,6 +246,9 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
         help="import a contextdesk.chat file or a Messages API request body; prints the new id",
     )
     importing.add_argument("file", type=Path)
+    importing.add_argument(
+        "--json", action="store_true", help="print the new chat and every repair as JSON"
+    )
 
     settings = sub.add_parser(
         "settings",

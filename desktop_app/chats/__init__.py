@@ -13,6 +13,7 @@ from desktop_app.config.logfile import log_unexpected
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat, can_retry, repaired
     from desktop_app.chats.engine import DEMO_MODEL, Engine, Imported
+    from desktop_app.chats.thinking_preview import thinking_meaning
     from desktop_app.chats.turn import Turn
 
 # Each loads on first use: the window's first frame needs only `FirstFrame` (the engine
@@ -26,6 +27,7 @@ _LATER = {
     "can_retry": "chat",
     "repaired": "chat",
     "Turn": "turn",
+    "thinking_meaning": "thinking_preview",
 }
 
 
@@ -49,4 +51,5 @@ __all__ = [
     "data_folder",
     "log_unexpected",
     "repaired",
+    "thinking_meaning",
 ]

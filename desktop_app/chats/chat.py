@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # the context engine, the loop and the tools load with the fi
     from desktop_app.context.project import Project, ProjectLayers
     from desktop_app.context.projection import Plan, Projector
     from desktop_app.core.request_diff import RequestDiff
+    from desktop_app.core.thinking import ThinkingOptions
     from desktop_app.storage.ledger import RequestRecorder, SentRequest
     from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.mcp_tools import McpOffer
@@ -549,8 +550,10 @@ class Chat:
         self.info = self.engine.store.update_chat(self.id, system_prompt=text)
         self.settings_changed()
 
-    def change(self, assignments: dict[str, str]) -> None:
-        """`contextdesk chat set`: KEY=VALUE pairs (keys in CHAT_FIELDS), checked together."""
+    def change(self, assignments: dict[str, str]) -> list[str]:
+        """`contextdesk chat set`: KEY=VALUE pairs (keys in CHAT_FIELDS), checked together.
+        A new model brings its window, its output limit and the thinking it takes (as
+        `switch_model`); returns what was adjusted to fit it, said ([] when nothing was)."""
         fields: dict[str, Any] = {}
         values = asdict(self.settings)
         for key, text in assignments.items():
@@ -569,15 +572,70 @@ class Chat:
                 continue
             values[name] = typed_value(key, text, type(values[name]))
         settings = checked(ContextSettings(**values))
+        notes: list[str] = []
+        model = fields.get("model")
+        if model and model != self.info.model:
+            settings, notes = self._fitted_to(
+                model.strip(), settings, window="context_window" not in assignments
+            )
         if "title" in fields:
             self.rename(fields.pop("title"))
         self.info = self.engine.store.update_chat(self.id, settings=settings, **fields)
         self.settings_changed()
+        return notes
 
-    def switch_model(self, model: str) -> None:
-        """Send this chat's next requests to `model`, with that model's context window
-        (the transcript stays; the context panel and the meter re-plan for it)."""
-        self.change({"model": model, "context_window": str(self.engine.model_window(model))})
+    def switch_model(self, model: str) -> list[str]:
+        """Send this chat's next requests to `model`, with that model's context window,
+        output limit and thinking (the transcript stays; the context panel and the meter
+        re-plan for it). Returns what had to change to fit the model, said."""
+        return self.change({"model": model})
+
+    def _fitted_to(
+        self, model: str, settings: ContextSettings, *, window: bool
+    ) -> tuple[ContextSettings, list[str]]:
+        """`settings` for `model`: its window (unless one was given), a reply no longer
+        than it writes, and the thinking it takes (core/thinking.fitted)."""
+        from desktop_app.core.thinking import fitted
+
+        facts = self.engine.model_facts(model)
+        notes = []
+        if window:
+            settings = replace(settings, context_window=self.engine.model_window(model))
+        if settings.max_tokens > facts.max_output:
+            notes.append(
+                f"The longest reply is now {facts.max_output:,} tokens (was "
+                f"{settings.max_tokens:,}): {facts.display_name} writes no more."
+            )
+            settings = replace(settings, max_tokens=facts.max_output)
+        choice, moved = fitted(facts, settings.thinking_choice)
+        if moved:
+            notes.append(moved[0].upper() + moved[1:])
+        return checked(settings.with_thinking(choice)), notes
+
+    def thinking_options(self) -> ThinkingOptions:
+        """What this chat's thinking can be on its model (for the chat bar's menu)."""
+        from desktop_app.core.thinking import options
+
+        return options(self.engine.model_facts(self.info.model))
+
+    def fit_to_model(self) -> str:
+        """A chat stored with a thinking setting its model does not take (a budget from
+        before adaptive thinking) moves to what the model takes, once: said here, and
+        saved, so it is not said again."""
+        from desktop_app.core.thinking import fitted
+
+        facts = self.engine.model_facts(self.info.model)
+        choice, moved = fitted(facts, self.settings.thinking_choice)
+        if not moved:
+            return ""
+        try:
+            self.info = self.engine.store.update_chat(
+                self.id, settings=self.settings.with_thinking(choice)
+            )
+        except ContextDeskError:  # (a busy or read-only database: the request is right anyway)
+            log.warning("could not save chat %s's thinking setting", self.id, exc_info=True)
+            return ""
+        return f"“{self.title}”: {moved}"
 
     def fork(self, through: Message) -> Chat:
         """A new chat with the messages up to and including `through`, and the facts."""

@@ -84,6 +84,7 @@ class Engine:
     _listed: dict[str, ModelInfo] = field(default_factory=dict, init=False, repr=False)
     _mcp: McpHub | None = field(default=None, init=False, repr=False)
     _mcp_made: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    notices: list[str] = field(default_factory=list, init=False, repr=False)  # take_notices
 
     def __post_init__(self, demo_mode: bool) -> None:
         # The server is read when connecting: Settings may have changed it by then.
@@ -263,7 +264,16 @@ class Engine:
             from desktop_app.chats.chat import Chat
 
             chat = self._chats[chat_id] = Chat(self, self.store.chat(chat_id))
+            notice = chat.fit_to_model()
+            if notice:
+                self.notices.append(notice)
         return chat
+
+    def take_notices(self) -> list[str]:
+        """What the engine changed on its own and must say once (a chat's thinking moved
+        to what its model takes), cleared as it is taken."""
+        taken, self.notices[:] = list(self.notices), []
+        return taken
 
     def find(self, ref: str) -> Chat:
         """A chat by its id or a unique prefix of it."""

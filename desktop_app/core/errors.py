@@ -17,6 +17,7 @@ class ErrorKind(StrEnum):
     from it: Retry, Settings…, Compact…). Values are stable: they appear in `--json`."""
 
     ERROR = "error"  # nothing more specific is known
+    NOTICE = "notice"  # not an error: a change ContextDesk made on its own, said once
     BUG = "bug"  # an exception nobody planned for
     USAGE = "usage"  # a command or value given the wrong way
     NOT_FOUND = "not_found"

@@ -46,6 +46,39 @@ class ThinkingSetup:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class ThinkingOptions:
+    """What the choice can be on one model, for a face to offer (words are the face's)."""
+
+    model: str  # its display name
+    modes: tuple[ThinkingMode, ...]  # the modes that differ on this model
+    efforts: tuple[str, ...]  # the effort levels it takes ("" = its default, always offered)
+    default_effort: str
+    off: str  # what "off" sends: "left out", "disabled", "between_tools", "lowest effort"
+    budgets: bool  # it takes a thinking budget
+
+
+def options(facts: ModelFacts) -> ThinkingOptions:
+    if not facts.omitted_thinks:
+        off = "left out"
+    elif "between_tools" in facts.thinking_types and "disabled" not in facts.thinking_types:
+        off = "between_tools"
+    elif "disabled" in facts.thinking_types:
+        off = "disabled"
+    else:
+        off = "lowest effort"
+    budgets = "enabled" in facts.thinking_types
+    adaptive = "adaptive" in facts.thinking_types or facts.omitted_thinks
+    modes: tuple[ThinkingMode, ...] = (
+        *(("adaptive",) if adaptive else ()),
+        "off",
+        *(("budget",) if budgets else ()),
+    )
+    return ThinkingOptions(
+        facts.display_name, modes, facts.efforts, facts.default_effort, off, budgets
+    )
+
+
 def setup(facts: ModelFacts, choice: ThinkingChoice, max_tokens: int) -> ThinkingSetup:
     """What a request to the model `facts` describes carries for `choice`."""
     if choice.mode == "budget":

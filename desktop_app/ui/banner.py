@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.errors import ErrorInfo
+from desktop_app.core.errors import ErrorInfo, ErrorKind
 from desktop_app.ui import theme
 
 
@@ -73,7 +73,8 @@ class ErrorBanner(QFrame):
         if error is None:
             self.hide()
             return
-        colour = theme.status_colour("error", theme.is_dark(self.palette())).name()
+        tone = "notice" if error.kind is ErrorKind.NOTICE else "error"
+        colour = theme.status_colour(tone, theme.is_dark(self.palette())).name()
         self.setStyleSheet(
             f"#errorBanner {{ border: 1px solid {colour}; border-radius: 6px; }}"
             f"#errorTitle {{ color: {colour}; font-weight: bold; }}"

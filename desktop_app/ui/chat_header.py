@@ -1,6 +1,7 @@
 """The bar above a conversation: the chat's title, its model with the model's context
-window (switched here, for this chat), and the Context view toggle — every block's chip,
-or one quiet marker per message."""
+window (switched here, for this chat), its thinking (as the model takes it: adaptive at an
+effort, off, or a budget), and the Context view toggle — every block's chip, or one quiet
+marker per message."""
 
 from __future__ import annotations
 
@@ -8,18 +9,46 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QFontMetrics, QResizeEvent
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMenu,
+    QSizePolicy,
+    QToolButton,
+    QWidget,
+)
 
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.core.ports import ModelInfo
+from desktop_app.core.thinking import ThinkingOptions
+
+EFFORT_NAMES = {
+    "low": "Low",
+    "medium": "Medium",
+    "high": "High",
+    "xhigh": "Extra high",
+    "max": "Max",
+}
+OFF_MEANS = {
+    "left out": "it does not think",
+    "disabled": "it does not think",
+    "between_tools": "no thinking before answering; its notes between tool calls still come back",
+    "lowest effort": "it always thinks: the lowest effort it takes",
+}
 
 
 class ChatHeader(QWidget):
     """Signals:
     model_chosen(str): the user picked another model for this chat.
+    thinking_chosen(dict): chat settings to change, as `chat set` takes them
+        ({"thinking": "adaptive"}, {"effort": "high"}, {"thinking_display": "omitted"}…).
     context_view_toggled(bool): show every block's chip (True) or quiet markers.
     """
 
     model_chosen = Signal(str)
+    thinking_chosen = Signal(dict)
     context_view_toggled = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -51,11 +80,19 @@ class ChatHeader(QWidget):
             "(off: one marker per message; hover it for the breakdown)"
         )
         self.context_view.toggled.connect(self.context_view_toggled)
+        self.thinking = QToolButton()
+        self.thinking.setObjectName("chatThinking")
+        self.thinking.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.thinking.setMenu(QMenu(self.thinking))
+        self.thinking.menu().aboutToShow.connect(self._fill_thinking_menu)
         row = QHBoxLayout(self)
         row.setContentsMargins(10, 4, 6, 4)
         row.addWidget(self.title, 1)
         row.addWidget(self.model)
+        row.addWidget(self.thinking)
         row.addWidget(self.context_view)
+        self._options: ThinkingOptions | None = None
+        self._settings = ContextSettings()
         self._model_id = ""
         self._title = ""
 
@@ -95,11 +132,93 @@ class ChatHeader(QWidget):
             else "The model this chat's next message goes to, and its context window"
         )
 
+    def show_thinking(self, options: ThinkingOptions, settings: ContextSettings) -> None:
+        """The chat's thinking as its model takes it, on the button; the menu offers what
+        the model can do (made when it opens)."""
+        self._options, self._settings = options, settings
+        self.thinking.setText(thinking_label(options, settings))
+        self.thinking.setToolTip(
+            f"How {options.model} thinks in this chat — click to change. "
+            f"Off: {OFF_MEANS[options.off]}."
+        )
+
+    @Slot()
+    def _fill_thinking_menu(self) -> None:
+        menu = self.thinking.menu()
+        menu.clear()
+        options, settings = self._options, self._settings
+        if options is None:
+            return
+        mode = settings.thinking if settings.thinking in options.modes else options.modes[0]
+        if "adaptive" in options.modes:
+            chosen = mode == "adaptive"
+            default = EFFORT_NAMES.get(options.default_effort, "its default")
+            levels = [("", f"Adaptive — {options.model}'s default effort ({default})")]
+            levels += [(e, f"Adaptive — {EFFORT_NAMES[e]} effort") for e in options.efforts]
+            if not options.efforts:
+                levels = [("", "Adaptive — Claude decides how much")]
+            for effort, text in levels:
+                action = menu.addAction(text)
+                action.setCheckable(True)
+                action.setChecked(chosen and settings.effort == effort)
+                action.triggered.connect(
+                    lambda _=False, e=effort: self._choose({"thinking": "adaptive", "effort": e})
+                )
+        off = menu.addAction(f"Off — {OFF_MEANS[options.off]}")
+        off.setCheckable(True)
+        off.setChecked(mode == "off")
+        off.triggered.connect(lambda _=False: self._choose({"thinking": "off"}))
+        if options.budgets:
+            budget = menu.addAction(
+                f"A budget — {settings.thinking_budget:,} tokens…"
+                if settings.thinking_budget
+                else "A budget…"
+            )
+            budget.setCheckable(True)
+            budget.setChecked(mode == "budget")
+            budget.triggered.connect(self._on_budget_triggered)
+        menu.addSeparator()
+        shown = menu.addAction("Show thinking's text")
+        shown.setCheckable(True)
+        shown.setChecked(settings.thinking_display != "omitted")
+        shown.setToolTip("Off: only that Claude thought, and its tokens (display: omitted)")
+        shown.toggled.connect(
+            lambda on: self._choose({"thinking_display": "summarized" if on else "omitted"})
+        )
+
+    def _choose(self, values: dict[str, str]) -> None:
+        self.thinking_chosen.emit(values)
+
+    @Slot()
+    def _on_budget_triggered(self) -> None:
+        budget, ok = QInputDialog.getInt(
+            self,
+            "Thinking budget",
+            "Tokens Claude may think for (at least 1,024, and below the longest reply):",
+            self._settings.thinking_budget or 4096,
+            1024,
+            self._settings.max_tokens - 1 if self._settings.max_tokens > 1025 else 1024,
+            1024,
+        )
+        if ok:
+            self._choose({"thinking": str(budget)})
+
     @Slot(int)
     def _on_model_activated(self, index: int) -> None:
         chosen = str(self.model.itemData(index))
         if chosen and chosen != self._model_id:
             self.model_chosen.emit(chosen)
+
+
+def thinking_label(options: ThinkingOptions, settings: ContextSettings) -> str:
+    """The button's words: what the chat's thinking is on its model now."""
+    mode = settings.thinking if settings.thinking in options.modes else options.modes[0]
+    if mode == "budget":
+        return f"Thinking: {settings.thinking_budget:,} tokens"
+    if mode == "off":
+        return "Thinking: lowest" if options.off == "lowest effort" else "Thinking: off"
+    effort = settings.effort if settings.effort in options.efforts else ""
+    return f"Thinking: {EFFORT_NAMES[effort].lower()}" if effort else "Thinking: adaptive"
 
 
 def _label(name: str, window: int) -> str:

@@ -78,6 +78,7 @@ FIND_LIMIT = 1000  # matches Ctrl+F steps through in one chat
 # Errors whose banner has no Retry (which answers the last message again): nothing to
 # answer, or the message was never stored — the draft is still in the composer: Send it.
 NOT_RETRYABLE = {
+    ErrorKind.NOTICE,
     ErrorKind.NOTHING_TO_RETRY,
     ErrorKind.USAGE,
     ErrorKind.IO,
@@ -381,6 +382,7 @@ class MainWindow(QMainWindow):
         self.composer.draft_changed.connect(self._on_composer_draft_changed)
         self.composer.problem.connect(self._on_composer_problem)
         self.header.model_chosen.connect(self._on_header_model_chosen)
+        self.header.thinking_chosen.connect(self._on_header_thinking_chosen)
         self.header.context_view_toggled.connect(self._set_context_view)
         self.banner.retry_requested.connect(self._on_retry_triggered)
         self.banner.dismissed.connect(self._on_banner_dismissed)
@@ -518,6 +520,15 @@ class MainWindow(QMainWindow):
         session.busy_changed.connect(show_activity)
         session.error_changed.connect(show_activity)
         session.load()
+        notices = self.engine.take_notices()  # said once: what opening it changed
+        if notices:
+            session.set_error(
+                ErrorInfo(
+                    "Thinking changed to what the model takes",
+                    "\n".join(notices),
+                    kind=ErrorKind.NOTICE,
+                )
+            )
         self.sessions[chat_id] = session
         return session
 
@@ -776,6 +787,11 @@ class MainWindow(QMainWindow):
     def _on_header_model_chosen(self, model: str) -> None:
         if self.current is not None:
             self.current.switch_model(model)
+
+    @Slot(dict)
+    def _on_header_thinking_chosen(self, values: dict[str, str]) -> None:
+        if self.current is not None:
+            self.current.change(values)
 
     @Slot(bool)
     def _on_chat_list_toggled(self, shown: bool) -> None:
@@ -1084,6 +1100,7 @@ class MainWindow(QMainWindow):
                 chat.settings.context_window,
                 demo=demo,
             )
+            self.header.show_thinking(chat.thinking_options(), chat.settings)
         if self.attached and self.connection.no_key and self.current is None:
             self.center.setCurrentWidget(self.welcome)
         elif self.center.currentWidget() is self.welcome:

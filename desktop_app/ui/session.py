@@ -509,7 +509,17 @@ class ChatSession(QObject):
         self._update_chat(lambda: self.chat.set_settings(settings))
 
     def switch_model(self, model: str) -> None:
-        self._update_chat(lambda: self.chat.switch_model(model))
+        notes: list[str] = []
+        self._update_chat(lambda: notes.extend(self.chat.switch_model(model)))
+        if notes:  # what had to change to fit the model (its output limit, its thinking)
+            self.told.emit(" ".join(notes))
+
+    def change(self, assignments: dict[str, str]) -> None:
+        """Chat settings as `chat set` takes them (the chat bar's thinking menu)."""
+        notes: list[str] = []
+        self._update_chat(lambda: notes.extend(self.chat.change(assignments)))
+        if notes:
+            self.told.emit(" ".join(notes))
 
     def set_system_prompt(self, text: str) -> None:
         self._update_chat(lambda: self.chat.set_system_prompt(text))

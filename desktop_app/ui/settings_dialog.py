@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.api.models import DEFAULT_CONTEXT_WINDOW
+from desktop_app.chats import thinking_meaning
 from desktop_app.config.secrets import KeyringUnavailable
 from desktop_app.config.settings import (
     CONTEXT_WINDOW_RANGE,
@@ -115,21 +116,49 @@ class SettingsDialog(QDialog):
         self.max_tokens.setRange(*MAX_TOKENS_RANGE)
         self.max_tokens.setSingleStep(1024)
         self.max_tokens.setValue(settings.max_tokens)
-        self.thinking = QCheckBox("Extended thinking, with a budget of")
-        self.thinking.setChecked(settings.thinking_budget > 0)
+        # New chats' thinking: adaptive (Claude decides how much) at an effort, off (the
+        # model's lowest setting), or a budget — what each means for the chosen model is
+        # said under it (core/thinking.py turns it into what that model takes).
+        self.thinking = QComboBox()
+        self.thinking.setObjectName("thinkingMode")
+        for value, text in (
+            ("adaptive", "Adaptive — Claude decides how much to think"),
+            ("off", "Off — the model's lowest setting"),
+            ("budget", "A budget (models before Claude 4.7)"),
+        ):
+            self.thinking.addItem(text, value)
+        self.thinking.setCurrentIndex(max(0, self.thinking.findData(settings.thinking)))
+        self.effort = QComboBox()
+        self.effort.setObjectName("effort")
+        for value, text in (
+            ("", "the model's default effort"),
+            ("low", "low effort"),
+            ("medium", "medium effort"),
+            ("high", "high effort"),
+            ("xhigh", "extra high effort"),
+            ("max", "max effort"),
+        ):
+            self.effort.addItem(text, value)
+        self.effort.setCurrentIndex(max(0, self.effort.findData(settings.effort)))
         self.thinking_budget = QSpinBox()
         self.thinking_budget.setRange(*THINKING_RANGE)
         self.thinking_budget.setSingleStep(1024)
         self.thinking_budget.setValue(settings.thinking_budget or 4096)
         self.thinking_budget.setSuffix(" tokens")
-        self.thinking_budget.setEnabled(self.thinking.isChecked())
-        self.thinking.toggled.connect(self.thinking_budget.setEnabled)
+        self.show_thinking = QCheckBox("Show thinking's text (off: only that Claude thought)")
+        self.show_thinking.setObjectName("showThinking")
+        self.show_thinking.setChecked(settings.thinking_display != "omitted")
+        self.thinking_meaning = QLabel()  # what the choice does on the chosen model
+        self.thinking_meaning.setObjectName("thinkingMeaning")
+        self.thinking_meaning.setWordWrap(True)
+        self.thinking_meaning.setEnabled(False)
+        self.thinking.currentIndexChanged.connect(self._show_thinking_choice)
         self.thinking_note = QLabel()  # says when the max output was raised to fit
         self.thinking_note.setObjectName("thinkingNote")
         self.thinking_note.setWordWrap(True)
         self.thinking_note.setEnabled(False)
         self.thinking_note.hide()
-        self.thinking.toggled.connect(self._fit_thinking)
+        self.thinking.currentIndexChanged.connect(self._fit_thinking)
         self.thinking_budget.valueChanged.connect(self._fit_thinking)
         self.system_prompt = QPlainTextEdit(settings.system_prompt)
         self.system_prompt.setPlaceholderText("The system prompt new chats start with")
@@ -181,6 +210,7 @@ class SettingsDialog(QDialog):
 
         thinking_row = QHBoxLayout()
         thinking_row.addWidget(self.thinking)
+        thinking_row.addWidget(self.effort)
         thinking_row.addWidget(self.thinking_budget)
         thinking_row.addStretch(1)
         workspace_row = QHBoxLayout()
@@ -198,7 +228,9 @@ class SettingsDialog(QDialog):
         window_row.addWidget(self.context_window_note, 1)
         form.addRow("Context window", _row_widget(window_row))
         form.addRow("Max output tokens", self.max_tokens)
-        form.addRow("", _row_widget(thinking_row))
+        form.addRow("Thinking", _row_widget(thinking_row))
+        form.addRow("", self.thinking_meaning)
+        form.addRow("", self.show_thinking)
         form.addRow("", self.thinking_note)
         form.addRow("System prompt", self.system_prompt)
         form.addRow("Tools", self.tools)
@@ -261,7 +293,7 @@ class SettingsDialog(QDialog):
             self.model.currentIndexChanged,
             self.context_window.valueChanged,
             self.max_tokens.valueChanged,
-            self.thinking.toggled,
+            self.thinking.currentIndexChanged,
             self.thinking_budget.valueChanged,
             self.commands.toggled,
             self.command_env.textChanged,
@@ -272,13 +304,16 @@ class SettingsDialog(QDialog):
             # (not `.start` itself: a signal's int would become the timer's interval)
             changed.connect(lambda *_: self._recheck_soon.start())
         self.model.editTextChanged.connect(self._show_model_window)
+        self.model.editTextChanged.connect(self._show_thinking_choice)
+        self.effort.currentIndexChanged.connect(self._show_thinking_choice)
+        self._show_thinking_choice()
         self.resize(620, self.sizeHint().height())
 
     def _fit_thinking(self, *_: object) -> None:
         """The API wants the thinking budget below the max output: when a budget is chosen
         that is not, the max output is raised to leave the reply room — and that is said."""
         budget, most = self.thinking_budget.value(), self.max_tokens.value()
-        if not self.thinking.isChecked() or budget < most:
+        if self.thinking.currentData() != "budget" or budget < most:
             return
         raised = min(MAX_TOKENS_RANGE[1], budget + 4096)
         if raised <= budget:
@@ -289,6 +324,15 @@ class SettingsDialog(QDialog):
             "be below it (the API's rule), with room left for the reply."
         )
         self.thinking_note.show()
+
+    @Slot()
+    def _show_thinking_choice(self, *_: object) -> None:
+        """The budget only for a budget; under the row, what the choice does on the model
+        chosen (the nearest thing it takes, when it cannot do what was chosen)."""
+        mode = str(self.thinking.currentData())
+        self.thinking_budget.setVisible(mode == "budget")
+        self.effort.setVisible(mode != "budget")
+        self.thinking_meaning.setText(thinking_meaning(self._chosen_model(), self.chosen()))
 
     def _problem_rows(self, form: QFormLayout, fields: dict[str, QWidget]) -> dict[str, QLabel]:
         """Under each checked field, a line (hidden until needed) saying what is wrong."""
@@ -340,7 +384,12 @@ class SettingsDialog(QDialog):
             if self._chosen_model() in self.windows
             else self.context_window.value(),
             max_tokens=self.max_tokens.value(),
-            thinking_budget=self.thinking_budget.value() if self.thinking.isChecked() else 0,
+            thinking=str(self.thinking.currentData()),
+            thinking_budget=self.thinking_budget.value()
+            if self.thinking.currentData() == "budget"
+            else self.settings.thinking_budget,
+            effort=str(self.effort.currentData()),
+            thinking_display="summarized" if self.show_thinking.isChecked() else "omitted",
             system_prompt=self.system_prompt.toPlainText(),
             tools_enabled=self.tools.isChecked(),
             run_command_enabled=self.commands.isChecked(),

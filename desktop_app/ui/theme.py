@@ -33,6 +33,7 @@ STATUS_COLOURS = {
     "streaming": ("#1565c0", "#90caf9"),
     "interrupted": ("#b35c00", "#ffb74d"),
     "error": ("#c62828", "#ef9a9a"),
+    "notice": ("#1565c0", "#90caf9"),  # a change said once (not an error)
 }
 
 

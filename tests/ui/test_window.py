@@ -492,7 +492,9 @@ def test_settings_keep_a_model_typed_without_enter_and_refuse_what_the_api_would
     qtbot.keyClicks(line, "qwen3:8b")  # typed, no Enter
     assert dialog.context_window.isEnabled()  # not listed: its window is asked for
     dialog.context_window.setValue(32_768)
-    dialog.thinking.setChecked(True)  # its 4,096 budget is not below the 4,096 max output…
+    assert not dialog.thinking_budget.isVisible()  # adaptive: no budget to give
+    dialog.thinking.setCurrentIndex(dialog.thinking.findData("budget"))  # a 4,096 budget is
+    # not below the 4,096 max output…
     assert dialog.max_tokens.value() == 8192  # …so the max output is raised, and that said
     assert dialog.thinking_note.isVisible()
     assert "raised from 4,096 to 8,192" in dialog.thinking_note.text()

@@ -83,3 +83,43 @@ def test_a_users_table_in_other_units_is_not_mixed_in(tmp_path: Path) -> None:
     table = PriceTable.load(tmp_path)
     assert "per 1,000,000 tokens" in table.problems[0]
     assert table.cost("claude-haiku-4-5", Usage(1_000_000)) == 1.0  # the bundled price
+
+
+def test_every_current_model_has_a_dated_sourced_price(tmp_path: Path) -> None:
+    from desktop_app.api.models import BUILTIN_MODELS
+
+    table = PriceTable.load(tmp_path)
+    assert table.updated >= "2026-12-01"
+    missing = [m.id for m in BUILTIN_MODELS if table.price(m.id) is None]
+    assert missing == []
+    sonnet = table.price("claude-sonnet-5-5")
+    assert sonnet is not None
+    assert (sonnet.input, sonnet.output, sonnet.cache_read) == (2, 10, 0.1)
+
+
+def test_long_prompts_and_hour_long_cache_writes_are_priced_at_their_rates(
+    tmp_path: Path,
+) -> None:
+    table = PriceTable.load(tmp_path)
+    short = Usage(input_tokens=90_000, output_tokens=1_000)
+    long = Usage(input_tokens=150_000, output_tokens=1_000)
+    # Haiku 5.5: $0.10 / $0.50 up to 100,000 prompt tokens, $0.50 / $2.50 above.
+    assert table.cost("claude-haiku-5-5", short) == pytest.approx(
+        (90_000 * 0.1 + 1_000 * 0.5) / 1e6
+    )
+    assert table.cost("claude-haiku-5-5", long) == pytest.approx(
+        (150_000 * 0.5 + 1_000 * 2.5) / 1e6
+    )
+    hour = Usage(cache_creation_input_tokens=10_000, cache_write_1h_tokens=4_000)
+    # Opus 5.5: 6,000 at the 5-minute rate ($5), 4,000 at the hour's ($8).
+    assert table.cost("claude-opus-5-5", hour) == pytest.approx((6_000 * 5 + 4_000 * 8) / 1e6)
+
+
+@pytest.mark.parametrize("bad", [True, 1e308, -1, "3", float("nan")])
+def test_a_price_that_is_not_a_plain_number_is_refused(tmp_path: Path, bad: object) -> None:
+    entry = {"input": bad, "output": 1, "cache_write_5m": 1, "cache_write_1h": 1, "cache_read": 1}
+    (tmp_path / "prices.json").write_text(json.dumps({"models": {"m": entry}}, allow_nan=True))
+    table = PriceTable.load(tmp_path)
+    assert table.price("m") is None
+    assert table.problems
+    assert "m: needs" in table.problems[0]

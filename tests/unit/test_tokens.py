@@ -198,6 +198,25 @@ def test_calibration_learns_per_model_and_persists() -> None:
     assert Calibration(store).factor("claude-a") == pytest.approx(1.4)  # persisted
 
 
+def test_a_new_model_starts_from_its_tokenizers_measured_seed_then_what_its_family_learned() -> (
+    None
+):
+    calibration = Calibration()
+    # Before any reply: the published measurements (tokens/calibration.py, SEEDS).
+    assert calibration.factor("claude-sonnet-5-5") == pytest.approx(1.55)
+    assert calibration.factor("claude-sonnet-5-5", "prose") == pytest.approx(1.67)
+    assert calibration.factor("claude-sonnet-5-5", "CJK") == pytest.approx(1.0)
+    assert calibration.factor("claude-haiku-4-5") == pytest.approx(1.15)
+    assert calibration.factor("qwen3:8b") == 1.0  # another server's model: no seed
+    assert calibration.seeded("claude-sonnet-5-5")
+    calibration.learn("claude-sonnet-5-5", reported_prompt_tokens=1800, local_estimate=1000)
+    assert not calibration.seeded("claude-sonnet-5-5")
+    # Opus 5.5 shares Sonnet 5.5's tokenizer: it starts from what was seen there…
+    assert calibration.factor("claude-opus-5-5") == pytest.approx(1.8)
+    # …and Haiku 4.5, of the older tokenizer, does not.
+    assert calibration.factor("claude-haiku-4-5") == pytest.approx(1.15)
+
+
 def test_calibration_rejects_nonsense() -> None:
     calibration = Calibration()
     assert calibration.learn("m", 0, 100) == 1.0

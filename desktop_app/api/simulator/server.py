@@ -62,6 +62,8 @@ class Received:
     path: str
     headers: dict[str, str]
     body: Any
+    status: int = 0  # the status it was answered with (0: not answered yet)
+    answer: str = ""  # an error's message
 
 
 @dataclass
@@ -117,6 +119,10 @@ class SimulatorServer:
 
     def message_requests(self) -> list[Received]:
         return [r for r in self.state.received if r.path == "/v1/messages"]
+
+    def refused(self) -> list[Received]:
+        """Requests answered 400 (a request the API would refuse)."""
+        return [r for r in self.state.received if r.status == 400]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -234,6 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, message)
 
     def _stream(self, message: dict[str, Any], fault: Fault | None) -> None:
+        self._received.status = 200
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -286,7 +293,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _record(self, body: Any) -> None:
         headers = {k.lower(): v for k, v in self.headers.items()}
-        self.sim.received.append(Received(self.command, self.path.split("?")[0], headers, body))
+        self._received = Received(self.command, self.path.split("?")[0], headers, body)
+        self.sim.received.append(self._received)
 
     def _authorized(self) -> bool:
         key = (
@@ -312,6 +320,11 @@ class _Handler(BaseHTTPRequestHandler):
         self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
     ) -> None:
         data = json.dumps(payload).encode()
+        received = getattr(self, "_received", None)
+        if received is not None:
+            received.status = status
+            error = payload.get("error") if isinstance(payload, dict) else None
+            received.answer = str(error.get("message", "")) if isinstance(error, dict) else ""
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
