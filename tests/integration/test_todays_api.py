@@ -220,11 +220,12 @@ def test_a_thinking_block_bound_to_another_prefix_is_refused(sim: SimulatorServe
     def post(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         return _post(sim, body)
 
+    question: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
     ask = {
         "model": "claude-sonnet-5-5",
         "max_tokens": 1024,
         "system": "Be brief.",
-        "messages": [{"role": "user", "content": "hi"}],
+        "messages": question,
     }
     reply = post(ask)[1]
     thinking = [b for b in reply["content"] if b["type"] == "thinking"]
@@ -233,7 +234,7 @@ def test_a_thinking_block_bound_to_another_prefix_is_refused(sim: SimulatorServe
     again = {
         **ask,
         "messages": [
-            *ask["messages"],
+            *question,
             {"role": "assistant", "content": reply["content"]},
             {"role": "user", "content": "more"},
         ],
@@ -257,9 +258,11 @@ def _post(sim: SimulatorServer, body: dict[str, Any]) -> tuple[int, dict[str, An
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as reply:
-            return reply.status, json.loads(reply.read())
+            answer: dict[str, Any] = json.loads(reply.read())
+            return reply.status, answer
     except urllib.error.HTTPError as refused:
-        return refused.code, json.loads(refused.read())
+        error: dict[str, Any] = json.loads(refused.read())
+        return refused.code, error
 
 
 def test_three_failed_compactions_send_three_requests(cli: Any, sim: SimulatorServer) -> None:
