@@ -56,7 +56,8 @@ def test_forty_turns_across_todays_models_are_never_refused(
         cli("send", chat, text)
         turns += 1
         assert len(sim.message_requests()) == before + requests
-        return sim.message_requests()[before].body
+        body: dict[str, Any] = sim.message_requests()[before].body
+        return body
 
     chat = cli("chat", "new", "--model", "claude-sonnet-5-5").strip()
     cli("chat", "set", chat, "drop_old_thinking=off")  # earlier thinking is sent: bound
