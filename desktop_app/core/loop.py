@@ -16,9 +16,12 @@ reply is kept (status interrupted or error) and every tool call gets a result.
 from __future__ import annotations
 
 import logging
+import queue
 import time
 import traceback
+from collections import deque
 from collections.abc import Generator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from desktop_app.core.assembly import MessageAssembler
@@ -212,45 +215,121 @@ class _Turn:
         return message
 
     def run_tools(self, calls: list[ToolUseBlock]) -> Generator[LoopEvent, None, None]:
-        """Run every call in order; all results go into ONE user message, even on cancel
-        (`settle` finishes the message from `self.running` if this is cut short)."""
+        """Ask about every call first, one by one in order; then run the approved ones:
+        calls in different lanes (MCP servers) at the same time, a lane's calls in order.
+        All results go into ONE user message, in the calls' order — on cancel too: a call
+        cut short is answered as interrupted (`settle` sends the message)."""
         results: list[ToolResultBlock] = []
         self.running = (calls, results)
+        try:
+            lanes = yield from self.ask_all(calls, results)
+            yield from self.run_lanes(lanes, results)
+        except BaseException:
+            results[:] = _in_order(calls, results)  # (settle then adds them as they are)
+            raise
+        self.running = None
+        yield from self.add_results(_in_order(calls, results))
+
+    def ask_all(
+        self, calls: list[ToolUseBlock], results: list[ToolResultBlock]
+    ) -> Generator[LoopEvent, None, dict[str, list[ToolUseBlock]]]:
+        """Check each call and ask about it, in order; a refused call gets its result now.
+        Returns the approved calls by lane."""
+        lanes: dict[str, list[ToolUseBlock]] = {}
         for call in calls:
             self.cancel.raise_if_cancelled()
             yield ToolCallStarted(call)
             started = time.monotonic()
-            result = self.run_tool(call)
-            results.append(result)
-            yield ToolCallFinished(call, result, time.monotonic() - started)
-        self.running = None
-        yield from self.add_results(results)
+            refused, lane = self.ask(call)
+            if refused is None:
+                lanes.setdefault(lane, []).append(call)
+            else:
+                results.append(refused)
+                yield ToolCallFinished(call, refused, time.monotonic() - started)
+        return lanes
 
-    def run_tool(self, call: ToolUseBlock) -> ToolResultBlock:
+    def ask(self, call: ToolUseBlock) -> tuple[ToolResultBlock | None, str]:
+        """(None, its lane) when the call may run; (its result, "") when it may not."""
         runner = self.ports.tools
         if runner is None:
             return ToolResultBlock(
                 call.id,
                 f"No tools are available in this chat; {call.name} was not run.",
                 is_error=True,
-            )
+            ), ""
         check = runner.check(call)
         if check.error:
-            return ToolResultBlock(call.id, check.error, is_error=True)
+            return ToolResultBlock(call.id, check.error, is_error=True), ""
         if check.policy is ApprovalPolicy.DENY:
-            return ToolResultBlock(
-                call.id, POLICY_DENIED_RESULT.format(name=call.name), is_error=True
-            )
+            denied = POLICY_DENIED_RESULT.format(name=call.name)
+            return ToolResultBlock(call.id, denied, is_error=True), ""
         if check.policy is ApprovalPolicy.ASK and call.name not in self.state.always_allowed:
             decision = self.ports.approver.approve(
                 ApprovalRequest(call, check.summary), self.cancel
             )
             if decision is ApprovalDecision.DENY:
-                return ToolResultBlock(call.id, DENIED_RESULT.format(name=call.name), is_error=True)
+                denied = DENIED_RESULT.format(name=call.name)
+                return ToolResultBlock(call.id, denied, is_error=True), ""
             if decision is ApprovalDecision.ALLOW_ALWAYS:
                 self.state.always_allowed.add(call.name)
+        return None, check.lane
+
+    def run_lanes(
+        self, lanes: dict[str, list[ToolUseBlock]], results: list[ToolResultBlock]
+    ) -> Generator[LoopEvent, None, None]:
+        """Run the lanes at the same time, one thread each, a lane's next call started
+        only once its previous result was handed on (so closing this generator starts no
+        more). Stop cancels every running call; so does closing this generator."""
+        waiting = {lane: deque(calls) for lane, calls in lanes.items()}
+        lane_of = {call.id: lane for lane, calls in lanes.items() for call in calls}
+        done: queue.SimpleQueue[_Ran | None] = queue.SimpleQueue()
+        calls_cancel = CancelToken()  # what the calls obey: Stop, or this generator's end
+        pool = ThreadPoolExecutor(max_workers=max(len(lanes), 1), thread_name_prefix="tool")
+
+        def start(lane: str) -> None:
+            pool.submit(self.run_timed, waiting[lane].popleft(), calls_cancel, done)
+
+        def wake() -> None:  # a Stop wakes the wait for results
+            done.put(None)
+
+        unlinks = [self.cancel.on_cancel(calls_cancel.cancel), self.cancel.on_cancel(wake)]
+
         try:
-            outcome = runner.run(call, self.cancel)
+            for lane in waiting:
+                start(lane)
+            for _ in range(len(lane_of)):
+                ran = done.get()
+                self.cancel.raise_if_cancelled()
+                assert ran is not None  # (None only wakes us for a Stop)
+                if not isinstance(ran.result, ToolResultBlock):
+                    raise ran.result  # Cancelled from the runner
+                results.append(ran.result)
+                yield ToolCallFinished(ran.call, ran.result, ran.seconds)
+                if waiting[lane_of[ran.call.id]]:
+                    start(lane_of[ran.call.id])
+        finally:
+            for unlink in unlinks:
+                unlink()
+            calls_cancel.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def run_timed(
+        self, call: ToolUseBlock, cancel: CancelToken, done: queue.SimpleQueue[_Ran | None]
+    ) -> None:
+        """Run one call on a lane's thread and hand its result (or Cancelled) back."""
+        started = time.monotonic()
+        try:
+            result: ToolResultBlock | BaseException = self.run_tool(call, cancel)
+        except BaseException as exc:  # handed to the loop's thread, which raises it
+            result = exc
+        done.put(_Ran(call, result, time.monotonic() - started))
+
+    def run_tool(self, call: ToolUseBlock, cancel: CancelToken) -> ToolResultBlock:
+        """Run an approved call; a failing tool is an error result."""
+        runner = self.ports.tools
+        assert runner is not None  # (`ask` refused every call without one)
+        try:
+            outcome = runner.run(call, cancel)
         except (Cancelled, GeneratorExit):
             raise
         except Exception as exc:  # a failing tool is the model's problem to handle, not a crash
@@ -300,6 +379,21 @@ def _transition(message: Message) -> tuple[TransitionReason, str]:
     if reason is not None:
         return reason, ""
     return TransitionReason.UNKNOWN_STOP_REASON, f"the API ended the reply with {stop!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Ran:
+    """A call that ran on a lane's thread, and its result (or the Cancelled it raised)."""
+
+    call: ToolUseBlock
+    result: ToolResultBlock | BaseException
+    seconds: float
+
+
+def _in_order(calls: list[ToolUseBlock], results: list[ToolResultBlock]) -> list[ToolResultBlock]:
+    """Every call's result in the calls' order; a call without one was interrupted."""
+    by_call = {r.tool_use_id: r for r in results}
+    return [by_call.get(call.id) or _interrupted(call) for call in calls]
 
 
 def _interrupted(call: ToolUseBlock) -> ToolResultBlock:

@@ -91,6 +91,9 @@ class ToolCheck:
     policy: ApprovalPolicy
     summary: str  # the fully resolved action, for the approval dialog ("write /home/a/x.py")
     error: str = ""  # non-empty: refuse the call with this message (unknown tool, bad input)
+    # Calls in different lanes may run at the same time (an MCP server each); a lane's
+    # calls run one after another, in order. The built-in tools share the default lane.
+    lane: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,4 +163,5 @@ def _tool(hub: McpHub, state: ServerState, info: McpToolInfo, name: str) -> Tool
         policy=ApprovalPolicy.ASK,
         timeout=state.server.call_timeout + 10,  # the hub's own limit ends it first
         describe=describe,
+        lane=f"mcp:{info.server}",  # calls to different servers run at once
     )

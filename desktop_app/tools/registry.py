@@ -49,6 +49,7 @@ class Tool:
     trim: TrimPolicy | None = None
     timeout: float = 60.0
     describe: Describer | None = None  # the resolved action, shown when asking
+    lane: str = ""  # calls in different lanes may run at once (core/ports.py ToolCheck)
 
     @property
     def spec(self) -> ToolSpec:
@@ -107,7 +108,7 @@ class ToolRegistry:
             )
         except ContextDeskError as exc:
             return ToolCheck(ApprovalPolicy.DENY, call.name, error=exc.message)
-        return ToolCheck(policy, summary)
+        return ToolCheck(policy, summary, lane=tool.lane)
 
     def run(self, call: ToolUseBlock, cancel: CancelToken) -> ToolOutcome:
         tool = self._by_name[call.name]

@@ -606,9 +606,7 @@ def claude_desktop_file(tmp_path: Path, env: dict[str, Any]) -> Path:
     desktop = tmp_path / "claude_desktop_config.json"
     server = {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"], "cwd": str(ROOT)}
     desktop.write_text(
-        json.dumps(
-            {"mcpServers": {"plain": dict(server), "with env": {**server, "env": env}}}
-        )
+        json.dumps({"mcpServers": {"plain": dict(server), "with env": {**server, "env": env}}})
     )
     return desktop
 
@@ -651,3 +649,28 @@ def test_a_null_env_value_is_never_the_string_none(config: McpConfig, tmp_path: 
     assert any("UNSET" in w for w in report.warnings)
     assert config.secrets(config.server("with-env")).env == {"TEST_SECRET": "s3cret"}
     assert keyring.get_password("ContextDesk MCP", "with-env/env/UNSET") is None
+
+
+def test_calls_to_two_servers_in_one_reply_run_at_the_same_time(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Each server's `meet` waits for the other's: run one after the other, the first
+    would wait alone until its time ran out."""
+    for name in ("a", "b"):
+        cli(home, capsys, "mcp", "add", name, "--", sys.executable, "-m", "tests.fakes.mcp_server")
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    at_a, at_b = str(tmp_path / "a-is-here"), str(tmp_path / "b-is-here")
+    sim.queue(
+        Reply.tools(
+            ("toolu_a", api_name("a", "meet"), {"here": at_a, "there": at_b, "seconds": 10}),
+            ("toolu_b", api_name("b", "meet"), {"here": at_b, "there": at_a, "seconds": 10}),
+        )
+    )
+    sim.queue(Reply.text("They met."))
+    cli(home, capsys, "send", chat, "Meet.", "--allow-tools", "a.meet,b.meet")
+    results = sim.message_requests()[-1].body["messages"][-1]["content"]
+    assert [r["tool_use_id"] for r in results] == ["toolu_a", "toolu_b"]  # the calls' order
+    said = [
+        r["content"] if isinstance(r["content"], str) else r["content"][0]["text"] for r in results
+    ]
+    assert said == ["met", "met"]
