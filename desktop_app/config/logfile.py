@@ -31,25 +31,39 @@ def _private_log() -> type[RotatingFileHandler]:
 
 
 UNEXPECTED = "desktop_app.unexpected"  # bugs' tracebacks: the file only, never the terminal
+# The MCP SDK's loggers: the file only too. A server that prints stray lines on stdout makes
+# the SDK log a traceback for each (mcp/client/stdio.py `_parse_line`): not the user's to see.
+SDK_LOGGERS = ("mcp",)
+
+
+def keep_sdk_logs_off_the_terminal() -> None:
+    """The SDK's records go where `log_to_file` sends them, and nowhere else."""
+    for name in SDK_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.propagate = False
+        if not logger.handlers:  # with none at all, logging's last resort prints to stderr
+            logger.addHandler(logging.NullHandler())
 
 
 def log_to_file(path: Path) -> None:
     """Send warnings and errors (with tracebacks) to `path` as well."""
     root = logging.getLogger()
-    unexpected = logging.getLogger(UNEXPECTED)
+    file_only = [logging.getLogger(name) for name in (UNEXPECTED, *SDK_LOGGERS)]
     private_log = _private_log()
     for old in [h for h in root.handlers if isinstance(h, private_log)]:
         if old.baseFilename == os.path.abspath(path):
             return
         root.removeHandler(old)  # another data folder (tests run the CLI in one process)
-        unexpected.removeHandler(old)
+        for logger in file_only:
+            logger.removeHandler(old)
         old.close()
     handler = private_log(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
     handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
-    unexpected.propagate = False
-    unexpected.addHandler(handler)
+    for logger in file_only:
+        logger.propagate = False
+        logger.addHandler(handler)
 
 
 def log_unexpected(exc: BaseException, what: str) -> None:

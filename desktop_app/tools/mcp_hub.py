@@ -32,6 +32,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from desktop_app.config.logfile import keep_sdk_logs_off_the_terminal
 from desktop_app.config.mcp_servers import McpConfig, McpServer
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError
@@ -124,6 +125,7 @@ class McpHub:
         self.config = config
         self.log_dir = log_dir
         self.watch_every = watch_every
+        keep_sdk_logs_off_the_terminal()
         self.listeners: list[Callable[[str], None]] = []
         self._lock = threading.Condition()
         self._states: dict[str, ServerState] = {}

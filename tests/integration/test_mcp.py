@@ -674,3 +674,29 @@ def test_calls_to_two_servers_in_one_reply_run_at_the_same_time(
         r["content"] if isinstance(r["content"], str) else r["content"][0]["text"] for r in results
     ]
     assert said == ["met", "met"]
+
+
+def test_the_sdk_s_warnings_and_tracebacks_go_to_the_log_file_not_the_terminal(
+    tmp_path: Path,
+) -> None:
+    """A server that prints a line that is not JSON-RPC on stdout makes the SDK log a
+    traceback; it belongs in the log file. Run as the user runs it, warnings shown."""
+    home = tmp_path / "home"
+
+    def contextdesk(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-W", "default", "-m", "desktop_app", "--home", str(home), *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+
+    server = ["--", sys.executable, "-m", "tests.fakes.mcp_server", "--garbage"]
+    assert contextdesk("mcp", "add", "noisy", *server).returncode == 0
+    tested = contextdesk("mcp", "test", "noisy")
+    assert tested.returncode == 0, tested.stderr
+    assert "noisy: ready" in tested.stdout
+    assert tested.stderr == ""  # no traceback, no warning
+    log = (home / "logs" / "contextdesk.log").read_text()
+    assert "Failed to parse JSONRPC message from server" in log
