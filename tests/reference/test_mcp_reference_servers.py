@@ -6,8 +6,10 @@ installed from the package registries.
 `mcp-server-time` and `mcp-server-git` (PyPI) go into their own virtual environment
 (under ~/.cache/contextdesk-reference, made once); `@modelcontextprotocol/server-everything`
 runs through `npx` when node is present. Each is started, its tools listed and counted,
-one real call made and its result checked as the API would take it, and a chat with the
-server's tools planned.
+held open for 30 s — three times the old ping interval, so a server its protocol version
+does not let us ping is not failed for it — and then called for real, its result checked
+as the API would take it. The protocol version each negotiated is recorded
+(`record_property`: add `-o junit_family=legacy --junitxml=FILE` to keep it).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import venv
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +32,10 @@ from desktop_app.tools.mcp_hub import McpHub, ServerStatus
 from desktop_app.tools.mcp_tools import mcp_tools, outcome
 
 pytestmark = pytest.mark.timeout(600)
+HELD_FOR_S = 30.0  # how long each server is held open, idle, before it is called
+KNOWN_PROTOCOLS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+
+RecordProperty = Callable[[str, object], None]  # pytest's record_property fixture
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "contextdesk-reference"
 
@@ -74,16 +81,39 @@ def started(hub: McpHub, *servers: McpServer) -> McpHub:
     return hub
 
 
-def test_mcp_server_time(hub: McpHub, python: str) -> None:
+def held_open(hub: McpHub, name: str, record_property: RecordProperty) -> None:
+    """Hold the server, idle, for HELD_FOR_S: a deadline on the signal that it left READY
+    (a listener), not a sleep. Then it must still be READY."""
+    left = threading.Event()
+
+    def heard(changed: str) -> None:
+        state = hub.state(changed)
+        if changed == name and (state is None or state.status is not ServerStatus.READY):
+            left.set()
+
+    hub.listeners.append(heard)
+    assert not left.wait(HELD_FOR_S), f"{name} left READY: {hub.state(name)}"
+    state = hub.state(name)
+    assert state is not None
+    assert state.status is ServerStatus.READY, state.error
+    assert state.protocol in KNOWN_PROTOCOLS
+    record_property(f"{name} protocol", state.protocol)
+    record_property(f"{name} tools", len(state.tools))
+
+
+def test_mcp_server_time(hub: McpHub, python: str, record_property: RecordProperty) -> None:
     started(hub, McpServer("time", command=python, args=("-m", "mcp_server_time")))
     names = {t.name for t in mcp_tools(hub)}
     assert "mcp__time__get_current_time" in names
+    held_open(hub, "time", record_property)
     result = outcome(hub.call("time", "get_current_time", {"timezone": "UTC"}, CancelToken()))
     assert not result.is_error
     assert "UTC" in str(result.content)
 
 
-def test_mcp_server_git(hub: McpHub, python: str, tmp_path: Path) -> None:
+def test_mcp_server_git(
+    hub: McpHub, python: str, tmp_path: Path, record_property: RecordProperty
+) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -92,13 +122,14 @@ def test_mcp_server_git(hub: McpHub, python: str, tmp_path: Path) -> None:
         hub,
         McpServer("git", command=python, args=("-m", "mcp_server_git", "--repository", str(repo))),
     )
+    held_open(hub, "git", record_property)
     result = outcome(hub.call("git", "git_status", {"repo_path": str(repo)}, CancelToken()))
     assert not result.is_error
     assert "notes.md" in str(result.content)
 
 
 @pytest.mark.skipif(shutil.which("npx") is None, reason="node's npx is not installed")
-def test_server_everything(hub: McpHub) -> None:
+def test_server_everything(hub: McpHub, record_property: RecordProperty) -> None:
     npx = shutil.which("npx")
     assert npx is not None
     started(
@@ -112,6 +143,7 @@ def test_server_everything(hub: McpHub) -> None:
     )
     tools = {t.name for t in mcp_tools(hub)}
     assert "mcp__everything__echo" in tools
+    held_open(hub, "everything", record_property)
     echoed = outcome(hub.call("everything", "echo", {"message": "hi"}, CancelToken()))
     assert "hi" in str(echoed.content)
     image = outcome(hub.call("everything", "get-tiny-image", {}, CancelToken()))
