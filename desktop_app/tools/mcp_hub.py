@@ -7,7 +7,7 @@ readable error â€” shown in the tools view, told to the model as "unavailable" â
 hang: starts and calls have time limits, and a call is cancelled (the server is told, as
 the protocol says) the moment the user presses Stop.
 
-Protocol facts come from the installed SDK (mcp 2.3, read 2026-08): it negotiates
+Protocol facts come from the installed SDK (mcp 2.3, read 2026-12-03): it negotiates
 2026-07-28 with servers built on it and falls back to the `initialize` handshake with older
 ones (mcp/client/_probe.py). 2026-07-28 has no `ping` (mcp/client/client.py `send_ping`),
 so a server's death is noticed by its transport (`mcp_transport.py`); a handshake-era
