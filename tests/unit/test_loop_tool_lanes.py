@@ -12,7 +12,12 @@ import pytest
 from desktop_app.core.blocks import ToolUseBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled
-from desktop_app.core.events import ToolCallFinished, ToolCallStarted, TransitionReason
+from desktop_app.core.events import (
+    ToolCallFinished,
+    ToolCallStarted,
+    TransitionReason,
+    TurnFinished,
+)
 from desktop_app.core.ports import (
     ApprovalDecision,
     ApprovalPolicy,
@@ -156,7 +161,9 @@ def test_stop_cancels_every_running_call_and_answers_all_in_order() -> None:
     state = ask("wait")
     ports = make_ports(reply_calling(("toolu_1", "a_hang"), ("toolu_2", "b_hang")), tools)
     events = run(state, ports, cancel)
-    assert events[-1].reason is TransitionReason.CANCELLED  # type: ignore[attr-defined]
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished)
+    assert finished.reason is TransitionReason.CANCELLED
     results = results_of(state.messages[-1])
     assert [r.tool_use_id for r in results] == ["toolu_1", "toolu_2"]
     assert all(r.is_error for r in results)
