@@ -26,8 +26,8 @@ from desktop_app.core.events import (
     StreamThinkingDelta,
 )
 from desktop_app.core.messages import Usage
-from desktop_app.core.protocol import validate
 from desktop_app.core.request import ChatRequest
+from desktop_app.core.request_rules import request_problems
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,12 @@ class ScriptedBackend:
 
     def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[StreamEvent]:
         self.requests.append(request)
-        if self.strict and (problems := validate(request.messages)):
+        # The request rules of its model, as the API applies them (core/request_rules.py):
+        # thinking, effort, sampling, prefill, tool_choice, max_tokens — not only shape.
+        problems = request_problems(
+            request.messages, request.settings(), cache_breakpoints=request.cache_breakpoints
+        )
+        if self.strict and problems:
             raise RejectedRequest(problems)
         if not self.replies:
             raise AssertionError("the scripted backend has no reply left for this request")
