@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from desktop_app.core.blocks import (
     Block,
+    OpaqueBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -50,6 +51,7 @@ class _Partial:
     parts: list[str] = field(default_factory=list)
     signature: str = ""
     done: Block | None = None
+    opaque: OpaqueBlock | None = None  # a server's call (server_tool_use…): input streamed
 
 
 class MalformedToolInput(ContextDeskError):
@@ -91,10 +93,12 @@ class MessageAssembler:
             return []
         if isinstance(event, StreamBlockStart):
             partial = _Partial(event.block_type, event.tool_id, event.tool_name, done=None)
-            if event.block is not None and not isinstance(
+            if _streams_its_input(event.block):
+                partial.opaque = event.block  # its input arrives as deltas, like a tool call's
+            elif event.block is not None and not isinstance(
                 event.block, TextBlock | ThinkingBlock | ToolUseBlock
             ):
-                partial.done = event.block  # arrives whole (redacted thinking, server blocks)
+                partial.done = event.block  # arrives whole (redacted thinking, server results)
             self._blocks[event.index] = partial
             return [BlockStarted(mid, event.index, event.block_type, event.tool_name)]
         if isinstance(event, StreamBlockStop):
@@ -164,6 +168,10 @@ class MessageAssembler:
 
     def _build(self, partial: _Partial) -> Block:
         text = "".join(partial.parts)
+        if partial.opaque is not None:
+            name = str(partial.opaque.raw.get("name") or partial.block_type)
+            raw = {**partial.opaque.raw, "input": _parse_input(name, text)}
+            return OpaqueBlock(partial.opaque.type, raw)
         if partial.block_type == "thinking":
             return ThinkingBlock(text, partial.signature)
         if partial.block_type == "tool_use":
@@ -185,6 +193,16 @@ class MessageAssembler:
                 f"[ContextDesk note: the call to {name} did not arrive complete; it was not run.]"
             )
         return None  # thinking without its signature cannot be sent back
+
+
+def _streams_its_input(block: Block | None) -> bool:
+    """A server-run call (`server_tool_use`, `mcp_tool_use`) starts with an empty input
+    that `input_json_delta`s then fill — dropping them would send the call back empty."""
+    return (
+        isinstance(block, OpaqueBlock)
+        and block.type.endswith("_tool_use")
+        and block.raw.get("input") in ({}, None)
+    )
 
 
 def _parse_input(name: str, raw: str) -> dict[str, object]:

@@ -449,3 +449,33 @@ def test_step_events_mark_each_transition() -> None:
     events = run(ask("go"), make_ports(backend, FakeTools().add("echo", echo)))
     steps = [(e.turn, e.reason) for e in events if isinstance(e, StepFinished)]
     assert steps == [(1, TransitionReason.TOOL_USE), (2, TransitionReason.END_TURN)]
+
+
+def test_a_server_tools_call_keeps_the_input_it_streamed() -> None:
+    """A `server_tool_use` starts with an empty input that deltas fill (as the recorded
+    Fable 5 stream shows): the call sent back carries the whole input, not `{}`."""
+    from desktop_app.core.assembly import MessageAssembler
+    from desktop_app.core.blocks import OpaqueBlock
+    from desktop_app.core.events import (
+        StreamBlockStart,
+        StreamBlockStop,
+        StreamInputDelta,
+        StreamMessageStop,
+    )
+
+    start = OpaqueBlock(
+        "server_tool_use",
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+    )
+    assembler = MessageAssembler("m1")
+    for event in (
+        StreamBlockStart(0, "server_tool_use", block=start),
+        StreamInputDelta(0, '{"query": "solar'),
+        StreamInputDelta(0, ' eclipse"}'),
+        StreamBlockStop(0),
+        StreamMessageStop(),
+    ):
+        assembler.feed(event)
+    (call,) = assembler.finish().blocks
+    assert isinstance(call, OpaqueBlock)
+    assert call.raw == {**start.raw, "input": {"query": "solar eclipse"}}

@@ -424,13 +424,9 @@ def _events(message: dict[str, Any], fault: Fault | None) -> Iterator[tuple[str,
         empty: dict[str, Any] = {
             "text": {"type": "text", "text": ""},
             "thinking": {"type": "thinking", "thinking": "", "signature": ""},
-            "tool_use": {
-                "type": "tool_use",
-                "id": block.get("id"),
-                "name": block.get("name"),
-                "input": {},
-            },
         }.get(kind, block)
+        if kind.endswith("tool_use"):  # a call's input streams, a server's call's too
+            empty = {**block, "input": {}}
         yield (
             "content_block_start",
             {"type": "content_block_start", "index": index, "content_block": empty},
@@ -461,7 +457,7 @@ def _deltas(block: dict[str, Any], fault: Fault | None) -> Iterator[dict[str, An
         for piece in _pieces(block["thinking"]):
             yield {"type": "thinking_delta", "thinking": piece}
         yield {"type": "signature_delta", "signature": block["signature"]}
-    elif kind == "tool_use":
+    elif kind.endswith("tool_use"):
         raw = json.dumps(block["input"])
         if fault is not None and fault.kind is FaultKind.MALFORMED_TOOL_JSON:
             raw = raw[:-1] + ', "oops": '
