@@ -398,6 +398,32 @@ class Chat:
         )
         return changed.plan(self.history(history))
 
+    def counting(self, plan: Plan) -> Callable[[], int | None] | None:
+        """The server's own count of `plan`'s request, split for threads as `planning`
+        is: call on the database thread; run what it returns on a worker (it connects).
+        None when there is nothing to count (a request ends with the user's words)."""
+        request = plan.request
+        if not request.messages or request.messages[-1].role != "user":
+            return None
+        connection = self.engine.connection
+
+        def count() -> int | None:
+            backend = connection.backend()
+            try:
+                return backend.count_tokens(request)
+            finally:
+                backend.release_thread()
+
+        return count
+
+    def counted(self, plan: Plan, tokens: int) -> Plan:
+        """`plan` with the server's count of its request, marked exact; the local estimate
+        learns from it (on the database thread: the calibration is stored)."""
+        from desktop_app.tokens.counter import TokenFigure
+
+        self.engine.counter.learn_from_usage(plan.request, tokens)
+        return replace(plan, exact_input=TokenFigure(tokens, exact=True))
+
     def transcript_tokens(self, messages: Sequence[Message]) -> int:
         """The whole transcript's size (≈, calibrated), as the chat list shows it."""
         counter = self.engine.counter

@@ -69,6 +69,7 @@ class BlockStatus:
     tokens: int  # the block as stored: its own local estimate, never calibrated
     sent_tokens: int  # what it costs in the request: 0 unless in context or trimmed
     summary: int | None = None  # k of "summarized in #k"
+    why: str = ""  # why a block is not sent, where one says (a thinking block's binding)
 
     @property
     def label(self) -> str:
@@ -76,6 +77,8 @@ class BlockStatus:
             return f"summarized in #{self.summary}"
         if self.state is BlockState.TRIMMED:
             return f"trimmed {self.tokens:,} → {self.sent_tokens:,} tokens"
+        if self.why:
+            return f"{self.state.value}: {self.why}"
         return self.state.value
 
 
@@ -118,11 +121,14 @@ class Plan:
     unsent_reasons: Mapping[tuple[str, int], str] = field(
         default_factory=dict, repr=False, compare=False
     )
+    # The whole prompt as the server's count_tokens counted this very request (exact).
+    exact_input: TokenFigure | None = field(default=None, compare=False)
 
     @property
     def input_figure(self) -> TokenFigure:
-        """The whole prompt of this request: always an estimate until it is sent."""
-        return TokenFigure(self.estimated_input, exact=False)
+        """The whole prompt of this request: the server's count where it counted it,
+        else the local estimate."""
+        return self.exact_input or TokenFigure(self.estimated_input, exact=False)
 
     def block_status(self, message: Message, index: int) -> BlockStatus:
         """The state of one block of the transcript in this request, with its own local
@@ -135,7 +141,8 @@ class Plan:
         special = self.block_states.get((message.id, index))
         if special is not None:
             state, sent_raw = special
-            return BlockStatus(state, tokens, sent_raw)
+            why = self.unsent_reasons.get((message.id, index), "")
+            return BlockStatus(state, tokens, sent_raw, why=why)
         return BlockStatus(BlockState.IN_CONTEXT, tokens, tokens)
 
     @property

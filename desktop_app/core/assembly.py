@@ -93,7 +93,7 @@ class MessageAssembler:
             return []
         if isinstance(event, StreamBlockStart):
             partial = _Partial(event.block_type, event.tool_id, event.tool_name, done=None)
-            if _streams_its_input(event.block):
+            if isinstance(event.block, OpaqueBlock) and _streams_its_input(event.block):
                 partial.opaque = event.block  # its input arrives as deltas, like a tool call's
             elif event.block is not None and not isinstance(
                 event.block, TextBlock | ThinkingBlock | ToolUseBlock
@@ -195,14 +195,10 @@ class MessageAssembler:
         return None  # thinking without its signature cannot be sent back
 
 
-def _streams_its_input(block: Block | None) -> bool:
+def _streams_its_input(block: OpaqueBlock) -> bool:
     """A server-run call (`server_tool_use`, `mcp_tool_use`) starts with an empty input
     that `input_json_delta`s then fill — dropping them would send the call back empty."""
-    return (
-        isinstance(block, OpaqueBlock)
-        and block.type.endswith("_tool_use")
-        and block.raw.get("input") in ({}, None)
-    )
+    return block.type.endswith("_tool_use") and block.raw.get("input") in ({}, None)
 
 
 def _parse_input(name: str, raw: str) -> dict[str, object]:

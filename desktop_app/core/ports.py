@@ -60,7 +60,12 @@ class ModelLister(Protocol):
 
 
 class ServerBackend(ChatBackend, ModelLister, Protocol):
-    """A server to talk to: it streams replies and lists its models."""
+    """A server to talk to: it streams replies, lists its models and counts a request's
+    tokens as the model will (None where it has no count_tokens endpoint)."""
+
+    def count_tokens(
+        self, request: ChatRequest, cancel: CancelToken | None = None
+    ) -> int | None: ...
 
 
 class RequestPlanner(Protocol):

@@ -467,6 +467,11 @@ def _figures(plan: Plan) -> str:
         f"<b>≈{plan.estimated_input:,}</b> of {plan.context_window:,} tokens ({share:.0%}) — "
         "estimated locally for the next request",
     ]
+    if plan.exact_input is not None:
+        lines.append(
+            f"Exact, next request: {plan.exact_input.value:,} tokens (counted by the server "
+            "for this very request)"
+        )
     if plan.last_reported is not None:
         lines.append(
             f"Exact, last reply: {plan.last_reported.value:,} tokens (as the API counted them)"

@@ -212,6 +212,7 @@ class MainWindow(QMainWindow):
             app.removeEventFilter(self._early_input)
             self._early_input = None
         self.background = BackgroundWorker(self)
+        self.counting = BackgroundWorker(self)  # count_tokens calls: never ahead of a plan
         self.chats = ChatListController(engine, self.chat_list, self)
         self.connection = ConnectionController(engine, self.background, self)
         self.attached = True
@@ -512,7 +513,9 @@ class MainWindow(QMainWindow):
     def _open_session(self, chat_id: str) -> ChatSession:
         from desktop_app.ui.session import ChatSession
 
-        session = ChatSession(self.engine.chat(chat_id), self.background, self)
+        session = ChatSession(
+            self.engine.chat(chat_id), self.background, self, counting=self.counting
+        )
         # Every session, shown or not, may ask for approval and may change its chat.
         session.approval_requested.connect(functools.partial(self._ask_approval, session))
         session.chat_changed.connect(self._on_session_chat_changed)
@@ -1138,6 +1141,7 @@ class MainWindow(QMainWindow):
             except ContextDeskError as exc:
                 log.warning("window state not saved: %s", exc)
             self.background.stop()
+            self.counting.stop()
         super().closeEvent(event)
 
 

@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # loaded with the first chat, after the first paint
 log = logging.getLogger(__name__)
 
 FLUSH_MS = 33  # streamed text reaches the view at most ~30 times a second
+COUNT_AFTER_MS = 1500  # the server counts the next request once the draft rests this long
 FIRST_PAGE = 60  # messages read and laid out before a chat's first paint
 
 
@@ -85,11 +86,22 @@ class ChatSession(QObject):
     told = Signal(str)  # a passing word for the status bar (what a change costs)
 
     def __init__(
-        self, chat: Chat, background: BackgroundWorker, parent: QObject | None = None
+        self,
+        chat: Chat,
+        background: BackgroundWorker,
+        parent: QObject | None = None,
+        counting: BackgroundWorker | None = None,
     ) -> None:
         super().__init__(parent)
         self.chat = chat
         self.background = background
+        # The server's count of the next request (count_tokens), asked once the plan has
+        # stood still a moment, on a thread of its own: a network call never holds a plan.
+        self.counting = counting
+        self._count_soon = QTimer(self)
+        self._count_soon.setSingleShot(True)
+        self._count_soon.setInterval(COUNT_AFTER_MS)
+        self._count_soon.timeout.connect(self._on_count_soon_timeout)
         self.model = MessageListModel(self)
         self.plan: Plan | None = None
         self.error: ErrorInfo | None = None
@@ -216,6 +228,8 @@ class ChatSession(QObject):
         self.plan = plan
         self.model.set_chip_source(_chips_from(plan))
         self.planned.emit(plan)
+        if self.counting is not None:
+            self._count_soon.start()
         try:
             if self.chat.remember_size(total):
                 self.chat_changed.emit(self.chat.info)
@@ -224,6 +238,30 @@ class ChatSession(QObject):
 
     def _on_plan_failed(self, error: ErrorInfo) -> None:
         self.set_error(error)
+
+    @Slot()
+    def _on_count_soon_timeout(self) -> None:
+        plan = self.plan
+        if plan is None or self.counting is None or self.busy or plan.exact_input is not None:
+            return
+        count = self.chat.counting(plan)
+        if count is None:
+            return
+
+        def counted(tokens: int | None) -> None:
+            if tokens is None or self.plan is not plan:  # no endpoint, or planned again since
+                return
+            try:
+                self.plan = self.chat.counted(plan, tokens)
+            except ContextDeskError:
+                log.warning("the server's count was not kept", exc_info=True)
+                return
+            self.planned.emit(self.plan)
+
+        def not_counted(error: ErrorInfo) -> None:  # the estimate stands; nothing to say
+            log.info("no exact count for the next request: %s", error.title)
+
+        self.counting.submit(f"count:{self.chat.id}", count, counted, not_counted)
 
     # -- sending, retrying, stopping --------------------------------------------------------
 

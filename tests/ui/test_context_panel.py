@@ -61,6 +61,34 @@ def test_the_meter_counts_the_draft_and_its_attachment_live(
     assert "with your draft as the last message" in request.sections.text()
 
 
+def test_once_the_draft_rests_the_server_counts_the_request_and_the_panel_says_exact(
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot)
+    with replanned(qtbot, session):
+        qtbot.keyClicks(window.composer.edit, "How many tokens is this, exactly?")
+    qtbot.waitUntil(
+        lambda: session.plan is not None and session.plan.exact_input is not None,
+        timeout=TURN_TIMEOUT_MS,
+    )
+    plan = session.plan
+    assert plan is not None
+    assert plan.exact_input is not None
+    counted = [r for r in simulator.received if r.path == "/v1/messages/count_tokens"][-1]
+    assert (
+        counted.body["messages"][-1]["content"][-1]["text"] == "How many tokens is this, exactly?"
+    )
+    assert plan.input_figure.exact
+    assert (
+        f"Exact, next request: {plan.exact_input.value:,} tokens" in window.context.figures.text()
+    )
+    # Typing on makes a new plan: an estimate again, until it is counted in its turn.
+    with replanned(qtbot, session):
+        qtbot.keyClicks(window.composer.edit, " More.")
+    assert session.plan is not None
+    assert session.plan.exact_input is None
+
+
 def test_the_meter_adds_up_to_the_plan(window: MainWindow, engine: Engine, qtbot: QtBot) -> None:
     session = open_demo(window, engine, qtbot)
     plan = session.plan

@@ -4,6 +4,7 @@ request rules per model, and thinking blocks bound to their model and prefix."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -228,3 +229,32 @@ def test_thinking_is_sent_only_to_a_model_that_reads_it_after_the_same_prefix() 
     assert request_prefix(["Be brief."], [{"a": 1, "b": 2}], [question]) == request_prefix(
         ["Be brief."], [{"b": 2, "a": 1}], [question]
     )
+
+
+def test_each_thinking_block_left_out_says_why(tmp_path: Path) -> None:
+    from desktop_app.chats import Engine
+
+    engine = Engine.open(tmp_path / "home")
+    try:
+        chat = engine.new_chat(model="claude-opus-5-5", drop_old_thinking=False)
+        question = Message("user", (TextBlock("hi"),))
+        engine.store.append_message(chat.id, question)
+        reply = Message(
+            "assistant",
+            (ThinkingBlock("", "sig"), TextBlock("Hello")),
+            model="claude-opus-5-5",
+            bound_to="not-this-prefix",
+        )
+        engine.store.append_message(chat.id, reply)
+        chat.switch_model("claude-sonnet-5-5")
+        plan = chat.plan("and now?")
+        stored = chat.messages()[1]
+        status = plan.block_status(stored, 0)
+        assert status.label == (
+            "not sent: written by claude-opus-5-5, which claude-sonnet-5-5 cannot read"
+        )
+        assert plan.block_status(stored, 1).label == "in context"
+        sent = plan.request.messages[1]
+        assert [type(b).__name__ for b in sent.blocks] == ["TextBlock"]
+    finally:
+        engine.close()
