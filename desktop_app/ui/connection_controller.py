@@ -24,12 +24,14 @@ class ConnectionController(QObject):
     mode_changed(): the key was found (or not), or demo mode changed.
     counter_ready(): the token encoding has loaded: exact local counts from now on.
     settings_saved(): Settings were saved and are in use.
+    prices_changed(): a price was entered: costs are counted again.
     problem(object): an `ErrorInfo` to show (a locked keyring…).
     """
 
     mode_changed = Signal()
     counter_ready = Signal()
     settings_saved = Signal()
+    prices_changed = Signal()
     problem = Signal(object)
 
     def __init__(self, engine: Engine, background: BackgroundWorker, parent: QWidget) -> None:
@@ -89,6 +91,21 @@ class ConnectionController(QObject):
         source = self.key.source.value if self.key else "none yet"
         return source + (" (the offline demo needs none)" if self.demo else "")
 
+    def open_prices(self, model: str = "") -> None:
+        """Settings → Prices: the table, and a model's price entered or corrected."""
+        from desktop_app.ui.prices_dialog import PricesDialog
+
+        engine = self.engine
+        dialog = PricesDialog(
+            engine.prices(),
+            engine.set_price,
+            engine.prices,
+            model if engine.prices().price(model) is None else "",
+            self.window,
+        )
+        dialog.exec()
+        self.prices_changed.emit()
+
     def open_settings(self) -> bool:
         """The Settings dialog; True once what it chose is saved and in use."""
         from desktop_app.ui.settings_dialog import SettingsDialog
@@ -101,6 +118,7 @@ class ConnectionController(QObject):
             self.models,
             self.window,
             check=engine.settings_faults,
+            open_prices=self.open_prices,
         )
         if dialog.exec() != SettingsDialog.DialogCode.Accepted:
             return False

@@ -310,6 +310,7 @@ class MainWindow(QMainWindow):
         self.connection.mode_changed.connect(self._on_connection_mode_changed)
         self.connection.counter_ready.connect(self._on_connection_counter_ready)
         self.connection.settings_saved.connect(self._on_connection_settings_saved)
+        self.connection.prices_changed.connect(self._on_connection_prices_changed)
         self.connection.problem.connect(self._on_problem)
 
     def _ensure_conversation(self) -> None:
@@ -1079,6 +1080,11 @@ class MainWindow(QMainWindow):
         self.composer.set_send_with_enter(self.engine.settings.send_with_enter)
         for session in self.sessions.values():
             session.settings_changed()
+
+    @Slot()
+    def _on_connection_prices_changed(self) -> None:
+        if self.current is not None:
+            self.current.request_plan()  # the panel's cost lines are drawn with the plan
 
     @Slot()
     def open_settings(self) -> None:

@@ -62,6 +62,7 @@ class SettingsDialog(QDialog):
         parent: QWidget | None = None,
         *,
         check: Callable[[Settings], list[tuple[str, str]]] = lambda _settings: [],
+        open_prices: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -222,7 +223,16 @@ class SettingsDialog(QDialog):
         form.addRow("", self.session_only)
         form.addRow("", self.key_problem)
         form.addRow("Server", self.base_url)
-        form.addRow("Model", self.model)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        self.prices = QPushButton("Prices…")
+        self.prices.setObjectName("openPrices")
+        self.prices.setToolTip("The price table costs are counted with; enter a model's price")
+        self.prices.setEnabled(open_prices is not None)
+        if open_prices is not None:
+            self.prices.clicked.connect(lambda: open_prices(self._chosen_model()))
+        model_row.addWidget(self.prices)
+        form.addRow("Model", _row_widget(model_row))
         window_row = QHBoxLayout()
         window_row.addWidget(self.context_window)
         window_row.addWidget(self.context_window_note, 1)

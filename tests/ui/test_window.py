@@ -783,3 +783,25 @@ def test_the_docked_context_panel_leaves_the_conversation_most_of_a_1280_px_wind
     qtbot.waitUntil(lambda: window.dock.width() <= PANEL_PX + 20, timeout=5000)
     assert window.context.minimumSizeHint().width() <= PANEL_PX
     assert window.center.width() >= 1280 - PANEL_PX - window.chat_list.width() - 40
+
+
+def test_a_price_entered_in_settings_turns_tokens_only_into_a_cost(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    from desktop_app.ui.prices_dialog import PricesDialog
+
+    assert engine.prices().price("my-local-model") is None
+    dialog = PricesDialog(engine.prices(), engine.set_price, engine.prices, "my-local-model")
+    qtbot.addWidget(dialog)
+    rows = dialog.table.rowCount()
+    dialog.input.setValue(1.5)
+    dialog.output.setValue(6)
+    qtbot.mouseClick(dialog.save, Qt.MouseButton.LeftButton)
+    assert "Saved for my-local-model" in dialog.said.text()
+    assert dialog.table.rowCount() == rows + 1
+    price = engine.prices().price("my-local-model")
+    assert price is not None
+    assert (price.input, price.output, price.cache_write_5m) == (1.5, 6.0, 1.875)
+    dialog.model.setText("")
+    qtbot.mouseClick(dialog.save, Qt.MouseButton.LeftButton)
+    assert dialog.said.text().startswith("Not saved:")
