@@ -13,12 +13,14 @@ what to do; every write is one transaction, so a failed one has changed nothing.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from desktop_app.config.privacy import create_private
 from desktop_app.core.errors import ContextDeskError, ErrorKind
@@ -310,6 +312,36 @@ _PERM, _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 
     14,
     26,
 )
+
+
+def database_path(db: sqlite3.Connection) -> Path:
+    """The file behind a connection, for an error's words (the words still come when
+    the connection cannot say)."""
+    try:
+        row = db.execute("PRAGMA database_list").fetchone()
+    except sqlite3.Error:
+        row = None
+    return Path(row[2]) if row and row[2] else Path("the chat database")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def explained(function: F) -> F:
+    """A storage function (its first argument a connection) whose `sqlite3.Error` leaves
+    as a `StorageError` that says what happened (a full disk…) — as the store's methods
+    do, for the modules that work on the connection directly (the ledger, projects)."""
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except sqlite3.Error as exc:
+            connection = next((a for a in args if isinstance(a, sqlite3.Connection)), None)
+            where = database_path(connection) if connection else Path("the chat database")
+            raise storage_error(exc, where) from exc
+
+    return cast(F, call)
 
 
 def storage_error(exc: sqlite3.Error, path: Path) -> StorageError:

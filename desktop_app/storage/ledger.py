@@ -23,7 +23,7 @@ from typing import Any
 from desktop_app.core.messages import Message, Usage
 from desktop_app.core.request import ChatRequest
 from desktop_app.core.wire import usage_from_api
-from desktop_app.storage.db import transaction
+from desktop_app.storage.db import explained, transaction
 
 CHECKPOINT_EVERY = 50
 _MARK = "cache_control"
@@ -59,6 +59,7 @@ class SentRequest:
         }
 
 
+@explained
 def record(
     db: sqlite3.Connection,
     chat_id: str,
@@ -122,6 +123,7 @@ class RequestRecorder:
         self._messages, self._digests = messages, prepared.digests
         return prepared
 
+    @explained
     def record(
         self,
         db: sqlite3.Connection,
@@ -212,6 +214,7 @@ def _insert(
     return int(cursor.lastrowid or 0)
 
 
+@explained
 def finish(
     db: sqlite3.Connection,
     request_id: int,
@@ -229,6 +232,7 @@ def finish(
         )
 
 
+@explained
 def reply_request(db: sqlite3.Connection, reply_id: str) -> tuple[str, Usage | None] | None:
     """(model, usage) of the request a reply answered, or None if the ledger has none."""
     row = db.execute(
@@ -240,6 +244,7 @@ def reply_request(db: sqlite3.Connection, reply_id: str) -> tuple[str, Usage | N
     return row[0], usage_from_api(json.loads(row[1])) if row[1] else None
 
 
+@explained
 def requests(db: sqlite3.Connection, chat_id: str) -> list[SentRequest]:
     """The chat's ledger, oldest first."""
     rows = db.execute(
@@ -264,6 +269,7 @@ def requests(db: sqlite3.Connection, chat_id: str) -> list[SentRequest]:
     ]
 
 
+@explained
 def usage_rows(
     db: sqlite3.Connection, *, chat_id: str | None = None, since: float | None = None
 ) -> list[tuple[str, Usage | None]]:
@@ -281,6 +287,7 @@ def usage_rows(
     return [(row[0], usage_from_api(json.loads(row[1])) if row[1] else None) for row in rows]
 
 
+@explained
 def last_sent_with(
     db: sqlite3.Connection, chat_id: str, texts: Sequence[str]
 ) -> dict[str, tuple[int, float]]:
@@ -308,6 +315,7 @@ def last_sent_with(
     return found
 
 
+@explained
 def body(db: sqlite3.Connection, request_id: int) -> dict[str, Any]:
     """The request's body, as it was sent."""
     row = db.execute("SELECT head, marks FROM requests WHERE id = ?", (request_id,)).fetchone()
@@ -332,6 +340,7 @@ def body(db: sqlite3.Connection, request_id: int) -> dict[str, Any]:
     return head
 
 
+@explained
 def storage_bytes(db: sqlite3.Connection, chat_id: str) -> int:
     """What the chat's ledger takes on disk, roughly: its rows and the parts they use."""
     rows = db.execute(

@@ -13,7 +13,7 @@ from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.project import KnowledgeFile, KnowledgeMode, Project
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import new_id
-from desktop_app.storage.db import transaction
+from desktop_app.storage.db import explained, transaction
 
 FIELDS = (
     "name",
@@ -31,6 +31,7 @@ class ProjectNotFound(ContextDeskError):
         super().__init__("No such project", f"{ref!r}: {why}.", kind=ErrorKind.NOT_FOUND)
 
 
+@explained
 def create(db: sqlite3.Connection, name: str, **fields: Any) -> Project:
     name = name.strip()
     if not name:
@@ -45,11 +46,13 @@ def create(db: sqlite3.Connection, name: str, **fields: Any) -> Project:
     return update(db, project.id, **fields) if fields else project
 
 
+@explained
 def all_projects(db: sqlite3.Connection) -> list[Project]:
     rows = db.execute("SELECT id FROM projects ORDER BY created_at").fetchall()
     return [get(db, row[0]) for row in rows]
 
 
+@explained
 def get(db: sqlite3.Connection, project_id: str) -> Project:
     row = db.execute(
         "SELECT id, name, instructions, knowledge_budget, knowledge_mode, model, workspace, "
@@ -96,6 +99,7 @@ def get(db: sqlite3.Connection, project_id: str) -> Project:
     )
 
 
+@explained
 def find(db: sqlite3.Connection, ref: str) -> Project:
     """A project by its id, a unique prefix of its id, or its name."""
     ref = ref.strip()
@@ -113,6 +117,7 @@ def find(db: sqlite3.Connection, ref: str) -> Project:
     )
 
 
+@explained
 def update(db: sqlite3.Connection, project_id: str, **fields: Any) -> Project:
     unknown = set(fields) - set(FIELDS)
     if unknown:
@@ -142,6 +147,7 @@ def update(db: sqlite3.Connection, project_id: str, **fields: Any) -> Project:
     return get(db, project_id)
 
 
+@explained
 def delete(db: sqlite3.Connection, project_id: str) -> None:
     """The project goes; its chats stay, in no project."""
     with transaction(db):
@@ -149,6 +155,7 @@ def delete(db: sqlite3.Connection, project_id: str) -> None:
         db.execute("DELETE FROM projects WHERE id = ?", (project_id,))
 
 
+@explained
 def save_facts(db: sqlite3.Connection, project_id: str, facts: Sequence[Fact]) -> Project:
     with transaction(db):
         db.execute("DELETE FROM project_facts WHERE project_id = ?", (project_id,))
@@ -173,6 +180,7 @@ def save_facts(db: sqlite3.Connection, project_id: str, facts: Sequence[Fact]) -
     return get(db, project_id)
 
 
+@explained
 def add_file(db: sqlite3.Connection, project_id: str, file: KnowledgeFile) -> Project:
     get(db, project_id)  # exists
     with transaction(db):
@@ -184,6 +192,7 @@ def add_file(db: sqlite3.Connection, project_id: str, file: KnowledgeFile) -> Pr
     return get(db, project_id)
 
 
+@explained
 def remove_file(db: sqlite3.Connection, project_id: str, file_id: str) -> Project:
     with transaction(db):
         db.execute(
@@ -192,6 +201,7 @@ def remove_file(db: sqlite3.Connection, project_id: str, file_id: str) -> Projec
     return get(db, project_id)
 
 
+@explained
 def choose_files(db: sqlite3.Connection, project_id: str, chosen: Sequence[str]) -> Project:
     """The files (by id) sent in the `chosen` mode; the others are not."""
     with transaction(db):
@@ -203,16 +213,19 @@ def choose_files(db: sqlite3.Connection, project_id: str, chosen: Sequence[str])
     return get(db, project_id)
 
 
+@explained
 def chat_project(db: sqlite3.Connection, chat_id: str) -> str | None:
     row = db.execute("SELECT project_id FROM chats WHERE id = ?", (chat_id,)).fetchone()
     return row[0] if row else None
 
 
+@explained
 def move_chat(db: sqlite3.Connection, chat_id: str, project_id: str | None) -> None:
     with transaction(db):
         db.execute("UPDATE chats SET project_id = ? WHERE id = ?", (project_id, chat_id))
 
 
+@explained
 def chats_of(db: sqlite3.Connection, project_id: str) -> list[str]:
     return [
         row[0]

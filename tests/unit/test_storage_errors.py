@@ -226,3 +226,39 @@ def test_a_daily_copy_is_kept_to_restore_from(tmp_path: Path) -> None:
         Engine.open(tmp_path / "home")
     assert raised.value.kind is ErrorKind.DATABASE_DAMAGED
     assert damaged.read_bytes() == b"\x00" * 4096  # left as it was
+
+
+def test_the_ledger_and_projects_say_a_full_disk_as_the_store_does(tmp_path: Path) -> None:
+    """They work on the connection directly: their failures were raw `sqlite3` errors
+    that reached the window as "Something went wrong"."""
+    from desktop_app.core.cancel import CancelToken
+    from desktop_app.storage import ledger, projects
+    from tests.fakes.tools import ScriptedApprover
+
+    engine = Engine.open(tmp_path / "home", demo=True)
+    try:
+        chat = engine.new_chat()
+        question = "A question that is stored first. " + BIG  # its request needs new pages
+        turn = chat.start_turn(user_text(question), ScriptedApprover())
+        cap_at_current_size(engine.store)
+        failed = None
+        for event in turn.events(CancelToken()):
+            try:
+                turn.record(event)  # the ledger writes the request when it starts
+            except StorageError as exc:
+                failed = exc
+                break
+        turn.finish()
+        assert failed is not None
+        assert failed.kind is ErrorKind.DISK_FULL
+        assert "contextdesk.sqlite3" in failed.message
+        assert [m.text for m in chat.messages()] == [question]  # nothing lost
+        with pytest.raises(StorageError) as raised:
+            projects.create(engine.store.db, "x" * 200_000)
+        assert raised.value.kind is ErrorKind.DISK_FULL
+        with pytest.raises(StorageError):
+            ledger.record(
+                engine.store.db, chat.id, {"model": "m", "messages": [{"x": BIG}]}, server="s"
+            )
+    finally:
+        engine.close()
