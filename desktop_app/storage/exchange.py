@@ -169,8 +169,14 @@ def export_markdown(store: ChatStore, chat_id: str) -> str:
     accepted = [f for f in state.facts if not f.pending]
     if accepted:
         lines += ["## Pinned facts", ""] + [f"- {f.text}" for f in accepted] + [""]
+    speaker = ""
     for message in store.messages(chat_id):
-        lines += [f"## {'You' if message.role == 'user' else 'Claude'}", ""]
+        # Tool results come back in a user message, but they are Claude's work: they read
+        # on under Claude's heading, as the window shows them inside Claude's turn.
+        said_by = "You" if message.role == "user" and not message.is_tool_results else "Claude"
+        if said_by != speaker:
+            lines += [f"## {said_by}", ""]
+            speaker = said_by
         for block in message.blocks:
             lines += [*_markdown_block(block), ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -180,6 +186,8 @@ def _markdown_block(block: object) -> list[str]:
     if isinstance(block, TextBlock):
         return [block.text]
     if isinstance(block, ThinkingBlock):
+        if not block.thinking.strip():  # display "omitted": only that it happened came back
+            return ["*(Claude thought here; its text was not sent back)*"]
         return ["<details><summary>Thinking</summary>", "", block.thinking, "", "</details>"]
     if isinstance(block, RedactedThinkingBlock):
         return ["*(redacted thinking)*"]

@@ -146,6 +146,14 @@ def test_markdown_export_for_reading(store: ChatStore) -> None:
     assert "**Tool call:** `lookup`" in text
     assert "<details><summary>Thinking</summary>" in text
     assert "שלום" not in text  # a pending suggestion is not a pinned fact yet
+    # The tool's result is Claude's work, read under Claude's heading, not "You".
+    headings = [
+        line
+        for line in text.splitlines()
+        if line.startswith("## ") and line[3:] in ("You", "Claude")
+    ]
+    assert headings == ["## You", "## Claude"]
+    assert text.index("**Tool result:**") > text.index("## Claude")
 
 
 def db_fingerprint(store: ChatStore) -> tuple[int, ...]:
