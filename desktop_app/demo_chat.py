@@ -13,7 +13,7 @@ from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from desktop_app.core.messages import Message, Usage
+from desktop_app.core.messages import Message
 from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.store import ChatStore
 
@@ -85,7 +85,8 @@ def demo_turns(n_turns: int, *, start: float | None = None) -> list[Message]:
                 "assistant",
                 tuple(blocks),
                 stop_reason="end_turn",
-                usage=Usage(input_tokens=900 + turn * 40, output_tokens=120),
+                # No usage: these replies were written here, never sent — a figure the
+                # panel calls exact must come from a server, for a request sent.
                 created_at=at + 5,
             )
         )

@@ -908,6 +908,16 @@ class Chat:
             kind=ErrorKind.ALREADY_RUNNING,
         )
 
+    def retry_point(self, messages: Sequence[Message]) -> str | None:
+        """Where a retry answers from: after a failed or interrupted reply, the message
+        before it — the new answer is stored beside the failed one, as a version of it
+        (‹1/2›, as a regeneration is), never as a second reply under it; None when the
+        last message is the user's own (answered as it stands)."""
+        kept = _without_failed_replies(messages)
+        if len(kept) == len(messages) or not kept or kept[-1].role != "user":
+            return None
+        return kept[-1].id
+
     def _prepare_retry(self) -> list[Message]:
         """The history a retry answers: the stored one without its failed or interrupted
         last replies, which leave the context too (read before any repair: a repair

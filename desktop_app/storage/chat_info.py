@@ -14,8 +14,20 @@ from desktop_app.context.chat_settings import ContextSettings
 if TYPE_CHECKING:
     import sqlite3
 
-# Every chat query: the row and how many messages it has.
-CHATS = "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id AND NOT m.deleted) AS n FROM chats c"
+# Every chat query: the row and how many messages it has as a person reads it — on the
+# branch shown (a chat that branched is walked from its shown end), without the messages
+# that only carry tool results back (they are Claude's work).
+CHATS = (
+    "SELECT c.*, CASE WHEN c.branched THEN ("
+    "WITH RECURSIVE path(id, depth) AS ("
+    "SELECT COALESCE(c.leaf_id, (SELECT id FROM messages WHERE chat_id = c.id AND NOT deleted "
+    "ORDER BY position DESC LIMIT 1)), 0 "
+    "UNION ALL SELECT m.parent_id, depth + 1 FROM messages m JOIN path ON m.id = path.id "
+    "WHERE m.parent_id IS NOT NULL AND depth < 10000000) "
+    "SELECT COUNT(*) FROM path JOIN messages p ON p.id = path.id WHERE NOT p.tool_results"
+    ") ELSE (SELECT COUNT(*) FROM messages m WHERE m.chat_id = c.id AND NOT m.deleted "
+    "AND NOT m.tool_results) END AS n FROM chats c"
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -260,11 +260,17 @@ def _v11(db: sqlite3.Connection) -> None:
     # A reply's origin (core/binding.py): the model that wrote it and the digest of the
     # request prefix it followed — thinking blocks are valid only for both. Older
     # replies have neither (their thinking is not sent where the prefix is checked).
+    # And whether a message only carries tool results back (Claude's work, not the
+    # user's words): the chat list counts the messages a person reads.
     _run(
         db,
         """
         ALTER TABLE messages ADD COLUMN model TEXT NOT NULL DEFAULT '';
         ALTER TABLE messages ADD COLUMN bound_to TEXT NOT NULL DEFAULT '';
+        ALTER TABLE messages ADD COLUMN tool_results INTEGER NOT NULL DEFAULT 0;
+        UPDATE messages SET tool_results = 1 WHERE role = 'user' AND NOT EXISTS (
+            SELECT 1 FROM blocks b WHERE b.message_id = messages.id AND b.type != 'tool_result'
+        ) AND EXISTS (SELECT 1 FROM blocks b WHERE b.message_id = messages.id);
         """,
     )
 

@@ -735,8 +735,8 @@ class ChatStore:
         if beside is not None:
             self.db.execute("UPDATE chats SET branched = 1 WHERE id = ?", (chat_id,))
         self.db.executemany(
-            "INSERT INTO messages (id, chat_id, position, role, status, stop_reason, usage, created_at, revision, parent_id, model, bound_to) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO messages (id, chat_id, position, role, status, stop_reason, usage, created_at, revision, parent_id, model, bound_to, tool_results) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     m.id,
@@ -751,6 +751,7 @@ class ChatStore:
                     parent,
                     m.model,
                     m.bound_to,
+                    int(m.is_tool_results),
                 )
                 for n, (m, parent) in enumerate(zip(messages, parents, strict=True))
             ],

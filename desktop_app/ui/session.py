@@ -281,10 +281,14 @@ class ChatSession(QObject):
         return self._start(edited, beside=beside.id)
 
     def retry(self) -> bool:
-        """Answer the last user message again (after an error or a stop)."""
+        """Answer the last user message again (after an error or a stop): beside a
+        failed or interrupted reply, as its new version."""
         if self.busy:
             return False
-        return self._start(None)
+        after = self.chat.retry_point(self.messages)
+        if after is not None:
+            self._answering_again = after  # the failed reply gives way to the new one
+        return self._start(None, after=after)
 
     def regenerate(self, reply: Message) -> bool:
         """Answer the message a reply answers again, beside it (a new branch)."""

@@ -164,7 +164,7 @@ def test_an_error_shows_a_banner_and_retry_answers_the_same_message(
     ]
 
 
-def test_a_reply_cut_off_mid_stream_is_kept_and_left_out_on_retry(
+def test_a_reply_cut_off_mid_stream_is_kept_and_retry_answers_beside_it(
     window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:
     simulator.queue(
@@ -179,8 +179,12 @@ def test_a_reply_cut_off_mid_stream_is_kept_and_left_out_on_retry(
     assert failed.status is MessageStatus.ERROR
     qtbot.mouseClick(window.banner.retry_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
-    assert session.messages[-1].text.startswith("[Simulated reply")
-    assert failed.id in engine.store.context_state(session.chat.id).excluded_messages
+    answer = session.messages[-1]
+    assert answer.text.startswith("[Simulated reply")
+    # A new version beside the cut-off reply (‹2/2›), never a second reply under it.
+    assert [m.role for m in session.messages] == ["user", "assistant"]
+    versions = session.chat.branch_points()[answer.id]
+    assert (versions.ids, versions.label) == ((failed.id, answer.id), "2/2")
     request = simulator.message_requests()[-1].body
     assert all("partial" not in str(m["content"]) for m in request["messages"])
 

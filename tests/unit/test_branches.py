@@ -125,6 +125,28 @@ def test_an_edit_is_a_new_version_and_switching_brings_each_branch_back(engine: 
     assert [m.id for m in after[:4]] == [m.id for m in first]
     assert [b.length for b in chat.branches()] == [4, 6]
     assert [b.shown for b in chat.branches()] == [False, True]
+    # The chat list counts what the branch shown holds, not every version stored.
+    assert engine.store.chat(chat.id).message_count == 6
+    chat.show_branch(edited[2].id)
+    assert engine.store.chat(chat.id).message_count == 4
+
+
+def test_the_chat_list_counts_the_messages_a_person_reads(engine: Engine) -> None:
+    """Tool results come back in a message of their own: Claude's work, not a message."""
+    from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
+
+    chat = engine.new_chat()
+    engine.store.append_messages(
+        chat.id,
+        [
+            Message("user", (TextBlock("What time is it?"),)),
+            Message("assistant", (ToolUseBlock("toolu_1", "current_time", {}),)),
+            Message("user", (ToolResultBlock("toolu_1", "12:00"),)),
+            Message("assistant", (TextBlock("Noon."),)),
+        ],
+    )
+    assert engine.store.chat(chat.id).message_count == 3
+    assert [c.message_count for c in engine.list_chats() if c.id == chat.id] == [3]
 
 
 def test_an_edit_keeps_the_images_and_the_first_message_can_be_edited(engine: Engine) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 from desktop_app.core.messages import Usage
 from desktop_app.core.request import ChatRequest, SystemPart
 from desktop_app.storage import ledger
+from desktop_app.storage.db import StorageError
 from desktop_app.storage.store import ChatStore
 from tests.unit.builders import a, u
 
@@ -84,7 +84,7 @@ def test_a_repeated_or_shorter_history_keeps_its_cache_marker(store: ChatStore) 
 def test_a_failed_write_leaves_no_dangling_parts_for_the_next(store: ChatStore) -> None:
     recorder = ledger.RequestRecorder()
     first = ChatRequest("m", (u("a"),), 100, cache_last_message=True)
-    with pytest.raises(sqlite3.IntegrityError):  # no such chat: the write is rolled back
+    with pytest.raises(StorageError):  # no such chat: the write is rolled back
         recorder.record(store.db, "chat_missing", first, server="s")
     chat = store.create_chat("x").id
     second = replace(first, messages=(u("a"), a("b"), u("c")))
