@@ -77,6 +77,7 @@ class ContextPlanner:
             facts=facts,
             project=self.project,
         )
+        plan = replace(plan, compaction_blocked=self.compaction_blocked(messages))
         tool_choice = allowed_tool_choice(facts, self.tool_choice, plan.thinking.thinks)
         if tool_choice or self.metadata or not self.prompt_caching:
             request = replace(
@@ -87,6 +88,15 @@ class ContextPlanner:
             )
             plan = replace(plan, request=request)
         return plan
+
+    def compaction_blocked(self, messages: Sequence[Message]) -> str:
+        """Why nothing can be compacted now ("" when something can): *Compact now…* is
+        offered only when it can do something, its reason in the tooltip otherwise."""
+        try:
+            plan_span(messages, self.state, self.settings)
+        except NothingToCompact as exc:
+            return exc.message
+        return ""
 
     def compacts_first(self, plan: Plan, messages: Sequence[Message]) -> bool:
         """Will sending `messages` (planned as `plan`) compact older turns first, so the

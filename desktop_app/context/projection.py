@@ -123,6 +123,8 @@ class Plan:
     )
     # The whole prompt as the server's count_tokens counted this very request (exact).
     exact_input: TokenFigure | None = field(default=None, compare=False)
+    # Why nothing can be compacted now ("" when something can; planner.compaction_blocked).
+    compaction_blocked: str = field(default="", compare=False)
 
     @property
     def input_figure(self) -> TokenFigure:

@@ -227,6 +227,7 @@ class ContextPanel(QStackedWidget):
         self.facts.model.last_sent = self.facts.suggested.last_sent = self._last_sent_text(session)
         self.facts.show_facts(state.facts)
         self._show_summaries(session)
+        self._offer_compaction(plan)
         self._show_settings(session.chat.settings)
         paused = state.breaker.paused
         self.breaker.setVisible(paused)
@@ -255,6 +256,14 @@ class ContextPanel(QStackedWidget):
     def add_streaming(self, tokens: int) -> None:
         if self.built:
             self.meter.add_streaming(tokens)
+
+    def _offer_compaction(self, plan: Plan | None) -> None:
+        """*Compact now…* only when it can do something; why not, on hovering it."""
+        blocked = plan.compaction_blocked if plan is not None else "Counting…"
+        self.compact_button.setEnabled(not blocked)
+        self.compact_button.setToolTip(
+            blocked or "Ask the model for a summary of the older turns; you see it first"
+        )
 
     def _show_summaries(self, session: ChatSession) -> None:
         self.summaries.clear()

@@ -99,7 +99,8 @@ def test_the_meter_adds_up_to_the_plan(window: MainWindow, engine: Engine, qtbot
     assert sum(segments.values()) == plan.context_window
     assert f"≈{plan.estimated_input:,}" in window.context.figures.text()
     assert "estimated" in window.context.figures.text()
-    assert "exact" in window.context.figures.text().lower()  # the demo chat has a reported reply
+    # The demo's seeded replies were never sent: no figure may say it is exact.
+    assert "exact" not in window.context.figures.text().lower()
     assert "facts" in meter.describe(Section.FACTS)
     meter.add_streaming(500)  # a reply being written shows up at once
     assert dict(meter.segments())[Section.MESSAGES] == plan.sections[Section.MESSAGES] + 500
@@ -261,6 +262,8 @@ def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
     after_undo = session.plan
     assert after_undo is not None
     assert json.dumps(after_undo.request.body(), sort_keys=True) == original
+    assert "undone" in summaries.item(0).text()  # the list says so, not only the request
+    assert not window.context.undo_button.isEnabled()
 
 
 def test_three_failed_compactions_pause_auto_compaction_with_the_reason(
@@ -511,3 +514,16 @@ def test_a_hidden_request_tab_is_not_rebuilt_on_every_plan(
     assert view.body_text() == ""
     window.context.tabs.setCurrentWidget(view)  # shown: brought up to date at once
     assert "Order 4471-B ships on 2026-05-02" in view.body_text()
+
+
+def test_compact_now_is_offered_only_when_it_can_do_something(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot, turns=3)
+    button = window.context.compact_button
+    assert not button.isEnabled()
+    assert "no turns older than the 10 most recent" in button.toolTip()
+    with replanned(qtbot, session):
+        session.set_context_settings(replace(session.chat.settings, keep_recent_turns=1))
+    assert button.isEnabled()
+    assert "summary of the older turns" in button.toolTip()

@@ -93,7 +93,8 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
     assert messages[3].text.startswith("[Simulated reply")
     # On disk exactly as on screen, and the chat list says so.
     assert [m.id for m in engine.store.messages(session.chat.id)] == [m.id for m in messages]
-    qtbot.waitUntil(lambda: "4 messages" in _chat_list_text(window), timeout=5000)
+    # The chat list counts what is read: the tool result is Claude's work, not a message.
+    qtbot.waitUntil(lambda: "3 messages" in _chat_list_text(window), timeout=5000)
     assert session.chat.title == "What time is it?"  # named after its first message
     assert window.windowTitle().startswith("What time is it?")
     # Every block gets its chip once the next request is planned.
