@@ -25,7 +25,6 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
     QListView,
     QPushButton,
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.context.facts import Fact, FactSource
+from desktop_app.ui.fact_dialog import ask_fact
 
 Index = QModelIndex | QPersistentModelIndex
 FACT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -281,11 +281,9 @@ class FactsPanel(QWidget):
 
     @Slot()
     def _on_add_clicked(self) -> None:
-        text, ok = QInputDialog.getMultiLineText(
-            self, "Pin a fact", "Sent, verbatim, with every request:"
-        )
-        if ok and text.strip():
-            self.add_requested.emit(text.strip())
+        text = ask_fact(self, "Pin a fact", "Sent, verbatim, with every request:")
+        if text:
+            self.add_requested.emit(text)
 
     @Slot()
     def _on_edit_clicked(self) -> None:
@@ -335,11 +333,9 @@ class FactsPanel(QWidget):
         fact = self._selected(self.suggested_list)
         if fact is None:
             return
-        text, ok = QInputDialog.getMultiLineText(
-            self, "Edit, then pin", "The fact as it will be sent:", fact.text
-        )
-        if ok and text.strip():
-            self.accept_requested.emit(fact, text.strip())
+        text = ask_fact(self, "Edit, then pin", "The fact as it will be sent:", fact.text)
+        if text:
+            self.accept_requested.emit(fact, text)
 
     @Slot()
     def _on_reject_clicked(self) -> None:

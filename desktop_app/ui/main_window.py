@@ -667,15 +667,15 @@ class MainWindow(QMainWindow):
     def _on_messages_pin_requested(self, message: Message) -> None:
         if self.current is None:
             return
-        from PySide6.QtWidgets import QInputDialog
+        from desktop_app.ui.fact_dialog import ask_fact
 
-        text, ok = QInputDialog.getMultiLineText(
+        text = ask_fact(
             self,
             "Pin a fact",
             "Keep the part that matters; it is sent, verbatim, with every request:",
             message.text,
         )
-        if ok and text.strip() and self.current.pin_fact(text):
+        if text and self.current.pin_fact(text):
             self.statusBar().showMessage("Pinned. It is sent with every request from now on.", 4000)
 
     @Slot(object)

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from desktop_app.context.project import LAYERS, KnowledgeMode, Project
 from desktop_app.context.projection import Section
 from desktop_app.core.errors import ContextDeskError
+from desktop_app.ui.fact_dialog import ask_fact
 
 if TYPE_CHECKING:
     from desktop_app.ui.session import ChatSession
@@ -271,8 +272,8 @@ class ProjectDialog(QDialog):
     @Slot()
     def _on_pin_clicked(self) -> None:
         project = self.project
-        text, ok = QInputDialog.getMultiLineText(self, "Pin to project", "Fact")
-        if project is not None and ok and text.strip():
+        text = ask_fact(self, "Pin to project", "Sent, verbatim, with every request of its chats:")
+        if project is not None and text:
             self._act(lambda: self.projects.pin(project.id, text))
 
     @Slot()

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
@@ -75,3 +76,30 @@ def open_demo(
     if planned:
         qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
     return session
+
+
+def answer_fact_dialog(qtbot: QtBot, text: str) -> None:
+    """When the next fact dialog opens (modal), type `text` into it and press
+    Ctrl+Enter, as a person would."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.ui.fact_dialog import FactDialog
+
+    def answer() -> None:
+        dialog = next(
+            (
+                w
+                for w in QApplication.topLevelWidgets()
+                if isinstance(w, FactDialog) and w.isVisible()
+            ),
+            None,
+        )
+        if dialog is None:
+            QTimer.singleShot(20, answer)
+            return
+        dialog.edit.selectAll()
+        qtbot.keyClicks(dialog.edit, text)
+        qtbot.keyClick(dialog.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+
+    QTimer.singleShot(0, answer)

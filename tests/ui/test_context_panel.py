@@ -29,7 +29,7 @@ from desktop_app.ui.facts_panel import MIME
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.message_model import Role
 from desktop_app.ui.session import ChatSession
-from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
+from tests.ui.conftest import TURN_TIMEOUT_MS, answer_fact_dialog, open_demo
 
 
 def replanned(qtbot: QtBot, session: ChatSession) -> SignalBlocker:
@@ -133,10 +133,7 @@ def test_pinning_a_fact_changes_the_next_request(
     window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = open_demo(window, engine, qtbot)
-    monkeypatch.setattr(
-        "desktop_app.ui.facts_panel.QInputDialog.getMultiLineText",
-        lambda *args: ("Ticket 5521 is escalated to tier 2", True),
-    )
+    answer_fact_dialog(qtbot, "Ticket 5521 is escalated to tier 2")
     window.context.tabs.setCurrentWidget(window.context.facts)
     with replanned(qtbot, session):
         qtbot.mouseClick(window.context.facts.add_button, Qt.MouseButton.LeftButton)
@@ -527,3 +524,27 @@ def test_compact_now_is_offered_only_when_it_can_do_something(
         session.set_context_settings(replace(session.chat.settings, keep_recent_turns=1))
     assert button.isEnabled()
     assert "summary of the older turns" in button.toolTip()
+
+
+def test_the_fact_dialog_is_roomy_enter_breaks_a_line_ctrl_enter_pins_tab_leaves(
+    qtbot: QtBot,
+) -> None:
+    from desktop_app.ui.fact_dialog import FactDialog
+
+    dialog = FactDialog(None, "Pin a fact", "Sent, verbatim, with every request:")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert dialog.width() >= 480
+    assert dialog.height() >= 260
+    qtbot.keyClicks(dialog.edit, "Order 88213")
+    qtbot.keyClick(dialog.edit, Qt.Key.Key_Return)  # a fact may span lines
+    qtbot.keyClicks(dialog.edit, "ships Friday")
+    assert dialog.isVisible()
+    assert dialog.text() == "Order 88213\nships Friday"
+    qtbot.keyClick(dialog.edit, Qt.Key.Key_Tab)  # Tab moves on, it types nothing
+    assert not dialog.edit.hasFocus()
+    assert "\t" not in dialog.edit.toPlainText()
+    dialog.edit.setFocus()
+    qtbot.keyClick(dialog.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.result() == dialog.DialogCode.Accepted

@@ -12,7 +12,7 @@ from desktop_app.chats import Engine
 from desktop_app.ui.chat_list_model import ID_ROLE
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.project_dialog import NEW_PROJECT, ProjectDialog
-from tests.ui.conftest import open_demo
+from tests.ui.conftest import answer_fact_dialog, open_demo
 
 
 def system_of(session: object) -> str:
@@ -27,10 +27,6 @@ def test_a_chat_gets_a_project_a_shared_fact_and_a_layer_switched_off(
     session = open_demo(window, engine, qtbot)
     monkeypatch.setattr(
         "desktop_app.ui.project_dialog.QInputDialog.getText", lambda *a, **k: ("Acme", True)
-    )
-    monkeypatch.setattr(
-        "desktop_app.ui.project_dialog.QInputDialog.getMultiLineText",
-        lambda *a, **k: ("Acme refunds within 30 days.", True),
     )
     qtbot.keyClick(
         window,
@@ -49,6 +45,7 @@ def test_a_chat_gets_a_project_a_shared_fact_and_a_layer_switched_off(
     qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
 
     button = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Pin a fact…")
+    answer_fact_dialog(qtbot, "Acme refunds within 30 days.")
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "Acme refunds within 30 days." in system_of(session), timeout=10_000)
     qtbot.waitUntil(lambda: dialog.facts.count() == 1, timeout=5000)
