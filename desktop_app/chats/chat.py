@@ -369,20 +369,33 @@ class Chat:
         return self.planner().compacts_first(plan, repaired(messages))
 
     def planning(
-        self, draft: str | Sequence[Block], history: Sequence[Message]
+        self,
+        draft: str | Sequence[Block],
+        history: Sequence[Message],
+        *,
+        beside: Message | None = None,
     ) -> Callable[[], Plan]:
         """`plan`, split for threads: call this on the database thread (it takes the
         planner and the state as they are now); call what it returns on any thread.
-        `draft` is the user's next message: its text, or its blocks (attachments too)."""
+        `draft` is the user's next message: its text, or its blocks (attachments too).
+        `beside` a message of the user's being edited: the draft is its new version, so
+        the request is the branch Send will make — what came before that message, then
+        the edit (`edited`: its images kept), nothing after it."""
         planner = self.planner()
         messages = list(history)
         if isinstance(draft, str):
             blocks: tuple[Block, ...] = (TextBlock(draft),) if draft.strip() else ()
         else:
             blocks = tuple(draft)
+        ids = [m.id for m in messages]
+        if beside is not None and beside.id in ids:
+            messages = messages[: ids.index(beside.id)]
+            with contextlib.suppress(ContextDeskError):  # (an empty edit: nothing to add)
+                blocks = self.edited(beside, blocks).blocks
         if blocks:
             messages.append(Message("user", blocks))
-        return lambda: planner.plan(repaired(messages))
+        edit_of = beside.id if beside is not None and beside.id in ids else ""
+        return lambda: replace(planner.plan(repaired(messages)), edit_of=edit_of)
 
     def plan_if(
         self,

@@ -125,6 +125,8 @@ class Plan:
     exact_input: TokenFigure | None = field(default=None, compare=False)
     # Why nothing can be compacted now ("" when something can; planner.compaction_blocked).
     compaction_blocked: str = field(default="", compare=False)
+    # The message this request's last one is a new version of ("": none — not an edit).
+    edit_of: str = field(default="", compare=False)
 
     @property
     def input_figure(self) -> TokenFigure:

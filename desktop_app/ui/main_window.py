@@ -710,8 +710,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_composer_draft_changed(self, blocks: list[Block]) -> None:
-        if self.current is not None:
-            self.current.request_plan(blocks)
+        if self.current is not None:  # an edit is planned as the branch Send will make
+            self.current.request_plan(blocks, editing=self.composer.editing)
 
     @Slot(str)
     def _on_composer_problem(self, text: str) -> None:

@@ -174,7 +174,13 @@ class RequestView(QWidget):
             self._set_json(None)
             return
         lead = "Exactly what Send would send now (with your draft as the last message)."
-        if self.chat is not None:
+        if plan.edit_of:
+            lead = (
+                "Exactly what Send would send now: your edit as a new version of your message, "
+                "after what came before it — the messages after it are not sent (they stay, "
+                "on their branch)."
+            )
+        elif self.chat is not None:
             plan = self.chat.next_plan(plan, self.history)
             if plan is not self.plan:
                 lead = (

@@ -120,6 +120,7 @@ class ChatSession(QObject):
         self._approver = WindowApprover(self)
         self._approver.approval_requested.connect(self._on_approver_approval_requested)
         self._draft: Sequence[Block] = ()  # the composer's next message, as it would be sent
+        self._editing: Message | None = None  # the message the draft is a new version of
         self._answering_again: str | None = None  # the question a regeneration answers
         self._reads = 0  # each read of the whole history, numbered: a late one is dropped
         self._planning_ready = False
@@ -206,16 +207,21 @@ class ChatSession(QObject):
     def state(self) -> ContextState:
         return self.chat.state
 
-    def request_plan(self, draft: Sequence[Block] | None = None) -> None:
+    def request_plan(
+        self, draft: Sequence[Block] | None = None, *, editing: Message | None | bool = False
+    ) -> None:
         """Plan the next request off the GUI thread (with the composer's draft and its
-        attachments, if any: the meter counts them live);
+        attachments, if any: the meter counts them live — and, while a message of the
+        user's is being edited, as its new version: the branch Send will make);
         skipped while a turn runs: the turn plans for itself and a plan follows it."""
         if draft is not None:
             self._draft = draft
+        if editing is not False:  # (False: as before)
+            self._editing = editing if isinstance(editing, Message) else None
         if self.busy or not self._planning_ready or not self.model.history_complete:
             return  # planned when the turn ends, or when the history has been read
         history = list(self.messages)
-        make_plan = self.chat.planning(self._draft, history)
+        make_plan = self.chat.planning(self._draft, history, beside=self._editing)
         size = self.chat.transcript_tokens
 
         def plan() -> tuple[Plan, int]:

@@ -1013,3 +1013,26 @@ def test_parallel_calls_and_their_results_stand_together_as_one_step(
     results = [window.messages.delegate.step_text(model.index(2), option, j) for j in (0, 1)]
     assert results[0].startswith("▸ ↳ list_files: 2 lines")
     assert results[1].startswith("▸ ↳ read_file: 1 line")
+
+
+def test_while_editing_the_next_request_is_the_branch_send_will_make(
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
+) -> None:
+    session = answered_in_a_new_chat(window, qtbot, "Order 1 cost 10.", "And order 2?")
+    first, reply = session.messages[0], session.messages[1]
+    composer = window.composer
+    hover_action(window, qtbot, 2, "edit")
+    with qtbot.waitSignal(session.planned, timeout=5000):
+        composer.edit.setPlainText("And order 3?")
+    plan = session.plan
+    assert plan is not None
+    assert plan.edit_of == session.messages[2].id
+    texts = [m.text for m in plan.request.messages]
+    assert texts == [first.text, reply.text, "And order 3?"]  # not the whole chat + the draft
+    window.context.tabs.setCurrentWidget(window.context.request)
+    assert "new version of your message" in window.context.request.sections.text()
+    shown = plan.request.body()
+    qtbot.keyClick(composer.edit, Qt.Key.Key_Return)
+    wait_idle(qtbot, session)
+    sent = simulator.message_requests()[-1].body
+    assert {k: v for k, v in sent.items() if k != "stream"} == shown  # what was shown went
