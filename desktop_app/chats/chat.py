@@ -354,11 +354,19 @@ class Chat:
 
     def next_plan(self, plan: Plan, history: Sequence[Message]) -> Plan:
         """`plan` as a request that can be sent: with an empty composer it ends with the
-        assistant, which a request never does, so the one a one-word message (`ONE_WORD`)
-        would make stands for it."""
+        assistant, which a request never does — so after a failed or interrupted reply,
+        the request Retry would make (`retries` names the reply it answers again, beside
+        it); else the one a one-word message (`ONE_WORD`) would make stands for it."""
         last = plan.request.messages[-1:]
-        if last and last[0].role == "user":
+        if last and last[0].role == "user" and not plan.edit_of:
             return plan
+        if plan.edit_of:
+            return plan
+        point = self.retry_point(history)
+        if point is not None:
+            ids = [m.id for m in history]
+            failed = history[ids.index(point) + 1].id
+            return replace(self.planning("", history[: ids.index(point) + 1])(), retries=failed)
         return self.planning(ONE_WORD, history)()
 
     def compacts_first(self, plan: Plan, draft: str = "", history: Sequence[Message] = ()) -> bool:

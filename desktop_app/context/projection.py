@@ -127,6 +127,8 @@ class Plan:
     compaction_blocked: str = field(default="", compare=False)
     # The message this request's last one is a new version of ("": none — not an edit).
     edit_of: str = field(default="", compare=False)
+    # The failed or interrupted reply this request answers again, beside it (Retry).
+    retries: str = field(default="", compare=False)
 
     @property
     def input_figure(self) -> TokenFigure:

@@ -182,7 +182,12 @@ class RequestView(QWidget):
             )
         elif self.chat is not None:
             plan = self.chat.next_plan(plan, self.history)
-            if plan is not self.plan:
+            if plan.retries:
+                lead = (
+                    "The last reply did not finish: this is exactly what Retry would send (its "
+                    "answer becomes a new version beside it)."
+                )
+            elif plan is not self.plan:
                 lead = (
                     f'The composer is empty: this is exactly what a one-word message ("{ONE_WORD}") '
                     "would send."

@@ -178,6 +178,12 @@ def test_a_reply_cut_off_mid_stream_is_kept_and_retry_answers_beside_it(
     failed = session.messages[-1]
     assert failed.role == "assistant"
     assert failed.status is MessageStatus.ERROR
+    # The Request tab shows what Retry will send: the question, not the cut-off reply.
+    request = window.context.request
+    window.context.tabs.setCurrentWidget(request)
+    qtbot.waitUntil(lambda: "what Retry would send" in request.sections.text(), timeout=5000)
+    assert "partial" not in request.body_text()
+    assert json.loads(request.body_text())["messages"][-1]["role"] == "user"
     qtbot.mouseClick(window.banner.retry_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
     answer = session.messages[-1]
