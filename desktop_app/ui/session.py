@@ -208,7 +208,7 @@ class ChatSession(QObject):
         return self.chat.state
 
     def request_plan(
-        self, draft: Sequence[Block] | None = None, *, editing: Message | None | bool = False
+        self, draft: Sequence[Block] | None = None, *, editing: Message | bool | None = False
     ) -> None:
         """Plan the next request off the GUI thread (with the composer's draft and its
         attachments, if any: the meter counts them live — and, while a message of the
