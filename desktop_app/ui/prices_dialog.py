@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.config.prices import Price, PriceTable
 from desktop_app.core.errors import ContextDeskError
+from desktop_app.ui.settings_dialog import row_widget
 
 COLUMNS = ("Model", "Input", "Output", "Cache write 5 min", "Cache write 1 h", "Cache read")
 
@@ -76,7 +77,7 @@ class PricesDialog(QDialog):
         rates.addStretch(1)
         form = QFormLayout()
         form.addRow("Model", self.model)
-        form.addRow("Per million tokens", _row(rates))
+        form.addRow("Per million tokens", row_widget(rates))
         form.addRow(
             "",
             QLabel(
@@ -150,10 +151,3 @@ def _rate() -> QDoubleSpinBox:
     box.setRange(0, 100_000)
     box.setSingleStep(0.1)
     return box
-
-
-def _row(layout: QHBoxLayout) -> QWidget:
-    widget = QWidget()
-    layout.setContentsMargins(0, 0, 0, 0)
-    widget.setLayout(layout)
-    return widget

@@ -232,13 +232,13 @@ class SettingsDialog(QDialog):
         if open_prices is not None:
             self.prices.clicked.connect(lambda: open_prices(self._chosen_model()))
         model_row.addWidget(self.prices)
-        form.addRow("Model", _row_widget(model_row))
+        form.addRow("Model", row_widget(model_row))
         window_row = QHBoxLayout()
         window_row.addWidget(self.context_window)
         window_row.addWidget(self.context_window_note, 1)
-        form.addRow("Context window", _row_widget(window_row))
+        form.addRow("Context window", row_widget(window_row))
         form.addRow("Max output tokens", self.max_tokens)
-        form.addRow("Thinking", _row_widget(thinking_row))
+        form.addRow("Thinking", row_widget(thinking_row))
         form.addRow("", self.thinking_meaning)
         form.addRow("", self.show_thinking)
         form.addRow("", self.thinking_note)
@@ -246,14 +246,14 @@ class SettingsDialog(QDialog):
         form.addRow("Tools", self.tools)
         form.addRow("", self.commands)
         form.addRow("", self.command_env)
-        form.addRow("Workspace folder", _row_widget(workspace_row))
+        form.addRow("Workspace folder", row_widget(workspace_row))
         waits = QHBoxLayout()
         waits.addWidget(self.first_word)
         waits.addWidget(QLabel("to begin;"))
         waits.addWidget(self.quiet)
         waits.addWidget(QLabel("when it pauses"))
         waits.addStretch(1)
-        form.addRow("Wait for a reply", _row_widget(waits))
+        form.addRow("Wait for a reply", row_widget(waits))
         form.addRow("Sending", self.send_with_enter)
         look = QHBoxLayout()
         look.addWidget(self.appearance)
@@ -262,7 +262,7 @@ class SettingsDialog(QDialog):
         look.addWidget(QLabel("Reading width"))
         look.addWidget(self.reading_width)
         look.addStretch(1)
-        form.addRow("Appearance", _row_widget(look))
+        form.addRow("Appearance", row_widget(look))
         self.field_problems = self._problem_rows(
             form,
             {
@@ -478,7 +478,8 @@ def _seconds(value: int) -> QSpinBox:
     return box
 
 
-def _row_widget(layout: QHBoxLayout) -> QWidget:
+def row_widget(layout: QHBoxLayout) -> QWidget:
+    """A row of widgets as one form field (no margins of its own)."""
     widget = QWidget()
     layout.setContentsMargins(0, 0, 0, 0)
     widget.setLayout(layout)

@@ -10,37 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from desktop_app.api.simulator import Reply, SimulatorServer
-from desktop_app.app import main
 from tests.fakes.pdf import make_pdf
-from tests.integration.conftest import TEST_KEY
 
 MODEL = "claude-haiku-4-5"
 FACT = "Acme's refund window is 30 days; order #88213 is within it."
 INSTRUCTIONS = "Answer as Acme's support team, in two sentences at most."
 RETURNS = "# Returns\nItems may be returned within 30 days of delivery.\n"
-
-
-@pytest.fixture
-def cli(
-    tmp_path: Path,
-    sim: SimulatorServer,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> Any:
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", sim.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
-    home = tmp_path / "home"
-
-    def run(*args: str, status: int = 0) -> str:
-        code = main(["--home", str(home), *args])
-        out, err = capsys.readouterr()
-        assert code == status, f"exit {code}: {out} {err}"
-        return out if status == 0 else err  # a refusal's reason
-
-    return run
 
 
 def system_text(body: dict[str, Any]) -> str:

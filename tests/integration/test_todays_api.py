@@ -20,27 +20,6 @@ from desktop_app.app import main
 from tests.integration.conftest import TEST_KEY
 
 
-@pytest.fixture
-def cli(
-    sim: SimulatorServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> Any:
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", sim.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
-    home = tmp_path / "home"
-
-    def run(*args: str, status: int = 0) -> str:
-        code = main(["--home", str(home), *args])
-        out, err = capsys.readouterr()
-        assert code == status, f"{args}: {err}"
-        return out
-
-    run.home = home  # type: ignore[attr-defined]
-    return run
-
-
 def _thinking_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in message["content"] if b["type"] == "thinking"]
 
