@@ -43,46 +43,45 @@ _TOKENS = re.compile(
 )
 
 
-class JsonHighlighter(QSyntaxHighlighter):
-    """Keys, strings, numbers and literals in their own colours (light or dark)."""
+class RequestHighlighter(QSyntaxHighlighter):
+    """The tab's one highlighter (a document takes one: a second would wipe the first's
+    colours on every block): JSON — keys, strings, numbers and literals in their own
+    colours — or, comparing, a unified diff (added lines green, removed red, positions
+    muted)."""
 
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
         dark = theme.is_dark()
-        colours = {
+        self.diff = False
+        self.formats = {}
+        for name, colour in {
             "key": "#9cdcfe" if dark else "#0451a5",
             "string": "#ce9178" if dark else "#a31515",
             "number": "#b5cea8" if dark else "#098658",
             "word": "#569cd6" if dark else "#0000ff",
-        }
-        self.formats = {}
-        for name, colour in colours.items():
+        }.items():
             fmt = QTextCharFormat()
             fmt.setForeground(QColor(colour))
             self.formats[name] = fmt
+        for mark, name in (("+", "in context"), ("-", "not sent"), ("@", "excluded")):
+            fmt = QTextCharFormat()
+            fmt.setForeground(theme.state_colour(name, dark))
+            self.formats[mark] = fmt
+
+    def show_diff(self, on: bool) -> None:
+        if on != self.diff:
+            self.diff = on
+            self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:
+        if self.diff:
+            if text[:1] in "+-@" and text[:1] and not text.startswith(("+++", "---")):
+                self.setFormat(0, len(text), self.formats[text[:1]])
+            return
         for match in _TOKENS.finditer(text):
             kind = match.lastgroup
             if kind is not None:
                 self.setFormat(match.start(), match.end() - match.start(), self.formats[kind])
-
-
-class DiffHighlighter(QSyntaxHighlighter):
-    """A unified diff: added lines green, removed lines red, positions muted."""
-
-    def __init__(self, document: QTextDocument) -> None:
-        super().__init__(document)
-        self.enabled = False
-        self.formats = {}
-        for mark, name in (("+", "in context"), ("-", "not sent"), ("@", "excluded")):
-            fmt = QTextCharFormat()
-            fmt.setForeground(theme.state_colour(name, theme.is_dark()))
-            self.formats[mark] = fmt
-
-    def highlightBlock(self, text: str) -> None:
-        if self.enabled and text[:1] in self.formats and not text.startswith(("+++", "---")):
-            self.setFormat(0, len(text), self.formats[text[:1]])
 
 
 class RequestView(QWidget):
@@ -120,8 +119,7 @@ class RequestView(QWidget):
         self.text.setReadOnly(True)
         self.text.setFont(theme.monospace())
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.highlighter = JsonHighlighter(self.text.document())
-        self.diff_highlighter = DiffHighlighter(self.text.document())
+        self.highlighter = RequestHighlighter(self.text.document())
         picks = QHBoxLayout()
         picks.addWidget(self.pick, 1)
         picks.addWidget(self.against, 1)
@@ -227,8 +225,7 @@ class RequestView(QWidget):
             return
         diff = self.chat.diff_requests(str(before), str(after))
         self.sections.setText(diff.why[:1].upper() + diff.why[1:] + ".")
-        self.highlighter.setDocument(None)
-        self.diff_highlighter.enabled = True
+        self.highlighter.show_diff(True)
         self.text.setPlainText("\n".join(diff.lines) or "The two requests are the same.")
 
     def _show_picks(self) -> None:
@@ -265,9 +262,7 @@ class RequestView(QWidget):
         return int(data) if data is not None else None
 
     def _set_json(self, body: object) -> None:
-        if self.diff_highlighter.enabled:  # back from a comparison: JSON colours again
-            self.diff_highlighter.enabled = False
-            self.highlighter.setDocument(self.text.document())
+        self.highlighter.show_diff(False)  # (back from a comparison: JSON colours again)
         text = "" if body is None else json.dumps(body, ensure_ascii=False, indent=2)
         if text != self.text.toPlainText():
             scroll = self.text.verticalScrollBar().value()

@@ -548,3 +548,20 @@ def test_the_fact_dialog_is_roomy_enter_breaks_a_line_ctrl_enter_pins_tab_leaves
     dialog.edit.setFocus()
     qtbot.keyClick(dialog.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert dialog.result() == dialog.DialogCode.Accepted
+
+
+def test_the_request_json_is_coloured_and_a_comparison_as_a_diff(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    open_demo(window, engine, qtbot)
+    request = window.context.request
+    window.context.tabs.setCurrentWidget(request)
+    qtbot.waitUntil(lambda: '"model"' in request.body_text(), timeout=5000)
+    document = request.text.document()
+    line = next(
+        document.findBlockByNumber(n)
+        for n in range(document.blockCount())
+        if '"model"' in document.findBlockByNumber(n).text()
+    )
+    colours = {f.format.foreground().color().name() for f in line.layout().formats()}
+    assert len(colours) >= 2  # the key and its string value, each in its colour
