@@ -368,8 +368,8 @@ def context_marker(chips: tuple[BlockChip, ...]) -> tuple[str, str]:
     """One quiet mark for a whole message: (the state its colour comes from, the text),
     e.g. ("in context", "in context · ≈72"), ("summarized in #2", "summarized in #2"),
     or, when its blocks differ, the state most of its tokens are in, said as partly."""
-    if not chips:
-        return "", ""
+    if not chips or any(c.state == "streaming" for c in chips):
+        return "", ""  # (a reply being written says so beside its name, once)
     if any(not c.state for c in chips):
         return "", "counting…"
     by_state: dict[str, int] = {}

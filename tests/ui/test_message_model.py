@@ -117,3 +117,12 @@ def test_a_replys_header_shows_its_estimate_and_the_exact_output() -> None:
     # Stopped mid-reply: the API's count (sent at the end) never came; 1 is not "exact".
     stopped = replace(reply, status=MessageStatus.INTERRUPTED, usage=Usage(900, 1))
     assert token_label(stopped, chips) == "≈85 tokens · interrupted: this much arrived"
+
+
+def test_a_reply_being_written_says_streaming_once_not_twice() -> None:
+    from desktop_app.ui.message_model import context_marker
+
+    streaming = (BlockChip("text", 0, False, "streaming"),)
+    assert context_marker(streaming) == ("", "")  # the header's "● streaming…" says it
+    done = (BlockChip("text", 12, False, "in context", 12),)
+    assert context_marker(done) == ("in context", "in context · ≈12")
