@@ -589,14 +589,14 @@ class MessageDelegate(QStyledItemDelegate):
                 return None, True, f"▸ {call_line(block)} — click for the arguments"
             arguments = json.dumps(block.input, indent=2, ensure_ascii=False)
             doc = self._document(_cut(arguments), self._mono_like(font), width)
-            return doc, True, f"▾ Calls {block.name} — click to hide"
+            return doc, True, f"▾ Calls {tool_name(block.name)} — click to hide"
         if isinstance(block, ToolResultBlock):
             text = block.content if isinstance(block.content, str) else _result_text(block.content)
             lines = text.count("\n") + 1
             # the step's second half: what the call (named) gave back
-            what = f"↳ {call.name}" if call is not None else "↳ Result"
+            what = f"↳ {tool_name(call.name)}" if call is not None else "↳ Result"
             what += " failed" if block.is_error else ""
-            first = text.strip().splitlines()[0] if text.strip() else "(empty)"
+            first = result_preview(text)
             if not open_:
                 return None, True, f"▸ {what}: {lines:,} line{'s' * (lines != 1)} — {first}"
             doc = self._document(_cut(text), self._mono_like(font), width)
@@ -835,7 +835,34 @@ def call_line(block: ToolUseBlock, room: int = 60) -> str:
         text = " ".join(text.split())
         shown.append(f"{key}: {text if len(text) <= room else text[: room - 1] + '…'}")
     more = ", …" if len(block.input) > 3 else ""
-    return f"{block.name}({', '.join(shown)}{more})"
+    return f"{tool_name(block.name)}({', '.join(shown)}{more})"
+
+
+def result_preview(text: str, room: int = 80) -> str:
+    """A result in a few words: JSON on one line (its first line alone is often just
+    "{"), else its first line with something in it."""
+    stripped = text.strip()
+    if not stripped:
+        return "(empty)"
+    if stripped[0] in "{[" and len(stripped) <= 200_000:
+        try:
+            line = json.dumps(json.loads(stripped), ensure_ascii=False, separators=(", ", ": "))
+        except ValueError:
+            line = ""
+        if line:
+            return line if len(line) <= room else line[: room - 1] + "…"
+    first = next((ln.strip() for ln in stripped.splitlines() if len(ln.strip()) > 1), stripped)
+    return first if len(first) <= room else first[: room - 1] + "…"
+
+
+def tool_name(name: str) -> str:
+    """A tool as people name it — an MCP server's as `server.tool`, as its approval card
+    says it — not as the API does (`mcp__server__tool`)."""
+    if not name.startswith("mcp__"):
+        return name
+    from desktop_app.chats.tool_servers import people_name
+
+    return people_name(name)
 
 
 def speaker(message: Message) -> str:

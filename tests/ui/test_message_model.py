@@ -126,3 +126,16 @@ def test_a_reply_being_written_says_streaming_once_not_twice() -> None:
     assert context_marker(streaming) == ("", "")  # the header's "● streaming…" says it
     done = (BlockChip("text", 12, False, "in context", 12),)
     assert context_marker(done) == ("in context", "in context · ≈12")
+
+
+def test_a_tool_step_names_the_tool_as_people_do_and_previews_json_on_one_line() -> None:
+    from desktop_app.core.blocks import ToolUseBlock
+    from desktop_app.ui.message_delegate import call_line, result_preview
+
+    call = ToolUseBlock("toolu_1", "mcp__time__get_current_time", {"timezone": "UTC"})
+    assert call_line(call) == "time.get_current_time(timezone: UTC)"  # as its approval said
+    assert result_preview('{\n  "timezone": "UTC",\n  "datetime": "2026-12-03T03:00:00Z"\n}') == (
+        '{"timezone": "UTC", "datetime": "2026-12-03T03:00:00Z"}'
+    )
+    assert result_preview("order,promised\n4471-B,2026-11-24") == "order,promised"
+    assert result_preview("  ") == "(empty)"
