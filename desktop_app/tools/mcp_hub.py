@@ -603,8 +603,21 @@ async def _listen_for_tool_changes(run: _Run, client: Client) -> None:
                 return
             async for _event in subscription:
                 run.tools_changed.set()
-    except Exception:  # the stream dropped, or was refused: the tools stay as listed
+    except Exception as exc:  # the stream dropped, or was refused: the tools stay as listed
         log.info("MCP server %s: no longer told of tool changes", run.name, exc_info=True)
+        if _server_gone(exc):  # over HTTP this stream is the only sign of the server's end:
+            run.ended.set()  # lost, or never opened because the server went first
+
+
+def _server_gone(exc: BaseException) -> bool:
+    """A listen stream that failed because the server is gone (its connection refused
+    or dropped), not because it declined to listen."""
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_server_gone(e) for e in exc.exceptions)
+    if _connection_lost(exc) or isinstance(exc, OSError):
+        return True
+    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
+    return bool(names & {"SubscriptionLost", "ConnectError", "RemoteProtocolError", "ReadError"})
 
 
 def _modern_versions() -> tuple[str, ...]:

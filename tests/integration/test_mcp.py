@@ -394,6 +394,35 @@ def _running(marker: str) -> bool:
     return bool(found.stdout.strip())
 
 
+def test_an_http_server_gone_before_its_listen_stream_opens_is_noticed(
+    http_server: HttpServer, hub_of: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over HTTP the server's end shows only on its connections: one gone before the listen
+    stream opens (a busy machine) is noticed all the same. (A guard: a clean-clone CI run
+    once missed an HTTP server's end; the hub now also takes a listen stream that drops
+    or cannot open for a server gone.)"""
+    import asyncio
+
+    from desktop_app.tools import mcp_hub
+
+    opened = threading.Event()
+    listen = mcp_hub._listen_for_tool_changes
+
+    async def late_listen(run: Any, client: Any) -> None:
+        await asyncio.to_thread(opened.wait, 20)  # the server is killed meanwhile
+        await listen(run, client)
+
+    monkeypatch.setattr(mcp_hub, "_listen_for_tool_changes", late_listen)
+    hub = hub_of(McpServer("web", url=http_server.url))
+    assert hub.state("web").status is ServerStatus.READY, hub.state("web").error
+    left = _told_when_not_ready(hub)
+    http_server.process.kill()
+    http_server.process.wait(10)
+    opened.set()
+    assert left.wait(20), "the server's end went unnoticed"
+    assert hub.state("web").reason == "it stopped"
+
+
 def _told_when_not_ready(hub: McpHub) -> threading.Event:
     """Set when a listener hears that a server is no longer ready."""
     left = threading.Event()

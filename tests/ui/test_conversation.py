@@ -1028,8 +1028,13 @@ def test_while_editing_the_next_request_is_the_branch_send_will_make(
     first, reply = session.messages[0], session.messages[1]
     composer = window.composer
     hover_action(window, qtbot, 2, "edit")
-    with qtbot.waitSignal(session.planned, timeout=5000):
-        composer.edit.setPlainText("And order 3?")
+    composer.edit.setPlainText("And order 3?")
+
+    def edit_planned() -> bool:  # (plans made before the edit may still arrive first)
+        plan = session.plan
+        return plan is not None and plan.request.messages[-1].text == "And order 3?"
+
+    qtbot.waitUntil(edit_planned, timeout=5000)
     plan = session.plan
     assert plan is not None
     assert plan.edit_of == session.messages[2].id
