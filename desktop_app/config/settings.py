@@ -70,6 +70,7 @@ class AppState:
     last_chat_id: str = ""
     chat_list_hidden: bool = False  # Ctrl+B
     context_view: bool = False  # every block's chip in the conversation (View → Context view)
+    last_folder: str = ""  # where the last export or import was (file dialogs start there)
 
 
 MAX_TOKENS_RANGE = (256, 128_000)

@@ -39,6 +39,7 @@ class ChatListController(QObject):
         self.engine = engine
         self.panel = panel
         self.window = window
+        self.folder = ""  # the last folder an export or import used (kept in AppState)
         panel.model.spend_of = lambda chat_id: engine.spend(chat_id=chat_id).text()
         panel.search_changed.connect(self._on_panel_search_changed)
         panel.rename_requested.connect(self._on_panel_rename_requested)
@@ -184,10 +185,14 @@ class ChatListController(QObject):
             "".join(c if c.isalnum() or c in " -_" else "_" for c in chat.title).strip() or "chat"
         )
         path, _ = QFileDialog.getSaveFileName(
-            self.window, "Export chat", f"{name}.{suffix}", f"*.{suffix}"
+            self.window,
+            "Export chat",
+            str(Path(self.start_folder()) / f"{name}.{suffix}"),
+            f"*.{suffix}",
         )
         if not path:
             return
+        self.folder = str(Path(path).parent)
         try:
             chat.export_to(Path(path), fmt)
         except ContextDeskError as exc:
@@ -195,13 +200,27 @@ class ChatListController(QObject):
             return
         self.status.emit(f"Exported to {path}")
 
+    def start_folder(self) -> str:
+        """Where a file dialog opens: the folder last used, else the user's documents
+        (never the folder the app happened to be started in)."""
+        if self.folder and Path(self.folder).is_dir():
+            return self.folder
+        from PySide6.QtCore import QStandardPaths
+
+        documents = QStandardPaths.writableLocation(
+            QStandardPaths.StandardLocation.DocumentsLocation
+        )
+        return documents if documents and Path(documents).is_dir() else str(Path.home())
+
     def import_chat(self, path: str = "") -> Chat | None:
         """Import a JSON chat (ours, or a Messages API request body): all or nothing; the
         problems, if any, are listed by their JSON path."""
         if not path:
             path, _ = QFileDialog.getOpenFileName(
-                self.window, "Import a chat", "", "JSON (*.json);;All files (*)"
+                self.window, "Import a chat", self.start_folder(), "JSON (*.json);;All files (*)"
             )
+            if path:
+                self.folder = str(Path(path).parent)
         if not path:
             return None
         try:

@@ -214,6 +214,7 @@ class MainWindow(QMainWindow):
         self.background = BackgroundWorker(self)
         self.counting = BackgroundWorker(self)  # count_tokens calls: never ahead of a plan
         self.chats = ChatListController(engine, self.chat_list, self)
+        self.chats.folder = self.app_state.last_folder
         self.connection = ConnectionController(engine, self.background, self)
         self.attached = True
         self._connect()
@@ -1141,6 +1142,7 @@ class MainWindow(QMainWindow):
                 self.app_state,
                 window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii"),
                 splitter_sizes=list(self.splitter.sizes()),
+                last_folder=self.chats.folder,
             )
             try:
                 self.engine.save_window_state(self.app_state)

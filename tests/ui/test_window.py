@@ -805,3 +805,31 @@ def test_a_price_entered_in_settings_turns_tokens_only_into_a_cost(
     dialog.model.setText("")
     qtbot.mouseClick(dialog.save, Qt.MouseButton.LeftButton)
     assert dialog.said.text().startswith("Not saved:")
+
+
+def test_file_dialogs_start_in_documents_then_where_the_last_one_was(
+    window: MainWindow, engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtCore import QStandardPaths
+
+    monkeypatch.chdir(tmp_path)  # wherever the app was started: not where a dialog opens
+    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    first = window.chats.start_folder()
+    assert first in (documents, str(Path.home()))
+    assert first != str(tmp_path)
+    chosen = tmp_path / "exports"
+    chosen.mkdir()
+    seen: list[str] = []
+
+    def save_as(_parent: object, _title: str, start: str, _filter: str) -> tuple[str, str]:
+        seen.append(start)
+        return str(chosen / "chat.json"), ""
+
+    monkeypatch.setattr("desktop_app.ui.chat_list_controller.QFileDialog.getSaveFileName", save_as)
+    chat = engine.new_chat("Kept")
+    window.chats.export(chat.id, "json")
+    assert (chosen / "chat.json").exists()
+    assert seen[0].startswith(first)
+    assert window.chats.start_folder() == str(chosen)
+    window.close()
+    assert engine.load_window_state().last_folder == str(chosen)
