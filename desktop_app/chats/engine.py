@@ -346,6 +346,23 @@ class Engine:
         self.store.restore_chat(chat_id)
         return self.chat(chat_id)
 
+    def trashed_chats(self) -> list[ChatInfo]:
+        """The chats in the trash, most recently trashed first."""
+        chats = self.store.list_chats(trash=True)
+        return sorted(chats, key=lambda c: c.deleted_at or 0.0, reverse=True)
+
+    def delete_for_good(self, chat_id: str) -> None:
+        """Delete a chat in the trash for good (its requests in the ledger too)."""
+        self.store.purge_chat(chat_id)
+        self.forget(chat_id)
+
+    def empty_trash(self) -> int:
+        """Delete every chat in the trash for good; returns how many."""
+        trashed = self.trashed_chats()
+        for chat in trashed:
+            self.delete_for_good(chat.id)
+        return len(trashed)
+
     def forget(self, chat_id: str) -> None:
         self._chats.pop(chat_id, None)
 

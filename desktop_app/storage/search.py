@@ -120,6 +120,26 @@ def unindex_message(db: sqlite3.Connection, message_id: str, chat_id: str) -> No
     db.execute("DELETE FROM search_keys WHERE message_id = ?", (message_id,))
 
 
+def unindex_chat(db: sqlite3.Connection, chat_id: str) -> None:
+    """Take every message of a chat out of the index (a chat deleted for good)."""
+    rows = db.execute(
+        "SELECT k.id, b.raw FROM messages m JOIN search_keys k ON k.message_id = m.id "
+        "JOIN blocks b ON b.message_id = k.message_id AND b.position = k.position "
+        "WHERE m.chat_id = ?",
+        (chat_id,),
+    ).fetchall()
+    key = chat_key(chat_id)
+    db.executemany(
+        "INSERT INTO message_search (message_search, rowid, text, chat_key) "
+        "VALUES ('delete', ?, ?, ?)",
+        [(r[0], searchable_text(json.loads(r[1])), key) for r in rows],
+    )
+    db.execute(
+        "DELETE FROM search_keys WHERE message_id IN (SELECT id FROM messages WHERE chat_id = ?)",
+        (chat_id,),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     """One message that contains the query (or, with no `message_id`, a chat whose title

@@ -40,7 +40,13 @@ from desktop_app.storage.chat_info import (
     settings_to_json,
 )
 from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error, transaction
-from desktop_app.storage.search import SearchHit, index_blocks, search, unindex_message
+from desktop_app.storage.search import (
+    SearchHit,
+    index_blocks,
+    search,
+    unindex_chat,
+    unindex_message,
+)
 
 if TYPE_CHECKING:
     from desktop_app.core.branches import Tree
@@ -282,6 +288,25 @@ class ChatStore:
         self.chat(chat_id)
         with transaction(self.db):
             self.db.execute("UPDATE chats SET deleted_at = NULL WHERE id = ?", (chat_id,))
+
+    def purge_chat(self, chat_id: str) -> None:
+        """Delete a chat in the trash for good: its messages, facts, summaries, its search
+        entries and its requests in the ledger, with the request parts no other request
+        uses. (Only from the trash: a chat is never deleted in one step.)"""
+        chat = self.chat(chat_id)
+        if chat.deleted_at is None:
+            raise ContextDeskError(
+                "Not in the trash",
+                f"“{chat.title}” is not in the trash; move it there first.",
+                kind=ErrorKind.USAGE,
+            )
+        with transaction(self.db):
+            unindex_chat(self.db, chat_id)
+            self.db.execute("DELETE FROM chats WHERE id = ?", (chat_id,))  # (the rest cascades)
+            self.db.execute(
+                "DELETE FROM request_parts WHERE id NOT IN (SELECT head FROM requests) "
+                "AND id NOT IN (SELECT value FROM requests, json_each(requests.added))"
+            )
 
     # -- messages -------------------------------------------------------------------------
 

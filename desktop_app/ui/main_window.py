@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from desktop_app.ui.message_view import MessageListView
     from desktop_app.ui.project_dialog import ProjectDialog
     from desktop_app.ui.session import ChatSession
+    from desktop_app.ui.trash_dialog import TrashDialog
     from desktop_app.ui.welcome import WelcomePage
     from desktop_app.ui.workers import BackgroundWorker
 
@@ -132,6 +133,7 @@ class MainWindow(QMainWindow):
         self.tools_dialog: McpDialog | None = None
         self.mcp_watcher: McpWatcher | None = None  # after the first paint
         self.project_dialog: ProjectDialog | None = None
+        self.trash_dialog: TrashDialog | None = None  # while View → Trash is open
         self.current: ChatSession | None = None
         self.approvals: list[ApprovalCard] = []  # questions waiting, in any chat
         self.setObjectName("mainWindow")
@@ -289,6 +291,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(
             _action(self, "A&rchived chats", "Ctrl+Shift+H", self._on_archived_triggered)
         )
+        view_menu.addAction(_action(self, "&Trash…", None, self.open_trash))
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction(
             _action(self, "&Keyboard shortcuts", "Ctrl+/", self._on_shortcuts_triggered)
@@ -730,6 +733,22 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_archived_triggered(self) -> None:
         self.chats.show_archive()
+
+    @Slot()
+    def open_trash(self) -> None:
+        """View → Trash: restore a trashed chat, or delete it (or all) for good."""
+        from desktop_app.ui.trash_dialog import TrashDialog
+
+        dialog = TrashDialog(self.engine, self)
+        dialog.restored.connect(self._on_trash_restored)
+        self.trash_dialog = dialog
+        dialog.exec()
+        self.trash_dialog = None
+
+    @Slot(str)
+    def _on_trash_restored(self, chat_id: str) -> None:
+        self.chats.refresh()
+        self.statusBar().showMessage("Restored from the trash.", 4000)
 
     @Slot()
     def _on_rename_triggered(self) -> None:

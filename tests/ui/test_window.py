@@ -833,3 +833,66 @@ def test_file_dialogs_start_in_documents_then_where_the_last_one_was(
     assert window.chats.start_folder() == str(chosen)
     window.close()
     assert engine.load_window_state().last_folder == str(chosen)
+
+
+def test_the_trash_restores_a_chat_and_deletes_one_for_good_with_its_ledger(
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
+) -> None:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from desktop_app.ui.trash_dialog import TrashDialog
+    from tests.fakes.tools import ScriptedApprover
+
+    kept, gone = engine.new_chat("Keep me"), engine.new_chat("Delete me")
+    gone.send("The zebra codeword is QUAGGA-77.", ScriptedApprover())
+    kept.send("Something to keep.", ScriptedApprover())
+    db = engine.store.db
+    assert db.execute("SELECT COUNT(*) FROM requests WHERE chat_id = ?", (gone.id,)).fetchone()[0]
+    assert engine.search("QUAGGA-77")
+    for chat in (kept, gone):
+        chat.delete()
+    dialog = TrashDialog(engine, window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.list.count() == 2
+    titles = [dialog.list.item(n).toolTip() for n in range(2)]
+    dialog.list.setCurrentRow(titles.index("Keep me"))
+    with qtbot.waitSignal(dialog.restored):
+        qtbot.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)
+    assert kept.id in {c.id for c in engine.list_chats()}
+    assert dialog.list.count() == 1
+
+    def say_yes() -> None:
+        box = next(
+            (
+                w
+                for w in QApplication.topLevelWidgets()
+                if isinstance(w, QMessageBox) and w.isVisible()
+            ),
+            None,
+        )
+        if box is None:
+            QTimer.singleShot(20, say_yes)
+            return
+        qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
+
+    QTimer.singleShot(0, say_yes)
+    qtbot.mouseClick(dialog.delete_button, Qt.MouseButton.LeftButton)
+    assert dialog.list.count() == 0
+    assert "empty" in dialog.about.text()
+    assert db.execute("SELECT COUNT(*) FROM chats WHERE id = ?", (gone.id,)).fetchone()[0] == 0
+    assert (
+        db.execute("SELECT COUNT(*) FROM requests WHERE chat_id = ?", (gone.id,)).fetchone()[0] == 0
+    )
+    assert (
+        db.execute("SELECT COUNT(*) FROM messages WHERE chat_id = ?", (gone.id,)).fetchone()[0] == 0
+    )
+    orphans = db.execute(
+        "SELECT COUNT(*) FROM request_parts WHERE id NOT IN (SELECT head FROM requests) "
+        "AND id NOT IN (SELECT value FROM requests, json_each(requests.added))"
+    ).fetchone()[0]
+    assert orphans == 0
+    assert engine.search("QUAGGA-77") == []
+    assert engine.search("Something to keep")  # the other chat's parts and entries stay
+    assert kept.sent_requests()
