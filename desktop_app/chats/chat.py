@@ -772,6 +772,17 @@ class Chat:
         if self._planner is not None:
             self._planner.state = self.state
 
+    def show_branch_holding(self, message_id: str) -> bool:
+        """Show the branch a message is on, when it is not the one shown (a search hit
+        in another version); False when nothing had to change."""
+        if not self.info.branched:
+            return False
+        tree = self.engine.store.tree(self.id)
+        if message_id in tree.path(self.info.leaf_id):
+            return False
+        self.show_branch(message_id)
+        return True
+
     def set_pinned(self, pinned: bool) -> None:
         """Keep the chat on top of the chat list (or let it go back to its date)."""
         self.info = self.engine.store.set_pinned(self.id, pinned)

@@ -510,7 +510,7 @@ class MainWindow(QMainWindow):
             self.app_state = replace(self.app_state, last_chat_id=chat_id)
         self.center.setCurrentWidget(self.conversation)
         if message_id:
-            self.messages.show_message(message_id)
+            self._show_found(message_id)
         if focus:
             self.composer.edit.setFocus()
         return self.current
@@ -905,6 +905,31 @@ class MainWindow(QMainWindow):
         from desktop_app.ui.shortcuts import ShortcutsDialog
 
         ShortcutsDialog(self.menuBar(), self).exec()
+
+    def _show_found(self, message_id: str) -> None:
+        """Bring a found message into view, highlighted — on its own branch, when it is in
+        a version that is not shown (the branch is read again first)."""
+        session = self.current
+        if session is None:
+            return
+        try:
+            switched = not session.busy and session.chat.show_branch_holding(message_id)
+        except ContextDeskError as exc:
+            self.banner.show_error(exc.info, can_retry=False)
+            return
+        if switched:
+            session.load()
+            session.chat_changed.emit(session.chat.info)
+        if session.model.history_complete:
+            self.messages.show_message(message_id)
+            return
+
+        def read(_plan: object) -> None:  # the branch's history is in: show it there
+            session.planned.disconnect(read)
+            if self.current is session:
+                self.messages.show_message(message_id)
+
+        session.planned.connect(read)
 
     def _export_current(self, fmt: str) -> None:
         if self.current is not None:

@@ -896,3 +896,33 @@ def test_the_trash_restores_a_chat_and_deletes_one_for_good_with_its_ledger(
     assert engine.search("QUAGGA-77") == []
     assert engine.search("Something to keep")  # the other chat's parts and entries stay
     assert kept.sent_requests()
+
+
+def test_a_search_hit_in_a_hidden_version_opens_on_its_branch_highlighted(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    chat = engine.new_chat("Ferries")
+    engine.store.append_messages(chat.id, [u("Which ferry goes to Hydra?"), a("The 9:00 one.")])
+    question = chat.messages()[0]
+    engine.store.append_message(chat.id, u("Which ferry goes to Poros?"), beside=question.id)
+    engine.store.append_messages(chat.id, [a("The 10:30 one.")])  # the version shown now
+    chat.refresh_info()
+    window.chats.refresh()
+    window.open_chat(chat.id)
+    session = window.current
+    assert session is not None
+    assert "Poros" in session.messages[0].text
+    panel = window.chat_list
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(panel.search, "hydra")
+    qtbot.waitUntil(lambda: panel.model.searching and panel.model.rowCount() == 1, timeout=2000)
+    qtbot.keyClick(panel.search, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: (
+            window.messages.currentIndex().isValid()
+            and "Hydra" in window.messages.currentIndex().data(Role.MESSAGE).text
+        ),
+        timeout=5000,
+    )
+    assert [m.text for m in session.messages] == ["Which ferry goes to Hydra?", "The 9:00 one."]
+    assert engine.store.chat(chat.id).leaf_id is not None  # the branch shown is stored
