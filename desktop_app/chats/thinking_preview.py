@@ -18,6 +18,11 @@ def thinking_meaning(model: str, settings: Settings) -> str:
         effort=settings.effort,
         thinking_display=settings.thinking_display,
     ).thinking_choice
+    if facts.source == "guess" and not facts.thinking_types:
+        return (
+            f"ContextDesk does not know {facts.id}: it sends no thinking settings and no "
+            "effort (safe on any server); give its window above if it is not 200,000 tokens."
+        )
     done = setup(facts, choice, settings.max_tokens)
     can = options(facts)
     if done.note:

@@ -258,3 +258,18 @@ def test_each_thinking_block_left_out_says_why(tmp_path: Path) -> None:
         assert [type(b).__name__ for b in sent.blocks] == ["TextBlock"]
     finally:
         engine.close()
+
+
+def test_settings_say_what_thinking_does_on_the_model_and_that_an_unknown_one_gets_none() -> None:
+    from desktop_app.chats import thinking_meaning
+    from desktop_app.config.settings import Settings
+
+    said = thinking_meaning("claude-sonnet-5-5", Settings(thinking="off"))
+    assert "between_tools" in said
+    assert "always thinks" in thinking_meaning("claude-opus-5-5", Settings(thinking="off"))
+    assert "budget" in thinking_meaning(
+        "claude-sonnet-5-5", Settings(thinking="budget", thinking_budget=2048)
+    )
+    unknown = thinking_meaning("qwen3:8b", Settings())
+    assert "does not know qwen3:8b" in unknown
+    assert "no thinking settings" in unknown
