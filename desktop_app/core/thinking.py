@@ -17,7 +17,6 @@ from desktop_app.core.blocks import JSONObject
 from desktop_app.core.model_facts import ModelFacts, clamp_effort
 
 ThinkingMode: TypeAlias = Literal["adaptive", "off", "budget"]
-MODES: tuple[ThinkingMode, ...] = ("adaptive", "off", "budget")
 DISPLAYS = ("summarized", "omitted")
 MIN_BUDGET = 1024  # the API's minimum `budget_tokens`
 
@@ -38,12 +37,6 @@ class ThinkingSetup:
     effort: str  # `output_config.effort`; "": left out (the model's default)
     thinks: bool | None  # on (a budget), off, or None: the model decides per turn
     note: str = ""  # why this differs from what was chosen ("" when it does not)
-
-    @property
-    def budget(self) -> int | None:
-        if self.thinking and self.thinking.get("type") == "enabled":
-            return int(self.thinking["budget_tokens"])
-        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -461,12 +461,18 @@ def _project_line(plan: Plan) -> str:
 def _calibration_line(plan: Plan) -> str:
     """The factor totals are scaled by, and what it is made of: it is learned per model and
     kind of content, and never applied to a block's own count."""
-    kinds = plan.counter.calibration.factors(plan.request.model)
+    calibration = plan.counter.calibration
+    kinds = calibration.factors(plan.request.model)
     learned = " · ".join(f"{kind} ×{factor:.2f}" for kind, factor in sorted(kinds.items()))
     detail = f" — {learned}" if learned else ""
+    source = (
+        "a measured starting ratio for this model's tokenizer, until its replies teach it"
+        if calibration.seeded(plan.request.model) and plan.calibration != 1.0
+        else "learned from the API's counts"
+    )
     return (
-        f"Calibration ×{plan.calibration:.2f} for this request{detail} (learned from the API's "
-        "counts; it scales these totals, not the blocks' own counts)"
+        f"Calibration ×{plan.calibration:.2f} for this request{detail} ({source}; it scales "
+        "these totals, not the blocks' own counts)"
     )
 
 
