@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal, Slot
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -108,7 +109,8 @@ class ContextPanel(QStackedWidget):
         self.resume_button.clicked.connect(self._on_resume_clicked)
         self.auto = QCheckBox("Compact automatically")
         self.threshold = _spin(50, 98, "% of the window")
-        self.keep_recent = _spin(1, 200, " turns")
+        self.keep_recent = _CountSpin("turn", "turns")
+        self.keep_recent.setRange(1, 200)
         self.keep_first = QCheckBox("Keep the first message")
         self.max_messages = _spin(0, 100_000, " messages")
         self.max_messages.setSpecialValueText("no limit")
@@ -515,6 +517,27 @@ def _legend(plan: Plan) -> str:
         square = f'<span style="color:{colour or "#9e9e9e"}">■</span>'
         items.append(f"{square}&nbsp;{section}&nbsp;≈{sizes.get(section, 0):,}")
     return " &nbsp; ".join(items)
+
+
+class _CountSpin(QSpinBox):
+    """A count with its noun, singular or plural as the number needs ("1 turn")."""
+
+    def __init__(self, one: str, many: str) -> None:
+        super().__init__()
+        self.one, self.many = one, many
+
+    def textFromValue(self, value: int) -> str:
+        return f"{value} {self.one if value == 1 else self.many}"
+
+    def valueFromText(self, text: str) -> int:
+        digits = "".join(c for c in text if c.isdigit())
+        return int(digits) if digits else self.minimum()
+
+    def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:
+        digits = "".join(c for c in text if c.isdigit())
+        ok = digits and self.minimum() <= int(digits) <= self.maximum()
+        state = QValidator.State.Acceptable if ok else QValidator.State.Intermediate
+        return (state, text, pos)
 
 
 def _spin(low: int, high: int, suffix: str) -> QSpinBox:

@@ -565,3 +565,17 @@ def test_the_request_json_is_coloured_and_a_comparison_as_a_diff(
     )
     colours = {f.format.foreground().color().name() for f in line.layout().formats()}
     assert len(colours) >= 2  # the key and its string value, each in its colour
+
+
+def test_one_turn_is_said_in_the_singular(window: MainWindow, engine: Engine, qtbot: QtBot) -> None:
+    session = open_demo(window, engine, qtbot)
+    spin = window.context.keep_recent
+    with replanned(qtbot, session):
+        session.set_context_settings(replace(session.chat.settings, keep_recent_turns=1))
+    assert spin.text() == "1 turn"
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "4")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert spin.value() == 4
+    assert spin.text() == "4 turns"
