@@ -68,8 +68,8 @@ class ChatHeader(QWidget):
         self.model.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.model.setMinimumContentsLength(16)
-        self.model.setMaximumWidth(320)
+        self.model.setMinimumContentsLength(22)  # "Claude Sonnet 5.5 · 1M" whole
+        self.model.setMaximumWidth(360)
         self.model.activated.connect(self._on_model_activated)
         self.context_view = QToolButton()
         self.context_view.setObjectName("contextViewToggle")
@@ -129,7 +129,8 @@ class ChatHeader(QWidget):
         self.model.setToolTip(
             "The offline demo's simulator answers every chat; with a key, choose a model here"
             if demo
-            else "The model this chat's next message goes to, and its context window"
+            else "The model this chat's next message goes to, and its context window (1M: a "
+            "million tokens)"
         )
 
     def show_thinking(self, options: ThinkingOptions, settings: ContextSettings) -> None:
@@ -222,5 +223,7 @@ def thinking_label(options: ThinkingOptions, settings: ContextSettings) -> str:
 
 
 def _label(name: str, window: int) -> str:
+    """ "Claude Sonnet 5.5 · 1M": the name and its context window (the tooltip says what
+    the figure is)."""
     size = f"{window // 1_000_000}M" if window >= 1_000_000 else f"{window // 1000}k"
-    return f"{name} · {size} window"
+    return f"{name} · {size}"
