@@ -291,7 +291,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(
             _action(self, "A&rchived chats", "Ctrl+Shift+H", self._on_archived_triggered)
         )
-        view_menu.addAction(_action(self, "&Trash…", None, self.open_trash))
+        view_menu.addAction(_action(self, "&Trash…", "Ctrl+Shift+Delete", self.open_trash))
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction(
             _action(self, "&Keyboard shortcuts", "Ctrl+/", self._on_shortcuts_triggered)
