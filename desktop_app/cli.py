@@ -478,6 +478,8 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 1
+        if plan.stand_in or plan.retries:
+            print(_which_request(plan), file=sys.stderr)
         print(json.dumps(plan.request.body(), ensure_ascii=False, indent=2))
         return 0
     plan = chat.plan(history=messages)
@@ -487,6 +489,8 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
     print(
         f"{chat.title}: ≈{plan.estimated_input:,} of {plan.context_window:,} tokens (calibration ×{plan.calibration:.2f}); {plan.forecast}"
     )
+    if plan.stand_in or plan.retries:
+        print(_which_request(plan))
     for section in Section:
         print(f"  {section.value:<16} {plan.sections[section]:>9,}")
     print()
@@ -498,6 +502,15 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
         )
         print(f"{m.role:<9} {detail}")
     return 0
+
+
+def _which_request(plan: Plan) -> str:
+    if plan.retries:
+        return "The last reply did not finish: this is the request `retry` would send."
+    return (
+        f'No --draft: a one-word message ("{plan.stand_in}") stands for it, so that the '
+        "request ends as a sent one does."
+    )
 
 
 def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
@@ -654,6 +667,8 @@ def _context_json(plan: Plan, messages: list[Any]) -> dict[str, Any]:
         "compaction_due": plan.compaction_due,
         "forecast": plan.forecast,
         "sections": {s.value: v for s, v in plan.sections.items()},
+        "stand_in": plan.stand_in,  # the words standing for an empty draft ("": none)
+        "retries": plan.retries,  # the unfinished reply Retry answers again ("": none)
         "messages": [
             {
                 "id": m.id,

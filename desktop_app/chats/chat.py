@@ -233,8 +233,9 @@ class Chat:
         return McpOffer(hub, parse_off(self.settings.tools_off))
 
     def plan(self, draft: str = "", history: Sequence[Message] | None = None) -> Plan:
-        """What the next request would be, with `draft` as the user's next message."""
-        return self.planning(draft, self.messages() if history is None else history)()
+        """The next request, with `draft` as the user's next message: the one request every
+        view of "the next request" shows (`next_planning`)."""
+        return self.next_planning(draft, self.messages() if history is None else history)()
 
     # -- the request ledger ------------------------------------------------------------------
 
@@ -341,9 +342,7 @@ class Chat:
 
     def _body_of(self, which: str) -> dict[str, Any]:
         if which == "next":  # as it would go: the recorded ones say "stream" too
-            messages = self.messages()
-            plan = self.next_plan(self.plan(history=messages), messages)
-            return {**plan.request.body(), "stream": True}
+            return {**self.plan().request.body(), "stream": True}
         if not which.isdigit():
             raise ContextDeskError(
                 "Not a request",
@@ -351,23 +350,6 @@ class Chat:
                 kind=ErrorKind.USAGE,
             )
         return self.sent_body(int(which))
-
-    def next_plan(self, plan: Plan, history: Sequence[Message]) -> Plan:
-        """`plan` as a request that can be sent: with an empty composer it ends with the
-        assistant, which a request never does — so after a failed or interrupted reply,
-        the request Retry would make (`retries` names the reply it answers again, beside
-        it); else the one a one-word message (`ONE_WORD`) would make stands for it."""
-        last = plan.request.messages[-1:]
-        if last and last[0].role == "user" and not plan.edit_of:
-            return plan
-        if plan.edit_of:
-            return plan
-        point = self.retry_point(history)
-        if point is not None:
-            ids = [m.id for m in history]
-            failed = history[ids.index(point) + 1].id
-            return replace(self.planning("", history[: ids.index(point) + 1])(), retries=failed)
-        return self.planning(ONE_WORD, history)()
 
     def compacts_first(self, plan: Plan, draft: str = "", history: Sequence[Message] = ()) -> bool:
         """Sending `draft` now would compact first: `plan`'s request is not what goes out."""
@@ -382,14 +364,17 @@ class Chat:
         history: Sequence[Message],
         *,
         beside: Message | None = None,
+        planner: ContextPlanner | None = None,
     ) -> Callable[[], Plan]:
         """`plan`, split for threads: call this on the database thread (it takes the
         planner and the state as they are now); call what it returns on any thread.
         `draft` is the user's next message: its text, or its blocks (attachments too).
         `beside` a message of the user's being edited: the draft is its new version, so
         the request is the branch Send will make — what came before that message, then
-        the edit (`edited`: its images kept), nothing after it."""
-        planner = self.planner()
+        the edit (`edited`: its images kept), nothing after it. With no draft the
+        request is the history as it stands (it may end with a reply: see
+        `next_planning` for one that can be sent)."""
+        planner = planner or self.planner()
         messages = list(history)
         if isinstance(draft, str):
             blocks: tuple[Block, ...] = (TextBlock(draft),) if draft.strip() else ()
@@ -405,6 +390,32 @@ class Chat:
         edit_of = beside.id if beside is not None and beside.id in ids else ""
         return lambda: replace(planner.plan(repaired(messages)), edit_of=edit_of)
 
+    def next_planning(
+        self,
+        draft: str | Sequence[Block],
+        history: Sequence[Message],
+        *,
+        beside: Message | None = None,
+        planner: ContextPlanner | None = None,
+    ) -> Callable[[], Plan]:
+        """`planning` of a request that can be sent: the one the meter, the Overview, the
+        Request tab and `contextdesk context` all show. With an empty composer the
+        history ends with a reply, which a request never does — so after a failed or
+        interrupted reply it is the request Retry would make (`retries` names the reply
+        answered again, beside it); else a one-word message (`ONE_WORD`) stands for the
+        draft (`stand_in`)."""
+        wrote = bool(draft.strip()) if isinstance(draft, str) else bool(draft)
+        if wrote or beside is not None or (history and history[-1].role == "user"):
+            return self.planning(draft, history, beside=beside, planner=planner)
+        point = self.retry_point(history)
+        if point is not None:
+            cut = [m.id for m in history].index(point) + 1
+            failed = history[cut].id
+            retry = self.planning("", history[:cut], planner=planner)
+            return lambda: replace(retry(), retries=failed)
+        one_word = self.planning(ONE_WORD, history, planner=planner)
+        return lambda: replace(one_word(), stand_in=ONE_WORD)
+
     def plan_if(
         self,
         history: Sequence[Message],
@@ -417,15 +428,15 @@ class Chat:
         changed = replace(
             planner, settings=settings or planner.settings, state=state or planner.state
         )
-        return changed.plan(self.history(history))
+        return self.next_planning("", history, planner=changed)()
 
     def counting(self, plan: Plan) -> Callable[[], int | None] | None:
         """The server's own count of `plan`'s request, split for threads as `planning`
         is: call on the database thread; run what it returns on a worker (it connects).
         None when there is nothing to count (a request ends with the user's words)."""
         request = plan.request
-        if not request.messages or request.messages[-1].role != "user":
-            return None
+        if plan.stand_in or not request.messages or request.messages[-1].role != "user":
+            return None  # (a stand-in for an empty composer is not worth a request)
         connection = self.engine.connection
 
         def count() -> int | None:
@@ -805,7 +816,7 @@ class Chat:
         if fmt == "md":
             return export_markdown(store, self.id)
         messages = self.messages()
-        body = self.plan(history=messages).request.body()
+        body = self.planning("", messages)().request.body()  # the history as it stands
         doc = export_chat(store, self.id, body, self.engine.counter.blocks_of, messages)
         if with_requests:
             doc["requests"] = self._ledger_export()

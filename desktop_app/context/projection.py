@@ -129,6 +129,9 @@ class Plan:
     edit_of: str = field(default="", compare=False)
     # The failed or interrupted reply this request answers again, beside it (Retry).
     retries: str = field(default="", compare=False)
+    # The words standing for an empty composer's draft ("": the draft is the user's own),
+    # so that the next request can be shown as one that can be sent (Chat.next_planning).
+    stand_in: str = field(default="", compare=False)
 
     @property
     def input_figure(self) -> TokenFigure:

@@ -216,10 +216,7 @@ class ContextPanel(QStackedWidget):
             return
         session = self.session
         self.meter.show_plan(plan)
-        if session is None:
-            self.request.show_plan(plan, None)
-        else:
-            self.request.show_plan(plan, session.chat, session.messages)
+        self.request.show_plan(plan, session.chat if session is not None else None)
         if session is None:
             return
         state = session.state()
@@ -482,7 +479,7 @@ def _figures(plan: Plan) -> str:
     share = plan.estimated_input / plan.context_window if plan.context_window else 0.0
     lines = [
         f"<b>≈{plan.estimated_input:,}</b> of {plan.context_window:,} tokens ({share:.0%}) — "
-        "estimated locally for the next request",
+        f"estimated locally for the next request{_which_request(plan)}",
     ]
     if plan.exact_input is not None:
         lines.append(
@@ -504,6 +501,15 @@ def _figures(plan: Plan) -> str:
     if not plan.fits:
         lines.append("<b>The request does not fit the window</b>: compact, or exclude something.")
     return "<br>".join(lines)
+
+
+def _which_request(plan: Plan) -> str:
+    """What the next request is when it is not the draft as typed (the Request tab's)."""
+    if plan.retries:
+        return " (Retry's: the last reply did not finish)"
+    if plan.stand_in:
+        return f' (with "{plan.stand_in}" standing for the empty composer)'
+    return ""
 
 
 def _legend(plan: Plan) -> str:

@@ -299,6 +299,9 @@ class MessageDelegate(QStyledItemDelegate):
         x = self._after_when(rect, message, option.font) + 6
         if index.data(Role.SIBLINGS) is not None:
             x = self.switcher(index, option)[2].right() + 6
+        status = status_label(message)
+        if status:  # after it: the bar must not cover "● interrupted"
+            x += QFontMetrics(option.font).horizontalAdvance(status) + 10
         return QPoint(int(x), int(rect.top() + layout.top + PAD / 2))
 
     def switcher(self, index: Index, option: QStyleOptionViewItem) -> tuple[QRectF, QRectF, QRectF]:
@@ -686,11 +689,10 @@ class MessageDelegate(QStyledItemDelegate):
             spots = self._switcher_at(rect, message, font)
             self._paint_switcher(painter, spots, siblings, option)
             x = int(spots[2].right()) + 6
-        status = message.status.value
-        if message.status is not MessageStatus.COMPLETE:
-            painter.setPen(theme.status_colour(status, dark))
-            label = "streaming…" if status == "streaming" else status
-            painter.drawText(QPointF(x, y + metrics.ascent()), f"● {label}")
+        status = status_label(message)
+        if status:
+            painter.setPen(theme.status_colour(message.status.value, dark))
+            painter.drawText(QPointF(x, y + metrics.ascent()), status)
         right = QRectF(rect.left(), y, rect.width() - PAD, metrics.height())
         if self.context_view:
             text = token_label(message, chips)
@@ -871,6 +873,14 @@ def speaker(message: Message) -> str:
         count = len(message.blocks)
         return "Tool result" if count == 1 else f"Tool results ({count})"
     return "You" if message.role == "user" else "Claude"
+
+
+def status_label(message: Message) -> str:
+    """A header's word for a message that is not complete ("● interrupted"); "" else."""
+    if message.status is MessageStatus.COMPLETE:
+        return ""
+    status = message.status.value
+    return f"● {'streaming…' if status == 'streaming' else status}"
 
 
 def token_label(message: Message, chips: tuple[BlockChip, ...]) -> str:

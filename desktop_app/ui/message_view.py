@@ -72,6 +72,7 @@ class MessageListView(QListView):
         self.setFrameShape(QListView.Shape.NoFrame)
         self.excluded: set[str] = set()  # for the menu's wording; the window keeps it current
         self.hover_bar = HoverBar(self.viewport())
+        self._pointer: QPoint | None = None  # where the mouse is over the messages, if it is
         self.setAttribute(Qt.WidgetAttribute.WA_Hover)
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover)
         self._stick_to_bottom = True
@@ -300,10 +301,12 @@ class MessageListView(QListView):
 
     def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.HoverMove and isinstance(event, QHoverEvent):
-            index = self.indexAt(event.position().toPoint())
+            self._pointer = event.position().toPoint()
+            index = self.indexAt(self._pointer)
             self._show_actions(index)
             self._show_link_cursor(index, event.position())
         elif event.type() == QEvent.Type.HoverLeave:
+            self._pointer = None
             self._show_actions(self.currentIndex() if self.hasFocus() else QModelIndex())
         return super().viewportEvent(event)
 
@@ -336,11 +339,15 @@ class MessageListView(QListView):
             self.viewport().setCursor(shape)
 
     def refresh_actions(self) -> None:
-        """A message's actions changed (it was excluded, say): the bar shows them now."""
-        model = self.model()
-        if self.hover_bar.isVisible() and isinstance(model, MessageListModel):
-            row = model.row_of(self.hover_bar.message_id)
-            self._show_actions(model.index(row) if row is not None else QModelIndex())
+        """The rows moved or a message's actions changed (a branch switch, a jump, an
+        exclusion): the bar goes to the message under the mouse now — or, with no mouse
+        over the messages, the keyboard's — never staying on one the pointer has left."""
+        if not self.hover_bar.isVisible():
+            return
+        if self._pointer is not None:
+            self._show_actions(self.indexAt(self._pointer))
+        else:
+            self._show_actions(self.currentIndex() if self.hasFocus() else QModelIndex())
 
     def _show_actions(self, index: QModelIndex | QPersistentModelIndex) -> None:
         if not index.isValid():

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Slot
@@ -30,13 +29,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.chats.names import ONE_WORD
 from desktop_app.ui import theme
 
 if TYPE_CHECKING:
     from desktop_app.chats import Chat
     from desktop_app.context.projection import Plan
-    from desktop_app.core.messages import Message
 
 _TOKENS = re.compile(
     r'(?P<key>"(?:[^"\\]|\\.)*"(?=\s*:))|(?P<string>"(?:[^"\\]|\\.)*")|(?P<number>-?\d+(?:\.\d+)?)|(?P<word>\btrue\b|\bfalse\b|\bnull\b)'
@@ -94,7 +91,6 @@ class RequestView(QWidget):
         super().__init__(parent)
         self.plan: Plan | None = None
         self.chat: Chat | None = None
-        self.history: Sequence[Message] = ()  # the chat's messages, for a one-word request
         self._stale = False  # a plan arrived while the tab was hidden
         self.which = QComboBox()
         self.which.addItems([self.NEXT, self.SENT, self.DIFF])
@@ -134,12 +130,10 @@ class RequestView(QWidget):
         layout.addWidget(self.text, 1)
         self._show_picks()
 
-    def show_plan(
-        self, plan: Plan | None, chat: Chat | None, history: Sequence[Message] = ()
-    ) -> None:
+    def show_plan(self, plan: Plan | None, chat: Chat | None) -> None:
         """Keep the newest plan; lay out its JSON only while the tab is on screen. A long
         chat's request is megabytes of JSON, and plans arrive as the user types."""
-        self.plan, self.chat, self.history = plan, chat, history
+        self.plan, self.chat = plan, chat
         self._stale = True
         if self.isVisible():
             self._refresh()
@@ -178,18 +172,16 @@ class RequestView(QWidget):
                 "after what came before it — the messages after it are not sent (they stay, "
                 "on their branch)."
             )
-        elif self.chat is not None:
-            plan = self.chat.next_plan(plan, self.history)
-            if plan.retries:
-                lead = (
-                    "The last reply did not finish: this is exactly what Retry would send (its "
-                    "answer becomes a new version beside it)."
-                )
-            elif plan is not self.plan:
-                lead = (
-                    f'The composer is empty: this is exactly what a one-word message ("{ONE_WORD}") '
-                    "would send."
-                )
+        elif plan.retries:
+            lead = (
+                "The last reply did not finish: this is exactly what Retry would send (its "
+                "answer becomes a new version beside it)."
+            )
+        elif plan.stand_in:
+            lead = (
+                f'The composer is empty: this is exactly what a one-word message ("{plan.stand_in}") '
+                "would send."
+            )
         parts = [
             f"{section.value} ≈{tokens:,}" for section, tokens in plan.sections.items() if tokens
         ]

@@ -221,7 +221,7 @@ class ChatSession(QObject):
         if self.busy or not self._planning_ready or not self.model.history_complete:
             return  # planned when the turn ends, or when the history has been read
         history = list(self.messages)
-        make_plan = self.chat.planning(self._draft, history, beside=self._editing)
+        make_plan = self.chat.next_planning(self._draft, history, beside=self._editing)
         size = self.chat.transcript_tokens
 
         def plan() -> tuple[Plan, int]:

@@ -60,7 +60,10 @@ def test_request_shows_the_next_request_and_the_repl_goes_on(
     last = drafted["messages"][-1]  # type: ignore[index]
     assert last["role"] == "user"
     assert "What about the refund?" in json.dumps(last["content"])
-    assert out.rstrip().endswith(">")  # …and it asked for the next line after each
+    assert empty["messages"][-1]["content"][-1]["text"] == "Hello"  # type: ignore[index]
+    printed, _, said = out.partition("No --draft: ")  # (stderr comes after stdout here)
+    assert said.startswith('a one-word message ("Hello") stands for it')
+    assert printed.rstrip().endswith(">")  # …and it asked for the next line after each
     assert "Order #88213" in out.split(json.dumps(drafted, ensure_ascii=False, indent=2))[-1]
 
 

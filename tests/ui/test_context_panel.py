@@ -579,3 +579,29 @@ def test_one_turn_is_said_in_the_singular(window: MainWindow, engine: Engine, qt
     qtbot.keyClick(spin, Qt.Key.Key_Return)
     assert spin.value() == 4
     assert spin.text() == "4 turns"
+
+
+def test_an_empty_chat_counts_one_next_request_in_the_overview_and_the_request_tab(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    def messages_in(text: str) -> int:
+        found = re.search(r"messages(?:&nbsp;| )≈([\d,]+)", text)
+        assert found is not None, text
+        return int(found[1].replace(",", ""))
+
+    qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    session = window.current
+    assert session is not None
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    panel = window.context
+    panel.tabs.setCurrentWidget(panel.request)
+    said = panel.request.sections.text()
+    assert 'a one-word message ("Hello") would send' in said
+    assert messages_in(panel.legend.text()) == messages_in(said) > 0
+    assert '"Hello" standing for the empty composer' in panel.figures.text()
+    with replanned(qtbot, session):
+        qtbot.keyClicks(window.composer.edit, "A longer first question about the refund")
+    said = panel.request.sections.text()
+    assert "with your draft as the last message" in said
+    assert messages_in(panel.legend.text()) == messages_in(said)
+    assert "standing for" not in panel.figures.text()

@@ -1047,3 +1047,47 @@ def test_while_editing_the_next_request_is_the_branch_send_will_make(
     wait_idle(qtbot, session)
     sent = simulator.message_requests()[-1].body
     assert {k: v for k, v in sent.items() if k != "stream"} == shown  # what was shown went
+
+
+def test_the_hover_bar_leaves_the_status_readable_and_stays_with_the_pointer(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    chat = engine.new_chat("Cut off")
+    engine.store.append_messages(
+        chat.id,
+        [
+            Message("user", (TextBlock("A question?"),)),
+            Message("assistant", (TextBlock("Half an ans"),), status=MessageStatus.INTERRUPTED),
+            Message("user", (TextBlock("Go on, please."),)),
+        ],
+    )
+    window.chats.refresh()
+    session = window.open_chat(chat.id)
+    assert session is not None
+    qtbot.waitUntil(lambda: session.model.rowCount() == 3, timeout=5000)
+    view, bar = window.messages, window.messages.hover_bar
+    # Over the interrupted reply: the bar starts after its "● interrupted", not over it.
+    index, option = reply_option(window, 1)
+    qtbot.mouseMove(view.viewport(), view.visualRect(index).center())
+    qtbot.waitUntil(lambda: bar.isVisible() and bar.message_id == session.messages[1].id)
+    column = view.delegate.column_rect(option.rect)
+    status_ends = view.delegate._after_when(column, session.messages[1], option.font) + (
+        view.fontMetrics().horizontalAdvance("● interrupted")
+    )
+    assert bar.x() >= status_ends
+    # The rows move under a still mouse (Context view adds the chips' line): the bar goes
+    # to the message now under the pointer, or away — never staying on one it has left.
+    last = view.model().index(2, 0)
+    pointer = view.visualRect(last).topLeft() + QPoint(40, 4)
+    qtbot.mouseMove(view.viewport(), pointer)
+    qtbot.waitUntil(lambda: bar.isVisible() and bar.message_id == session.messages[2].id)
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_D,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    qtbot.waitUntil(lambda: not view.visualRect(last).contains(pointer), timeout=5000)
+    under = view.indexAt(pointer)
+    assert not bar.isVisible() or (
+        under.isValid() and bar.message_id == under.data(Role.MESSAGE).id
+    )

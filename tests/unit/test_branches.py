@@ -89,8 +89,8 @@ def run(chat: Chat, message: Message | None = None, **where: str) -> None:
 
 
 def sent_texts(chat: Chat) -> list[str]:
-    """The texts of the messages the next request sends."""
-    body = chat.plan().request.body()
+    """The texts of the messages the next request sends (before the user's next one)."""
+    body = chat.planning("", chat.messages())().request.body()
     return [
         "".join(b.get("text", "") for b in m["content"] if isinstance(b, dict))
         if isinstance(m["content"], list)

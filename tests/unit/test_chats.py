@@ -358,7 +358,7 @@ def test_export_and_import_round_trip(engine: Engine, tmp_path: Path) -> None:
     chat.export_to(target)
     doc = json.loads(target.read_text())
     assert doc["format"] == "contextdesk.chat"
-    assert doc["request"] == chat.plan().request.body()
+    assert doc["request"] == chat.planning("", chat.messages())().request.body()
     assert chat.export("md").startswith("# ")
     imported = engine.import_file(target)
     assert [m.text for m in imported.chat.messages()] == [m.text for m in chat.messages()]
