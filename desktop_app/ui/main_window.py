@@ -45,7 +45,7 @@ from desktop_app.ui.qt_later import Qt
 if TYPE_CHECKING:
     # the engine and what drives it load right after the first frame; a
     # session (and the loop it drives) with the first chat opened
-    from PySide6.QtGui import QCloseEvent
+    from PySide6.QtGui import QCloseEvent, QResizeEvent
     from PySide6.QtWidgets import QDockWidget
 
     from desktop_app.chats import Chat, Engine
@@ -75,6 +75,7 @@ log = logging.getLogger(__name__)
 WATCH_MS = 1500  # how often the window looks for changes made by another program
 CONVERSATION_MIN_PX = 320  # with the chat list and the dock: a window of 900 px fits
 WINDOW_MIN_PX = 600  # the chat list, the conversation and the strip still fit
+CHAT_LIST_FOLD_PX = 1000  # narrower, the chat list folds away (Ctrl+B still shows it)
 FIND_LIMIT = 1000  # matches Ctrl+F steps through in one chat
 # Errors whose banner has no Retry (which answers the last message again): nothing to
 # answer, or the message was never stored — the draft is still in the composer: Send it.
@@ -136,6 +137,7 @@ class MainWindow(QMainWindow):
         self.trash_dialog: TrashDialog | None = None  # while View → Trash is open
         self.current: ChatSession | None = None
         self.approvals: list[ApprovalCard] = []  # questions waiting, in any chat
+        self._list_folded = False  # the window is narrower than CHAT_LIST_FOLD_PX
         self.setObjectName("mainWindow")
         self._use_appearance(frame.settings)
         self.resize(1280, 820)
@@ -343,7 +345,6 @@ class MainWindow(QMainWindow):
         self.center.addWidget(self.no_chat)
         self.messages = MessageListView()
         self.messages.set_context_view(self.app_state.context_view)
-        self.messages.set_reading_width(self.settings.reading_width)
         self.header = ChatHeader()
         self.header.context_view.setChecked(self.app_state.context_view)
         self.banner = ErrorBanner()
@@ -361,8 +362,16 @@ class MainWindow(QMainWindow):
         column.addWidget(self.header)
         column.addWidget(self.find_bar)
         column.addWidget(self.messages, 1)
-        column.addWidget(self.banner)
-        column.addWidget(self.composer)
+        # The banner and the composer stand in the reading column, however wide the window.
+        # (Stretch around them, not an alignment: an aligned widget keeps its size hint.)
+        for bar in (self.banner, self.composer):
+            centred = QHBoxLayout()
+            centred.setContentsMargins(0, 0, 0, 0)
+            centred.addStretch(1)
+            centred.addWidget(bar, 1000)  # all the room up to its maximum, then the spacers'
+            centred.addStretch(1)
+            column.addLayout(centred)
+        self._set_reading_width(self.settings.reading_width)
         for page in (self.welcome, self.conversation):
             self.center.addWidget(page)
         self._style_conversation()
@@ -818,9 +827,24 @@ class MainWindow(QMainWindow):
             self.current.change(values)
 
     @Slot(bool)
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fold_chat_list(event.size().width())
+
+    def _fold_chat_list(self, width: int) -> None:
+        """Narrower than CHAT_LIST_FOLD_PX the chat list folds away, so the conversation
+        keeps its room (Ctrl+B shows it over the fold); wide again, it is back as the
+        user last left it in a wide window."""
+        folded = width < CHAT_LIST_FOLD_PX
+        if folded == self._list_folded:
+            return
+        self._list_folded = folded
+        self.chat_list_action.setChecked(not folded and not self.app_state.chat_list_hidden)
+
     def _on_chat_list_toggled(self, shown: bool) -> None:
         self.chat_list.setVisible(shown)
-        self.app_state = replace(self.app_state, chat_list_hidden=not shown)
+        if not self._list_folded:  # the choice for a wide window; a narrow one folds anyway
+            self.app_state = replace(self.app_state, chat_list_hidden=not shown)
         focused = QApplication.focusWidget()
         if not shown and focused is not None and self.chat_list.isAncestorOf(focused):
             self.composer.edit.setFocus()
@@ -1116,7 +1140,13 @@ class MainWindow(QMainWindow):
                 self._style_conversation()
                 self.messages.scheduleDelayedItemsLayout()  # new colours, new sizes
         if self._conversation_made:
-            self.messages.set_reading_width(settings.reading_width)
+            self._set_reading_width(settings.reading_width)
+
+    def _set_reading_width(self, px: int) -> None:
+        """Settings → Reading width: the messages' column, and the composer under it."""
+        self.messages.set_reading_width(px)
+        for bar in (self.banner, self.composer):
+            bar.setMaximumWidth(px)
 
     @Slot()
     def _on_connection_settings_saved(self) -> None:
@@ -1185,7 +1215,12 @@ class MainWindow(QMainWindow):
             self.app_state = replace(
                 self.app_state,
                 window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii"),
-                splitter_sizes=list(self.splitter.sizes()),
+                # (the list's width as last seen: folded, the splitter gives it 0)
+                splitter_sizes=(
+                    list(self.splitter.sizes())
+                    if self.chat_list.isVisible()
+                    else self.app_state.splitter_sizes
+                ),
                 last_folder=self.chats.folder,
             )
             try:

@@ -395,6 +395,11 @@ def test_messages_are_read_in_a_centred_column_however_wide_the_window(
     assert max(inside) - min(inside) <= COLUMN_PX
     middle = (min(inside) + max(inside)) / 2
     assert abs(middle - row.center().x()) <= 8
+    # The composer stands under the reading column, not across the whole window.
+    composer = window.composer.geometry()
+    column = view.delegate.column_rect(row)
+    assert composer.width() == COLUMN_PX
+    assert abs(composer.left() - view.mapTo(window.conversation, column.topLeft()).x()) <= 10
     # A narrow window: the column is the view, no wider.
     window.resize(900, 800)
     qtbot.waitUntil(lambda: view.viewport().width() < COLUMN_PX, timeout=5000)
@@ -403,6 +408,7 @@ def test_messages_are_read_in_a_centred_column_however_wide_the_window(
     y = row.center().y()
     inside = [x for x in range(row.width()) if shot.pixelColor(x, y) != shot.pixelColor(0, y)]
     assert max(inside) - min(inside) >= view.viewport().width() - 40
+    assert window.composer.width() >= view.viewport().width() - 10
 
 
 def row_heights(window: MainWindow) -> list[int]:

@@ -233,6 +233,9 @@ def test_the_window_remembers_its_layout_and_last_chat(
 ) -> None:
     window = open_window(engine)
     window.resize(760, 560)  # inside the offscreen screen (800×600): geometry is clamped to it
+    qtbot.waitUntil(lambda: not window.chat_list.isVisible(), timeout=2000)  # narrow: folded
+    qtbot.keyClick(window, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)  # shown anyway
+    assert window.chat_list.isVisible()
     chat = create_demo_chat(engine.store, 3)
     window.chat_list.set_chats(engine.store.list_chats())
     window.open_chat(chat.id)
@@ -249,7 +252,9 @@ def test_the_window_remembers_its_layout_and_last_chat(
     assert restored.current is not None
     assert restored.current.chat.id == chat.id
     assert restored.size() == window.size()
-    assert restored.splitter.sizes() == expected
+    assert not restored.chat_list.isVisible()  # narrow again: folded, until asked for
+    qtbot.keyClick(restored, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: restored.splitter.sizes() == expected, timeout=2000)
 
 
 def test_a_long_chat_opens_at_the_newest_messages_and_loads_older_on_scroll(
@@ -707,6 +712,31 @@ def test_a_narrow_window_folds_the_context_panel_into_a_strip(
     assert window.dock.isVisible()
     assert window.dock.widget() is window.context
     assert not window.strip.isVisible()
+
+
+def test_a_narrow_window_folds_the_chat_list_and_a_wide_one_brings_it_back(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    def ctrl_b() -> None:
+        qtbot.keyClick(window, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+
+    assert window.chat_list.isVisible()
+    window.resize(900, 700)
+    qtbot.waitUntil(lambda: not window.chat_list.isVisible(), timeout=2000)
+    qtbot.waitUntil(lambda: window.center.width() >= 800, timeout=2000)  # the reader's room
+    ctrl_b()  # shown over the fold when asked for
+    assert window.chat_list.isVisible()
+    window.resize(1300, 700)
+    qtbot.waitUntil(lambda: window.width() == 1300, timeout=2000)
+    assert window.chat_list.isVisible()
+    ctrl_b()  # hidden by choice in a wide window: it stays hidden, narrow or wide
+    assert not window.chat_list.isVisible()
+    window.resize(900, 700)
+    qtbot.waitUntil(lambda: window.width() == 900, timeout=2000)
+    window.resize(1300, 700)
+    qtbot.waitUntil(lambda: window.width() == 1300, timeout=2000)
+    assert not window.chat_list.isVisible()
+    assert window.app_state.chat_list_hidden
 
 
 def test_settings_choose_a_dark_look_a_text_size_and_a_reading_width_that_stay(
