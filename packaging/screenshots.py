@@ -171,15 +171,18 @@ def conversation_gallery(engine: Engine, out: Path) -> None:
     """The conversation as the issue asks to see it, in light and dark, narrow and wide."""
     chat = gallery_chat(engine)
     app = make_app()
-    for appearance, width, context_view, name in (
-        ("light", 1600, False, "conversation-light-1600"),
-        ("light", 1600, True, "conversation-context-view"),
-        ("dark", 1600, False, "conversation-dark-1600"),
-        ("light", 900, False, "conversation-light-900"),
-        ("dark", 900, False, "conversation-dark-900"),
-        ("light", 2560, False, "conversation-light-2560"),
+    for appearance, width, context_view, text_size, name in (
+        ("light", 1600, False, 0, "conversation-light-1600"),
+        ("light", 1600, True, 0, "conversation-context-view"),
+        ("dark", 1600, False, 0, "conversation-dark-1600"),
+        ("light", 900, False, 0, "conversation-light-900"),
+        ("dark", 900, False, 0, "conversation-dark-900"),
+        ("light", 2560, False, 0, "conversation-light-2560"),
+        ("light", 1280, False, 15, "conversation-light-1280-text-15"),
+        ("dark", 900, False, 15, "conversation-dark-900-text-15"),
     ):
-        engine.settings = replace(engine.settings, appearance=appearance)  # as Settings saves it
+        # as Settings saves them
+        engine.settings = replace(engine.settings, appearance=appearance, text_size=text_size)
         window = MainWindow.over(engine)
         window.resize(width, 900)
         window.show()
@@ -189,10 +192,12 @@ def conversation_gallery(engine: Engine, out: Path) -> None:
         window.context_view_action.setChecked(context_view)
         results = session.model.index(2)  # the tool step's result, opened
         window.messages.delegate.toggle(results, 0)
+        if window.placement.narrow:  # the panel, opened over the conversation
+            window.placement.toggle()
         settle(1.0)
         save(window, out, name)
         window.close()
-    engine.settings = replace(engine.settings, appearance="system")
+    engine.settings = replace(engine.settings, appearance="system", text_size=0)
     theme.choose(app, "system", 0)
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QFontMetrics, QResizeEvent
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal, Slot
+from PySide6.QtGui import QFont, QFontMetrics, QPaintEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -16,6 +16,9 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QSizePolicy,
+    QStyle,
+    QStyleOptionComboBox,
+    QStylePainter,
     QToolButton,
     QWidget,
 )
@@ -39,6 +42,34 @@ OFF_MEANS = {
 }
 
 
+class ModelBox(QComboBox):
+    """The chat's model: as wide as its chosen name (the list shows every name whole),
+    and short of room, the name ends in … — the chat's title keeps its share."""
+
+    ARROW_PX = 40  # the arrow and the frame, in every style here
+    SHORTEST_PX = 120
+
+    def sizeHint(self) -> QSize:
+        named = self.fontMetrics().horizontalAdvance(self.currentText()) + self.ARROW_PX
+        return QSize(min(self.maximumWidth(), named), super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self.SHORTEST_PX, super().minimumSizeHint().height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QStylePainter(self)
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        field = self.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox, option, QStyle.SubControl.SC_ComboBoxEditField, self
+        )
+        option.currentText = self.fontMetrics().elidedText(
+            option.currentText, Qt.TextElideMode.ElideRight, field.width()
+        )
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
+
+
 class ChatHeader(QWidget):
     """Signals:
     model_chosen(str): the user picked another model for this chat.
@@ -55,21 +86,15 @@ class ChatHeader(QWidget):
         super().__init__(parent)
         self.setObjectName("chatHeader")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)  # its rule below it
+        self._title = ""
         self.title = QLabel()
         self.title.setObjectName("chatTitle")
         self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        font = self.title.font()
-        font.setBold(True)
-        font.setPointSizeF(font.pointSizeF() * 1.1)
-        self.title.setFont(font)
-        self.model = QComboBox()
+        self.title.installEventFilter(self)  # its width changes with the model box's too
+        self._size_title()
+        self.model = ModelBox()
         self.model.setObjectName("chatModel")
-        # Long names are elided in the box (the list shows them whole): the title keeps room.
-        self.model.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.model.setMinimumContentsLength(22)  # "Claude Sonnet 5.5 · 1M" whole
-        self.model.setMaximumWidth(360)
+        self.model.setMaximumWidth(420)
         self.model.activated.connect(self._on_model_activated)
         self.context_view = QToolButton()
         self.context_view.setObjectName("contextViewToggle")
@@ -94,10 +119,32 @@ class ChatHeader(QWidget):
         self._options: ThinkingOptions | None = None
         self._settings = ContextSettings()
         self._model_id = ""
-        self._title = ""
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.title and event.type() == QEvent.Type.Resize:
+            self._elide_title()
+        return False
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # Settings → Text size
+            self._size_title()
+
+    def _keep_title_room(self) -> None:
+        """The title keeps room for its first words (16 characters, or all of a shorter
+        one) when the bar is short of room: the model's name gives way first."""
+        metrics = QFontMetrics(self.title.font())
+        whole = metrics.horizontalAdvance(self._title)
+        self.title.setMinimumWidth(min(whole, metrics.averageCharWidth() * 16))
+
+    def _size_title(self) -> None:
+        """The title a little larger than the text, and bold — from the header's font,
+        so it follows the text size (a font set once would stay at its first size)."""
+        font = QFont(self.font())
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.1)
+        self.title.setFont(font)
+        self._keep_title_room()
         self._elide_title()
 
     def _elide_title(self) -> None:
@@ -114,6 +161,7 @@ class ChatHeader(QWidget):
         self._title = title
         self._elide_title()
         self.title.setToolTip(title)
+        self._keep_title_room()
         self._model_id = model
         self.model.blockSignals(True)
         self.model.clear()
@@ -124,6 +172,7 @@ class ChatHeader(QWidget):
             self.model.addItem(_label(model, window), model)
             found = self.model.count() - 1
         self.model.setCurrentIndex(found)
+        self.model.updateGeometry()  # (its width follows the name chosen)
         self.model.blockSignals(False)
         self.model.setEnabled(not demo)
         self.model.setToolTip(

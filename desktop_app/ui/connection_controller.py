@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # loaded with the first chat
 
 class ConnectionController(QObject):
     """Signals:
-    mode_changed(): the key was found (or not), or demo mode changed.
+    mode_changed(): the key was found (or not), demo mode changed, or the models came.
     counter_ready(): the token encoding has loaded: exact local counts from now on.
     settings_saved(): Settings were saved and are in use.
     prices_changed(): a price was entered: costs are counted again.
@@ -75,6 +75,7 @@ class ConnectionController(QObject):
     def _on_models_fetched(self, models: list[ModelInfo]) -> None:
         if models:
             self.models = models
+            self.mode_changed.emit()  # the model box shows the listing's names
 
     def _on_key_failed(self, error: ErrorInfo) -> None:
         self.key_known = True

@@ -33,6 +33,7 @@ from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
 from desktop_app.ui.context_meter import SEGMENTS, ContextMeter
+from desktop_app.ui.wrap_row import WrapRow
 
 if TYPE_CHECKING:
     from desktop_app.context.projection import Plan
@@ -100,6 +101,8 @@ class ContextPanel(QStackedWidget):
         self.summaries = QListWidget()
         self.summaries.setObjectName("summaries")
         self.summaries.setMaximumHeight(120)
+        self.summaries.setWordWrap(True)  # a line per summary, wrapped: never cut
+        self.summaries.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.undo_button = QPushButton("Undo the latest summary")
         self.undo_button.clicked.connect(self._on_undo_clicked)
         self.breaker = QLabel()
@@ -114,16 +117,19 @@ class ContextPanel(QStackedWidget):
         self.keep_first = QCheckBox("Keep the first message")
         self.max_messages = _spin(0, 100_000, " messages")
         self.max_messages.setSpecialValueText("no limit")
-        self.drop_thinking = QCheckBox("Drop earlier turns' thinking")
+        self.drop_thinking = QCheckBox("Drop old turns' thinking")
+        self.drop_thinking.setToolTip(
+            "Leave the thinking of earlier turns out of the request (the models read only "
+            "the current turn's anyway, where they read it at all)"
+        )
         for box in (self.auto, self.keep_first, self.drop_thinking):
             box.toggled.connect(self._on_setting_changed)
         for spin in (self.threshold, self.keep_recent, self.max_messages):
             spin.valueChanged.connect(self._on_setting_changed)
 
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.compact_button)
-        buttons.addWidget(self.clear_results_button)
+        buttons = WrapRow(self.compact_button, self.clear_results_button)
         form = QFormLayout()
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # label above, if need be
         form.addRow(self.auto)
         form.addRow("Threshold", self.threshold)
         form.addRow("Keep recent", self.keep_recent)
@@ -135,7 +141,7 @@ class ContextPanel(QStackedWidget):
         column.addWidget(self.meter)
         column.addWidget(self.legend)
         column.addWidget(self.figures)
-        column.addLayout(buttons)
+        column.addWidget(buttons)
         column.addWidget(self.breaker)
         column.addWidget(self.resume_button)
         column.addWidget(QLabel("<b>Summaries</b>"))
@@ -146,6 +152,8 @@ class ContextPanel(QStackedWidget):
         column.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        # Down only: every line wraps to the panel's width, at any text size.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(overview)
         self.tabs.addTab(scroll, "Overview")
 
@@ -197,6 +205,20 @@ class ContextPanel(QStackedWidget):
 
         self.request = RequestView()
         self.tabs.addTab(self.request, "Request")
+        # Short of room (a large text size, a narrow panel) the tabs' names end in …,
+        # all four in sight; each says in full what it holds.
+        bar = self.tabs.tabBar()
+        bar.setElideMode(Qt.TextElideMode.ElideRight)
+        bar.setUsesScrollButtons(False)
+        for index, holds in enumerate(
+            (
+                "The next request's size by section, the summaries, auto-compaction",
+                "Pinned facts: sent word for word with every request, never summarized",
+                "The system prompt: this chat's, and exactly as sent with the project's",
+                "The next request's exact JSON, the requests sent, and a comparison",
+            )
+        ):
+            self.tabs.setTabToolTip(index, holds)
         self.breaker.hide()
         self.resume_button.hide()
 

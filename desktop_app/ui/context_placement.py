@@ -44,7 +44,7 @@ class ContextStrip(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("contextStrip")
-        self.setFixedWidth(40)
+        self._fit_width()
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.share = QLabel("")
         self.share.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -55,6 +55,15 @@ class ContextStrip(QWidget):
         column.addWidget(self.share)
         column.addWidget(self.meter, 1, Qt.AlignmentFlag.AlignHCenter)
         self.show_plan(None)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # Settings → Text size
+            self._fit_width()
+
+    def _fit_width(self) -> None:
+        """Wide enough for "100%" at the text's size, and at least 40 px."""
+        self.setFixedWidth(max(40, self.fontMetrics().horizontalAdvance("100%") + 10))
 
     def show_plan(self, plan: Plan | None) -> None:
         self.meter.show_plan(plan)

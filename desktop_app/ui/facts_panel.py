@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.ui.fact_dialog import ask_fact
+from desktop_app.ui.wrap_row import WrapRow
 
 Index = QModelIndex | QPersistentModelIndex
 FACT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -212,37 +213,28 @@ class FactsPanel(QWidget):
         self._undo_timer.setSingleShot(True)
         self._undo_timer.timeout.connect(self.undo_bar.hide)
 
-        buttons = QHBoxLayout()
-        for button in (
-            self.add_button,
-            self.edit_button,
-            self.delete_button,
-            self.to_project_button,
-        ):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        suggestion_buttons = QHBoxLayout()
-        for button in (
+        buttons = WrapRow(
+            self.add_button, self.edit_button, self.delete_button, self.to_project_button
+        )
+        suggestion_buttons = WrapRow(
             self.accept_button,
             self.accept_edit_button,
             self.accept_to_project_button,
             self.reject_button,
-        ):
-            suggestion_buttons.addWidget(button)
-        suggestion_buttons.addStretch(1)
+        )
         self.suggestions = QWidget()
         suggestions = QVBoxLayout(self.suggestions)
         suggestions.setContentsMargins(0, 6, 0, 0)
         suggestions.addWidget(self.suggested_label)
         suggestions.addWidget(self.suggested_list)
-        suggestions.addLayout(suggestion_buttons)
+        suggestions.addWidget(suggestion_buttons)
         hint = QLabel("Sent verbatim at the top of every request; never summarized.")
         hint.setWordWrap(True)
         hint.setEnabled(False)
         layout = QVBoxLayout(self)
         layout.addWidget(hint)
         layout.addWidget(self.list, 1)
-        layout.addLayout(buttons)
+        layout.addWidget(buttons)
         layout.addWidget(self.undo_bar)
         layout.addWidget(self.suggestions)
 

@@ -127,6 +127,9 @@ class MainWindow(QMainWindow):
     def __init__(self, frame: FirstFrame, engine: Engine | None = None) -> None:
         """The window's frame and chat list from `frame`; with `engine`, attached at once
         (else it opens after the first paint: `_open_engine`)."""
+        # The look before the window: a widget made before the text size is set, or
+        # styled by a sheet meanwhile, can keep the size it was made with.
+        self._use_appearance(frame.settings)
         super().__init__()
         self.frame = frame
         self.app_state = frame.state
@@ -139,7 +142,6 @@ class MainWindow(QMainWindow):
         self.approvals: list[ApprovalCard] = []  # questions waiting, in any chat
         self._list_folded = False  # the window is narrower than CHAT_LIST_FOLD_PX
         self.setObjectName("mainWindow")
-        self._use_appearance(frame.settings)
         self.resize(1280, 820)
         # The docked panel's own minimum must not stop the window from narrowing: below
         # NARROW_PX it folds into a strip (ContextPlacement), which needs far less.

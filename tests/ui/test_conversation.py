@@ -466,6 +466,17 @@ def test_the_chat_header_names_the_chat_and_switches_its_model(
     # The offline demo's simulator answers every chat: nothing to choose, and it says so.
     assert header.model.currentData() == "contextdesk-demo"
     assert not header.model.isEnabled()
+    # The box shows the chosen name whole ("ContextDesk demo (offline, simulated) · …"),
+    # once the models' listing has named it, where there is room; short of room, the
+    # title keeps its first words and the name gives way.
+    qtbot.waitUntil(lambda: header.model.currentText().startswith("ContextDesk demo ("))
+    label_width = header.model.fontMetrics().horizontalAdvance(header.model.currentText())
+    window.resize(1700, 800)
+    qtbot.waitUntil(lambda: header.model.width() >= label_width + 20, timeout=2000)  # (+arrow)
+    window.resize(1000, 800)
+    qtbot.waitUntil(lambda: header.width() < 700, timeout=2000)
+    assert header.title.text()[:12] == session.chat.title[:12]
+    assert header.model.width() >= header.model.minimumSizeHint().width()
     engine.reconnect(demo=False)  # as a key does
     window.open_chat(engine.new_chat("With a key").id)
     shown = window.open_chat(session.chat.id)

@@ -10,7 +10,7 @@ import keyring
 import pytest
 from PySide6.QtCore import QMimeData, QModelIndex, QPoint, Qt, QUrl
 from PySide6.QtGui import QAction, QColor, QImage
-from PySide6.QtWidgets import QApplication, QDialog, QLineEdit, QMenu
+from PySide6.QtWidgets import QApplication, QDialog, QLineEdit, QMenu, QWidget
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -765,6 +765,18 @@ def test_settings_choose_a_dark_look_a_text_size_and_a_reading_width_that_stay(
         window.open_settings()
         assert theme.is_dark()
         assert app.font().pointSizeF() == 15
+
+        # Every word on screen takes the size: the chat bar, the composer, the panel.
+        def small() -> list[str]:
+            return [
+                f"{w.objectName() or type(w).__name__}: {w.font().pointSizeF()}"
+                for w in window.findChildren(QWidget)
+                if w.isVisible() and 0 < w.font().pointSizeF() < 15
+            ]
+
+        qtbot.waitUntil(lambda: not small(), timeout=3000)  # (fonts change by events)
+        header = window.header
+        assert header.title.font().pointSizeF() > 15  # the chat's title, a little larger
         view = window.messages
         qtbot.waitUntil(
             lambda: view.palette().color(view.backgroundRole()).lightness() < 128, timeout=5000
@@ -784,6 +796,9 @@ def test_settings_choose_a_dark_look_a_text_size_and_a_reading_width_that_stay(
     try:
         assert theme.is_dark()
         assert app.font().pointSizeF() == 15
+        open_demo(again, engine, qtbot, turns=1)
+        for widget in (again.header, again.header.model, again.composer, again.messages):
+            assert widget.font().pointSizeF() == 15, widget.objectName()
     finally:
         theme.choose(app, "system", 0)
     assert again.isVisible()
