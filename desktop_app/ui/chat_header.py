@@ -43,15 +43,21 @@ OFF_MEANS = {
 
 
 class ModelBox(QComboBox):
-    """The chat's model: as wide as its chosen name (the list shows every name whole),
-    and short of room, the name ends in … — the chat's title keeps its share."""
+    """The chat's model: as wide as its chosen name up to 24 characters ("Claude Sonnet
+    5.5 · 1M" whole), a longer one ending in … (its tooltip and the list say it whole) —
+    the chat's title has the room first."""
 
     ARROW_PX = 40  # the arrow and the frame, in every style here
     SHORTEST_PX = 120
+    LONGEST_CHARS = 24
 
     def sizeHint(self) -> QSize:
-        named = self.fontMetrics().horizontalAdvance(self.currentText()) + self.ARROW_PX
-        return QSize(min(self.maximumWidth(), named), super().sizeHint().height())
+        metrics = self.fontMetrics()
+        named = min(
+            metrics.horizontalAdvance(self.currentText()),
+            metrics.averageCharWidth() * self.LONGEST_CHARS,
+        )
+        return QSize(named + self.ARROW_PX, super().sizeHint().height())
 
     def minimumSizeHint(self) -> QSize:
         return QSize(self.SHORTEST_PX, super().minimumSizeHint().height())
@@ -94,7 +100,6 @@ class ChatHeader(QWidget):
         self._size_title()
         self.model = ModelBox()
         self.model.setObjectName("chatModel")
-        self.model.setMaximumWidth(420)
         self.model.activated.connect(self._on_model_activated)
         self.context_view = QToolButton()
         self.context_view.setObjectName("contextViewToggle")
@@ -176,10 +181,13 @@ class ChatHeader(QWidget):
         self.model.blockSignals(False)
         self.model.setEnabled(not demo)
         self.model.setToolTip(
-            "The offline demo's simulator answers every chat; with a key, choose a model here"
-            if demo
-            else "The model this chat's next message goes to, and its context window (1M: a "
-            "million tokens)"
+            f"{self.model.currentText()}: "
+            + (
+                "the offline demo's simulator answers every chat; with a key, choose a model here"
+                if demo
+                else "the model this chat's next message goes to, and its context window (1M: "
+                "a million tokens)"
+            )
         )
 
     def show_thinking(self, options: ThinkingOptions, settings: ContextSettings) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QRect, QSize
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QLineEdit, QStyledItemDelegate, QWidget
 
 from desktop_app.storage.search import MARK_END, MARK_START
@@ -127,6 +127,11 @@ class ChatRowDelegate(QStyledItemDelegate):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(fill)
             painter.drawRoundedRect(row, 6, 6)
+        if option.state & QStyle.StateFlag.State_HasFocus:  # the keyboard's row: a ring
+            painter.setRenderHint(painter.RenderHint.Antialiasing)
+            painter.setPen(QPen(palette.color(palette.ColorRole.Highlight), 2))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(row.adjusted(1, 1, -1, -1), 6, 6)
         text = palette.color(palette.ColorRole.Text)
         inner = row.adjusted(PAD, PAD, -PAD, -PAD)
         title_metrics = self._metrics[0]

@@ -17,6 +17,7 @@ from PySide6.QtCore import (
     QEvent,
     QIODevice,
     QMimeData,
+    QObject,
     Qt,
     QTimer,
     Signal,
@@ -277,9 +278,17 @@ class Composer(QWidget):
         layout.setContentsMargins(12, 4, 12, 10)
         layout.addWidget(self.editing_bar)
         layout.addWidget(self.box)
+        self.edit.installEventFilter(self)  # the box shows where the keys go (its ring)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self._on_draft_resized()
         self._show_estimate()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.edit and event.type() in (QEvent.Type.FocusIn, QEvent.Type.FocusOut):
+            self.box.setProperty("focused", event.type() == QEvent.Type.FocusIn)
+            self.box.style().unpolish(self.box)  # the sheet reads the property again
+            self.box.style().polish(self.box)
+        return False
 
     # -- used by the window -----------------------------------------------------------------
 

@@ -154,6 +154,7 @@ class ContextPanel(QStackedWidget):
         scroll.setWidgetResizable(True)
         # Down only: every line wraps to the panel's width, at any text size.
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to what is in it
         scroll.setWidget(overview)
         self.tabs.addTab(scroll, "Overview")
 
@@ -543,7 +544,8 @@ def _legend(plan: Plan) -> str:
         if section.startswith("project ") and plan.project is None:
             continue
         square = f'<span style="color:{colour or "#9e9e9e"}">■</span>'
-        items.append(f"{square}&nbsp;{section}&nbsp;≈{sizes.get(section, 0):,}")
+        name = section.replace(" ", "&nbsp;")  # an item breaks between items, never inside
+        items.append(f"{square}&nbsp;{name}&nbsp;≈{sizes.get(section, 0):,}")
     return " &nbsp; ".join(items)
 
 

@@ -14,6 +14,7 @@ happen on the background thread afterwards.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -390,8 +391,28 @@ class MainWindow(QMainWindow):
         )
         self.placement.fit(self.width())
         self._connect_conversation()
+        self._order_tab_stops()
         self.center.setCurrentWidget(self.no_chat)
         self._show_mode()
+
+    def _order_tab_stops(self) -> None:
+        """Tab goes as the eye reads: the chat list, the conversation (its bar, then its
+        messages), the composer — then the context panel."""
+        chats, header, composer = self.chat_list, self.header, self.composer
+        stops: list[QWidget] = [
+            chats.search,
+            chats.new_button,
+            chats.list,
+            header.model,
+            header.thinking,
+            header.context_view,
+            self.messages,
+            composer.edit,
+            composer.attach_button,
+            composer.send_button,
+        ]
+        for before, after in itertools.pairwise(stops):
+            QWidget.setTabOrder(before, after)
 
     def _connect_conversation(self) -> None:
         self.composer.send_requested.connect(self._on_composer_send_requested)

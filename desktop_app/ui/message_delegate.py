@@ -162,8 +162,12 @@ class MessageDelegate(QStyledItemDelegate):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(palette.color(QPalette.ColorRole.AlternateBase))
             painter.drawRoundedRect(bubble, 8, 8)
-        if option.state & QStyle.StateFlag.State_Selected:
-            painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 1.5))
+        # The keyboard's message (the list has the focus) gets a ring; a selected one a line.
+        focused = bool(option.state & QStyle.StateFlag.State_HasFocus)
+        if focused or option.state & QStyle.StateFlag.State_Selected:
+            painter.setPen(
+                QPen(palette.color(QPalette.ColorRole.Highlight), 2.5 if focused else 1.5)
+            )
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(bubble, 8, 8)
         if not layout.continues:

@@ -44,7 +44,6 @@ STATUS_COLOURS = {
 # to open a long chat). All are made after the first frame.
 _CONVERSATION_COLOURS = {
     "border": ("#dcdad3", "#3c4043"),
-    "focus": ("#b9b5a8", "#5f6368"),
     "accent": ("#c96442", "#d97757"),
     "accent_down": ("#a9523a", "#b8644a"),
     "hover": ("#eeede8", "#2d2f33"),
@@ -55,17 +54,28 @@ _CONVERSATION_COLOURS = {
 CONVERSATION = """
 QWidget#chatHeader {{ background: palette(base); border-bottom: 1px solid {border}; }}
 QFrame#composerBox {{
-    background: palette(base); border: 1px solid {border}; border-radius: 14px;
+    background: palette(base); border: 1px solid {border}; border-radius: 14px; padding: 1px;
 }}
-QFrame#composerBox:focus-within {{ border-color: {focus}; }}
+QFrame#composerBox[focused="true"] {{ border: 2px solid palette(highlight); padding: 0; }}
 QFrame#composerBox QPlainTextEdit {{ background: transparent; border: none; }}
 QPushButton#send {{
-    background: {accent}; color: white; border: none; border-radius: 8px;
-    padding: 5px 16px; font-weight: 600;
+    background: {accent}; color: white; border: 2px solid transparent; border-radius: 8px;
+    padding: 3px 14px; font-weight: 600;
 }}
 QPushButton#send:pressed {{ background: {accent_down}; }}
 QToolButton#attach, QToolButton#contextViewToggle, QToolButton#cancelEdit {{
-    border: none; border-radius: 6px; padding: 4px 8px;
+    border: 2px solid transparent; border-radius: 6px; padding: 2px 6px;
+}}
+QToolButton#chatThinking {{
+    border: 2px solid transparent; border-radius: 6px; padding: 2px 18px 2px 6px;
+}}
+QToolButton#chatThinking::menu-indicator {{
+    subcontrol-origin: padding; subcontrol-position: center right; right: 4px;
+}}
+QToolButton#chatThinking:hover {{ background: {hover}; }}
+QPushButton#send:focus, QToolButton#attach:focus, QToolButton#contextViewToggle:focus,
+QToolButton#cancelEdit:focus, QToolButton#chatThinking:focus {{
+    border-color: palette(highlight);
 }}
 QToolButton#attach:hover, QToolButton#contextViewToggle:hover,
 QToolButton#cancelEdit:hover {{ background: {hover}; }}

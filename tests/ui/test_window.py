@@ -9,7 +9,7 @@ from pathlib import Path
 import keyring
 import pytest
 from PySide6.QtCore import QMimeData, QModelIndex, QPoint, Qt, QUrl
-from PySide6.QtGui import QAction, QColor, QImage
+from PySide6.QtGui import QAction, QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication, QDialog, QLineEdit, QMenu, QWidget
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
@@ -971,3 +971,48 @@ def test_a_search_hit_in_a_hidden_version_opens_on_its_branch_highlighted(
     )
     assert [m.text for m in session.messages] == ["Which ferry goes to Hydra?", "The 9:00 one."]
     assert engine.store.chat(chat.id).leaf_id is not None  # the branch shown is stored
+
+
+def highlighted_pixels(widget: QWidget) -> int:
+    """How many of the widget's pixels are in the focus ring's colour (the highlight)."""
+    image = widget.grab().toImage()
+    ring = widget.palette().color(QPalette.ColorRole.Highlight)
+    return sum(
+        1
+        for y in range(0, image.height(), 2)
+        for x in range(image.width())
+        if abs(image.pixelColor(x, y).hue() - ring.hue()) <= 8
+        and image.pixelColor(x, y).saturation() > 80
+    )
+
+
+def test_tab_goes_list_conversation_composer_panel_with_a_ring_where_the_keys_are(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    open_demo(window, engine, qtbot, turns=2)
+    composer = window.composer
+    window.chat_list.focus_search()
+    order: list[QWidget] = []
+    for _ in range(12):
+        focused = QApplication.focusWidget()
+        assert focused is not None
+        order.append(focused)
+        qtbot.keyClick(focused, Qt.Key.Key_Tab)
+    stops = [window.chat_list.list, window.messages, composer.edit, composer.send_button]
+    assert all(stop in order for stop in stops)
+    assert [order.index(stop) for stop in stops] == sorted(order.index(stop) for stop in stops)
+    assert any(window.context.isAncestorOf(w) for w in order[order.index(composer.send_button) :])
+    # Where the keys are shows: the composer's box, a button, the keyboard's message.
+    composer.edit.setFocus()
+    qtbot.waitUntil(composer.edit.hasFocus)
+    ringed = highlighted_pixels(composer.box)
+    qtbot.keyClick(composer.edit, Qt.Key.Key_Tab)
+    qtbot.waitUntil(composer.attach_button.hasFocus)
+    assert ringed > highlighted_pixels(composer.box) + 100
+    assert highlighted_pixels(composer.attach_button) > 20
+    view = window.messages
+    before = highlighted_pixels(view.viewport())
+    view.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(view.hasFocus)
+    view.setCurrentIndex(view.model().index(view.model().rowCount() - 1, 0))
+    assert highlighted_pixels(view.viewport()) > before + 100
