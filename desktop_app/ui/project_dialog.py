@@ -125,7 +125,12 @@ class ProjectDialog(QDialog):
         self.new_thinking.editingFinished.connect(self._on_defaults_edited)
 
         self.project_box = QGroupBox("The project (shared by all its chats)")
+        # Its own wrapping line: in the box's title it would widen the dialog (600 → 671).
+        self.cache_note = QLabel()
+        self.cache_note.setObjectName("projectCacheNote")
+        self.cache_note.setWordWrap(True)
         form = QFormLayout(self.project_box)
+        form.addRow(self.cache_note)
         form.addRow("Instructions", self.instructions)
         form.addRow("", save)
         form.addRow("Pinned facts", self.facts)
@@ -154,6 +159,8 @@ class ProjectDialog(QDialog):
         for button in self.findChildren(QPushButton):
             button.setAutoDefault(False)
         self.resize(600, 720)
+        # The layers' tokens are the chat's next request's: shown again as it is planned.
+        session.planned.connect(self._on_planned)
         self.refresh()
 
     # -- showing ------------------------------------------------------------------------------
@@ -176,12 +183,11 @@ class ProjectDialog(QDialog):
         self.choice.addItem("New project…", NEW_PROJECT)
         self.choice.setCurrentIndex(max(0, self.choice.findData(project.id if project else "")))
         self.project_box.setEnabled(project is not None)
-        if project is not None:
-            read, sent = self.projects.cache_reads(project)
-            self.project_box.setTitle(
-                "The project (shared by all its chats) — read from the prompt cache across "
-                f"them: {read:,} tokens in {sent:,} requests"
-            )
+        read, sent = self.projects.cache_reads(project) if project else (0, 0)
+        self.cache_note.setText(
+            f"Read from the prompt cache across its chats: {read:,} tokens in {sent:,} requests"
+        )
+        self.cache_note.setVisible(project is not None)
         self._show_layers(project)
         self.instructions.setPlainText(project.instructions if project else "")
         self.facts.clear()
@@ -214,6 +220,13 @@ class ProjectDialog(QDialog):
         thinking = defaults.get("thinking")  # a budget, off (0), or Settings' (-1)
         budget = int(str(defaults.get("thinking_budget", -1))) if thinking == "budget" else -1
         self.new_thinking.setValue(0 if thinking == "off" else budget)
+
+    @Slot(object)
+    def _on_planned(self, _plan: object) -> None:
+        if self.isVisible():
+            self._filling = True  # showing the boxes is not switching them
+            self._show_layers(self.project)
+            self._filling = False
 
     def _show_layers(self, project: Project | None) -> None:
         plan = self.session.plan

@@ -3,12 +3,15 @@ to it, the layer switched off for this chat — and the next request follows eac
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
+from desktop_app.context.projection import Section
 from desktop_app.ui.chat_list_model import ID_ROLE
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.project_dialog import NEW_PROJECT, ProjectDialog
@@ -209,3 +212,54 @@ def test_a_search_stays_a_search_when_the_project_filter_changes(
     qtbot.waitUntil(lambda: listed(window) == [refunds.id], timeout=5000)
     assert panel.model.searching
     assert panel.search.text() == "refund"
+
+
+def test_the_project_dialog_keeps_its_width_and_counts_knowledge_as_it_is_planned(
+    window: MainWindow,
+    engine: Engine,
+    qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    session = open_demo(window, engine, qtbot)
+    notes = tmp_path / "refunds.md"
+    notes.write_text("Refunds are paid within thirty days of purchase. " * 40, encoding="utf-8")
+    monkeypatch.setattr(
+        "desktop_app.ui.project_dialog.QInputDialog.getText", lambda *a, **k: ("Acme", True)
+    )
+    monkeypatch.setattr(  # the file the user picks in the system's file dialog
+        "desktop_app.ui.project_dialog.QFileDialog.getOpenFileNames",
+        lambda *a, **k: ([str(notes)], ""),
+    )
+    window.open_project()
+    dialog = window.project_dialog
+    assert dialog is not None
+    qtbot.waitExposed(dialog)
+    width = dialog.width()
+
+    dialog.choice.setCurrentIndex(dialog.choice.findData(NEW_PROJECT))
+    dialog.choice.activated.emit(dialog.choice.currentIndex())  # as picking it does
+    qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
+    # The cache line wraps; it does not widen the dialog (it did: 600 → 671 px).
+    assert dialog.minimumSizeHint().width() <= width
+    assert "0 tokens in 0 requests" in dialog.cache_note.text()
+
+    add = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Add files…")
+    qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
+
+    def knowledge_sent() -> int:
+        plan = session.plan
+        return plan.sections.get(Section.PROJECT_KNOWLEDGE, 0) if plan else 0
+
+    qtbot.waitUntil(lambda: knowledge_sent() > 0, timeout=10_000)
+    # No other step needed: the box says what the new plan sends.
+    qtbot.waitUntil(
+        lambda: (
+            dialog.layer_boxes["knowledge"].text()
+            == f"Project knowledge: ≈{knowledge_sent():,} tokens"
+        ),
+        timeout=5000,
+    )
+    assert dialog.width() == width
+    assert dialog.minimumSizeHint().width() <= width
+    dialog.reject()
