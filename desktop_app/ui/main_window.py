@@ -92,6 +92,9 @@ NOT_RETRYABLE = {
     ErrorKind.STORAGE,
     ErrorKind.ALREADY_RUNNING,
 }
+# ... except these, once the question was stored (the disk filled during the turn):
+# Retry answers it when there is space again, or the other program let go.
+RETRY_WHEN_STORED = {ErrorKind.DISK_FULL, ErrorKind.DATABASE_LOCKED}
 
 
 class MainWindow(QMainWindow):
@@ -1007,6 +1010,9 @@ class MainWindow(QMainWindow):
     def _on_session_busy_changed(self, busy: bool) -> None:
         self.composer.set_busy(busy)
         self._enable_actions()
+        error = self.current.error if self.current is not None else None
+        if not busy and error is not None and error.kind in RETRY_WHEN_STORED:
+            self.banner.retry_button.setVisible(self._can_retry(error))  # the turn has ended
 
     @Slot(object)
     def _on_session_planned(self, plan: Plan) -> None:
@@ -1079,9 +1085,15 @@ class MainWindow(QMainWindow):
 
     def _show_error(self, error: ErrorInfo | None) -> None:
         self._ensure_conversation()
-        self.banner.show_error(
-            error, can_retry=error is not None and error.kind not in NOT_RETRYABLE
-        )
+        self.banner.show_error(error, can_retry=error is not None and self._can_retry(error))
+
+    def _can_retry(self, error: ErrorInfo) -> bool:
+        session = self.current
+        if error.kind in RETRY_WHEN_STORED and session is not None and not session.busy:
+            from desktop_app.chats import can_retry  # loaded with the chat already
+
+            return can_retry(session.messages)
+        return error.kind not in NOT_RETRYABLE
 
     @Slot(object)
     def _on_problem(self, error: ErrorInfo) -> None:

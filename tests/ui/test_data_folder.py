@@ -3,6 +3,7 @@ nothing, the command line writes alongside the window, and one window per folder
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -87,6 +88,59 @@ def test_a_full_disk_is_explained_and_the_draft_and_the_chat_are_kept(
     assert window.composer.edit.toPlainText() == ""
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
     assert len(engine.store.messages(session.chat.id)) == len(before) + 2
+
+
+def test_a_disk_that_fills_during_a_turn_stops_it_says_so_and_loses_nothing(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """The question is stored; the request's record then needs the disk (the long history
+    is sent, so written to the ledger, for the first time) and there is none."""
+    history = "Notes from the meeting, kept word for word. " * 6_000
+    body = {
+        "model": "claude-sonnet-5-5",
+        "messages": [
+            {"role": "user", "content": history},
+            {"role": "assistant", "content": "I have read them."},
+        ],
+    }
+    chat = engine.import_bytes(json.dumps(body).encode(), "Meeting").chat
+    window.chat_list.set_chats(engine.store.list_chats())
+    session = window.open_chat(chat.id)
+    assert session is not None
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    pages = engine.store.db.execute("PRAGMA page_count").fetchone()[0]
+    engine.store.db.execute(f"PRAGMA max_page_count = {pages + 8}")  # the question fits
+    window.composer.edit.setPlainText("What did we decide?")
+    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    qtbot.waitUntil(window.banner.isVisible, timeout=5000)
+    assert window.banner.title.text() == "The disk is full"
+    assert "space" in window.banner.message.text()  # what to do
+    assert session.error is not None
+    assert session.error.kind is ErrorKind.DISK_FULL
+    # Nothing lost: the history and the question are stored, as the chat reopens them —
+    # and what arrived of the reply, when the disk filled while it streamed (a WAL
+    # checkpoint decides which write meets the full disk first).
+    stored = engine.store.messages(chat.id)
+    assert [m.text for m in stored[:3]] == [history, "I have read them.", "What did we decide?"]
+    assert [m.text for m in session.messages] == [m.text for m in stored]
+    for partial in stored[3:]:
+        assert partial.role == "assistant"
+        assert partial.status is not MessageStatus.COMPLETE
+        assert "[Simulated reply from the ContextDesk offline demo model]".startswith(
+            partial.text[:20]
+        )
+
+    engine.store.db.execute("PRAGMA max_page_count = 1073741823")  # space again
+    assert window.banner.retry_button.isVisible()
+    qtbot.mouseClick(window.banner.retry_button, Qt.MouseButton.LeftButton)
+    assert session.busy  # the stored question is answered
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    assert session.error is None
+    answered = session.messages[-2:]
+    assert answered[0].text == "What did we decide?"
+    assert answered[1].status is MessageStatus.COMPLETE
+    assert not window.banner.isVisible()
 
 
 def test_the_command_line_writes_alongside_the_window_and_the_window_shows_it(
