@@ -88,6 +88,7 @@ class ApprovalCard(QFrame):
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         action = QLabel(pending.request.summary)
         action.setObjectName("approvalSummary")
+        action.setTextFormat(Qt.TextFormat.PlainText)  # the model's words, never markup
         action.setWordWrap(True)
         action.setFont(theme.monospace())
         action.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

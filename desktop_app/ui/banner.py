@@ -37,6 +37,9 @@ class ErrorBanner(QFrame):
         self.title = QLabel()
         self.title.setObjectName("errorTitle")
         self.message = QLabel()
+        # An error's words may come from a server (an HTML error page): text, never markup.
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.details = QPlainTextEdit()

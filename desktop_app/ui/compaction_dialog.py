@@ -5,6 +5,7 @@ Apply."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Slot
@@ -104,7 +105,9 @@ class CompactionDialog(QDialog):
         self.session.chat.record_compaction_requests()  # sent, whatever came of it
         self.preview_button.setText("Preview summary")
         if outcome.error is not None:
-            self.status.setText(f"<b>{outcome.error.title}</b>: {outcome.error.message}")
+            self.status.setText(
+                f"<b>{escape(outcome.error.title)}</b>: {escape(outcome.error.message)}"
+            )
             return
         preview: CompactionPreview = outcome.result
         self.show_preview(preview)
@@ -143,7 +146,9 @@ class CompactionDialog(QDialog):
             self.accept()
             return
         error = self.session.error  # not saved: the preview stays, to apply once it can be
-        self.status.setText(f"<b>Not applied</b>: {error.message}" if error else "Not applied.")
+        self.status.setText(
+            f"<b>Not applied</b>: {escape(error.message)}" if error else "Not applied."
+        )
 
     def reject(self) -> None:
         if self.worker is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from html import escape
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal, Slot
@@ -256,7 +257,7 @@ class ContextPanel(QStackedWidget):
         self.resume_button.setVisible(paused)
         self.breaker.setText(
             f"<b>Auto-compaction is paused</b> after {state.breaker.failures} failures in a row: "
-            f"{state.breaker.reason} Trimming keeps the request within the window meanwhile."
+            f"{escape(state.breaker.reason)} Trimming keeps the request within the window meanwhile."
         )
         if plan is None:
             self.figures.setText("Counting…")
@@ -475,8 +476,8 @@ def _project_line(plan: Plan) -> str:
         tokens = plan.sections.get(Section(f"project {layer.name}"), 0)
         said = "off for this chat" if layer.off else (f"≈{tokens:,}" if tokens else "empty")
         parts.append(f"{layer.name} {said}")
-    notes = " ".join(layer.note for layer in plan.project.layers if layer.note)
-    line = f"<b>Project: {plan.project.project.name}</b> — " + " · ".join(parts)
+    notes = escape(" ".join(layer.note for layer in plan.project.layers if layer.note))
+    line = f"<b>Project: {escape(plan.project.project.name)}</b> — " + " · ".join(parts)
     return line + (f"<br>{notes}" if notes else "")
 
 

@@ -5,6 +5,11 @@ this styles what it leaves plain.
   wrapped instead of running past the column, coloured by Pygments.
 - Inline code: a tinted background.
 - Tables: collapsed borders, padding, a tinted header row, every cell aligned alike.
+- HTML: shown as written (as Claude's own apps do). Qt's reader would drop the text
+  after an HTML block, and an <img> in it would be loaded.
+- Images: never loaded. Qt would open an image's path while laying the text out — any
+  file, a FIFO (the window hangs), /dev/zero (memory runs out) — so a Markdown image is
+  its alt text, a link to where it points; a message's pictures are its image blocks.
 
 Laid out once per message layout (the delegate caches it by id, revision and width), so
 scrolling never highlights again; a streaming reply is plain text until it is complete.
@@ -17,10 +22,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import (
     QColor,
     QFont,
+    QGuiApplication,
+    QImage,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -29,6 +36,11 @@ from PySide6.QtGui import (
     QTextTable,
 )
 
+# GitHub's Markdown, raw HTML kept as text
+MARKDOWN = (
+    QTextDocument.MarkdownFeature.MarkdownDialectGitHub
+    | QTextDocument.MarkdownFeature.MarkdownNoHTML
+)
 HEADER_PX = 24  # the strip above the code: language on the left, Copy on the right
 PAD_PX = 10
 GAP_AFTER_PX = 8  # between a code block's frame and what follows it
@@ -134,6 +146,44 @@ def place(doc: QTextDocument, blocks: list[CodeBlock]) -> None:
 
 def background(dark: bool) -> QColor:
     return QColor((DARK if dark else LIGHT)[0])
+
+
+class OfflineDocument(QTextDocument):
+    """A text document that reads no resource: from the disk, the network or a `data:`
+    URL (what a message says is never a reason to open a file)."""
+
+    def loadResource(self, kind: int, name: QUrl | str, /) -> Any:
+        return QImage() if kind == QTextDocument.ResourceType.ImageResource.value else None
+
+
+def images_as_links(doc: QTextDocument) -> int:
+    """Every image Qt's Markdown reader made becomes "🖼 alt" linking to its address,
+    before anything lays the document out; returns how many there were."""
+    images = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.isValid() and fragment.charFormat().isImageFormat():
+                images.append((fragment.position(), fragment.length(), fragment.charFormat()))
+            it += 1
+        block = block.next()
+    link = QGuiApplication.palette().link()
+    for position, length, fmt in reversed(images):  # from the end: positions stay put
+        image = fmt.toImageFormat()
+        alt = str(image.property(QTextFormat.Property.ImageAltText) or "").strip()
+        text = QTextCharFormat()
+        text.setAnchor(True)
+        text.setAnchorHref(image.name())
+        text.setToolTip(image.name())
+        text.setForeground(link)
+        text.setFontUnderline(True)
+        cursor = QTextCursor(doc)
+        cursor.setPosition(position)
+        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(f"🖼 {alt or 'image'}", text)
+    return len(images)
 
 
 def style_text(doc: QTextDocument, dark: bool) -> None:

@@ -197,7 +197,9 @@ class McpDialog(QDialog):
         if view is None:
             self.details.setText("")
             return
-        lines = [f"<b>{view.name}</b> ({view.transport}): <code>{_escape(view.where)}</code>"]
+        lines = [
+            f"<b>{_escape(view.name)}</b> ({view.transport}): <code>{_escape(view.where)}</code>"
+        ]
         if view.protocol:
             lines.append(f"Speaks MCP {view.protocol}")
         if view.secrets:

@@ -59,7 +59,16 @@ from desktop_app.core.blocks import (
 from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui import theme
-from desktop_app.ui.markdown_style import HEADER_PX, CodeBlock, place, style_code, style_text
+from desktop_app.ui.markdown_style import (
+    HEADER_PX,
+    MARKDOWN,
+    CodeBlock,
+    OfflineDocument,
+    images_as_links,
+    place,
+    style_code,
+    style_text,
+)
 from desktop_app.ui.message_model import (
     BlockChip,
     Index,
@@ -642,14 +651,15 @@ class MessageDelegate(QStyledItemDelegate):
     def _document(
         self, text: str, font: QFont, width: int, *, markdown: bool = False
     ) -> QTextDocument:
-        doc = QTextDocument()
+        doc = OfflineDocument()
         doc.setDefaultFont(font)
         doc.setDocumentMargin(0)
         option = QTextOption()
         option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         doc.setDefaultTextOption(option)
         if markdown:
-            doc.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+            doc.setMarkdown(text, MARKDOWN)
+            images_as_links(doc)
         else:
             doc.setPlainText(text)
         doc.setTextWidth(width)

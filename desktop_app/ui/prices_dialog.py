@@ -5,6 +5,7 @@ shows tokens only until it has one."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import Slot
@@ -97,7 +98,7 @@ class PricesDialog(QDialog):
 
     def show_table(self, prices: PriceTable) -> None:
         unit = f"{prices.currency} per {prices.per_tokens:,} tokens"
-        problems = "".join(f"<br><i>{p}</i>" for p in prices.problems)
+        problems = "".join(f"<br><i>{escape(p)}</i>" for p in prices.problems)
         self.about.setText(
             f"Prices of {prices.updated or 'an unknown date'}, in {unit}. A model that is not "
             f"listed shows tokens only, never a guess.{problems}"

@@ -6,6 +6,7 @@ knowledge's budget and how it is sent. Every change re-plans the project's chats
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -250,7 +251,7 @@ class ProjectDialog(QDialog):
         try:
             action()
         except ContextDeskError as exc:
-            self.problem.setText(f"<b>{exc.title}</b>: {exc.message}")
+            self.problem.setText(f"<b>{escape(exc.title)}</b>: {escape(exc.message)}")
             return
         self.problem.setText("")
         self.changed.emit()

@@ -22,6 +22,7 @@ from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.policies import old_tool_result_ids
 from desktop_app.context.projection import Section
 from desktop_app.core.blocks import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from desktop_app.core.errors import ErrorInfo
 from desktop_app.core.messages import Message
 from desktop_app.ui.compaction_dialog import CompactionDialog
 from desktop_app.ui.composer import image_attachment
@@ -605,3 +606,28 @@ def test_an_empty_chat_counts_one_next_request_in_the_overview_and_the_request_t
     assert "with your draft as the last message" in said
     assert messages_in(panel.legend.text()) == messages_in(said)
     assert "standing for" not in panel.figures.text()
+
+
+def test_names_and_errors_from_outside_are_shown_as_text_never_as_markup(
+    window: MainWindow, engine: Engine, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """A project imported with an <img> for a name, an HTML error page from a proxy: a
+    label reading them as rich text would load the image's path (any file, /dev/zero)."""
+    picture = tmp_path / "big.png"
+    big = QImage(600, 600, QImage.Format.Format_RGB32)
+    big.fill(QColor("red"))
+    assert big.save(str(picture))
+    tag = f'<img src="{picture}">'
+    session = open_demo(window, engine, qtbot)
+    project = engine.projects.new(f"Acme {tag}")
+    engine.projects.move(session.chat, project.id)
+    session.settings_changed()
+    line = window.context.project_line
+    qtbot.waitUntil(lambda: "Acme" in line.text(), timeout=5000)
+    assert line.sizeHint().height() < 200  # the picture was not read and drawn
+    assert "&lt;img" in line.text()  # the name, as written
+    window.banner.show_error(
+        ErrorInfo("Bad gateway", f"<html><body>{tag} upstream failed</body></html>")
+    )
+    assert window.banner.message.text().startswith("<html>")
+    assert window.banner.message.sizeHint().height() < 200

@@ -4,12 +4,13 @@ demo's simulator, real SQLite, the real worker threads."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, Qt, QUrl
-from PySide6.QtGui import QGuiApplication, QHelpEvent, QTextTable
+from PySide6.QtGui import QColor, QGuiApplication, QHelpEvent, QImage, QTextTable
 from PySide6.QtWidgets import (
     QDialog,
     QLabel,
@@ -811,6 +812,49 @@ def test_only_web_links_open(
     assert opened == []  # a file link from a reply is never opened
     # And a reply streaming in is the newest of the context, never dimmed as held back.
     assert out_of_request((BlockChip("text", 5, False, "streaming"),)) == ""
+
+
+def test_a_markdown_image_reads_nothing_and_shows_its_alt_text_as_a_link(
+    window: MainWindow,
+    engine: Engine,
+    qtbot: QtBot,
+    opened_urls: list[str],
+    tmp_path: Path,
+) -> None:
+    """Qt's text document opened an image's path while laying out: /dev/zero until the
+    app aborted, a FIFO forever, any file drawn. A reply that points at them is words."""
+    picture = tmp_path / "big.png"
+    big = QImage(600, 600, QImage.Format.Format_RGB32)
+    big.fill(QColor("red"))
+    assert big.save(str(picture))
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reply = (
+        f"Here: ![the chart]({picture}), ![a pipe]({fifo}).\n\n![zero](/dev/zero)\n\n"
+        f'<img src="{picture}">\n\nInline <img src="/dev/zero"> too.\n\nThe end.'
+    )
+    open_reply(window, engine, qtbot, reply)
+    index, option = reply_option(window, 1)
+    origin, part = window.messages.delegate.documents(index, option)[0]
+    doc = part.doc
+    assert doc is not None
+    text = doc.toPlainText()
+    assert "🖼 the chart" in text
+    assert "🖼 a pipe" in text
+    assert "🖼 zero" in text
+    assert f'<img src="{picture}">' in text  # HTML as written: nothing after it is lost
+    assert text.endswith('Inline <img src="/dev/zero"> too.\nThe end.')
+    assert "\ufffc" not in text  # no image object left to load
+    assert doc.size().height() < 200  # the 600 px picture was not read and drawn
+    assert window.messages.visualRect(index).height() < 300
+    found = doc.find("the chart")
+    rect = doc.documentLayout().blockBoundingRect(found.block())
+    line = found.block().layout().lineForTextPosition(found.position() - found.block().position())
+    x: float = line.cursorToX(found.position() - found.block().position())[0]  # type: ignore[index]
+    spot = origin + QPointF(x - 8, rect.top() + line.y() + line.height() / 2)  # in "chart"
+    assert window.messages.delegate.link_at(index, option, spot) == str(picture)
+    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
+    assert opened_urls == []  # a path is shown, never opened
 
 
 def hover_action(window: MainWindow, qtbot: QtBot, row: int, key: str) -> None:
