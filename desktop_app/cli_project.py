@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
-from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.errors import ContextDeskError, ErrorKind, shown_path
 
 if TYPE_CHECKING:
     from desktop_app.chats.engine import Engine
@@ -125,11 +125,14 @@ def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
         else:
             print(text)
     elif command == "import":
+        from desktop_app.core.given_files import read_given_file
+        from desktop_app.storage.exchange import MAX_IMPORT_BYTES
+
         try:
-            text = args.file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_given_file(args.file, MAX_IMPORT_BYTES).decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise ContextDeskError(
-                "Could not read the file", f"{args.file}: {exc}", kind=ErrorKind.IO
+                "Not a project file", f"{shown_path(args.file)} is not UTF-8 text: {exc}."
             ) from exc
         print(projects.import_json(text).id)
     return 0

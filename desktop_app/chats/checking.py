@@ -12,6 +12,7 @@ from typing import Any
 from desktop_app.config.files import write_json_atomically
 from desktop_app.core.body_repair import repair_body
 from desktop_app.core.errors import ContextDeskError, Problem, file_error
+from desktop_app.core.given_files import read_given_file
 from desktop_app.core.repair import Repair
 from desktop_app.core.request_rules import body_problems
 
@@ -57,15 +58,9 @@ def check_file(path: Path, fix: Path | None = None) -> CheckReport:
 
 
 def _read_json(path: Path) -> Any:
+    raw = read_given_file(path, MAX_CHECK_BYTES)
     try:
-        size = path.stat().st_size
-        if size > MAX_CHECK_BYTES:
-            raise ContextDeskError(
-                "File too large", f"{path} is {size / 1e6:.0f} MB; the limit is 256 MB."
-            )
-        return json.loads(path.read_bytes(), parse_constant=_no_constant)
-    except OSError as exc:
-        raise file_error("Cannot read the file", path, exc) from exc
+        return json.loads(raw, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
         raise ContextDeskError("Not JSON", f"{path} is not valid JSON: {exc}") from exc
     except RecursionError as exc:

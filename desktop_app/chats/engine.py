@@ -8,9 +8,6 @@ the first plan or the first request, after the window's first paint.
 
 from __future__ import annotations
 
-import os
-import stat
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -35,7 +32,7 @@ from desktop_app.config.settings import (
     with_values,
 )
 from desktop_app.context.chat_settings import ContextSettings
-from desktop_app.core.errors import ContextDeskError, file_error
+from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
 from desktop_app.core.messages import Message
 from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.db import BACKUPS
@@ -370,22 +367,16 @@ class Engine:
         """Import a contextdesk.chat file or a Messages API request body: all or nothing.
         Only a regular file is read, and never more than the size limit (a FIFO, a device
         or /dev/zero is refused at once)."""
+        from desktop_app.core.given_files import read_given_file, shown_name
         from desktop_app.storage.exchange import MAX_IMPORT_BYTES, ImportFailed
 
-        try:  # non-blocking: opening a FIFO would wait for a writer
-            nonblocking = 0 if sys.platform == "win32" else os.O_NONBLOCK
-            fd = os.open(path, os.O_RDONLY | nonblocking)
-            with os.fdopen(fd, "rb") as handle:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise ImportFailed("Not a file", f"{path} is not a regular file.")
-                raw = handle.read(MAX_IMPORT_BYTES + 1)
-        except OSError as exc:
-            raise file_error("Cannot read the file", path, exc) from exc
-        if len(raw) > MAX_IMPORT_BYTES:
-            raise ImportFailed(
-                "File too large", f"{path} is over the limit of {MAX_IMPORT_BYTES // 2**20} MB."
-            )
-        return self.import_bytes(raw, untitled=path.stem)
+        try:
+            raw = read_given_file(path, MAX_IMPORT_BYTES)
+        except ContextDeskError as exc:
+            if exc.kind is not ErrorKind.USAGE:  # the system's reason (a full disk, …)
+                raise
+            raise ImportFailed(exc.title, exc.message) from exc
+        return self.import_bytes(raw, untitled=Path(shown_name(path)).stem)
 
     def import_bytes(self, raw: bytes, untitled: str = "Imported chat") -> Imported:
         """Import a chat; it is titled as the file says, else from its first message,

@@ -7,7 +7,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.given_files import read_given_file, shown_name
 
 MAX_TEXT_BYTES = 5_000_000  # knowledge is sent whole: this is already huge
 MAX_PDF_BYTES = 100_000_000  # a PDF's pictures and fonts weigh far more than its text
@@ -17,25 +18,15 @@ def text_of(path: Path) -> str:
     """The file's text, or an error that says why it has none we could send."""
     is_pdf = path.suffix.lower() == ".pdf"
     limit = MAX_PDF_BYTES if is_pdf else MAX_TEXT_BYTES
-    try:
-        if path.stat().st_size > limit:
-            raise ContextDeskError(
-                "File too large",
-                f"{path.name} is over {limit // 1_000_000} MB; knowledge is sent whole, so "
-                "split it or keep what matters.",
-                kind=ErrorKind.USAGE,
-            )
-        data = path.read_bytes()
-    except OSError as exc:
-        raise file_error("Could not read the file", path, exc) from exc
+    data = read_given_file(path, limit, "Knowledge is sent whole: split it, or keep what matters.")
     if is_pdf or data.startswith(b"%PDF-"):
-        return _pdf_text(path.name, data)
+        return _pdf_text(shown_name(path), data)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ContextDeskError(
             "Not a text file",
-            f"{path.name} is not UTF-8 text or a PDF: a knowledge file is sent as text.",
+            f"{shown_name(path)} is not UTF-8 text or a PDF: a knowledge file is sent as text.",
             kind=ErrorKind.FORMAT,
         ) from exc
 

@@ -145,11 +145,12 @@ class Projects:
         """A knowledge file (text — Markdown, code, notes — or a PDF's text), read now and
         kept in the database: the project does not change when the file on disk does."""
         from desktop_app.chats.file_text import text_of
+        from desktop_app.core.given_files import shown_name
         from desktop_app.storage import projects
 
         project = self.find(ref)
         text = text_of(path)
-        file = KnowledgeFile(path.name, text)
+        file = KnowledgeFile(shown_name(path), text)
         self._changed(projects.add_file(self._db, project.id, file))
         return file
 

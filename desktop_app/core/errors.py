@@ -8,6 +8,7 @@ frozen, thread-safe snapshot, which events carry across to the GUI.
 from __future__ import annotations
 
 import errno
+import os
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -97,10 +98,17 @@ class ContextDeskError(Exception):
         return self.info.kind
 
 
+def shown_path(path: object) -> str:
+    """A path as text whatever its bytes: a name that is not UTF-8 (Python keeps its
+    bytes as surrogates, which no terminal, label or database takes) shows them escaped."""
+    text = os.fspath(path) if isinstance(path, os.PathLike | str) else str(path)
+    return os.fsencode(text).decode("utf-8", "backslashreplace")
+
+
 def file_error(title: str, path: object, exc: OSError, then: str = "") -> ContextDeskError:
     """A file that could not be read or written, said plainly (a full disk by name)."""
     kind = ErrorKind.DISK_FULL if exc.errno == errno.ENOSPC else ErrorKind.IO
-    message = f"{path}: {exc.strerror or exc}." + (f" {then}" if then else "")
+    message = f"{shown_path(path)}: {exc.strerror or exc}." + (f" {then}" if then else "")
     return ContextDeskError(title, message, kind=kind)
 
 

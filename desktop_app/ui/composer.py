@@ -42,11 +42,14 @@ from PySide6.QtWidgets import (
 
 from desktop_app.chats.attachments import API_MAX_EDGE, FALLBACK_TOKENS, image_tokens
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
+from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.given_files import read_given_file, shown_name
 from desktop_app.core.messages import Message
 from desktop_app.ui.theme import monospace
 
 MAX_PIXELS = FALLBACK_TOKENS * 750  # beyond this the API scales down anyway (≈1.15 MP)
 MAX_TEXT_FILE_BYTES = 1_000_000
+MAX_IMAGE_FILE_BYTES = 50_000_000  # a camera's photo; scaled down before it is sent
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"}
 ESTIMATE_DELAY_MS = 150
 # A paste this long becomes a card (sent whole, as pasted) instead of filling the draft
@@ -92,23 +95,24 @@ def image_attachment(image: QImage, name: str = "pasted image") -> Attachment:
 
 def file_attachment(path: Path, count: Callable[[str], int | None]) -> Attachment:
     """An image file, or a UTF-8 text file quoted as a text block."""
-    if path.suffix.lower() in IMAGE_SUFFIXES:
-        return image_attachment(QImage(str(path)), path.name)
+    name = shown_name(path)
+    image = path.suffix.lower() in IMAGE_SUFFIXES
     try:
-        size = path.stat().st_size
-        if size > MAX_TEXT_FILE_BYTES:
-            raise AttachmentError(
-                f"{path.name} is {size:,} bytes; text files up to 1 MB can be attached"
-            )
-        text = path.read_bytes().decode("utf-8")
+        data = read_given_file(
+            path,
+            MAX_IMAGE_FILE_BYTES if image else MAX_TEXT_FILE_BYTES,
+            "" if image else "Text files up to 1 MB can be attached.",
+        )
+    except ContextDeskError as exc:
+        raise AttachmentError(exc.message) from None
+    if image:
+        return image_attachment(QImage.fromData(data), name)
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise AttachmentError(
-            f"{path.name} is not UTF-8 text or a PNG/JPEG/GIF/WebP image"
-        ) from None
-    except OSError as exc:
-        raise AttachmentError(f"{path.name}: {exc.strerror or exc}") from None
-    quoted = f"File: {path.name}\n```\n{text}\n```"
-    return Attachment(path.name, TextBlock(quoted), count(quoted) or 0)
+        raise AttachmentError(f"{name} is not UTF-8 text or a PNG/JPEG/GIF/WebP image") from None
+    quoted = f"File: {name}\n```\n{text}\n```"
+    return Attachment(name, TextBlock(quoted), count(quoted) or 0)
 
 
 def pasted_text(text: str, count: Callable[[str], int | None]) -> Attachment | None:

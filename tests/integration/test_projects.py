@@ -7,6 +7,7 @@ nothing of its transcript; an export comes back whole."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -241,3 +242,31 @@ def test_a_pdf_knowledge_file_is_sent_as_its_text_page_by_page(
         assert why in cli("project", "add-file", project, str(refused), status=2)
     shown = json.loads(cli("project", "show", project, "--json"))
     assert [f["name"] for f in shown["files"]] == ["policy.pdf"]
+
+
+def test_special_files_are_refused_at_once_and_any_name_is_shown(cli: Any, tmp_path: Path) -> None:
+    """A FIFO hung `project add-file` for ever; /dev/zero read until memory ran out; a name
+    that is not UTF-8 gave "Something went wrong" (its bytes reached the database)."""
+    project = cli("project", "new", "Acme").strip()
+    fifo = tmp_path / "notes.md"
+    os.mkfifo(fifo)
+    assert "Is a directory" in cli("project", "add-file", project, str(tmp_path), status=1)
+    for special in (fifo, Path("/dev/zero")):
+        assert "is not a regular file" in cli(
+            "project", "add-file", project, str(special), status=2
+        )
+        assert "is not a regular file" in cli("project", "import", str(special), status=2)
+    big = tmp_path / "big.md"
+    with big.open("wb") as handle:
+        handle.truncate(5_000_001)  # sparse: no disk needed
+    assert "over the limit of 5 MB" in cli("project", "add-file", project, str(big), status=2)
+
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9 notes.md"))  # Latin-1 bytes
+    odd.write_text("Refunds within 30 days.", encoding="utf-8")
+    cli("project", "add-file", project, str(odd))
+    shown = json.loads(cli("project", "show", project, "--json"))
+    assert [f["name"] for f in shown["files"]] == ["caf\\xe9 notes.md"]
+    missing = Path(os.fsdecode(bytes(tmp_path) + b"/gon\xe9.md"))
+    assert "gon\\xe9.md: No such file" in cli(
+        "project", "add-file", project, str(missing), status=1
+    )

@@ -3,6 +3,7 @@ chats, the per-message actions, and what the window looks like."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -377,6 +378,15 @@ def test_the_composer_sends_with_the_configured_key_and_attaches_images(
     composer.edit.insertFromMimeData(dropped)  # what a paste or a drop does
     assert problems
     assert "not UTF-8 text" in problems[0]
+    # A pipe named like a picture or a note, a device: refused at once, never read.
+    for name in ("shot.png", "notes.txt"):
+        os.mkfifo(tmp_path / name)
+    for special in (tmp_path / "shot.png", tmp_path / "notes.txt", Path("/dev/zero")):
+        dropped = QMimeData()
+        dropped.setUrls([QUrl.fromLocalFile(str(special))])
+        composer.edit.insertFromMimeData(dropped)
+        assert "is not a regular file" in problems[-1]
+    assert composer.attachments == []
 
 
 def test_the_window_renders_a_demo_chat(
