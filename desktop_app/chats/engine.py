@@ -36,7 +36,7 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
 from desktop_app.core.messages import Message
 from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.db import BACKUPS
-from desktop_app.storage.search import SearchHit
+from desktop_app.storage.search import Hits, SearchHit
 from desktop_app.storage.store import ChatStore
 
 if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the first paint
@@ -280,20 +280,25 @@ class Engine:
         """Chats by last activity, newest first (the archived ones with `archived`)."""
         return self.store.list_chats(archived=archived)
 
-    def search(self, text: str, *, chat_id: str | None = None, limit: int = 200) -> list[SearchHit]:
+    def search(self, text: str, *, chat_id: str | None = None, limit: int = 200) -> Hits:
         """Chats whose title and messages whose text contain `text`: across all chats the
         newest first, within one chat in order (its own writes included: the index is
         kept by the database in the same transaction as every message)."""
         return self.store.search(text, chat_id=chat_id, limit=limit)
 
-    def search_chats(self, text: str, limit: int = 200) -> list[tuple[ChatInfo, SearchHit]]:
+    def search_chats(
+        self, text: str, limit: int = 200
+    ) -> tuple[list[tuple[ChatInfo, SearchHit]], bool]:
         """Each chat that matches `text` once: those whose title matches first, then
-        those with the newest matching messages, each with that message."""
+        those with the newest matching messages, each with that message; and whether the
+        search stopped at its time limit (then these are what it found by then)."""
         best: dict[str, SearchHit] = {}
-        for hit in self.search(text, limit=limit):
+        hits = self.search(text, limit=limit)
+        for hit in hits:
             best.setdefault(hit.chat_id, hit)
         infos = self.store.chats(list(best))
-        return [(infos[chat_id], hit) for chat_id, hit in best.items() if chat_id in infos]
+        found = [(infos[chat_id], hit) for chat_id, hit in best.items() if chat_id in infos]
+        return found, hits.cut
 
     def new_chat(
         self,

@@ -14,22 +14,27 @@ an index keyed by them would then point at the wrong blocks. Writes are batched 
 store, not made by triggers: FTS5 flushes its buffer at every statement a trigger runs,
 which made a 10,000-message import 5× slower. The index holds no copy of the text
 (contentless) and a short chat key, not the id: half the size it had with both.
+
+A search is bounded: the query is cut to `MAX_QUERY_CHARS` (a phrase's cost grows with
+its length times the text's: 5,000 characters over a long run of one letter took 13 s),
+control characters are spaces, and it stops at `TIME_BUDGET_S`, keeping what it found.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sqlite3
+import time
 import unicodedata
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import sqlite3
+from typing import Any
 
 MIN_QUERY = 3  # a trigram index matches nothing shorter
+MAX_QUERY_CHARS = 256  # longer is a paste, not a search (≈0.2 s over 100,000 letters)
+TIME_BUDGET_S = 1.5
 
 
 def searchable_text(block: dict[str, Any]) -> str:
@@ -140,6 +145,20 @@ def unindex_chat(db: sqlite3.Connection, chat_id: str) -> None:
     )
 
 
+def clean_query(text: str) -> str:
+    """The query as it is searched: control characters (a NUL…) as spaces, trimmed, at
+    most `MAX_QUERY_CHARS`."""
+    spaced = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
+    return spaced.strip()[:MAX_QUERY_CHARS].strip()
+
+
+class Hits(list["SearchHit"]):
+    """A search's hits; `cut` when it stopped at its time budget (they are the ones
+    found by then: across chats, the newest)."""
+
+    cut = False
+
+
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     """One message that contains the query (or, with no `message_id`, a chat whose title
@@ -164,16 +183,39 @@ _HITS = """SELECT c.id, c.title, m.id AS message_id, m.position, b.raw
 
 
 def search(
-    db: sqlite3.Connection, query: str, *, chat_id: str | None = None, limit: int = 200
-) -> list[SearchHit]:
+    db: sqlite3.Connection,
+    query: str,
+    *,
+    chat_id: str | None = None,
+    limit: int = 200,
+    budget_s: float = TIME_BUDGET_S,
+) -> Hits:
     """Chats whose title contains `query`, then the messages that do: across every chat
     the newest first, within one chat (`chat_id`) in their order. The trash and hidden
     messages are left out. Searching all chats reads at most `limit` matches, newest
-    first, so a query found in every other message still answers at once."""
-    query = query.strip()
+    first, so a query found in every other message still answers at once; and no search
+    takes more than `budget_s` (SQLite is interrupted; what was found is kept)."""
+    hits = Hits()
+    query = clean_query(query)
     if not query:
-        return []
-    hits = _titles(db, query, chat_id, limit)
+        return hits
+    deadline = time.monotonic() + budget_s
+    db.set_progress_handler(lambda: int(time.monotonic() > deadline), 20_000)
+    try:
+        _search(db, query, chat_id, limit, hits)
+    except sqlite3.OperationalError as exc:
+        if "interrupted" not in str(exc):
+            raise
+        hits.cut = True
+    finally:
+        db.set_progress_handler(None, 0)
+    return hits
+
+
+def _search(
+    db: sqlite3.Connection, query: str, chat_id: str | None, limit: int, hits: Hits
+) -> None:
+    hits.extend(_titles(db, query, chat_id, limit))
     in_chat, chat_args = ("AND m.chat_id = ?", [chat_id]) if chat_id else ("", [])
     if len(query) >= MIN_QUERY:
         text = '"' + query.replace('"', '""') + '"'  # the query as typed, not FTS syntax
@@ -197,7 +239,7 @@ def search(
         )
         args = [f"%{_like_escaped(query)}%", *chat_args]
     else:
-        return hits
+        return
     seen: set[str] = set()  # a message with two matching blocks is one hit
     for r in db.execute(sql, (*args, limit)):
         text = searchable_text(json.loads(r["raw"]))
@@ -207,7 +249,6 @@ def search(
         hits.append(
             SearchHit(r["id"], r["title"], r["message_id"], r["position"], snippet(text, query))
         )
-    return hits
 
 
 def snippet(text: str, query: str, around: int = 60) -> str:

@@ -41,7 +41,7 @@ from desktop_app.storage.chat_info import (
 )
 from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error, transaction
 from desktop_app.storage.search import (
-    SearchHit,
+    Hits,
     index_blocks,
     search,
     unindex_chat,
@@ -95,13 +95,27 @@ class ChatStore:
     def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self.db = db
         self.path = path
+        self._reader: sqlite3.Connection | None = None
 
     @classmethod
     def open(cls, path: Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> ChatStore:
         return cls(connect(path, busy_timeout=busy_timeout), path)
 
     def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
         self.db.close()
+
+    def _searcher(self) -> sqlite3.Connection:
+        """A read-only connection of its own for searches: a search on the window's
+        search thread never holds the connection every write uses, and its time limit
+        interrupts only it (WAL: it reads what is committed, while others write)."""
+        if self._reader is None:
+            reader = sqlite3.connect(self.path, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+            reader.row_factory = sqlite3.Row
+            reader.execute("PRAGMA query_only = ON")
+            self._reader = reader
+        return self._reader
 
     def data_version(self) -> int:
         """Changes whenever another connection (the CLI, another program) commits to the
@@ -202,11 +216,9 @@ class ChatStore:
             raise ChatNotFound(ref, f"{len(rows)} chats start with it; give more of the id")
         return self.chat(rows[0]["id"])
 
-    def search(
-        self, query: str, *, chat_id: str | None = None, limit: int = 200
-    ) -> list[SearchHit]:
+    def search(self, query: str, *, chat_id: str | None = None, limit: int = 200) -> Hits:
         """Titles and messages that contain `query` (see `storage.search`)."""
-        return search(self.db, query, chat_id=chat_id, limit=limit)
+        return search(self._searcher(), query, chat_id=chat_id, limit=limit)
 
     def update_chat(
         self,

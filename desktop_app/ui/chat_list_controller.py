@@ -13,10 +13,14 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from desktop_app.chats import NEW_CHAT_TITLE, Engine
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
+from desktop_app.storage.search import MAX_QUERY_CHARS, TIME_BUDGET_S
 from desktop_app.ui.chat_list import ChatListPanel
+from desktop_app.ui.workers import BackgroundWorker
 
 if TYPE_CHECKING:  # loaded with the first chat
     from desktop_app.chats import Chat
+    from desktop_app.storage.chat_info import ChatInfo
+    from desktop_app.storage.search import SearchHit
 
 
 class ChatListController(QObject):
@@ -34,9 +38,12 @@ class ChatListController(QObject):
     problem = Signal(object)
     status = Signal(str)
 
-    def __init__(self, engine: Engine, panel: ChatListPanel, window: QWidget) -> None:
+    def __init__(
+        self, engine: Engine, panel: ChatListPanel, window: QWidget, searching: BackgroundWorker
+    ) -> None:
         super().__init__(window)
         self.engine = engine
+        self.searching = searching  # off the GUI thread: the newest query wins
         self.panel = panel
         self.window = window
         self.folder = ""  # the last folder an export or import used (kept in AppState)
@@ -71,10 +78,24 @@ class ChatListController(QObject):
         if not text:
             self.refresh()
             return
-        try:
-            self.panel.show_results(self.engine.search_chats(text))
-        except ContextDeskError as exc:
-            self.problem.emit(exc.info)
+        self.searching.submit(
+            "search",
+            lambda: self.engine.search_chats(text),
+            lambda found: self._show_found(text, *found),
+            self.problem.emit,
+        )
+
+    def _show_found(self, text: str, found: list[tuple[ChatInfo, SearchHit]], cut: bool) -> None:
+        if text != self.panel.search.text().strip():
+            return  # typed on meanwhile: that search's answer comes next
+        self.panel.show_results(found)
+        if len(text) > MAX_QUERY_CHARS:
+            self.status.emit(f"Searched for the first {MAX_QUERY_CHARS} characters")
+        if cut:
+            self.status.emit(
+                f"The search stopped after {TIME_BUDGET_S:g} s: these are the newest matches "
+                "it found by then"
+            )
 
     @Slot(bool)
     def _on_panel_archive_toggled(self, archived: bool) -> None:

@@ -223,7 +223,8 @@ class MainWindow(QMainWindow):
             self._early_input = None
         self.background = BackgroundWorker(self)
         self.counting = BackgroundWorker(self)  # count_tokens calls: never ahead of a plan
-        self.chats = ChatListController(engine, self.chat_list, self)
+        self.searching = BackgroundWorker(self)  # a slow search never holds up a plan
+        self.chats = ChatListController(engine, self.chat_list, self, self.searching)
         self.chats.folder = self.app_state.last_folder
         self.connection = ConnectionController(engine, self.background, self)
         self.attached = True
@@ -1264,6 +1265,7 @@ class MainWindow(QMainWindow):
                 log.warning("window state not saved: %s", exc)
             self.background.stop()
             self.counting.stop()
+            self.searching.stop()
         super().closeEvent(event)
 
 

@@ -4,13 +4,14 @@ chats, the per-message actions, and what the window looks like."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import keyring
 import pytest
 from PySide6.QtCore import QMimeData, QModelIndex, QPoint, Qt, QUrl
-from PySide6.QtGui import QAction, QColor, QImage, QPalette
+from PySide6.QtGui import QAction, QColor, QGuiApplication, QImage, QPalette
 from PySide6.QtWidgets import QApplication, QDialog, QLineEdit, QMenu, QWidget
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
@@ -179,6 +180,46 @@ def test_search_finds_messages_without_opening_anything_or_moving_focus(
     qtbot.keyClick(panel.search, Qt.Key.Key_Escape)  # Esc clears it: every chat again
     qtbot.waitUntil(lambda: not panel.model.searching, timeout=2000)
     assert panel.model.rowCount() == 3
+
+
+def test_a_pasted_page_in_the_search_box_never_holds_the_window(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """The window searched on its own thread at every keystroke: a 5,000-character paste
+    over a long run of one letter held it 13 s. Now the search thread does it, the newest
+    query's answer is the one shown, and a long query is cut (the status bar says so)."""
+    runs = engine.store.create_chat("Runs")
+    engine.store.append_messages(runs.id, [u("a" * 100_000), a("b")])
+    notes = engine.store.create_chat("Notes")
+    engine.store.append_messages(notes.id, [u("The ferry to Hydra"), a("Booked.")])
+    window.chats.refresh()
+    panel = window.chat_list
+    searched_on: list[bool] = []
+    search_chats = engine.search_chats
+
+    def recorded(text: str, limit: int = 200) -> object:
+        searched_on.append(threading.current_thread() is threading.main_thread())
+        return search_chats(text, limit)
+
+    engine.search_chats = recorded  # type: ignore[method-assign]
+    panel.search.setFocus()
+    QGuiApplication.clipboard().setText("a" * 5_000)
+    qtbot.keyClick(panel.search, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: panel.model.searching and panel.model.rowCount() == 1, timeout=5000)
+    assert panel.model.index(0).data(HIT_ROLE).chat_id == runs.id
+    assert window.statusBar().currentMessage() == "Searched for the first 256 characters"
+    assert searched_on == [False]  # on the search thread
+
+    panel.search.clear()
+    qtbot.keyClicks(panel.search, "ferry")  # typed quickly: the last query wins
+    qtbot.waitUntil(
+        lambda: (
+            panel.model.rowCount() == 1 and panel.model.index(0).data(HIT_ROLE).chat_id == notes.id
+        ),
+        timeout=5000,
+    )
+    assert "ferry" in panel.model.index(0).data(HIT_ROLE).snippet
+    assert not any(searched_on)
 
 
 def test_pinned_chats_stay_on_top_and_archived_ones_leave_the_list(

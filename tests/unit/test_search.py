@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from desktop_app.core.blocks import TextBlock, ToolResultBlock
 from desktop_app.core.messages import Message, MessageStatus, user_text
 from desktop_app.storage.exchange import import_chat
-from desktop_app.storage.search import MARK_END, MARK_START
+from desktop_app.storage.search import MARK_END, MARK_START, MAX_QUERY_CHARS, clean_query, search
 from desktop_app.storage.store import ChatStore
 from tests.unit.builders import a, call, database_at, result, u
 
@@ -69,6 +69,26 @@ def test_the_query_is_text_not_search_syntax(store: ChatStore) -> None:
     store.append_message(chat.id, user_text('she said "NOT OR AND" * (twice)'))
     for query in ('"NOT OR AND"', "* (tw", "NOT OR", 'd "N'):
         assert found(store, query) == [(chat.id, 0)], query
+
+
+def test_a_hostile_query_is_bounded_and_never_an_error(store: ChatStore) -> None:
+    """A 5,000-character paste over a long run of one letter took 13 s (a phrase's cost
+    grows with its length times the text's); a NUL said the database could not be used."""
+    chat = store.create_chat("Runs")
+    store.append_message(chat.id, user_text("a" * 100_000))
+    store.append_message(chat.id, user_text("tab\there, a NUL\x00 too"))
+    hits = store.search("a" * 5_000)  # searched as its first MAX_QUERY_CHARS
+    assert [h.position for h in hits if h.message_id] == [0]
+    assert not hits.cut
+    assert clean_query("a" * 5_000) == "a" * MAX_QUERY_CHARS
+    assert found(store, "\x00NUL\x00") == [(chat.id, 1)]  # a control character is a space
+    assert found(store, "\x00\x01\x7f") == []
+    assert clean_query("\x00 tab\there\n") == "tab here"
+    # Out of time: SQLite is interrupted, what was found is kept and the list says so.
+    slow = search(store.db, "a" * 200, budget_s=0.0)
+    assert slow.cut
+    assert not [h for h in slow if h.message_id]  # stopped before it read a message
+    assert store.search("a" * 200)  # the connection is usable again
 
 
 def test_one_chat_is_searched_in_order(store: ChatStore) -> None:
