@@ -1,10 +1,19 @@
 """One window per data folder. The first copy of the app holds the folder's lock
 (`chats.instance`) and listens on a local socket named after the folder; a second copy
 finds the lock taken, asks the first to come to the front, and quits without opening the
-database — so two windows never write to the same chats."""
+database — so two windows never write to the same chats.
+
+The socket lives in a folder only this user can enter ($XDG_RUNTIME_DIR, else a 0700
+folder of ours in the temp folder, refused when another user owns it or others may
+enter): in /tmp itself its name was predictable and its mode the umask's."""
 
 from __future__ import annotations
 
+import logging
+import os
+import stat
+import sys
+import tempfile
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,16 +25,47 @@ from desktop_app.chats.instance import InstanceLock
 if TYPE_CHECKING:  # QtNetwork (~30 ms to import) loads after the first paint
     from PySide6.QtNetwork import QLocalServer
 
+log = logging.getLogger(__name__)
+
 ACTIVATE = b"activate\n"
 CONNECT_MS = 1500
 CLAIM_WAIT_S = 1.0  # a command line probing the lock holds it for an instant
 
 
-def server_name(data_folder: Path) -> str:
-    """One name per data folder (two checksums of its path: `zlib` is loaded already,
-    `hashlib` would cost the first frame ~5 ms)."""
+def server_name(data_folder: Path) -> str | None:
+    """One socket per data folder (two checksums of its path: `zlib` is loaded already,
+    `hashlib` would cost the first frame ~5 ms), in this user's own folder — None when
+    there is no such folder to be had (then copies cannot call each other; the lock still
+    keeps them from the same chats)."""
     path = str(data_folder.resolve()).encode("utf-8")
-    return f"contextdesk-{zlib.crc32(path):08x}{zlib.adler32(path):08x}"
+    name = f"contextdesk-{zlib.crc32(path):08x}{zlib.adler32(path):08x}"
+    if sys.platform == "win32":
+        return name  # a named pipe, which Qt makes for this user alone (UserAccessOption)
+    folder = private_socket_folder()
+    return str(folder / name) if folder is not None else None
+
+
+def private_socket_folder() -> Path | None:
+    """$XDG_RUNTIME_DIR/contextdesk, else <temp>/contextdesk-<uid>: made 0700, and used
+    only when it is a real folder of this user's that no one else may enter."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        folder = Path(runtime) / "contextdesk"
+    else:
+        folder = Path(tempfile.gettempdir()) / f"contextdesk-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        found = folder.lstat()  # a symlink planted there is not followed
+    except OSError as exc:
+        log.warning("no folder for the window's socket: %s", exc)
+        return None
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
+        log.warning("%s is not this user's folder: the window's socket is not made", folder)
+        return None
+    if found.st_mode & 0o077:
+        log.warning("%s may be entered by others: the window's socket is not made", folder)
+        return None
+    return folder
 
 
 class SingleInstance(QObject):
@@ -55,8 +95,11 @@ class SingleInstance(QObject):
         """Answer copies started later (they ask this one to come to the front)."""
         from PySide6.QtNetwork import QLocalServer
 
+        if self.name is None:
+            return
         QLocalServer.removeServer(self.name)  # left by a copy that crashed: we hold the lock
         self.server = QLocalServer(self)
+        self.server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self.server.newConnection.connect(self._on_server_new_connection)
         self.server.listen(self.name)
 
@@ -71,6 +114,8 @@ class SingleInstance(QObject):
     def _wake_the_other(self) -> bool:
         from PySide6.QtNetwork import QLocalSocket
 
+        if self.name is None:
+            return False
         socket = QLocalSocket()
         socket.connectToServer(self.name)
         if not socket.waitForConnected(CONNECT_MS):

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -463,3 +465,33 @@ def test_a_shortcut_pressed_before_the_engine_is_attached_is_answered(
     assert [c.title for c in window.engine.list_chats()] == ["New chat", "Existing"]
     window.close()
     window.engine.close()
+
+
+def test_the_window_s_socket_is_in_a_folder_only_its_user_may_enter(
+    tmp_path: Path, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was /tmp/contextdesk-<hash>: a predictable name with the umask's mode."""
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    home = tmp_path / "home"
+    first = SingleInstance(Engine.open(home).paths.data)
+    assert first.name is not None
+    folder = Path(first.name).parent
+    assert folder == tmp_path / f"contextdesk-{os.getuid()}"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert first.claim()
+    first.listen()
+    try:
+        assert stat.S_IMODE(Path(first.name).stat().st_mode) & 0o077 == 0  # the user's alone
+        with qtbot.waitSignal(first.activation_requested, timeout=5000):
+            assert not SingleInstance(home / "data").claim()  # a second copy still calls
+    finally:
+        first.release()
+
+    # A folder someone else made there, or one others may enter: no socket at all.
+    os.chmod(folder, 0o777)
+    assert SingleInstance(home / "data").name is None
+    os.chmod(folder, 0o700)
+    if os.getuid() == 0:  # only root can give it away
+        os.chown(folder, 65534, 65534)
+        assert SingleInstance(home / "data").name is None

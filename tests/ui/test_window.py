@@ -201,7 +201,7 @@ def test_a_pasted_page_in_the_search_box_never_holds_the_window(
         searched_on.append(threading.current_thread() is threading.main_thread())
         return search_chats(text, limit)
 
-    engine.search_chats = recorded  # type: ignore[method-assign]
+    engine.search_chats = recorded  # type: ignore[method-assign,assignment]
     panel.search.setFocus()
     QGuiApplication.clipboard().setText("a" * 5_000)
     qtbot.keyClick(panel.search, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
