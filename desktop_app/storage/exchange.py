@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -405,10 +405,10 @@ def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> Imp
     messages = _with_their_fields(raw_messages, messages, new_ids, "#")
     others = _with_their_fields(raw_branches, others, new_ids, "branches#")
     fixed = repair(messages)
-    branches = _branches(raw_branches, others, new_ids, fixed.messages, messages, reader)
+    order = _stored_order([*(raw_messages or []), *(raw_branches or [])], new_ids, fixed.messages)
+    branches, reattached = _branches(raw_branches, others, new_ids, fixed.messages, messages, order)
     state = _context_state(data, new_ids, reader)
     reader.raise_if_any()
-    order = _stored_order([*(raw_messages or []), *(raw_branches or [])], new_ids, fixed.messages)
     settings = _chat_settings(chat.get("settings"), reader)
     reader.raise_if_any()
     info = store.create_full(
@@ -424,7 +424,7 @@ def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> Imp
         branches,
         order,
     )
-    return ImportResult(info, tuple(str(r) for r in fixed.repairs))
+    return ImportResult(info, (*(str(r) for r in fixed.repairs), *reattached))
 
 
 def _with_their_fields(
@@ -462,13 +462,16 @@ def _branches(
     new_ids: dict[str, str],
     stored: Sequence[Message],
     parsed: Sequence[Message],
-    reader: _Fields,
-) -> list[tuple[str | None, Message]]:
-    """The other branches' messages with their parents' new ids. A parent the repair
-    merged into the message before it is that message."""
-    kept = {m.id for m in stored}  # a parent must be placed before its child
+    order: dict[str, float],
+) -> tuple[list[tuple[str | None, Message]], list[str]]:
+    """The other branches' messages with their parents' new ids, and what was repaired.
+    A parent the repair merged into the message before it is that message; a version
+    whose parent is not in the file, or comes after it (a cycle), is kept — placed after
+    the nearest earlier message it can follow (said in the repairs)."""
+    kept = {m.id: m for m in stored}  # a parent must be placed before its child
     shown = [m.id for m in parsed]
     found: list[tuple[str | None, Message]] = []
+    reattached: list[str] = []
     for i, (raw, message) in enumerate(zip(raws or [], others, strict=False)):
         parent = raw.get("parent")
         fresh = new_ids.get(parent) if isinstance(parent, str) else None
@@ -476,11 +479,25 @@ def _branches(
             earlier = shown[: shown.index(fresh) + 1]
             fresh = next((m for m in reversed(earlier) if m in kept), None)
         if parent is not None and (fresh is None or fresh not in kept):
-            reader.problem(f"branches.{i}.parent", "no message before it has this id")
-            continue
+            fresh = _nearest_before(message, kept.values(), order)
+            where = "after the nearest earlier message it can follow" if fresh else "at the start"
+            reattached.append(
+                f"branches.{i}: its parent {str(parent)[:40]!r} is not a message before it "
+                f"(missing, or a cycle); kept as a version {where}"
+            )
         found.append((fresh, message))
-        kept.add(message.id)
-    return found
+        kept[message.id] = message
+    return found, reattached
+
+
+def _nearest_before(
+    orphan: Message, known: Iterable[Message], order: dict[str, float]
+) -> str | None:
+    """The known message stored last before `orphan` whose role it can follow (another
+    speaker's), or None: a first message's version."""
+    at = order.get(orphan.id, float("inf"))
+    earlier = [m for m in known if m.role != orphan.role and order.get(m.id, float("inf")) < at]
+    return max(earlier, key=lambda m: order[m.id]).id if earlier else None
 
 
 def _stored_order(

@@ -5,6 +5,7 @@ file and the demo's simulator (the anthropic SDK on a loopback socket)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -245,8 +246,8 @@ def test_export_carries_the_tree_and_import_brings_it_back(engine: Engine, tmp_p
     gamma = next(b for b in copy.branches() if copy.message(b.differs_id).text == "Gamma.")
     copy.show_branch(gamma.leaf)
     assert [m.text for m in copy.messages()][:3] == ["Alpha.", first[1].text, "Gamma."]
-    # a branch message whose parent is nowhere before it is a clear error: nothing lands
-    before = len(engine.store.list_chats())
+    # A version whose parent is missing, itself, or after it (a cycle) was refused with the
+    # whole file: it is kept, after the nearest earlier message it can follow, and said.
     for broken in (
         lambda d: d["branches"][0].update(parent="msg_nowhere"),
         lambda d: d["branches"][0].update(parent=d["branches"][0]["id"]),  # itself
@@ -255,10 +256,16 @@ def test_export_carries_the_tree_and_import_brings_it_back(engine: Engine, tmp_p
         bad = json.loads(json.dumps(doc))
         broken(bad)
         target.write_text(json.dumps(bad))
-        with pytest.raises(ContextDeskError) as raised:
-            engine.import_file(target)
-        assert ".parent: no message before it has this id" in str(raised.value)
-    assert len(engine.store.list_chats()) == before
+        imported = engine.import_file(target)
+        assert any("is not a message before it" in r for r in imported.repairs)
+        repaired = imported.chat
+        assert [m.text for m in repaired.messages()] == [m.text for m in first]
+        kept = [m.text for _, m in engine.store.other_branches(repaired.id)]
+        assert sorted(kept) == sorted(m.text for _, m in engine.store.other_branches(chat.id))
+        for branch in repaired.branches():  # each a conversation: speakers take turns
+            repaired.show_branch(branch.leaf)
+            roles = [m.role for m in repaired.messages()]
+            assert all(x != y for x, y in itertools.pairwise(roles)), roles
 
 
 def test_the_command_line_lists_and_shows_branches(
