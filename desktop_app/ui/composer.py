@@ -25,8 +25,6 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QImage, QKeyEvent
 from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QFrame,
     QHBoxLayout,
@@ -45,7 +43,6 @@ from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.given_files import read_given_file, shown_name
 from desktop_app.core.messages import Message
-from desktop_app.ui.theme import monospace
 
 MAX_PIXELS = FALLBACK_TOKENS * 750  # beyond this the API scales down anyway (≈1.15 MP)
 MAX_TEXT_FILE_BYTES = 1_000_000
@@ -437,21 +434,10 @@ class Composer(QWidget):
 
     def _preview(self, attachment: Attachment) -> None:
         """The card's text, read-only, as it will be sent."""
+        from desktop_app.ui.text_viewer import show_text
+
         assert isinstance(attachment.block, TextBlock)
-        dialog = QDialog(self)
-        dialog.setObjectName("attachmentPreview")
-        dialog.setWindowTitle(attachment.name)
-        text = QPlainTextEdit(attachment.block.text)
-        text.setReadOnly(True)
-        text.setFont(monospace())
-        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        close.rejected.connect(dialog.reject)
-        column = QVBoxLayout(dialog)
-        column.addWidget(text)
-        column.addWidget(close)
-        dialog.resize(640, 480)
-        dialog.finished.connect(dialog.deleteLater)
-        dialog.open()
+        show_text(self, attachment.name, attachment.block.text, name="attachmentPreview")
 
     def _show_estimate(self) -> None:
         text = self.edit.toPlainText()

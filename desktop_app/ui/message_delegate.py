@@ -59,6 +59,7 @@ from desktop_app.core.blocks import (
 from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui import theme
+from desktop_app.ui.long_text import SHOW_ALL, shown_markdown, shown_plain
 from desktop_app.ui.markdown_style import (
     HEADER_PX,
     MARKDOWN,
@@ -84,7 +85,6 @@ INDENT = 14  # blocks sit under the header
 GAP = 6  # between a chip and its content, and between blocks
 CHIP_GAP = 4
 CACHE_SIZE = 600
-MAX_SHOWN_CHARS = 20_000  # a tool result beyond this is shown cut, with the rest counted
 LINK_SCHEMES = ("http", "https", "mailto")
 DIVIDER_PX = 26  # the band a "above this line: …" rule takes
 COPY_BUTTON_PX = 80  # the right end of a code block's header strip
@@ -125,10 +125,14 @@ class _Layout:
 
 
 class MessageDelegate(QStyledItemDelegate):
-    """Signals: branch_chosen(str): an arrow of a message's ‹ 1/2 › was clicked — show
-    that version (its id)."""
+    """Signals:
+    branch_chosen(str): an arrow of a message's ‹ 1/2 › was clicked — show that version
+        (its id).
+    show_all_requested(str): *Show all* under a message too long to lay out whole.
+    """
 
     branch_chosen = Signal(str)
+    show_all_requested = Signal(str)
 
     def __init__(self, view: QListView) -> None:
         super().__init__(view)
@@ -239,6 +243,9 @@ class MessageDelegate(QStyledItemDelegate):
                         self.branch_chosen.emit(siblings.ids[siblings.index + step])
                     return True
         link = self.link_at(index, option, event.position())
+        if link == SHOW_ALL:  # the line after a long text's first part
+            self.show_all_requested.emit(index.data(Role.MESSAGE).id)
+            return True
         if link:  # a web link opens in the browser, as anywhere else; nothing else does:
             url = QUrl(link)  # a reply (or a tool result it quotes) may link to a file
             if url.scheme().lower() in LINK_SCHEMES:
@@ -598,13 +605,16 @@ class MessageDelegate(QStyledItemDelegate):
         call: ToolUseBlock | None = None,
     ) -> tuple[QTextDocument | None, bool, str]:
         """(document or None, can it be collapsed, text beside the chip)."""
-        if isinstance(block, TextBlock):
-            return self._document(block.text, font, width, markdown=not streaming), False, ""
+        if isinstance(block, TextBlock):  # bounded: a long text shows its first part
+            if streaming:
+                return self._document(shown_plain(block.text).text, font, width), False, ""
+            shown = shown_markdown(block.text)
+            return self._document(shown.text, font, width, markdown=True), False, ""
         if isinstance(block, ToolUseBlock):
             if not open_:  # a step of the turn, said in a line; the arguments on a click
                 return None, True, f"▸ {call_line(block)} — click for the arguments"
             arguments = json.dumps(block.input, indent=2, ensure_ascii=False)
-            doc = self._document(_cut(arguments), self._mono_like(font), width)
+            doc = self._document(shown_plain(arguments).text, self._mono_like(font), width)
             return doc, True, f"▾ Calls {tool_name(block.name)} — click to hide"
         if isinstance(block, ToolResultBlock):
             text = block.content if isinstance(block.content, str) else _result_text(block.content)
@@ -615,7 +625,7 @@ class MessageDelegate(QStyledItemDelegate):
             first = result_preview(text)
             if not open_:
                 return None, True, f"▸ {what}: {lines:,} line{'s' * (lines != 1)} — {first}"
-            doc = self._document(_cut(text), self._mono_like(font), width)
+            doc = self._document(shown_plain(text).text, self._mono_like(font), width)
             return doc, True, f"▾ {what}: {lines:,} line{'s' * (lines != 1)} — click to hide"
         if isinstance(block, ImageBlock):
             size = image_size(block.data)
@@ -645,7 +655,7 @@ class MessageDelegate(QStyledItemDelegate):
         if not open_:
             what = "✎ Note" if note else f"▸ Thinking, {len(text.split()):,} words"
             return None, True, f"{what} — {first}" if note else f"{what} — click to show"
-        doc = self._document(block.thinking, font, width)
+        doc = self._document(shown_plain(block.thinking).text, font, width)
         return doc, True, "▾ Note — click to hide" if note else "▾ Thinking — click to hide"
 
     def _document(
@@ -659,7 +669,8 @@ class MessageDelegate(QStyledItemDelegate):
         doc.setDefaultTextOption(option)
         if markdown:
             doc.setMarkdown(text, MARKDOWN)
-            images_as_links(doc)
+            if "![" in text:  # (walking every fragment costs; only this makes an image)
+                images_as_links(doc)
         else:
             doc.setPlainText(text)
         doc.setTextWidth(width)
@@ -918,12 +929,6 @@ def token_label(message: Message, chips: tuple[BlockChip, ...]) -> str:
 
 def _result_text(parts: tuple[Any, ...]) -> str:
     return "\n".join(p.text if isinstance(p, TextBlock) else f"[{type(p).__name__}]" for p in parts)
-
-
-def _cut(text: str) -> str:
-    if len(text) <= MAX_SHOWN_CHARS:
-        return text
-    return f"{text[:MAX_SHOWN_CHARS]}\n… {len(text) - MAX_SHOWN_CHARS:,} more characters"
 
 
 def _when(created_at: float) -> str:

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui.message_actions import HoverBar, MessageAction
-from desktop_app.ui.message_delegate import MessageDelegate
+from desktop_app.ui.message_delegate import MessageDelegate, speaker
 from desktop_app.ui.message_model import MessageListModel, Role
 
 NEAR_TOP_PX = 40
@@ -62,6 +62,7 @@ class MessageListView(QListView):
         self.delegate = MessageDelegate(self)
         self.setItemDelegate(self.delegate)
         self.delegate.branch_chosen.connect(self.branch_requested)
+        self.delegate.show_all_requested.connect(self._on_delegate_show_all_requested)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.verticalScrollBar().setSingleStep(24)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -327,6 +328,19 @@ class MessageListView(QListView):
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
         self.hover_bar.hide()  # it shows again where the mouse or the focus next is
+
+    @Slot(str)
+    def _on_delegate_show_all_requested(self, message_id: str) -> None:
+        """A message too long to lay out whole, in a viewer of its own."""
+        from desktop_app.ui.text_viewer import show_text
+
+        model = self.model()
+        if not isinstance(model, MessageListModel):
+            return
+        row = model.row_of(message_id)
+        if row is not None:
+            message = model.message_at(row)
+            show_text(self.window(), f"{speaker(message)}'s message, whole", message.text)
 
     def _show_link_cursor(self, index: QModelIndex | QPersistentModelIndex, pos: QPointF) -> None:
         """A pointing hand over a link (a click opens it in the browser)."""

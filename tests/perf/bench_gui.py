@@ -32,6 +32,7 @@ from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, QTimer
 from desktop_app.api.simulator.script import Reply
 from desktop_app.chats import Engine
 from desktop_app.core.blocks import TextBlock
+from desktop_app.core.messages import Message
 from desktop_app.demo_chat import create_demo_chat
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
@@ -92,6 +93,22 @@ def open_long_chat(window: MainWindow, chat_id: str) -> float:
     elapsed = time.perf_counter() - started
     viewport.removeEventFilter(spy)
     return elapsed
+
+
+def huge_replies_chat(engine: Engine) -> str:
+    """A chat whose replies once froze the window while laid out (seconds each)."""
+    table = "| # | item |\n|---|---|\n" + "".join(f"| {i} | row {i} |\n" for i in range(2000))
+    chat = engine.new_chat("Huge replies")
+    engine.store.append_messages(
+        chat.id,
+        [
+            Message("user", (TextBlock("A table?"),)),
+            Message("assistant", (TextBlock(table),)),
+            Message("user", (TextBlock("A line?"),)),
+            Message("assistant", (TextBlock("x" * 1_000_000),)),
+        ],
+    )
+    return chat.id
 
 
 def resident_mb() -> float:
@@ -240,6 +257,17 @@ def main() -> int:
         )
         rows.append(
             Row("resident memory after opening it (and planning it)", resident_mb(), "MB", 400)
+        )
+        huge = huge_replies_chat(engine)
+        opened = open_long_chat(window, huge)
+        rows.append(
+            Row(
+                "open a chat of a 2,000-row table and a 1 MB line to first paint",
+                opened * 1000,
+                "ms",
+                300,
+                "each shows its first part (Show all opens the rest)",
+            )
         )
         session = window.open_chat(mid.id)
         assert session is not None

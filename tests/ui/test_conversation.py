@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QLabel,
     QPlainTextEdit,
+    QPushButton,
     QStyleOptionViewItem,
     QToolButton,
     QToolTip,
@@ -855,6 +856,65 @@ def test_a_markdown_image_reads_nothing_and_shows_its_alt_text_as_a_link(
     assert window.messages.delegate.link_at(index, option, spot) == str(picture)
     qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
     assert opened_urls == []  # a path is shown, never opened
+
+
+def click_text(window: MainWindow, qtbot: QtBot, row: int, words: str) -> None:
+    """Click the middle of `words` in the message at `row`."""
+    index, option = reply_option(window, row)
+    origin, part = window.messages.delegate.documents(index, option)[0]
+    doc = part.doc
+    assert doc is not None
+    found = doc.find(words)
+    assert not found.isNull(), words
+    block = found.block()
+    line = block.layout().lineForTextPosition(found.position() - block.position())
+    x: float = line.cursorToX(found.position() - block.position())[0]  # type: ignore[index]
+    top = doc.documentLayout().blockBoundingRect(block).top()
+    spot = origin + QPointF(x - 8, top + line.y() + line.height() / 2)
+    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
+
+
+def test_a_huge_table_or_line_shows_its_first_part_and_show_all_opens_the_whole(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """A 2,000-row table took seconds to lay out, a 1 MB line most of a minute: the window
+    froze each time the message came into view."""
+    table = "| # | item |\n|---|---|\n" + "".join(f"| {i} | row {i} |\n" for i in range(2000))
+    open_reply(window, engine, qtbot, f"Here it is:\n\n{table}\nThat is all.")
+    index, option = reply_option(window, 1)
+    _, part = window.messages.delegate.documents(index, option)[0]
+    assert part.doc is not None
+    [shown] = [f for f in part.doc.rootFrame().childFrames() if isinstance(f, QTextTable)]
+    assert shown.rows() == 51  # the header and the first 50 rows
+    assert "1,950 more rows — Show all" in part.doc.toPlainText()
+    assert "That is all." in part.doc.toPlainText()  # what follows the table is shown
+
+    click_text(window, qtbot, 1, "Show all")
+    viewer = next(d for d in window.findChildren(QDialog, "textViewer") if d.isVisible())
+    whole = viewer.findChild(QPlainTextEdit, "viewerText")
+    assert whole is not None
+    assert whole.toPlainText() == f"Here it is:\n\n{table}\nThat is all."
+    copy = next(b for b in viewer.findChildren(QPushButton) if b.text() == "Copy all")
+    qtbot.mouseClick(copy, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == whole.toPlainText()
+    viewer.reject()
+
+    line = "x" * 1_000_000
+    session = open_reply(window, engine, qtbot, line)
+    index, option = reply_option(window, 1)
+    _, part = window.messages.delegate.documents(index, option)[0]
+    assert part.doc is not None
+    assert len(part.doc.toPlainText()) < 20_100
+    assert "980,000 more characters — Show all" in part.doc.toPlainText()
+    assert session.messages[1].text == line  # stored and sent whole
+    click_text(window, qtbot, 1, "Show all")
+    viewer = next(d for d in window.findChildren(QDialog, "textViewer") if d.isVisible())
+    whole = viewer.findChild(QPlainTextEdit, "viewerText")
+    assert whole is not None
+    assert whole.toPlainText().replace("\n", "") == line  # in pieces of 2,000 characters
+    copy = next(b for b in viewer.findChildren(QPushButton) if b.text() == "Copy all")
+    qtbot.mouseClick(copy, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == line
 
 
 def hover_action(window: MainWindow, qtbot: QtBot, row: int, key: str) -> None:
