@@ -763,8 +763,11 @@ class ChatStore:
             "FROM messages WHERE chat_id = ?1",
             (chat_id,),
         ).fetchone()
-        if isinstance(after, _End):
-            after = self.chat(chat_id).leaf_id or newest
+        if isinstance(after, _End):  # the leaf alone: the chat's row counts its messages
+            shown = self.db.execute("SELECT leaf_id FROM chats WHERE id = ?", (chat_id,)).fetchone()
+            if shown is None:
+                raise ChatNotFound(chat_id)
+            after = shown[0] or newest
         parents = [after, *(m.id for m in messages[:-1])]
         beside = self.db.execute(  # a message after `after` already: now there are two
             "SELECT 1 FROM messages WHERE chat_id = ? AND parent_id IS ? LIMIT 1", (chat_id, after)

@@ -129,6 +129,9 @@ def main() -> int:
         encoder = load_encoder()
         round_trip = min(export_import_seconds(store, encoder) for _ in range(3))  # best of 3
         store.close()
+        huge = ChatStore.open(Path(folder) / "huge.sqlite3")  # apart: the rows above as before
+        largest = append_cost(huge, 100_000)
+        huge.close()
         searched = ChatStore.open(Path(folder) / "search.sqlite3")
         search_worst, worst_query = search_seconds(searched)
         searched.close()
@@ -143,6 +146,13 @@ def main() -> int:
                 "×",
                 1.5,
                 f"medians of {APPENDS}: {large:.2f} ms / {small:.2f} ms",
+            ),
+            Row(
+                "append: 100,000-message chat / 100-message chat",
+                largest / small,
+                "×",
+                1.5,
+                f"medians of {APPENDS}: {largest:.2f} ms / {small:.2f} ms",
             ),
             Row(
                 "export + import, 10,000 messages",
