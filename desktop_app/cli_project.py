@@ -125,7 +125,7 @@ def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
         else:
             print(text)
     elif command == "import":
-        from desktop_app.core.given_files import read_given_file
+        from desktop_app.chats.given_files import read_given_file
         from desktop_app.storage.exchange import MAX_IMPORT_BYTES
 
         try:

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop_app.chats.given_files import read_given_file
 from desktop_app.config.files import write_json_atomically
 from desktop_app.core.body_repair import repair_body
 from desktop_app.core.errors import ContextDeskError, Problem, file_error
-from desktop_app.core.given_files import read_given_file
 from desktop_app.core.repair import Repair
 from desktop_app.core.request_rules import body_problems
 

@@ -372,7 +372,7 @@ class Engine:
         """Import a contextdesk.chat file or a Messages API request body: all or nothing.
         Only a regular file is read, and never more than the size limit (a FIFO, a device
         or /dev/zero is refused at once)."""
-        from desktop_app.core.given_files import read_given_file, shown_name
+        from desktop_app.chats.given_files import read_given_file, shown_name
         from desktop_app.storage.exchange import MAX_IMPORT_BYTES, ImportFailed
 
         try:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from desktop_app.chats.given_files import read_given_file, shown_name
 from desktop_app.core.errors import ContextDeskError, ErrorKind
-from desktop_app.core.given_files import read_given_file, shown_name
 
 MAX_TEXT_BYTES = 5_000_000  # knowledge is sent whole: this is already huge
 MAX_PDF_BYTES = 100_000_000  # a PDF's pictures and fonts weigh far more than its text

@@ -145,7 +145,7 @@ class Projects:
         """A knowledge file (text — Markdown, code, notes — or a PDF's text), read now and
         kept in the database: the project does not change when the file on disk does."""
         from desktop_app.chats.file_text import text_of
-        from desktop_app.core.given_files import shown_name
+        from desktop_app.chats.given_files import shown_name
         from desktop_app.storage import projects
 
         project = self.find(ref)

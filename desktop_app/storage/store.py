@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -95,27 +96,32 @@ class ChatStore:
     def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self.db = db
         self.path = path
-        self._reader: sqlite3.Connection | None = None
+        self._readers: dict[int, sqlite3.Connection] = {}  # for searches: one per thread
+        self._readers_lock = threading.Lock()
 
     @classmethod
     def open(cls, path: Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> ChatStore:
         return cls(connect(path, busy_timeout=busy_timeout), path)
 
     def close(self) -> None:
-        if self._reader is not None:
-            self._reader.close()
+        with self._readers_lock:
+            for reader in self._readers.values():
+                reader.close()
+            self._readers.clear()
         self.db.close()
 
     def _searcher(self) -> sqlite3.Connection:
-        """A read-only connection of its own for searches: a search on the window's
-        search thread never holds the connection every write uses, and its time limit
-        interrupts only it (WAL: it reads what is committed, while others write)."""
-        if self._reader is None:
-            reader = sqlite3.connect(self.path, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
-            reader.row_factory = sqlite3.Row
-            reader.execute("PRAGMA query_only = ON")
-            self._reader = reader
-        return self._reader
+        """A read-only connection of this thread's own for searches: a search on the
+        window's search thread never holds the connection every write uses, and its time
+        limit interrupts only it (WAL: it reads what is committed, while others write)."""
+        with self._readers_lock:
+            reader = self._readers.get(threading.get_ident())
+            if reader is None:
+                reader = sqlite3.connect(self.path, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+                reader.row_factory = sqlite3.Row
+                reader.execute("PRAGMA query_only = ON")
+                self._readers[threading.get_ident()] = reader
+            return reader
 
     def data_version(self) -> int:
         """Changes whenever another connection (the CLI, another program) commits to the

@@ -39,9 +39,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.chats.attachments import API_MAX_EDGE, FALLBACK_TOKENS, image_tokens
+from desktop_app.chats.given_files import read_given_file, shown_name
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.errors import ContextDeskError
-from desktop_app.core.given_files import read_given_file, shown_name
 from desktop_app.core.messages import Message
 
 MAX_PIXELS = FALLBACK_TOKENS * 750  # beyond this the API scales down anyway (≈1.15 MP)
