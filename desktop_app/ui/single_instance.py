@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 ACTIVATE = b"activate\n"
 CONNECT_MS = 1500
+SOCKET_PATH_MAX = 100  # a Unix socket's path fits in 108 bytes (sun_path)
 CLAIM_WAIT_S = 1.0  # a command line probing the lock holds it for an instant
 
 
@@ -38,11 +39,13 @@ def server_name(data_folder: Path) -> str | None:
     there is no such folder to be had (then copies cannot call each other; the lock still
     keeps them from the same chats)."""
     path = str(data_folder.resolve()).encode("utf-8")
-    name = f"contextdesk-{zlib.crc32(path):08x}{zlib.adler32(path):08x}"
-    if sys.platform == "win32":
-        return name  # a named pipe, which Qt makes for this user alone (UserAccessOption)
+    digest = f"{zlib.crc32(path):08x}{zlib.adler32(path):08x}"
+    if sys.platform == "win32":  # a named pipe, which Qt makes for this user alone
+        return f"contextdesk-{digest}"
     folder = private_socket_folder()
-    return str(folder / name) if folder is not None else None
+    if folder is None or len(str(folder / digest)) > SOCKET_PATH_MAX:
+        return None
+    return str(folder / digest)
 
 
 def private_socket_folder() -> Path | None:

@@ -35,7 +35,7 @@ from tests.ui.conftest import TURN_TIMEOUT_MS, answer_fact_dialog, open_demo
 
 def replanned(qtbot: QtBot, session: ChatSession) -> SignalBlocker:
     """Wait for the plan that follows a change (planning runs off the GUI thread)."""
-    return qtbot.waitSignal(session.planned, timeout=5000)
+    return qtbot.waitSignal(session.planned, timeout=10_000)
 
 
 def test_the_meter_counts_the_draft_and_its_attachment_live(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -471,13 +472,14 @@ def test_the_window_s_socket_is_in_a_folder_only_its_user_may_enter(
     tmp_path: Path, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """It was /tmp/contextdesk-<hash>: a predictable name with the umask's mode."""
+    short = Path(tempfile.mkdtemp(prefix="cd", dir="/tmp"))  # a socket's path is short
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(short))
     home = tmp_path / "home"
     first = SingleInstance(Engine.open(home).paths.data)
     assert first.name is not None
     folder = Path(first.name).parent
-    assert folder == tmp_path / f"contextdesk-{os.getuid()}"
+    assert folder == short / f"contextdesk-{os.getuid()}"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert first.claim()
     first.listen()
@@ -495,3 +497,9 @@ def test_the_window_s_socket_is_in_a_folder_only_its_user_may_enter(
     if os.getuid() == 0:  # only root can give it away
         os.chown(folder, 65534, 65534)
         assert SingleInstance(home / "data").name is None
+    # A temp folder so deep the socket's path would not fit: no socket, no error.
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    assert SingleInstance(home / "data").name is None
+    shutil.rmtree(short)
