@@ -23,7 +23,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QImage, QKeyEvent
+from PySide6.QtGui import QFocusEvent, QImage, QKeyEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -46,6 +46,12 @@ from desktop_app.core.messages import Message
 
 MAX_PIXELS = FALLBACK_TOKENS * 750  # beyond this the API scales down anyway (≈1.15 MP)
 MAX_TEXT_FILE_BYTES = 1_000_000
+# How the focus came when the composer's ring shows (keys, not a click or the window)
+KEYED_FOCUS = (
+    Qt.FocusReason.TabFocusReason,
+    Qt.FocusReason.BacktabFocusReason,
+    Qt.FocusReason.ShortcutFocusReason,
+)
 MAX_IMAGE_FILE_BYTES = 50_000_000  # a camera's photo; scaled down before it is sent
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"}
 ESTIMATE_DELAY_MS = 150
@@ -286,7 +292,10 @@ class Composer(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.edit and event.type() in (QEvent.Type.FocusIn, QEvent.Type.FocusOut):
-            self.box.setProperty("focused", event.type() == QEvent.Type.FocusIn)
+            # The ring says where the keys went: after Tab or a shortcut, not a click (as
+            # a browser's :focus-visible) — the composer has the focus most of the time.
+            keyed = isinstance(event, QFocusEvent) and event.reason() in KEYED_FOCUS
+            self.box.setProperty("focused", event.type() == QEvent.Type.FocusIn and keyed)
             self.box.style().unpolish(self.box)  # the sheet reads the property again
             self.box.style().polish(self.box)
         return False

@@ -157,8 +157,8 @@ class OfflineDocument(QTextDocument):
 
 
 def images_as_links(doc: QTextDocument) -> int:
-    """Every image Qt's Markdown reader made becomes "🖼 alt" linking to its address,
-    before anything lays the document out; returns how many there were."""
+    """Every image Qt's Markdown reader made becomes "Image: alt" (words every font has)
+    linking to its address, before anything lays the document out; returns how many."""
     images = []
     block = doc.begin()
     while block.isValid():
@@ -182,7 +182,7 @@ def images_as_links(doc: QTextDocument) -> int:
         cursor = QTextCursor(doc)
         cursor.setPosition(position)
         cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
-        cursor.insertText(f"🖼 {alt or 'image'}", text)
+        cursor.insertText(f"Image: {alt}" if alt else "Image", text)
     return len(images)
 
 
