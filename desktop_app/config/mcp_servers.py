@@ -30,6 +30,13 @@ FILE_NAME = "mcp.json"
 IN_KEYRING = "@keyring"
 KEYRING_SERVICE = "ContextDesk MCP"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,40}")  # it becomes part of the API's tool names
+# A header as HTTP allows it (RFC 9110 §5.1, §5.5): a value with a line break would end
+# the header and start another, so it is refused — never sent, and never quoted in an error.
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,200}")
+HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # printable ASCII, space and tab
+ENV_NAME = re.compile(r"[^=\x00-\x1f\x7f]{1,200}")
+HIDDEN = "•••"  # a secret value, where an error or a server's output quoted it
+MIN_HIDDEN = 6  # shorter values ("1", "true") are not hidden: they would blank common words
 DEFAULT_CALL_TIMEOUT = 60.0  # seconds a tool call may take
 DEFAULT_START_TIMEOUT = 30.0  # seconds a server may take to start and list its tools
 MAX_SECONDS = 3600.0
@@ -89,6 +96,63 @@ class Secrets:
 
     env: dict[str, str] = field(default_factory=dict, repr=False)
     headers: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def hide(self, text: str) -> str:
+        """`text` (an error, a server's last words) with these values replaced."""
+        return hide_values(text, [*self.env.values(), *self.headers.values()])
+
+    def check(self, server: str) -> None:
+        """Refuse names and values that cannot be sent as they are (without quoting a
+        value: it is a secret)."""
+        for name in self.env:
+            check_env_name(name, server)
+        for name, value in self.env.items():
+            if "\x00" in value:  # the OS cannot pass it to a process
+                raise McpConfigError(
+                    f"The value of {server!r}'s environment variable {name} holds a NUL "
+                    "character, which cannot be passed to a process."
+                )
+        for name, value in self.headers.items():
+            check_header_name(name, server)
+            if not HEADER_VALUE.fullmatch(value):
+                raise McpConfigError(
+                    f"The value of {server!r}'s header {name} holds a line break, another "
+                    "control character or a character outside ASCII, which a header cannot "
+                    "carry: it was refused (not sent). Give the value without them."
+                )
+
+
+def hide_values(text: str, values: list[str]) -> str:
+    """`text` with each value replaced by HIDDEN — as it is, as Python quotes it in an
+    error (`'a\\r\\nb'`, `b'a\\r\\nb'`), and line by line."""
+    forms = {form for value in values for form in _quoted_forms(value)}
+    for form in sorted(forms, key=len, reverse=True):  # longest first: no part is left
+        if len(form) >= MIN_HIDDEN:
+            text = text.replace(form, HIDDEN)
+    return text
+
+
+def _quoted_forms(value: str) -> set[str]:
+    as_bytes = value.encode("utf-8", "backslashreplace")
+    return {value, repr(value)[1:-1], repr(as_bytes)[2:-1], *value.splitlines()}
+
+
+def check_header_name(name: str, server: str) -> str:
+    if not HEADER_NAME.fullmatch(name):
+        raise McpConfigError(
+            f"{name!r} cannot name a header of {server!r}: use letters, digits and "
+            "!#$%&'*+-.^_`|~ only (no spaces, line breaks or other control characters)."
+        )
+    return name
+
+
+def check_env_name(name: str, server: str) -> str:
+    if not ENV_NAME.fullmatch(name):
+        raise McpConfigError(
+            f"{name!r} cannot name an environment variable of {server!r}: no '=', line "
+            "breaks or other control characters."
+        )
+    return name
 
 
 class McpConfigError(ContextDeskError):
@@ -180,6 +244,7 @@ class McpConfig:
         so a keyring that fails leaves the file as it was."""
         check_name(server.name)
         secrets = secrets or Secrets()
+        secrets.check(server.name)
         servers = self.servers()
         if server.name in servers and not replace:
             raise McpConfigError(f"A server named {server.name!r} is already configured.")
@@ -231,8 +296,14 @@ class McpConfig:
 
     def secrets(self, server: McpServer) -> Secrets:
         """The server's secret values (on a worker: the keyring may take seconds)."""
-        if not server.env and not server.headers:
-            return Secrets(dict(server.file_env))
+        if server.env or server.headers:
+            secrets = self._read_secrets(server)
+        else:
+            secrets = Secrets(dict(server.file_env))
+        secrets.check(server.name)  # (set by hand in the keyring, or by an older version)
+        return secrets
+
+    def _read_secrets(self, server: McpServer) -> Secrets:
         try:
             env = {k: self._secret(server.name, "env", k) for k in server.env}
             headers = {k: self._secret(server.name, "header", k) for k in server.headers}
@@ -410,7 +481,8 @@ def _names(
             f"{where}: {server!r}'s {what} values must be {IN_KEYRING!r} (they are kept in the "
             "keyring; add the server with `contextdesk mcp add` to set them)."
         )
-    return tuple(str(k) for k in values)
+    check = check_header_name if what == "headers" else check_env_name
+    return tuple(check(str(k), server) for k in values)
 
 
 def _env(
@@ -423,8 +495,10 @@ def _env(
         return _names(values, server, "env", where, values_allowed), ()
     if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
         raise McpConfigError(f"{where}: {server!r}'s env must be an object of strings.")
-    in_keyring = tuple(str(k) for k, v in values.items() if v == IN_KEYRING)
-    in_file = tuple((str(k), v) for k, v in values.items() if v != IN_KEYRING)
+    in_keyring = tuple(check_env_name(str(k), server) for k, v in values.items() if v == IN_KEYRING)
+    in_file = tuple(
+        (check_env_name(str(k), server), v) for k, v in values.items() if v != IN_KEYRING
+    )
     return in_keyring, in_file
 
 

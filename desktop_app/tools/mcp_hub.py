@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from desktop_app.config.logfile import keep_sdk_logs_off_the_terminal
-from desktop_app.config.mcp_servers import McpConfig, McpServer
+from desktop_app.config.mcp_servers import McpConfig, McpServer, Secrets, hide_values
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError
 from desktop_app.tools.mcp_transport import transport_for
@@ -133,6 +134,7 @@ class McpHub:
         self._stops: dict[str, asyncio.Event] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._logs: dict[str, tuple[TextIO, int]] = {}  # stderr file, where this run began
+        self._secrets: dict[str, Secrets] = {}  # each server's values, hidden in its errors
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.config_error = ""
@@ -267,7 +269,7 @@ class McpHub:
                 why = f"it stopped during a call ({_reason(exc)})" + _tail(errlog, start)
                 self._failed(server, Failure.STOPPED, why)
                 raise McpUnavailable(server, Failure.STOPPED.value) from exc
-            raise McpCallFailed(server, tool, _reason(exc)) from exc
+            raise McpCallFailed(server, tool, self._hide(server, _reason(exc))) from exc
         finally:
             unregister()
 
@@ -314,6 +316,7 @@ class McpHub:
         timer = asyncio.get_running_loop().call_later(server.start_timeout, too_slow)
         try:
             secrets = await asyncio.to_thread(self.config.secrets, server)
+            self._secrets[name] = secrets
             run.errlog, log_path = self._open_log(name)
             run.log_start = run.errlog.tell() if run.errlog else 0
             if run.errlog is not None:
@@ -475,7 +478,9 @@ class McpHub:
 
     def _failed(self, name: str, failure: Failure, why: str) -> None:
         """The server cannot be used: `failure` is what the model is told, `why` (with its
-        last words) what the user is shown. The first failure of a run is the one kept."""
+        last words) what the user is shown — without the secret values it may quote. The
+        first failure of a run is the one kept."""
+        why = self._hide(name, why)
         with self._lock:
             current = self._states.get(name)
             if current is not None and current.status is not ServerStatus.FAILED:
@@ -485,6 +490,13 @@ class McpHub:
         if event is not None and self._loop is not None:
             self._loop.call_soon_threadsafe(event.set)
         self._notify([name])
+
+    def _hide(self, server: str, text: str) -> str:
+        """`text` without the server's secret values, nor the API key (when the
+        environment holds it): an error or a server's output may quote any of them."""
+        secrets = self._secrets.get(server, Secrets())
+        api_key = os.environ.get("ANTHROPIC_API_KEY", "")
+        return hide_values(secrets.hide(text), [api_key] if api_key else [])
 
     def _set(self, name: str, **changes: Any) -> None:
         """Change a server's state (with the lock held)."""

@@ -4,11 +4,14 @@ name in mcp 2): run it over stdio or Streamable HTTP.
     python -m tests.fakes.mcp_server [--http PORT] [--many N] [--slow-start S]
                                      [--die-on-start] [--cancelled-marker FILE]
                                      [--legacy] [--no-ping] [--garbage]
+                                     [--leak-secret]
 
 By default it speaks what the installed SDK negotiates (2026-07-28: no `initialize`, no
 `ping`). --legacy serves only the `initialize` handshake (2025-11-25 and before), as a
 server built on mcp 1.x does; --no-ping makes such a server answer `ping` with "Method
 not found" (-32601). --garbage prints a line that is not JSON-RPC on stdout first.
+--leak-secret prints the TEST_SECRET it was given on stderr (with --die-on-start: its
+last words), as a careless server does.
 
 Tools: echo, add (structured content), picture (an image), notes (an embedded resource),
 fail (is_error), crash (the process dies mid-call), hang (never answers; with
@@ -240,9 +243,12 @@ def main() -> None:
     parser.add_argument("--legacy", action="store_true", help="the initialize handshake only")
     parser.add_argument("--no-ping", action="store_true", help="answer ping: Method not found")
     parser.add_argument("--garbage", action="store_true", help="a non-JSON line on stdout")
+    parser.add_argument("--leak-secret", action="store_true", help="TEST_SECRET on stderr")
     args = parser.parse_args()
     if args.started_fifo:  # blocks until the test listens: a signal, not a poll
         Path(args.started_fifo).write_text("started", encoding="utf-8")
+    if args.leak_secret:
+        print(f"using token {os.environ.get('TEST_SECRET')}", file=sys.stderr, flush=True)
     if args.die_on_start:
         print("fatal: no configuration found at /nowhere/config.toml", file=sys.stderr, flush=True)
         raise SystemExit(2)

@@ -729,3 +729,94 @@ def test_the_sdk_s_warnings_and_tracebacks_go_to_the_log_file_not_the_terminal(
     assert tested.stderr == ""  # no traceback, no warning
     log = (home / "logs" / "contextdesk.log").read_text()
     assert "Failed to parse JSONRPC message from server" in log
+
+
+# -- secrets: never in what is shown, logged, stored or sent ----------------------------------
+
+LEAKED = "tok-8c1f2e77"  # a token a careless server prints
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Token": f"{LEAKED}\r\nX-Evil: 1"},
+        {"X-Token": f"{LEAKED}\n"},
+        {"X-Token": f"{LEAKED}\x00"},
+        {"X Token": LEAKED},
+        {"X-Token\r\n": LEAKED},
+    ],
+    ids=["CR LF", "LF", "NUL", "space in name", "CR LF in name"],
+)
+def test_a_header_with_a_line_break_or_control_character_is_refused_at_add(
+    config: McpConfig, headers: dict[str, str]
+) -> None:
+    with pytest.raises(ContextDeskError) as raised:
+        config.add(McpServer("web", url="http://127.0.0.1:1/mcp"), Secrets(headers=headers))
+    assert "header" in raised.value.message
+    assert LEAKED not in raised.value.message  # a value is never quoted
+    assert config.servers() == {}
+    assert keyring.get_password("ContextDesk MCP", "web/header/X-Token") is None
+
+
+def test_mcp_add_refuses_a_header_value_with_a_line_break(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = cli(
+        home,
+        capsys,
+        "mcp",
+        "add",
+        "web",
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--header",
+        f"X-Token={LEAKED}\r\nX-Evil: 1",
+        status=2,
+    )
+    assert "X-Token" in said
+    assert LEAKED not in said
+    assert "No MCP servers" in cli(home, capsys, "mcp", "list")
+
+
+def test_a_header_value_with_a_line_break_in_the_keyring_is_refused_when_read(
+    http_server: HttpServer, hub_of: Any, config: McpConfig
+) -> None:
+    config.add(McpServer("web", url=http_server.url), Secrets(headers={"X-Token": "fine"}))
+    keyring.set_password("ContextDesk MCP", "web/header/X-Token", f"{LEAKED}\r\nX-Evil: 1")
+    hub = hub_of()
+    state = hub.state("web")
+    assert state.status is ServerStatus.FAILED
+    assert "X-Token" in state.error
+    assert LEAKED not in state.error  # (the HTTP client's own error quoted it)
+
+
+def test_a_server_s_last_words_are_shown_without_the_secrets_it_was_given(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = ["--", sys.executable, "-m", "tests.fakes.mcp_server", "--leak-secret"]
+    cli(
+        home,
+        capsys,
+        "mcp",
+        "add",
+        "leaky",
+        "--env",
+        f"TEST_SECRET={LEAKED}",
+        *server,
+        "--die-on-start",
+    )
+    said = cli(home, capsys, "mcp", "test", "leaky", status=1)
+    assert "fatal: no configuration" in said  # its last words, for the user
+    assert "using token" in said
+    assert LEAKED not in said
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    cli(home, capsys, "send", chat, "Hello there.")
+    body = json.dumps(sim.message_requests()[-1].body, ensure_ascii=False)
+    assert "- leaky: unavailable (it could not start)" in body  # fixed words only
+    assert "fatal" not in body
+    assert LEAKED not in body
+    for stored in (home / "data").glob("*"):
+        if stored.is_file():
+            assert LEAKED.encode() not in stored.read_bytes(), stored
+    log = home / "logs" / "contextdesk.log"
+    assert not log.exists() or LEAKED not in log.read_text()
