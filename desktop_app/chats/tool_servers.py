@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_app.config.mcp_servers import ImportReport, McpServer, Secrets
+from desktop_app.core.errors import ContextDeskError
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat
@@ -102,6 +103,16 @@ class ToolServers:
         hub = self.engine.mcp
         if hub is not None:
             hub.reload()
+
+    def skipped(self) -> dict[str, str]:
+        """The entries of mcp.json that cannot be used, each with why (the others load)."""
+        hub = self.engine.mcp
+        if hub is not None:
+            return dict(hub.skipped)
+        try:
+            return self.engine.mcp_config().skipped()
+        except ContextDeskError:
+            return {}  # the file cannot be read at all: `config_problem` says why
 
     def config_problem(self) -> str:
         """Why the configuration file cannot be read ("" when it can)."""

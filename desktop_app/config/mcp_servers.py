@@ -17,7 +17,6 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -177,6 +176,37 @@ class SecretsNeedKeyring(ContextDeskError):
 
 
 @dataclass(frozen=True, slots=True)
+class McpFile:
+    """mcp.json as read: the servers that can be used, and the entries skipped with why —
+    kept in the file as they are when it is written again, for the user to mend."""
+
+    servers: dict[str, McpServer]
+    skipped: dict[str, str]  # name: why
+    raw: dict[str, Any]  # every entry as the file has it, in its order
+
+    @property
+    def names(self) -> set[str]:
+        return {*self.servers, *self.skipped}
+
+    def with_server(self, server: McpServer) -> McpFile:
+        skipped = {n: why for n, why in self.skipped.items() if n != server.name}
+        return replace(self, servers=self.servers | {server.name: server}, skipped=skipped)
+
+    def without(self, name: str) -> McpFile:
+        return McpFile(
+            {n: s for n, s in self.servers.items() if n != name},
+            {n: why for n, why in self.skipped.items() if n != name},
+            {n: e for n, e in self.raw.items() if n != name},
+        )
+
+    def entries(self) -> dict[str, Any]:
+        """What the file holds: each server as it is now, a skipped entry as it was."""
+        entries = {n: self.raw[n] for n in self.raw if n in self.skipped or n in self.servers}
+        entries |= {n: s.to_json() for n, s in self.servers.items()}
+        return entries
+
+
+@dataclass(frozen=True, slots=True)
 class ImportReport:
     """What importing Claude desktop's servers did."""
 
@@ -202,8 +232,29 @@ class McpConfig:
         self.path = config_dir / FILE_NAME
         self.keyring_timeout = keyring_timeout
 
+    def read(self) -> McpFile:
+        """The file, entry by entry: an entry that cannot be used is skipped with its
+        reason, and the others load. Only a file that cannot be read at all (not JSON,
+        no "mcpServers" object) is an error."""
+        raw = self._entries()
+        servers: dict[str, McpServer] = {}
+        skipped: dict[str, str] = {}
+        for name, entry in raw.items():
+            try:
+                servers[name] = server_from_json(check_name(name), entry, where=str(self.path))
+            except McpConfigError as exc:
+                skipped[name] = exc.message.removeprefix(f"{self.path}: ")
+        return McpFile(servers, skipped, raw)
+
     def servers(self) -> dict[str, McpServer]:
-        """The configured servers, in the file's order ({} when there is no file)."""
+        """The servers that can be used, in the file's order ({} when there is no file)."""
+        return self.read().servers
+
+    def skipped(self) -> dict[str, str]:
+        """The entries that cannot be used, each with why."""
+        return self.read().skipped
+
+    def _entries(self) -> dict[str, Any]:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -217,13 +268,13 @@ class McpConfig:
         entries = data.get("mcpServers") if isinstance(data, dict) else None
         if not isinstance(entries, dict):
             raise McpConfigError(f'{self.path} has no "mcpServers" object.')
-        return {
-            name: server_from_json(name, entry, where=str(self.path))
-            for name, entry in entries.items()
-        }
+        return entries
 
     def server(self, name: str) -> McpServer:
-        servers = self.servers()
+        file = self.read()
+        servers = file.servers
+        if name in file.skipped:
+            raise McpConfigError(f"{name!r} is skipped: {file.skipped[name]}")
         if name not in servers:
             known = ", ".join(servers) or "none are configured"
             raise ContextDeskError(
@@ -245,8 +296,8 @@ class McpConfig:
         check_name(server.name)
         secrets = secrets or Secrets()
         secrets.check(server.name)
-        servers = self.servers()
-        if server.name in servers and not replace:
+        file = self.read()
+        if server.name in file.names and not replace:
             raise McpConfigError(f"A server named {server.name!r} is already configured.")
         if bool(server.url) == bool(server.command):
             raise McpConfigError("A server needs a command to run, or a URL — one of them.")
@@ -273,16 +324,15 @@ class McpConfig:
                 "environment variables and headers are kept only in the keyring.",
                 kind=ErrorKind.KEYRING,
             ) from exc
-        servers[server.name] = server
-        self._save(servers)
+        self._save(file.with_server(server))
 
     def remove(self, name: str) -> McpServer:
-        servers = self.servers()
-        server = servers.pop(name, None)
-        if server is None:
+        """Remove a server (a skipped entry too: its secrets, if any, stay in the keyring)."""
+        file = self.read()
+        if name not in file.names:
             self.server(name)  # raises: not configured
-            raise AssertionError  # pragma: no cover
-        self._save(servers)
+        self._save(file.without(name))
+        server = file.servers.get(name) or McpServer(name)
         for kind, keys in (("env", server.env), ("header", server.headers)):
             for key in keys:  # best effort: the server is gone whatever the keyring says
                 with contextlib.suppress(KeyringUnavailable):
@@ -338,7 +388,7 @@ class McpConfig:
         they are kept in mcp.json (readable only by the user)."""
         path = path or claude_desktop_config()
         entries = _claude_desktop_servers(path)
-        existing = self.servers()
+        existing = self.read().names
         skipped: list[str] = []
         warnings: list[str] = []
         chosen: list[tuple[str, McpServer, Secrets]] = []
@@ -389,9 +439,8 @@ class McpConfig:
         except KeyringUnavailable as exc:
             raise SecretsNeedKeyring(exc.why, needing, path) from exc
 
-    def _save(self, servers: Mapping[str, McpServer]) -> None:
-        data = {"mcpServers": {name: s.to_json() for name, s in servers.items()}}
-        write_json_atomically(self.path, data, mode=0o600)
+    def _save(self, file: McpFile) -> None:
+        write_json_atomically(self.path, {"mcpServers": file.entries()}, mode=0o600)
 
 
 def server_from_json(

@@ -137,7 +137,8 @@ class McpHub:
         self._secrets: dict[str, Secrets] = {}  # each server's values, hidden in its errors
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self.config_error = ""
+        self.config_error = ""  # why mcp.json cannot be read at all
+        self.skipped: dict[str, str] = {}  # its entries that cannot be used: name, why
         self.reload()
 
     # -- what there is ----------------------------------------------------------------------
@@ -146,10 +147,10 @@ class McpHub:
         """Read the configuration again: new servers appear (not started), removed ones
         stop, changed ones restart when next started."""
         try:
-            servers = self.config.servers()
-            self.config_error = ""
+            file = self.config.read()
+            servers, self.skipped, self.config_error = file.servers, file.skipped, ""
         except ContextDeskError as exc:
-            servers, self.config_error = {}, exc.message
+            servers, self.skipped, self.config_error = {}, {}, exc.message
         with self._lock:
             gone = [n for n in self._states if n not in servers]
             for name, server in servers.items():

@@ -166,16 +166,24 @@ class McpDialog(QDialog):
                 item.setDisabled(not view.on)
             if view.name == chosen or (chosen and str(chosen).startswith(f"{view.name}.")):
                 self.tree.setCurrentItem(server)
+        for name, why in self.engine.tool_servers.skipped().items():
+            self._add_skipped(name, why)
         problem = self.engine.tool_servers.config_problem()
         if problem:
             broken = QTreeWidgetItem(self.tree, ["The configuration cannot be read", problem])
             broken.setToolTip(1, problem)
             broken.setForeground(1, theme.status_colour("error", theme.is_dark()))
-        elif not views:
+        elif not views and not self.engine.tool_servers.skipped():
             empty = QTreeWidgetItem(self.tree, ["No MCP servers yet: add one, or import them."])
             empty.setFlags(Qt.ItemFlag.NoItemFlags)
         self._filling = False
         self._show_details()
+
+    def _add_skipped(self, name: str, why: str) -> None:
+        """An entry of mcp.json that cannot be used: named, with why (mend it there)."""
+        row = QTreeWidgetItem(self.tree, [name, f"skipped: {why}"])
+        row.setToolTip(1, f"{why} Mend it in {self.engine.tool_servers.config_path()}.")
+        row.setForeground(1, theme.status_colour("error", theme.is_dark()))
 
     def _checkable(self, item: QTreeWidgetItem, on: bool) -> None:
         if self.chat is None:

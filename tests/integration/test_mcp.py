@@ -820,3 +820,77 @@ def test_a_server_s_last_words_are_shown_without_the_secrets_it_was_given(
             assert LEAKED.encode() not in stored.read_bytes(), stored
     log = home / "logs" / "contextdesk.log"
     assert not log.exists() or LEAKED not in log.read_text()
+
+
+# -- mcp.json read entry by entry ---------------------------------------------------------------
+
+
+def hand_edited_mcp_json(home: Path) -> Path:
+    """A good server among entries a hand edit (or another program) left broken."""
+    good = {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"], "cwd": str(ROOT)}
+    entries = {
+        "old": {"type": "sse", "url": "https://example.test/sse"},
+        "good": good,
+        "my server.v2": good,
+        "badargs": {"command": "npx", "args": "-y some-server"},
+        "badheader": {"url": "https://example.test/mcp", "headers": {"X\nToken": "@keyring"}},
+    }
+    path = home / "config" / "mcp.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"mcpServers": entries}))
+    return path
+
+
+SKIPPED = {
+    "old": "SSE",
+    "my server.v2": "cannot name a server",
+    "badargs": "args must be a list",
+    "badheader": "cannot name a header",
+}
+
+
+def test_a_bad_entry_in_mcp_json_is_skipped_with_its_reason_and_the_others_load(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = hand_edited_mcp_json(home)
+    listed = cli(home, capsys, "mcp", "list")
+    assert "good " in listed
+    for name, why in SKIPPED.items():
+        line = next(line for line in listed.splitlines() if line.startswith(name))
+        assert "skipped" in line
+        assert why in line
+    assert json.loads(cli(home, capsys, "mcp", "test", "good", "--json"))["status"] == "ready"
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    cli(home, capsys, "send", chat, "Hello there.")  # (a bad name failed every send)
+    names = {t["name"] for t in sim.message_requests()[-1].body["tools"]}
+    assert api_name("good", "echo") in names
+    assert not any("server.v2" in n for n in names)
+    # Adding another server keeps the broken entries as they are, for the user to mend.
+    cli(home, capsys, "mcp", "add", "more", "--", sys.executable, "-m", "tests.fakes.mcp_server")
+    kept = json.loads(path.read_text())["mcpServers"]
+    assert set(kept) == {*SKIPPED, "good", "more"}
+    assert kept["badargs"] == {"command": "npx", "args": "-y some-server"}
+    # A skipped entry can be removed; asked for, it says why it is skipped.
+    assert "args must be a list" in cli(home, capsys, "mcp", "test", "badargs", status=2)
+    cli(home, capsys, "mcp", "remove", "badargs")
+    assert "badargs" not in json.loads(path.read_text())["mcpServers"]
+
+
+def test_the_hub_loads_the_good_entries_of_a_hand_edited_file(tmp_path: Path) -> None:
+    hand_edited_mcp_json(tmp_path)
+    config = McpConfig(tmp_path / "config")
+    assert list(config.servers()) == ["good"]
+    skipped = config.skipped()
+    assert set(skipped) == set(SKIPPED)
+    assert all(why in skipped[name] for name, why in SKIPPED.items())
+    hub = McpHub(config, tmp_path / "logs", watch_every=WATCH_EVERY_S)
+    try:
+        assert hub.config_error == ""
+        assert set(hub.skipped) == set(SKIPPED)
+        hub.start()
+        assert hub.wait(timeout=60)
+        state = hub.state("good")
+        assert state is not None
+        assert state.status is ServerStatus.READY, state.error
+    finally:
+        hub.close()
