@@ -126,11 +126,17 @@ def _test(engine: Engine, args: argparse.Namespace) -> int:
                     "status": view.status,
                     "protocol": view.protocol,
                     "error": view.error,
+                    "withheld": view.withheld,
                     "tools": [{"name": t.name, "tokens": t.tokens} for t in view.tools],
                     "tokens": view.tokens,
                 },
                 indent=2,
             )
+        )
+    elif view.withheld:
+        print(
+            f"{view.name}: ready, but its tools are withheld from every chat: {view.withheld}.",
+            file=sys.stderr,
         )
     elif view.error:
         print(f"{view.name}: {view.status} — {view.error}", file=sys.stderr)
@@ -143,7 +149,7 @@ def _test(engine: Engine, args: argparse.Namespace) -> int:
         print(
             f"Tool definitions: ≈{view.tokens:,} tokens in every request of a chat that offers them"
         )
-    return 0 if view.status == "ready" else 1
+    return 0 if view.status == "ready" and not view.withheld else 1
 
 
 def _import(engine: Engine, args: argparse.Namespace) -> int:

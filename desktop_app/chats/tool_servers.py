@@ -39,6 +39,7 @@ class ServerView:
     in_file: tuple[str, ...]  # names of env values kept in mcp.json (the user chose it)
     tools: tuple[ToolRow, ...]
     on: bool  # the whole server is offered in the chat asked about
+    withheld: str = ""  # why its tools are not offered: over its limits (mcp.json)
 
     @property
     def tokens(self) -> int:
@@ -174,6 +175,7 @@ class ToolServers:
                     tuple(name for name, _ in server.file_env),
                     tuple(rows),
                     state.name not in off,
+                    state.withheld if state.status.value == "ready" else "",
                 )
             )
         return views

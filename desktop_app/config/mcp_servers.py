@@ -36,6 +36,12 @@ HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # printable ASCII, space and tab
 ENV_NAME = re.compile(r"[^=\x00-\x1f\x7f]{1,200}")
 HIDDEN = "•••"  # a secret value, where an error or a server's output quoted it
 MIN_HIDDEN = 6  # shorter values ("1", "true") are not hidden: they would blank common words
+# What one server's tool definitions may add to every request: past either limit its tools
+# are withheld (a server with 3,000 tools, or a 2 MB description, would make every send
+# "too long", which compacting cannot help). The test server's 100 extra tools fit.
+DEFAULT_MAX_TOOLS = 200
+DEFAULT_MAX_TOOL_TOKENS = 20_000
+MAX_LIMIT = 1_000_000
 DEFAULT_CALL_TIMEOUT = 60.0  # seconds a tool call may take
 DEFAULT_START_TIMEOUT = 30.0  # seconds a server may take to start and list its tools
 MAX_SECONDS = 3600.0
@@ -56,6 +62,8 @@ class McpServer:
     cwd: str = ""
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     start_timeout: float = DEFAULT_START_TIMEOUT
+    max_tools: int = DEFAULT_MAX_TOOLS  # more, and its tools are withheld
+    max_tool_tokens: int = DEFAULT_MAX_TOOL_TOKENS  # their definitions' tokens, the same
 
     @property
     def transport(self) -> str:
@@ -86,6 +94,10 @@ class McpServer:
             entry["timeout"] = self.call_timeout
         if self.start_timeout != DEFAULT_START_TIMEOUT:
             entry["startTimeout"] = self.start_timeout
+        if self.max_tools != DEFAULT_MAX_TOOLS:
+            entry["maxTools"] = self.max_tools
+        if self.max_tool_tokens != DEFAULT_MAX_TOOL_TOKENS:
+            entry["maxToolTokens"] = self.max_tool_tokens
         return entry
 
 
@@ -477,6 +489,8 @@ def server_from_json(
         cwd=str(entry.get("cwd") or ""),
         call_timeout=_seconds(entry.get("timeout"), DEFAULT_CALL_TIMEOUT),
         start_timeout=_seconds(entry.get("startTimeout"), DEFAULT_START_TIMEOUT),
+        max_tools=_limit(entry, "maxTools", DEFAULT_MAX_TOOLS, name, where),
+        max_tool_tokens=_limit(entry, "maxToolTokens", DEFAULT_MAX_TOOL_TOKENS, name, where),
     )
 
 
@@ -561,6 +575,15 @@ def _with_secret_names(server: McpServer, secrets: Secrets) -> McpServer:
 
 def _seconds(value: Any, default: float) -> float:
     return float(value) if isinstance(value, (int, float)) and 0 < value <= MAX_SECONDS else default
+
+
+def _limit(entry: dict[str, Any], key: str, default: int, server: str, where: str) -> int:
+    value = entry.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_LIMIT:
+        raise McpConfigError(
+            f"{where}: {server!r}'s {key} must be a whole number from 1 to {MAX_LIMIT:,}."
+        )
+    return value
 
 
 def _account(server: str, kind: str, key: str) -> str:

@@ -42,6 +42,8 @@ from desktop_app.tools.mcp_transport import transport_for
 if TYPE_CHECKING:
     from mcp import Client
 
+    from desktop_app.tokens.counter import TokenCounter
+
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 5.0
@@ -98,6 +100,12 @@ class ServerState:
     failure: Failure | None = None  # why it failed, as the model is told
     protocol: str = ""  # the MCP protocol version negotiated ("2026-07-28", "2025-11-25"…)
     log_path: Path | None = None  # where its stderr goes
+    withheld: str = ""  # why its tools are not offered (over its limits), for the user
+
+    @property
+    def offered(self) -> bool:
+        """Its tools go to the model: it is ready, and they are within its limits."""
+        return self.status is ServerStatus.READY and not self.withheld
 
     @property
     def name(self) -> str:
@@ -109,7 +117,13 @@ class ServerState:
         return self.failure.value if self.failure else _NOT_READY[self.status]
 
 
-_FRESH: dict[str, Any] = {"error": "", "failure": None, "tools": (), "protocol": ""}  # a new run
+_FRESH: dict[str, Any] = {
+    "error": "",
+    "failure": None,
+    "tools": (),
+    "protocol": "",
+    "withheld": "",
+}  # a new run
 
 
 class McpHub:
@@ -122,8 +136,10 @@ class McpHub:
         log_dir: Path | None = None,
         *,
         watch_every: float = WATCH_EVERY_S,
+        counter: TokenCounter | None = None,
     ) -> None:
         self.config = config
+        self._counter = counter  # the tool definitions' tokens, against a server's limit
         self.log_dir = log_dir
         self.watch_every = watch_every
         keep_sdk_logs_off_the_terminal()
@@ -334,12 +350,14 @@ class McpHub:
             ) as client:
                 tools = await _list_tools(client, name)
                 timer.cancel()
+                tools, withheld = await asyncio.to_thread(self._within_limits, server, tools)
                 self._clients[name] = client
                 with self._lock:
                     self._set(
                         name,
                         status=ServerStatus.READY,
                         tools=tools,
+                        withheld=withheld,
                         error="",
                         protocol=client.protocol_version,
                     )
@@ -439,12 +457,47 @@ class McpHub:
             except Exception:  # a lost connection is the watch's to notice
                 log.info("MCP server %s: tools not listed again", run.name, exc_info=True)
                 continue
+            listed = self.state(run.name)
+            if listed is None:
+                return
+            tools, withheld = await asyncio.to_thread(self._within_limits, listed.server, tools)
             with self._lock:
                 current = self._states.get(run.name)
                 if current is None or current.status is not ServerStatus.READY:
                     return
-                self._set(run.name, tools=tools)
+                self._set(run.name, tools=tools, withheld=withheld)
             self._notify([run.name])
+
+    def _within_limits(
+        self, server: McpServer, tools: tuple[McpToolInfo, ...]
+    ) -> tuple[tuple[McpToolInfo, ...], str]:
+        """The server's tools, or none and why: more tools, or more tokens in their
+        definitions, than its limits (counted as a request carries them, and only as far
+        as the limit: a 2 MB description is not counted whole)."""
+        if len(tools) > server.max_tools:
+            return (), (
+                f"its {len(tools):,} tools are more than its limit of {server.max_tools:,} "
+                "(maxTools in mcp.json)"
+            )
+        from desktop_app.tools.mcp_tools import tool_spec  # (it imports this module)
+
+        counter = self._token_counter()
+        total = 0
+        for info in tools:
+            total += counter.tools((tool_spec(info),))
+            if total > server.max_tool_tokens:
+                return (), (
+                    f"its tool definitions come to more than its limit of "
+                    f"{server.max_tool_tokens:,} tokens (maxToolTokens in mcp.json)"
+                )
+        return tools, ""
+
+    def _token_counter(self) -> TokenCounter:
+        if self._counter is None:
+            from desktop_app.tokens.counter import TokenCounter
+
+            self._counter = TokenCounter()
+        return self._counter
 
     def _request_stop(self, name: str, *, wait: bool = False) -> None:
         loop = self._loop
@@ -485,7 +538,14 @@ class McpHub:
         with self._lock:
             current = self._states.get(name)
             if current is not None and current.status is not ServerStatus.FAILED:
-                self._set(name, status=ServerStatus.FAILED, error=why, failure=failure, tools=())
+                self._set(
+                    name,
+                    status=ServerStatus.FAILED,
+                    error=why,
+                    failure=failure,
+                    tools=(),
+                    withheld="",
+                )
             self._lock.notify_all()
         event = self._stops.get(name)
         if event is not None and self._loop is not None:

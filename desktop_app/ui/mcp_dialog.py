@@ -154,9 +154,9 @@ class McpDialog(QDialog):
             server.setToolTip(0, view.where)
             if view.protocol:
                 server.setToolTip(1, f"MCP protocol {view.protocol}")
-            if view.error:
+            if view.error or view.withheld:
                 server.setForeground(1, theme.status_colour("error", theme.is_dark()))
-                server.setToolTip(1, view.error)
+                server.setToolTip(1, view.error or f"Its tools are withheld: {view.withheld}.")
             self._checkable(server, view.on)
             for tool in view.tools:
                 item = QTreeWidgetItem(server, [tool.name, "", _tokens(tool.tokens)])
@@ -216,6 +216,11 @@ class McpDialog(QDialog):
             )
         if view.error:
             lines.append(f"<b>{view.status.capitalize()}</b>: {_escape(view.error)}")
+        if view.withheld:
+            lines.append(
+                f"<b>Its tools are withheld from every chat</b>: {_escape(view.withheld)}. "
+                "Raise the limit in mcp.json, or ask the server for fewer tools."
+            )
         if view.log_path:
             lines.append(f"Its output: {view.log_path}")
         self.details.setText("<br>".join(lines))
@@ -415,6 +420,8 @@ class AddServerDialog(QDialog):
 
 
 def _state(view: ServerView) -> str:
+    if view.withheld:
+        return f"ready · tools withheld: {view.withheld}"
     if view.status == "ready":
         return f"ready · {len(view.tools)} tools"
     return f"{view.status}: {view.error}" if view.error else view.status

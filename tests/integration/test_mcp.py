@@ -30,7 +30,7 @@ from desktop_app.core.request import ToolSpec
 from desktop_app.tokens.counter import TokenCounter
 from desktop_app.tokens.images import API_MAX_EDGE
 from desktop_app.tools.mcp_hub import McpHub, ServerStatus
-from desktop_app.tools.mcp_tools import api_name, mcp_tools, outcome
+from desktop_app.tools.mcp_tools import api_name, mcp_tools, outcome, unavailable_note
 from tests.fakes.keyring_backend import LockedKeyring
 from tests.integration.conftest import TEST_KEY
 
@@ -894,3 +894,54 @@ def test_the_hub_loads_the_good_entries_of_a_hand_edited_file(tmp_path: Path) ->
         assert state.status is ServerStatus.READY, state.error
     finally:
         hub.close()
+
+
+# -- a cap on what one server adds to every request -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (("--many", "3000"), "3,014 tools are more than its limit of 200 (maxTools"),
+        (("--huge-description", "2000000"), "more than its limit of 20,000 tokens (maxToolTokens"),
+    ],
+    ids=["3,000 tools", "a 2 MB description"],
+)
+def test_a_server_over_its_tool_limit_is_withheld_and_the_others_go_on(
+    hub_of: Any, extra: tuple[str, ...], said: str
+) -> None:
+    hub = hub_of(fake("big", *extra), fake("small"))
+    big = hub.state("big")
+    assert big.status is ServerStatus.READY, big.error
+    assert said in big.withheld
+    offered = {t.name for t in mcp_tools(hub)}
+    assert not any(n.startswith("mcp__big__") for n in offered)
+    assert api_name("small", "echo") in offered
+    note = unavailable_note(hub)
+    assert "- big: its tools are not offered (they are over its limit" in note
+    assert "small" not in note
+
+
+def test_a_chat_goes_on_when_a_server_is_over_its_limit_and_the_limit_can_be_raised(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = ["--", sys.executable, "-m", "tests.fakes.mcp_server"]
+    cli(home, capsys, "mcp", "add", "big", *server, "--huge-description", "2000000")
+    cli(home, capsys, "mcp", "add", "small", *server)
+    tested = cli(home, capsys, "mcp", "test", "big", status=1)
+    assert "withheld" in tested
+    assert "maxToolTokens" in tested
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    cli(home, capsys, "send", chat, "Hello there.")  # (was: "conversation too long")
+    body = sim.message_requests()[-1].body
+    assert api_name("small", "echo") in {t["name"] for t in body["tools"]}
+    assert not any(t["name"].startswith("mcp__big__") for t in body["tools"])
+    assert "- big: its tools are not offered" in json.dumps(body["system"])
+    # The limit is the server's own, in mcp.json: a lower one withholds a small server too.
+    path = home / "config" / "mcp.json"
+    data = json.loads(path.read_text())
+    data["mcpServers"]["small"]["maxTools"] = 5
+    path.write_text(json.dumps(data))
+    assert "14 tools are more than its limit of 5" in cli(
+        home, capsys, "mcp", "test", "small", status=1
+    )
