@@ -415,12 +415,9 @@ class McpConfig:
             except ContextDeskError as exc:
                 skipped.append(f"{raw_name}: {exc.message}")
                 continue
-            env, nulls = _values(entry.get("env"))
-            headers, null_headers = _values(entry.get("headers"))
-            warnings += [
-                f"{raw_name}: {key} is null in {path}; it was left out"
-                for key in (*nulls, *null_headers)
-            ]
+            env, env_warnings = _values(entry.get("env"), "env")
+            headers, header_warnings = _values(entry.get("headers"), "header")
+            warnings += [f"{raw_name}: {w} ({path})" for w in (*env_warnings, *header_warnings)]
             server = replace(server, env=tuple(env), headers=tuple(headers))
             chosen.append((str(raw_name), server, Secrets(env, headers)))
         if not env_in_file:
@@ -511,14 +508,27 @@ def _claude_desktop_servers(path: Path) -> dict[str, Any]:
     return entries
 
 
-def _values(values: Any) -> tuple[dict[str, str], list[str]]:
-    """Claude desktop's `env` (or `headers`) values as strings, and the names whose value
-    is null (left out: never the string "None")."""
+def _values(values: Any, what: str) -> tuple[dict[str, str], list[str]]:
+    """Claude desktop's `env` (or `headers`) values as strings, and warnings: a null is
+    left out (never the string "None"), a number or true/false becomes its JSON text, a
+    list or an object is left out — each said."""
     if not isinstance(values, dict):
         return {}, []
-    kept = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
-    nulls = [str(k) for k, v in values.items() if v is None]
-    return {k: v for k, v in kept.items() if k not in nulls}, nulls
+    kept: dict[str, str] = {}
+    warnings: list[str] = []
+    for key, value in values.items():
+        name = str(key)
+        if isinstance(value, str):
+            kept[name] = value
+        elif value is None:
+            warnings.append(f"{what} {name} is null; it was left out")
+        elif isinstance(value, (bool, int, float)):
+            kept[name] = json.dumps(value)
+            warnings.append(f"{what} {name} is not a string; it was given as {kept[name]!r}")
+        else:
+            kind = "a list" if isinstance(value, list) else "an object"
+            warnings.append(f"{what} {name} is {kind}, not a string; it was left out")
+    return kept, warnings
 
 
 def claude_desktop_config() -> Path:

@@ -729,6 +729,13 @@ def test_the_sdk_s_warnings_and_tracebacks_go_to_the_log_file_not_the_terminal(
     assert tested.stderr == ""  # no traceback, no warning
     log = (home / "logs" / "contextdesk.log").read_text()
     assert "Failed to parse JSONRPC message from server" in log
+    # One line each, without the line itself (the server's output may hold a secret).
+    assert "Traceback" not in log
+    said = [line for line in log.splitlines() if "Failed to parse JSONRPC" in line]
+    assert said
+    assert all("ValidationError" in line for line in said)
+    assert len(log.splitlines()) == len(said), log
+    assert "a line that is not JSON-RPC" not in log
 
 
 # -- secrets: never in what is shown, logged, stored or sent ----------------------------------
@@ -945,3 +952,22 @@ def test_a_chat_goes_on_when_a_server_is_over_its_limit_and_the_limit_can_be_rai
     assert "14 tools are more than its limit of 5" in cli(
         home, capsys, "mcp", "test", "small", status=1
     )
+
+
+def test_non_string_env_values_are_converted_or_left_out_with_a_warning(
+    config: McpConfig, tmp_path: Path
+) -> None:
+    env = {"TEST_SECRET": "s3cret", "PORT": 8080, "DEBUG": True, "HOSTS": ["a", "b"]}
+    desktop = claude_desktop_file(tmp_path, {**env, "UNSET": None})
+    report = config.import_claude_desktop(desktop)
+    assert report.added == ("plain", "with-env")
+    warned = "\n".join(report.warnings)
+    assert "PORT" in warned
+    assert "'8080'" in warned
+    assert "DEBUG" in warned
+    assert "'true'" in warned
+    assert "HOSTS" in warned
+    assert "left out" in warned
+    assert "UNSET" in warned
+    kept = config.secrets(config.server("with-env")).env
+    assert kept == {"TEST_SECRET": "s3cret", "PORT": "8080", "DEBUG": "true"}
