@@ -59,10 +59,15 @@ def cmd_mcp(engine: Engine, args: argparse.Namespace) -> int:
 
 def _list(engine: Engine, args: argparse.Namespace) -> int:
     servers = engine.tool_servers.configured()
+    skipped = engine.tool_servers.skipped()
     if args.json:
         print(json.dumps({s.name: s.to_json() for s in servers}, indent=2))
+        for name, why in skipped.items():
+            print(f"Skipped {name}: {why}", file=sys.stderr)
         return 0
-    if not servers:
+    for name, why in skipped.items():
+        print(f"{name:<16} skipped: {why}")
+    if not servers and not skipped:
         print("No MCP servers. Add one with `contextdesk mcp add NAME -- COMMAND [ARGS…]`.")
         return 0
     for server in servers:
@@ -97,12 +102,13 @@ def _add(engine: Engine, args: argparse.Namespace) -> int:
 
 def _remove(engine: Engine, args: argparse.Namespace) -> int:
     server = engine.tool_servers.remove(args.name)
-    print(f"Removed {server.name} ({server.where}).")
+    print(f"Removed {server.name} ({server.where})." if server.where else f"Removed {server.name}.")
     return 0
 
 
 def _test(engine: Engine, args: argparse.Namespace) -> int:
     servers = engine.tool_servers
+    engine.mcp_config().server(args.name)  # not configured, or skipped: says why
     if args.name not in {s.name for s in servers.configured()}:
         known = ", ".join(s.name for s in servers.configured()) or "none are configured"
         raise ContextDeskError(
@@ -120,11 +126,17 @@ def _test(engine: Engine, args: argparse.Namespace) -> int:
                     "status": view.status,
                     "protocol": view.protocol,
                     "error": view.error,
+                    "withheld": view.withheld,
                     "tools": [{"name": t.name, "tokens": t.tokens} for t in view.tools],
                     "tokens": view.tokens,
                 },
                 indent=2,
             )
+        )
+    elif view.withheld:
+        print(
+            f"{view.name}: ready, but its tools are withheld from every chat: {view.withheld}.",
+            file=sys.stderr,
         )
     elif view.error:
         print(f"{view.name}: {view.status} — {view.error}", file=sys.stderr)
@@ -137,7 +149,7 @@ def _test(engine: Engine, args: argparse.Namespace) -> int:
         print(
             f"Tool definitions: ≈{view.tokens:,} tokens in every request of a chat that offers them"
         )
-    return 0 if view.status == "ready" else 1
+    return 0 if view.status == "ready" and not view.withheld else 1
 
 
 def _import(engine: Engine, args: argparse.Namespace) -> int:

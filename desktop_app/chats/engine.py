@@ -143,7 +143,7 @@ class Engine:
                     return None
                 from desktop_app.tools.mcp_hub import McpHub
 
-                self._mcp = McpHub(config, self.paths.logs)
+                self._mcp = McpHub(config, self.paths.logs, counter=self.counter)
         return self._mcp
 
     def project_names(self) -> dict[str, str]:

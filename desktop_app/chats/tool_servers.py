@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_app.config.mcp_servers import ImportReport, McpServer, Secrets
+from desktop_app.core.errors import ContextDeskError
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat
@@ -38,6 +39,7 @@ class ServerView:
     in_file: tuple[str, ...]  # names of env values kept in mcp.json (the user chose it)
     tools: tuple[ToolRow, ...]
     on: bool  # the whole server is offered in the chat asked about
+    withheld: str = ""  # why its tools are not offered: over its limits (mcp.json)
 
     @property
     def tokens(self) -> int:
@@ -103,6 +105,16 @@ class ToolServers:
         if hub is not None:
             hub.reload()
 
+    def skipped(self) -> dict[str, str]:
+        """The entries of mcp.json that cannot be used, each with why (the others load)."""
+        hub = self.engine.mcp
+        if hub is not None:
+            return dict(hub.skipped)
+        try:
+            return self.engine.mcp_config().skipped()
+        except ContextDeskError:
+            return {}  # the file cannot be read at all: `config_problem` says why
+
     def config_problem(self) -> str:
         """Why the configuration file cannot be read ("" when it can)."""
         hub = self.engine.mcp
@@ -163,6 +175,7 @@ class ToolServers:
                     tuple(name for name, _ in server.file_env),
                     tuple(rows),
                     state.name not in off,
+                    state.withheld if state.status.value == "ready" else "",
                 )
             )
         return views

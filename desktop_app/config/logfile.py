@@ -36,6 +36,25 @@ UNEXPECTED = "desktop_app.unexpected"  # bugs' tracebacks: the file only, never 
 SDK_LOGGERS = ("mcp",)
 
 
+def _from_sdk(record: logging.LogRecord) -> bool:
+    return any(record.name == n or record.name.startswith(f"{n}.") for n in SDK_LOGGERS)
+
+
+class SdkRecordsOnOneLine(logging.Filter):
+    """An SDK record in one line: the message and the exception's type, no traceback and
+    no exception text — a server's stray stdout line is logged for every line it prints,
+    and the text quotes the line, which may hold what the server was given (a token)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _from_sdk(record) and record.exc_info:
+            exc = record.exc_info[1]
+            record.msg = f"{record.getMessage()} ({type(exc).__name__})"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 def keep_sdk_logs_off_the_terminal() -> None:
     """The SDK's records go where `log_to_file` sends them, and nowhere else."""
     for name in SDK_LOGGERS:
@@ -60,6 +79,7 @@ def log_to_file(path: Path) -> None:
     handler = private_log(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
     handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(SdkRecordsOnOneLine())
     root.addHandler(handler)
     for logger in file_only:
         logger.propagate = False

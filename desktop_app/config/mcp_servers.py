@@ -17,7 +17,6 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,19 @@ FILE_NAME = "mcp.json"
 IN_KEYRING = "@keyring"
 KEYRING_SERVICE = "ContextDesk MCP"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,40}")  # it becomes part of the API's tool names
+# A header as HTTP allows it (RFC 9110 §5.1, §5.5): a value with a line break would end
+# the header and start another, so it is refused — never sent, and never quoted in an error.
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,200}")
+HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # printable ASCII, space and tab
+ENV_NAME = re.compile(r"[^=\x00-\x1f\x7f]{1,200}")
+HIDDEN = "•••"  # a secret value, where an error or a server's output quoted it
+MIN_HIDDEN = 6  # shorter values ("1", "true") are not hidden: they would blank common words
+# What one server's tool definitions may add to every request: past either limit its tools
+# are withheld (a server with 3,000 tools, or a 2 MB description, would make every send
+# "too long", which compacting cannot help). The test server's 100 extra tools fit.
+DEFAULT_MAX_TOOLS = 200
+DEFAULT_MAX_TOOL_TOKENS = 20_000
+MAX_LIMIT = 1_000_000
 DEFAULT_CALL_TIMEOUT = 60.0  # seconds a tool call may take
 DEFAULT_START_TIMEOUT = 30.0  # seconds a server may take to start and list its tools
 MAX_SECONDS = 3600.0
@@ -50,6 +62,8 @@ class McpServer:
     cwd: str = ""
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     start_timeout: float = DEFAULT_START_TIMEOUT
+    max_tools: int = DEFAULT_MAX_TOOLS  # more, and its tools are withheld
+    max_tool_tokens: int = DEFAULT_MAX_TOOL_TOKENS  # their definitions' tokens, the same
 
     @property
     def transport(self) -> str:
@@ -80,6 +94,10 @@ class McpServer:
             entry["timeout"] = self.call_timeout
         if self.start_timeout != DEFAULT_START_TIMEOUT:
             entry["startTimeout"] = self.start_timeout
+        if self.max_tools != DEFAULT_MAX_TOOLS:
+            entry["maxTools"] = self.max_tools
+        if self.max_tool_tokens != DEFAULT_MAX_TOOL_TOKENS:
+            entry["maxToolTokens"] = self.max_tool_tokens
         return entry
 
 
@@ -89,6 +107,63 @@ class Secrets:
 
     env: dict[str, str] = field(default_factory=dict, repr=False)
     headers: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def hide(self, text: str) -> str:
+        """`text` (an error, a server's last words) with these values replaced."""
+        return hide_values(text, [*self.env.values(), *self.headers.values()])
+
+    def check(self, server: str) -> None:
+        """Refuse names and values that cannot be sent as they are (without quoting a
+        value: it is a secret)."""
+        for name in self.env:
+            check_env_name(name, server)
+        for name, value in self.env.items():
+            if "\x00" in value:  # the OS cannot pass it to a process
+                raise McpConfigError(
+                    f"The value of {server!r}'s environment variable {name} holds a NUL "
+                    "character, which cannot be passed to a process."
+                )
+        for name, value in self.headers.items():
+            check_header_name(name, server)
+            if not HEADER_VALUE.fullmatch(value):
+                raise McpConfigError(
+                    f"The value of {server!r}'s header {name} holds a line break, another "
+                    "control character or a character outside ASCII, which a header cannot "
+                    "carry: it was refused (not sent). Give the value without them."
+                )
+
+
+def hide_values(text: str, values: list[str]) -> str:
+    """`text` with each value replaced by HIDDEN — as it is, as Python quotes it in an
+    error (`'a\\r\\nb'`, `b'a\\r\\nb'`), and line by line."""
+    forms = {form for value in values for form in _quoted_forms(value)}
+    for form in sorted(forms, key=len, reverse=True):  # longest first: no part is left
+        if len(form) >= MIN_HIDDEN:
+            text = text.replace(form, HIDDEN)
+    return text
+
+
+def _quoted_forms(value: str) -> set[str]:
+    as_bytes = value.encode("utf-8", "backslashreplace")
+    return {value, repr(value)[1:-1], repr(as_bytes)[2:-1], *value.splitlines()}
+
+
+def check_header_name(name: str, server: str) -> str:
+    if not HEADER_NAME.fullmatch(name):
+        raise McpConfigError(
+            f"{name!r} cannot name a header of {server!r}: use letters, digits and "
+            "!#$%&'*+-.^_`|~ only (no spaces, line breaks or other control characters)."
+        )
+    return name
+
+
+def check_env_name(name: str, server: str) -> str:
+    if not ENV_NAME.fullmatch(name):
+        raise McpConfigError(
+            f"{name!r} cannot name an environment variable of {server!r}: no '=', line "
+            "breaks or other control characters."
+        )
+    return name
 
 
 class McpConfigError(ContextDeskError):
@@ -110,6 +185,37 @@ class SecretsNeedKeyring(ContextDeskError):
             "which ContextDesk keeps in the keyring, so nothing was imported.",
             kind=ErrorKind.KEYRING,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class McpFile:
+    """mcp.json as read: the servers that can be used, and the entries skipped with why —
+    kept in the file as they are when it is written again, for the user to mend."""
+
+    servers: dict[str, McpServer]
+    skipped: dict[str, str]  # name: why
+    raw: dict[str, Any]  # every entry as the file has it, in its order
+
+    @property
+    def names(self) -> set[str]:
+        return {*self.servers, *self.skipped}
+
+    def with_server(self, server: McpServer) -> McpFile:
+        skipped = {n: why for n, why in self.skipped.items() if n != server.name}
+        return replace(self, servers=self.servers | {server.name: server}, skipped=skipped)
+
+    def without(self, name: str) -> McpFile:
+        return McpFile(
+            {n: s for n, s in self.servers.items() if n != name},
+            {n: why for n, why in self.skipped.items() if n != name},
+            {n: e for n, e in self.raw.items() if n != name},
+        )
+
+    def entries(self) -> dict[str, Any]:
+        """What the file holds: each server as it is now, a skipped entry as it was."""
+        entries = {n: self.raw[n] for n in self.raw if n in self.skipped or n in self.servers}
+        entries |= {n: s.to_json() for n, s in self.servers.items()}
+        return entries
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +244,29 @@ class McpConfig:
         self.path = config_dir / FILE_NAME
         self.keyring_timeout = keyring_timeout
 
+    def read(self) -> McpFile:
+        """The file, entry by entry: an entry that cannot be used is skipped with its
+        reason, and the others load. Only a file that cannot be read at all (not JSON,
+        no "mcpServers" object) is an error."""
+        raw = self._entries()
+        servers: dict[str, McpServer] = {}
+        skipped: dict[str, str] = {}
+        for name, entry in raw.items():
+            try:
+                servers[name] = server_from_json(check_name(name), entry, where=str(self.path))
+            except McpConfigError as exc:
+                skipped[name] = exc.message.removeprefix(f"{self.path}: ")
+        return McpFile(servers, skipped, raw)
+
     def servers(self) -> dict[str, McpServer]:
-        """The configured servers, in the file's order ({} when there is no file)."""
+        """The servers that can be used, in the file's order ({} when there is no file)."""
+        return self.read().servers
+
+    def skipped(self) -> dict[str, str]:
+        """The entries that cannot be used, each with why."""
+        return self.read().skipped
+
+    def _entries(self) -> dict[str, Any]:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -153,13 +280,13 @@ class McpConfig:
         entries = data.get("mcpServers") if isinstance(data, dict) else None
         if not isinstance(entries, dict):
             raise McpConfigError(f'{self.path} has no "mcpServers" object.')
-        return {
-            name: server_from_json(name, entry, where=str(self.path))
-            for name, entry in entries.items()
-        }
+        return entries
 
     def server(self, name: str) -> McpServer:
-        servers = self.servers()
+        file = self.read()
+        servers = file.servers
+        if name in file.skipped:
+            raise McpConfigError(f"{name!r} is skipped: {file.skipped[name]}")
         if name not in servers:
             known = ", ".join(servers) or "none are configured"
             raise ContextDeskError(
@@ -180,8 +307,9 @@ class McpConfig:
         so a keyring that fails leaves the file as it was."""
         check_name(server.name)
         secrets = secrets or Secrets()
-        servers = self.servers()
-        if server.name in servers and not replace:
+        secrets.check(server.name)
+        file = self.read()
+        if server.name in file.names and not replace:
             raise McpConfigError(f"A server named {server.name!r} is already configured.")
         if bool(server.url) == bool(server.command):
             raise McpConfigError("A server needs a command to run, or a URL — one of them.")
@@ -208,16 +336,15 @@ class McpConfig:
                 "environment variables and headers are kept only in the keyring.",
                 kind=ErrorKind.KEYRING,
             ) from exc
-        servers[server.name] = server
-        self._save(servers)
+        self._save(file.with_server(server))
 
     def remove(self, name: str) -> McpServer:
-        servers = self.servers()
-        server = servers.pop(name, None)
-        if server is None:
+        """Remove a server (a skipped entry too: its secrets, if any, stay in the keyring)."""
+        file = self.read()
+        if name not in file.names:
             self.server(name)  # raises: not configured
-            raise AssertionError  # pragma: no cover
-        self._save(servers)
+        self._save(file.without(name))
+        server = file.servers.get(name) or McpServer(name)
         for kind, keys in (("env", server.env), ("header", server.headers)):
             for key in keys:  # best effort: the server is gone whatever the keyring says
                 with contextlib.suppress(KeyringUnavailable):
@@ -231,8 +358,14 @@ class McpConfig:
 
     def secrets(self, server: McpServer) -> Secrets:
         """The server's secret values (on a worker: the keyring may take seconds)."""
-        if not server.env and not server.headers:
-            return Secrets(dict(server.file_env))
+        if server.env or server.headers:
+            secrets = self._read_secrets(server)
+        else:
+            secrets = Secrets(dict(server.file_env))
+        secrets.check(server.name)  # (set by hand in the keyring, or by an older version)
+        return secrets
+
+    def _read_secrets(self, server: McpServer) -> Secrets:
         try:
             env = {k: self._secret(server.name, "env", k) for k in server.env}
             headers = {k: self._secret(server.name, "header", k) for k in server.headers}
@@ -267,7 +400,7 @@ class McpConfig:
         they are kept in mcp.json (readable only by the user)."""
         path = path or claude_desktop_config()
         entries = _claude_desktop_servers(path)
-        existing = self.servers()
+        existing = self.read().names
         skipped: list[str] = []
         warnings: list[str] = []
         chosen: list[tuple[str, McpServer, Secrets]] = []
@@ -282,12 +415,9 @@ class McpConfig:
             except ContextDeskError as exc:
                 skipped.append(f"{raw_name}: {exc.message}")
                 continue
-            env, nulls = _values(entry.get("env"))
-            headers, null_headers = _values(entry.get("headers"))
-            warnings += [
-                f"{raw_name}: {key} is null in {path}; it was left out"
-                for key in (*nulls, *null_headers)
-            ]
+            env, env_warnings = _values(entry.get("env"), "env")
+            headers, header_warnings = _values(entry.get("headers"), "header")
+            warnings += [f"{raw_name}: {w} ({path})" for w in (*env_warnings, *header_warnings)]
             server = replace(server, env=tuple(env), headers=tuple(headers))
             chosen.append((str(raw_name), server, Secrets(env, headers)))
         if not env_in_file:
@@ -318,9 +448,8 @@ class McpConfig:
         except KeyringUnavailable as exc:
             raise SecretsNeedKeyring(exc.why, needing, path) from exc
 
-    def _save(self, servers: Mapping[str, McpServer]) -> None:
-        data = {"mcpServers": {name: s.to_json() for name, s in servers.items()}}
-        write_json_atomically(self.path, data, mode=0o600)
+    def _save(self, file: McpFile) -> None:
+        write_json_atomically(self.path, {"mcpServers": file.entries()}, mode=0o600)
 
 
 def server_from_json(
@@ -357,6 +486,8 @@ def server_from_json(
         cwd=str(entry.get("cwd") or ""),
         call_timeout=_seconds(entry.get("timeout"), DEFAULT_CALL_TIMEOUT),
         start_timeout=_seconds(entry.get("startTimeout"), DEFAULT_START_TIMEOUT),
+        max_tools=_limit(entry, "maxTools", DEFAULT_MAX_TOOLS, name, where),
+        max_tool_tokens=_limit(entry, "maxToolTokens", DEFAULT_MAX_TOOL_TOKENS, name, where),
     )
 
 
@@ -377,14 +508,27 @@ def _claude_desktop_servers(path: Path) -> dict[str, Any]:
     return entries
 
 
-def _values(values: Any) -> tuple[dict[str, str], list[str]]:
-    """Claude desktop's `env` (or `headers`) values as strings, and the names whose value
-    is null (left out: never the string "None")."""
+def _values(values: Any, what: str) -> tuple[dict[str, str], list[str]]:
+    """Claude desktop's `env` (or `headers`) values as strings, and warnings: a null is
+    left out (never the string "None"), a number or true/false becomes its JSON text, a
+    list or an object is left out — each said."""
     if not isinstance(values, dict):
         return {}, []
-    kept = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
-    nulls = [str(k) for k, v in values.items() if v is None]
-    return {k: v for k, v in kept.items() if k not in nulls}, nulls
+    kept: dict[str, str] = {}
+    warnings: list[str] = []
+    for key, value in values.items():
+        name = str(key)
+        if isinstance(value, str):
+            kept[name] = value
+        elif value is None:
+            warnings.append(f"{what} {name} is null; it was left out")
+        elif isinstance(value, (bool, int, float)):
+            kept[name] = json.dumps(value)
+            warnings.append(f"{what} {name} is not a string; it was given as {kept[name]!r}")
+        else:
+            kind = "a list" if isinstance(value, list) else "an object"
+            warnings.append(f"{what} {name} is {kind}, not a string; it was left out")
+    return kept, warnings
 
 
 def claude_desktop_config() -> Path:
@@ -410,7 +554,8 @@ def _names(
             f"{where}: {server!r}'s {what} values must be {IN_KEYRING!r} (they are kept in the "
             "keyring; add the server with `contextdesk mcp add` to set them)."
         )
-    return tuple(str(k) for k in values)
+    check = check_header_name if what == "headers" else check_env_name
+    return tuple(check(str(k), server) for k in values)
 
 
 def _env(
@@ -423,8 +568,10 @@ def _env(
         return _names(values, server, "env", where, values_allowed), ()
     if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
         raise McpConfigError(f"{where}: {server!r}'s env must be an object of strings.")
-    in_keyring = tuple(str(k) for k, v in values.items() if v == IN_KEYRING)
-    in_file = tuple((str(k), v) for k, v in values.items() if v != IN_KEYRING)
+    in_keyring = tuple(check_env_name(str(k), server) for k, v in values.items() if v == IN_KEYRING)
+    in_file = tuple(
+        (check_env_name(str(k), server), v) for k, v in values.items() if v != IN_KEYRING
+    )
     return in_keyring, in_file
 
 
@@ -438,6 +585,15 @@ def _with_secret_names(server: McpServer, secrets: Secrets) -> McpServer:
 
 def _seconds(value: Any, default: float) -> float:
     return float(value) if isinstance(value, (int, float)) and 0 < value <= MAX_SECONDS else default
+
+
+def _limit(entry: dict[str, Any], key: str, default: int, server: str, where: str) -> int:
+    value = entry.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_LIMIT:
+        raise McpConfigError(
+            f"{where}: {server!r}'s {key} must be a whole number from 1 to {MAX_LIMIT:,}."
+        )
+    return value
 
 
 def _account(server: str, kind: str, key: str) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -33,13 +34,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from desktop_app.config.logfile import keep_sdk_logs_off_the_terminal
-from desktop_app.config.mcp_servers import McpConfig, McpServer
+from desktop_app.config.mcp_servers import McpConfig, McpServer, Secrets, hide_values
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError
 from desktop_app.tools.mcp_transport import transport_for
 
 if TYPE_CHECKING:
     from mcp import Client
+
+    from desktop_app.tokens.counter import TokenCounter
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +100,12 @@ class ServerState:
     failure: Failure | None = None  # why it failed, as the model is told
     protocol: str = ""  # the MCP protocol version negotiated ("2026-07-28", "2025-11-25"…)
     log_path: Path | None = None  # where its stderr goes
+    withheld: str = ""  # why its tools are not offered (over its limits), for the user
+
+    @property
+    def offered(self) -> bool:
+        """Its tools go to the model: it is ready, and they are within its limits."""
+        return self.status is ServerStatus.READY and not self.withheld
 
     @property
     def name(self) -> str:
@@ -108,7 +117,13 @@ class ServerState:
         return self.failure.value if self.failure else _NOT_READY[self.status]
 
 
-_FRESH: dict[str, Any] = {"error": "", "failure": None, "tools": (), "protocol": ""}  # a new run
+_FRESH: dict[str, Any] = {
+    "error": "",
+    "failure": None,
+    "tools": (),
+    "protocol": "",
+    "withheld": "",
+}  # a new run
 
 
 class McpHub:
@@ -121,8 +136,10 @@ class McpHub:
         log_dir: Path | None = None,
         *,
         watch_every: float = WATCH_EVERY_S,
+        counter: TokenCounter | None = None,
     ) -> None:
         self.config = config
+        self._counter = counter  # the tool definitions' tokens, against a server's limit
         self.log_dir = log_dir
         self.watch_every = watch_every
         keep_sdk_logs_off_the_terminal()
@@ -133,9 +150,11 @@ class McpHub:
         self._stops: dict[str, asyncio.Event] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._logs: dict[str, tuple[TextIO, int]] = {}  # stderr file, where this run began
+        self._secrets: dict[str, Secrets] = {}  # each server's values, hidden in its errors
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self.config_error = ""
+        self.config_error = ""  # why mcp.json cannot be read at all
+        self.skipped: dict[str, str] = {}  # its entries that cannot be used: name, why
         self.reload()
 
     # -- what there is ----------------------------------------------------------------------
@@ -144,10 +163,10 @@ class McpHub:
         """Read the configuration again: new servers appear (not started), removed ones
         stop, changed ones restart when next started."""
         try:
-            servers = self.config.servers()
-            self.config_error = ""
+            file = self.config.read()
+            servers, self.skipped, self.config_error = file.servers, file.skipped, ""
         except ContextDeskError as exc:
-            servers, self.config_error = {}, exc.message
+            servers, self.skipped, self.config_error = {}, {}, exc.message
         with self._lock:
             gone = [n for n in self._states if n not in servers]
             for name, server in servers.items():
@@ -267,7 +286,7 @@ class McpHub:
                 why = f"it stopped during a call ({_reason(exc)})" + _tail(errlog, start)
                 self._failed(server, Failure.STOPPED, why)
                 raise McpUnavailable(server, Failure.STOPPED.value) from exc
-            raise McpCallFailed(server, tool, _reason(exc)) from exc
+            raise McpCallFailed(server, tool, self._hide(server, _reason(exc))) from exc
         finally:
             unregister()
 
@@ -314,6 +333,7 @@ class McpHub:
         timer = asyncio.get_running_loop().call_later(server.start_timeout, too_slow)
         try:
             secrets = await asyncio.to_thread(self.config.secrets, server)
+            self._secrets[name] = secrets
             run.errlog, log_path = self._open_log(name)
             run.log_start = run.errlog.tell() if run.errlog else 0
             if run.errlog is not None:
@@ -330,12 +350,14 @@ class McpHub:
             ) as client:
                 tools = await _list_tools(client, name)
                 timer.cancel()
+                tools, withheld = await asyncio.to_thread(self._within_limits, server, tools)
                 self._clients[name] = client
                 with self._lock:
                     self._set(
                         name,
                         status=ServerStatus.READY,
                         tools=tools,
+                        withheld=withheld,
                         error="",
                         protocol=client.protocol_version,
                     )
@@ -435,12 +457,47 @@ class McpHub:
             except Exception:  # a lost connection is the watch's to notice
                 log.info("MCP server %s: tools not listed again", run.name, exc_info=True)
                 continue
+            listed = self.state(run.name)
+            if listed is None:
+                return
+            tools, withheld = await asyncio.to_thread(self._within_limits, listed.server, tools)
             with self._lock:
                 current = self._states.get(run.name)
                 if current is None or current.status is not ServerStatus.READY:
                     return
-                self._set(run.name, tools=tools)
+                self._set(run.name, tools=tools, withheld=withheld)
             self._notify([run.name])
+
+    def _within_limits(
+        self, server: McpServer, tools: tuple[McpToolInfo, ...]
+    ) -> tuple[tuple[McpToolInfo, ...], str]:
+        """The server's tools, or none and why: more tools, or more tokens in their
+        definitions, than its limits (counted as a request carries them, and only as far
+        as the limit: a 2 MB description is not counted whole)."""
+        if len(tools) > server.max_tools:
+            return (), (
+                f"its {len(tools):,} tools are more than its limit of {server.max_tools:,} "
+                "(maxTools in mcp.json)"
+            )
+        from desktop_app.tools.mcp_tools import tool_spec  # (it imports this module)
+
+        counter = self._token_counter()
+        total = 0
+        for info in tools:
+            total += counter.tools((tool_spec(info),))
+            if total > server.max_tool_tokens:
+                return (), (
+                    f"its tool definitions come to more than its limit of "
+                    f"{server.max_tool_tokens:,} tokens (maxToolTokens in mcp.json)"
+                )
+        return tools, ""
+
+    def _token_counter(self) -> TokenCounter:
+        if self._counter is None:
+            from desktop_app.tokens.counter import TokenCounter
+
+            self._counter = TokenCounter()
+        return self._counter
 
     def _request_stop(self, name: str, *, wait: bool = False) -> None:
         loop = self._loop
@@ -475,16 +532,32 @@ class McpHub:
 
     def _failed(self, name: str, failure: Failure, why: str) -> None:
         """The server cannot be used: `failure` is what the model is told, `why` (with its
-        last words) what the user is shown. The first failure of a run is the one kept."""
+        last words) what the user is shown — without the secret values it may quote. The
+        first failure of a run is the one kept."""
+        why = self._hide(name, why)
         with self._lock:
             current = self._states.get(name)
             if current is not None and current.status is not ServerStatus.FAILED:
-                self._set(name, status=ServerStatus.FAILED, error=why, failure=failure, tools=())
+                self._set(
+                    name,
+                    status=ServerStatus.FAILED,
+                    error=why,
+                    failure=failure,
+                    tools=(),
+                    withheld="",
+                )
             self._lock.notify_all()
         event = self._stops.get(name)
         if event is not None and self._loop is not None:
             self._loop.call_soon_threadsafe(event.set)
         self._notify([name])
+
+    def _hide(self, server: str, text: str) -> str:
+        """`text` without the server's secret values, nor the API key (when the
+        environment holds it): an error or a server's output may quote any of them."""
+        secrets = self._secrets.get(server, Secrets())
+        api_key = os.environ.get("ANTHROPIC_API_KEY", "")
+        return hide_values(secrets.hide(text), [api_key] if api_key else [])
 
     def _set(self, name: str, **changes: Any) -> None:
         """Change a server's state (with the lock held)."""

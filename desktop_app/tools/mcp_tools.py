@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from desktop_app.context.planner import ContextPlanner
 
 PREFIX = "mcp__"
+WITHHELD = "its tools are not offered (they are over its limit of tool definitions)"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -62,7 +63,7 @@ def mcp_tools(hub: McpHub, off: Collection[str] = ()) -> list[Tool]:
     tools: list[Tool] = []
     taken: set[str] = set()
     for state in hub.states():
-        if state.status is not ServerStatus.READY or state.name in off:
+        if not state.offered or state.name in off:
             continue
         for info in state.tools:
             name = api_name(info.server, info.name)
@@ -78,9 +79,11 @@ def unavailable_note(hub: McpHub, off: Collection[str] = ()) -> str:
     see in the history): one line each, or ""."""
     lines = []
     for state in hub.states():
-        if state.name in off or state.status is ServerStatus.READY:
+        if state.name in off or state.offered:
             continue
-        if state.status is ServerStatus.FAILED:
+        if state.status is ServerStatus.READY and state.withheld:  # the user sees the numbers
+            lines.append(f"- {state.name}: {WITHHELD}")
+        elif state.status is ServerStatus.FAILED:
             lines.append(f"- {state.name}: unavailable ({state.reason})")
         elif state.status is ServerStatus.STARTING:
             lines.append(f"- {state.name}: still starting; its tools are not in this request")

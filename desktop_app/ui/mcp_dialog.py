@@ -154,9 +154,9 @@ class McpDialog(QDialog):
             server.setToolTip(0, view.where)
             if view.protocol:
                 server.setToolTip(1, f"MCP protocol {view.protocol}")
-            if view.error:
+            if view.error or view.withheld:
                 server.setForeground(1, theme.status_colour("error", theme.is_dark()))
-                server.setToolTip(1, view.error)
+                server.setToolTip(1, view.error or f"Its tools are withheld: {view.withheld}.")
             self._checkable(server, view.on)
             for tool in view.tools:
                 item = QTreeWidgetItem(server, [tool.name, "", _tokens(tool.tokens)])
@@ -166,16 +166,24 @@ class McpDialog(QDialog):
                 item.setDisabled(not view.on)
             if view.name == chosen or (chosen and str(chosen).startswith(f"{view.name}.")):
                 self.tree.setCurrentItem(server)
+        for name, why in self.engine.tool_servers.skipped().items():
+            self._add_skipped(name, why)
         problem = self.engine.tool_servers.config_problem()
         if problem:
             broken = QTreeWidgetItem(self.tree, ["The configuration cannot be read", problem])
             broken.setToolTip(1, problem)
             broken.setForeground(1, theme.status_colour("error", theme.is_dark()))
-        elif not views:
+        elif not views and not self.engine.tool_servers.skipped():
             empty = QTreeWidgetItem(self.tree, ["No MCP servers yet: add one, or import them."])
             empty.setFlags(Qt.ItemFlag.NoItemFlags)
         self._filling = False
         self._show_details()
+
+    def _add_skipped(self, name: str, why: str) -> None:
+        """An entry of mcp.json that cannot be used: named, with why (mend it there)."""
+        row = QTreeWidgetItem(self.tree, [name, f"skipped: {why}"])
+        row.setToolTip(1, f"{why} Mend it in {self.engine.tool_servers.config_path()}.")
+        row.setForeground(1, theme.status_colour("error", theme.is_dark()))
 
     def _checkable(self, item: QTreeWidgetItem, on: bool) -> None:
         if self.chat is None:
@@ -210,6 +218,11 @@ class McpDialog(QDialog):
             )
         if view.error:
             lines.append(f"<b>{view.status.capitalize()}</b>: {_escape(view.error)}")
+        if view.withheld:
+            lines.append(
+                f"<b>Its tools are withheld from every chat</b>: {_escape(view.withheld)}. "
+                "Raise the limit in mcp.json, or ask the server for fewer tools."
+            )
         if view.log_path:
             lines.append(f"Its output: {view.log_path}")
         self.details.setText("<br>".join(lines))
@@ -409,6 +422,8 @@ class AddServerDialog(QDialog):
 
 
 def _state(view: ServerView) -> str:
+    if view.withheld:
+        return f"ready · tools withheld: {view.withheld}"
     if view.status == "ready":
         return f"ready · {len(view.tools)} tools"
     return f"{view.status}: {view.error}" if view.error else view.status

@@ -4,11 +4,15 @@ name in mcp 2): run it over stdio or Streamable HTTP.
     python -m tests.fakes.mcp_server [--http PORT] [--many N] [--slow-start S]
                                      [--die-on-start] [--cancelled-marker FILE]
                                      [--legacy] [--no-ping] [--garbage]
+                                     [--leak-secret] [--huge-description CHARS]
 
 By default it speaks what the installed SDK negotiates (2026-07-28: no `initialize`, no
 `ping`). --legacy serves only the `initialize` handshake (2025-11-25 and before), as a
 server built on mcp 1.x does; --no-ping makes such a server answer `ping` with "Method
 not found" (-32601). --garbage prints a line that is not JSON-RPC on stdout first.
+--leak-secret prints the TEST_SECRET it was given on stderr (with --die-on-start: its
+last words), as a careless server does. --huge-description adds a tool, `huge`, whose
+description is that many characters.
 
 Tools: echo, add (structured content), picture (an image), notes (an embedded resource),
 fail (is_error), crash (the process dies mid-call), hang (never answers; with
@@ -85,7 +89,7 @@ def broken_picture(kind: str) -> ImageContent:
     raise ValueError(f"no such kind: {kind}")
 
 
-def build(many: int, cancelled_marker: str, legacy: bool) -> MCPServer:
+def build(many: int, cancelled_marker: str, legacy: bool, huge: int = 0) -> MCPServer:
     server = MCPServer("contextdesk-test")
 
     @server.tool()
@@ -198,6 +202,9 @@ def build(many: int, cancelled_marker: str, legacy: bool) -> MCPServer:
             return "met"
         return "alone"
 
+    if huge:
+        words = "A tool described at great length. " * (huge // 34 + 1)
+        server.add_tool(_numbered(2000), name="huge", description=words[:huge])
     for n in range(many):
         server.add_tool(
             _numbered(n), name=f"tool_{n:03d}", description=f"Tool number {n}: does very little."
@@ -240,9 +247,13 @@ def main() -> None:
     parser.add_argument("--legacy", action="store_true", help="the initialize handshake only")
     parser.add_argument("--no-ping", action="store_true", help="answer ping: Method not found")
     parser.add_argument("--garbage", action="store_true", help="a non-JSON line on stdout")
+    parser.add_argument("--huge-description", type=int, default=0, metavar="CHARS")
+    parser.add_argument("--leak-secret", action="store_true", help="TEST_SECRET on stderr")
     args = parser.parse_args()
     if args.started_fifo:  # blocks until the test listens: a signal, not a poll
         Path(args.started_fifo).write_text("started", encoding="utf-8")
+    if args.leak_secret:
+        print(f"using token {os.environ.get('TEST_SECRET')}", file=sys.stderr, flush=True)
     if args.die_on_start:
         print("fatal: no configuration found at /nowhere/config.toml", file=sys.stderr, flush=True)
         raise SystemExit(2)
@@ -251,7 +262,7 @@ def main() -> None:
     print("test server up", file=sys.stderr, flush=True)
     if args.garbage:
         print("Starting the server... (a line that is not JSON-RPC)", flush=True)
-    server = build(args.many, args.cancelled_marker, args.legacy)
+    server = build(args.many, args.cancelled_marker, args.legacy, args.huge_description)
     if args.no_ping:
         server.middleware.append(_no_ping)
     if args.http:

@@ -30,7 +30,7 @@ from desktop_app.core.request import ToolSpec
 from desktop_app.tokens.counter import TokenCounter
 from desktop_app.tokens.images import API_MAX_EDGE
 from desktop_app.tools.mcp_hub import McpHub, ServerStatus
-from desktop_app.tools.mcp_tools import api_name, mcp_tools, outcome
+from desktop_app.tools.mcp_tools import api_name, mcp_tools, outcome, unavailable_note
 from tests.fakes.keyring_backend import LockedKeyring
 from tests.integration.conftest import TEST_KEY
 
@@ -729,3 +729,245 @@ def test_the_sdk_s_warnings_and_tracebacks_go_to_the_log_file_not_the_terminal(
     assert tested.stderr == ""  # no traceback, no warning
     log = (home / "logs" / "contextdesk.log").read_text()
     assert "Failed to parse JSONRPC message from server" in log
+    # One line each, without the line itself (the server's output may hold a secret).
+    assert "Traceback" not in log
+    said = [line for line in log.splitlines() if "Failed to parse JSONRPC" in line]
+    assert said
+    assert all("ValidationError" in line for line in said)
+    assert len(log.splitlines()) == len(said), log
+    assert "a line that is not JSON-RPC" not in log
+
+
+# -- secrets: never in what is shown, logged, stored or sent ----------------------------------
+
+LEAKED = "tok-8c1f2e77"  # a token a careless server prints
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Token": f"{LEAKED}\r\nX-Evil: 1"},
+        {"X-Token": f"{LEAKED}\n"},
+        {"X-Token": f"{LEAKED}\x00"},
+        {"X Token": LEAKED},
+        {"X-Token\r\n": LEAKED},
+    ],
+    ids=["CR LF", "LF", "NUL", "space in name", "CR LF in name"],
+)
+def test_a_header_with_a_line_break_or_control_character_is_refused_at_add(
+    config: McpConfig, headers: dict[str, str]
+) -> None:
+    with pytest.raises(ContextDeskError) as raised:
+        config.add(McpServer("web", url="http://127.0.0.1:1/mcp"), Secrets(headers=headers))
+    assert "header" in raised.value.message
+    assert LEAKED not in raised.value.message  # a value is never quoted
+    assert config.servers() == {}
+    assert keyring.get_password("ContextDesk MCP", "web/header/X-Token") is None
+
+
+def test_mcp_add_refuses_a_header_value_with_a_line_break(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = cli(
+        home,
+        capsys,
+        "mcp",
+        "add",
+        "web",
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--header",
+        f"X-Token={LEAKED}\r\nX-Evil: 1",
+        status=2,
+    )
+    assert "X-Token" in said
+    assert LEAKED not in said
+    assert "No MCP servers" in cli(home, capsys, "mcp", "list")
+
+
+def test_a_header_value_with_a_line_break_in_the_keyring_is_refused_when_read(
+    http_server: HttpServer, hub_of: Any, config: McpConfig
+) -> None:
+    config.add(McpServer("web", url=http_server.url), Secrets(headers={"X-Token": "fine"}))
+    keyring.set_password("ContextDesk MCP", "web/header/X-Token", f"{LEAKED}\r\nX-Evil: 1")
+    hub = hub_of()
+    state = hub.state("web")
+    assert state.status is ServerStatus.FAILED
+    assert "X-Token" in state.error
+    assert LEAKED not in state.error  # (the HTTP client's own error quoted it)
+
+
+def test_a_server_s_last_words_are_shown_without_the_secrets_it_was_given(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = ["--", sys.executable, "-m", "tests.fakes.mcp_server", "--leak-secret"]
+    cli(
+        home,
+        capsys,
+        "mcp",
+        "add",
+        "leaky",
+        "--env",
+        f"TEST_SECRET={LEAKED}",
+        *server,
+        "--die-on-start",
+    )
+    said = cli(home, capsys, "mcp", "test", "leaky", status=1)
+    assert "fatal: no configuration" in said  # its last words, for the user
+    assert "using token" in said
+    assert LEAKED not in said
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    cli(home, capsys, "send", chat, "Hello there.")
+    body = json.dumps(sim.message_requests()[-1].body, ensure_ascii=False)
+    assert "- leaky: unavailable (it could not start)" in body  # fixed words only
+    assert "fatal" not in body
+    assert LEAKED not in body
+    for stored in (home / "data").glob("*"):
+        if stored.is_file():
+            assert LEAKED.encode() not in stored.read_bytes(), stored
+    log = home / "logs" / "contextdesk.log"
+    assert not log.exists() or LEAKED not in log.read_text()
+
+
+# -- mcp.json read entry by entry ---------------------------------------------------------------
+
+
+def hand_edited_mcp_json(home: Path) -> Path:
+    """A good server among entries a hand edit (or another program) left broken."""
+    good = {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"], "cwd": str(ROOT)}
+    entries = {
+        "old": {"type": "sse", "url": "https://example.test/sse"},
+        "good": good,
+        "my server.v2": good,
+        "badargs": {"command": "npx", "args": "-y some-server"},
+        "badheader": {"url": "https://example.test/mcp", "headers": {"X\nToken": "@keyring"}},
+    }
+    path = home / "config" / "mcp.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"mcpServers": entries}))
+    return path
+
+
+SKIPPED = {
+    "old": "SSE",
+    "my server.v2": "cannot name a server",
+    "badargs": "args must be a list",
+    "badheader": "cannot name a header",
+}
+
+
+def test_a_bad_entry_in_mcp_json_is_skipped_with_its_reason_and_the_others_load(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = hand_edited_mcp_json(home)
+    listed = cli(home, capsys, "mcp", "list")
+    assert "good " in listed
+    for name, why in SKIPPED.items():
+        line = next(line for line in listed.splitlines() if line.startswith(name))
+        assert "skipped" in line
+        assert why in line
+    assert json.loads(cli(home, capsys, "mcp", "test", "good", "--json"))["status"] == "ready"
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    cli(home, capsys, "send", chat, "Hello there.")  # (a bad name failed every send)
+    names = {t["name"] for t in sim.message_requests()[-1].body["tools"]}
+    assert api_name("good", "echo") in names
+    assert not any("server.v2" in n for n in names)
+    # Adding another server keeps the broken entries as they are, for the user to mend.
+    cli(home, capsys, "mcp", "add", "more", "--", sys.executable, "-m", "tests.fakes.mcp_server")
+    kept = json.loads(path.read_text())["mcpServers"]
+    assert set(kept) == {*SKIPPED, "good", "more"}
+    assert kept["badargs"] == {"command": "npx", "args": "-y some-server"}
+    # A skipped entry can be removed; asked for, it says why it is skipped.
+    assert "args must be a list" in cli(home, capsys, "mcp", "test", "badargs", status=2)
+    cli(home, capsys, "mcp", "remove", "badargs")
+    assert "badargs" not in json.loads(path.read_text())["mcpServers"]
+
+
+def test_the_hub_loads_the_good_entries_of_a_hand_edited_file(tmp_path: Path) -> None:
+    hand_edited_mcp_json(tmp_path)
+    config = McpConfig(tmp_path / "config")
+    assert list(config.servers()) == ["good"]
+    skipped = config.skipped()
+    assert set(skipped) == set(SKIPPED)
+    assert all(why in skipped[name] for name, why in SKIPPED.items())
+    hub = McpHub(config, tmp_path / "logs", watch_every=WATCH_EVERY_S)
+    try:
+        assert hub.config_error == ""
+        assert set(hub.skipped) == set(SKIPPED)
+        hub.start()
+        assert hub.wait(timeout=60)
+        state = hub.state("good")
+        assert state is not None
+        assert state.status is ServerStatus.READY, state.error
+    finally:
+        hub.close()
+
+
+# -- a cap on what one server adds to every request -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (("--many", "3000"), "3,014 tools are more than its limit of 200 (maxTools"),
+        (("--huge-description", "2000000"), "more than its limit of 20,000 tokens (maxToolTokens"),
+    ],
+    ids=["3,000 tools", "a 2 MB description"],
+)
+def test_a_server_over_its_tool_limit_is_withheld_and_the_others_go_on(
+    hub_of: Any, extra: tuple[str, ...], said: str
+) -> None:
+    hub = hub_of(fake("big", *extra), fake("small"))
+    big = hub.state("big")
+    assert big.status is ServerStatus.READY, big.error
+    assert said in big.withheld
+    offered = {t.name for t in mcp_tools(hub)}
+    assert not any(n.startswith("mcp__big__") for n in offered)
+    assert api_name("small", "echo") in offered
+    note = unavailable_note(hub)
+    assert "- big: its tools are not offered (they are over its limit" in note
+    assert "small" not in note
+
+
+def test_a_chat_goes_on_when_a_server_is_over_its_limit_and_the_limit_can_be_raised(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = ["--", sys.executable, "-m", "tests.fakes.mcp_server"]
+    cli(home, capsys, "mcp", "add", "big", *server, "--huge-description", "2000000")
+    cli(home, capsys, "mcp", "add", "small", *server)
+    tested = cli(home, capsys, "mcp", "test", "big", status=1)
+    assert "withheld" in tested
+    assert "maxToolTokens" in tested
+    chat = cli(home, capsys, "chat", "new", "--model", "claude-haiku-4-5").strip()
+    cli(home, capsys, "send", chat, "Hello there.")  # (was: "conversation too long")
+    body = sim.message_requests()[-1].body
+    assert api_name("small", "echo") in {t["name"] for t in body["tools"]}
+    assert not any(t["name"].startswith("mcp__big__") for t in body["tools"])
+    assert "- big: its tools are not offered" in json.dumps(body["system"])
+    # The limit is the server's own, in mcp.json: a lower one withholds a small server too.
+    path = home / "config" / "mcp.json"
+    data = json.loads(path.read_text())
+    data["mcpServers"]["small"]["maxTools"] = 5
+    path.write_text(json.dumps(data))
+    assert "14 tools are more than its limit of 5" in cli(
+        home, capsys, "mcp", "test", "small", status=1
+    )
+
+
+def test_non_string_env_values_are_converted_or_left_out_with_a_warning(
+    config: McpConfig, tmp_path: Path
+) -> None:
+    env = {"TEST_SECRET": "s3cret", "PORT": 8080, "DEBUG": True, "HOSTS": ["a", "b"]}
+    desktop = claude_desktop_file(tmp_path, {**env, "UNSET": None})
+    report = config.import_claude_desktop(desktop)
+    assert report.added == ("plain", "with-env")
+    warned = "\n".join(report.warnings)
+    assert "PORT" in warned
+    assert "'8080'" in warned
+    assert "DEBUG" in warned
+    assert "'true'" in warned
+    assert "HOSTS" in warned
+    assert "left out" in warned
+    assert "UNSET" in warned
+    kept = config.secrets(config.server("with-env")).env
+    assert kept == {"TEST_SECRET": "s3cret", "PORT": "8080", "DEBUG": "true"}

@@ -185,3 +185,32 @@ def test_importing_env_values_without_a_keyring_asks_to_keep_them_in_the_file(
 def _asked(dialog: McpDialog) -> QMessageBox | None:
     box = dialog.findChild(QMessageBox, "keepEnvInFile")
     return box if box is not None and box.isVisible() else None
+
+
+def test_the_tools_view_shows_a_skipped_entry_of_mcp_json_with_its_reason(
+    engine: Engine, open_window: Callable[[Engine], MainWindow], qtbot: QtBot
+) -> None:
+    configure(engine, ("good", ()))
+    path = engine.mcp_config().path
+    data = json.loads(path.read_text())
+    data["mcpServers"]["old"] = {"type": "sse", "url": "https://example.test/sse"}
+    path.write_text(json.dumps(data))
+    window = open_window(engine)
+    hub = engine.mcp
+    assert hub is not None
+    qtbot.waitUntil(lambda: {s.status.value for s in hub.states()} == {"ready"}, timeout=60_000)
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_T,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    qtbot.waitUntil(lambda: isinstance(window.tools_dialog, McpDialog), timeout=5000)
+    dialog = window.tools_dialog
+    assert dialog is not None
+    assert item(dialog.tree, "good").text(1).startswith("ready")
+    old = item(dialog.tree, "old")
+    assert old.text(1).startswith("skipped: ")
+    assert "SSE" in old.toolTip(1)
+    dialog.reject()
+    qtbot.waitUntil(lambda: window.tools_dialog is None, timeout=5000)
+    QApplication.processEvents()
