@@ -62,7 +62,9 @@ def shown_markdown(text: str) -> Shown:
         return Shown(folded, whole)
     cut = _cut(folded)
     rest = f"{len(text) - len(cut):,} more characters" if whole else "the rest"
-    return Shown(f"{cut}\n\n{_more(rest)}", False)
+    fences = sum(line.lstrip().startswith(("```", "~~~")) for line in cut.split("\n"))
+    closed = "\n```" if fences % 2 else ""  # cut inside code: the link must be outside it
+    return Shown(f"{cut}{closed}\n\n{_more(rest)}", False)
 
 
 def shown_plain(text: str) -> Shown:
