@@ -144,6 +144,8 @@ class Plan:
         estimate (calibration scales totals, never a block: its number must not move when
         a factor is learned)."""
         tokens = self.counter.blocks_of(message)[index]
+        if message.id == self.retries:  # Retry's request answers again, beside it
+            return BlockStatus(BlockState.NOT_SENT, tokens, 0, why="Retry answers again")
         whole = self.message_states.get(message.id)
         if whole is not None:
             return BlockStatus(whole[0], tokens, 0, whole[1])

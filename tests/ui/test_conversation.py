@@ -186,6 +186,9 @@ def test_a_reply_cut_off_mid_stream_is_kept_and_retry_answers_beside_it(
     qtbot.waitUntil(lambda: "what Retry would send" in request.sections.text(), timeout=5000)
     assert "partial" not in request.body_text()
     assert json.loads(request.body_text())["messages"][-1]["role"] == "user"
+    # …and the cut-off reply's own chips say so: it is not in that request.
+    cut_off = window.messages.model().index(1, 0).data(Role.BLOCKS)
+    assert [c.state for c in cut_off] == ["not sent: Retry answers again"]
     qtbot.mouseClick(window.banner.retry_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
     answer = session.messages[-1]
