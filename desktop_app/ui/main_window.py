@@ -371,6 +371,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.messages, 1)
         # The banner and the composer stand in the reading column, however wide the window.
         # (Stretch around them, not an alignment: an aligned widget keeps its size hint.)
+        self._centred_rows: list[QHBoxLayout] = []
         for bar in (self.banner, self.composer):
             centred = QHBoxLayout()
             centred.setContentsMargins(0, 0, 0, 0)
@@ -378,6 +379,8 @@ class MainWindow(QMainWindow):
             centred.addWidget(bar, 1000)  # all the room up to its maximum, then the spacers'
             centred.addStretch(1)
             column.addLayout(centred)
+            self._centred_rows.append(centred)
+        self.messages.scrollbar_width_changed.connect(self._on_messages_scrollbar_width_changed)
         self._set_reading_width(self.settings.reading_width)
         for page in (self.welcome, self.conversation):
             self.center.addWidget(page)
@@ -1177,6 +1180,13 @@ class MainWindow(QMainWindow):
                 self.messages.scheduleDelayedItemsLayout()  # new colours, new sizes
         if self._conversation_made:
             self._set_reading_width(settings.reading_width)
+
+    @Slot(int)
+    def _on_messages_scrollbar_width_changed(self, taken: int) -> None:
+        """The banner and composer stay under the messages' column, which the scrollbar
+        moves left by half its width."""
+        for row in self._centred_rows:
+            row.setContentsMargins(0, 0, taken, 0)
 
     def _set_reading_width(self, px: int) -> None:
         """Settings → Reading width: the messages' column, and the composer under it."""

@@ -45,7 +45,9 @@ class MessageListView(QListView):
     exclude_toggled(object), pin_requested(object), fork_requested(object),
     edit_requested(object), retry_requested(object), regenerate_requested(object);
     and branch_requested(str): show this version of a message (its ‹ › were clicked,
-    or Alt+Left/Right pressed on it).
+    or Alt+Left/Right pressed on it); scrollbar_width_changed(int): the width the
+    scrollbar takes from the right (0 when it is hidden) — the reading column is centred
+    in what is left.
     """
 
     exclude_toggled = Signal(object)
@@ -55,6 +57,7 @@ class MessageListView(QListView):
     retry_requested = Signal(object)
     regenerate_requested = Signal(object)
     branch_requested = Signal(str)
+    scrollbar_width_changed = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,6 +76,7 @@ class MessageListView(QListView):
         self.setFrameShape(QListView.Shape.NoFrame)
         self.excluded: set[str] = set()  # for the menu's wording; the window keeps it current
         self.hover_bar = HoverBar(self.viewport())
+        self._scrollbar_width = 0
         self._pointer: QPoint | None = None  # where the mouse is over the messages, if it is
         self.setAttribute(Qt.WidgetAttribute.WA_Hover)
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover)
@@ -301,6 +305,11 @@ class MessageListView(QListView):
     # -- the hover bar ----------------------------------------------------------------------
 
     def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:  # the scrollbar came or went (or the window)
+            taken = self.width() - self.viewport().width() - 2 * self.frameWidth()
+            if taken != self._scrollbar_width:
+                self._scrollbar_width = taken
+                self.scrollbar_width_changed.emit(taken)
         if event.type() == QEvent.Type.HoverMove and isinstance(event, QHoverEvent):
             self._pointer = event.position().toPoint()
             index = self.indexAt(self._pointer)
