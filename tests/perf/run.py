@@ -31,6 +31,7 @@ BENCHMARKS = {
     "storage": "bench_storage.py",  # append cost at 10k, export + import, search
     "gui": "bench_gui.py",  # start-up, a 10k chat, memory, streaming lag, Stop
     "startup": "bench_startup.py",  # the real entry point vs a bare window, two data folders
+    "huge": "bench_huge_chat.py",  # a 100,000-message chat: open, plan, memory, scroll
 }
 
 

@@ -1,0 +1,119 @@
+"""A 100,000-message chat against a 100-message one (issue "Flat as it grows"), in a
+process of its own so that its memory is its own:
+
+    .venv/bin/python tests/perf/bench_huge_chat.py [--json FILE]
+
+Targets: open to first paint ≤ 1.5× the small chat's (medians, interleaved); resident
+memory after opening and planning it ≤ 300 MB; scrolling toward the top without a
+repaint over 33 ms; a search within it. The first plan's time is reported (no target
+yet: every message's tokens are counted then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from desktop_app.chats import Engine
+from desktop_app.demo_chat import create_demo_chat
+from desktop_app.ui.gui import make_app
+from desktop_app.ui.main_window import MainWindow
+from tests.perf.bench_gui import open_long_chat, resident_mb, spin, wait_for
+from tests.perf.report import Row, report
+
+HUGE_TURNS = 40_000  # ≈93,000 messages: a demo turn is a question, a tool step and a reply
+SMALL_TURNS = 40  # ≈100 messages
+SCROLL_STEPS = 60
+
+
+def scroll_up(window: MainWindow) -> float:
+    """Page up SCROLL_STEPS times from the newest messages; the slowest repaint, s."""
+    bar = window.messages.verticalScrollBar()
+    viewport = window.messages.viewport()
+    slowest = 0.0
+    for _ in range(SCROLL_STEPS):
+        started = time.perf_counter()
+        bar.setValue(bar.value() - bar.pageStep())
+        viewport.repaint()
+        slowest = max(slowest, time.perf_counter() - started)
+        spin(0.01)  # older messages load between steps, as they do under a user's wheel
+    return slowest
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    make_app()
+    with tempfile.TemporaryDirectory() as home:
+        engine = Engine.open(home, demo=True)
+        huge = create_demo_chat(engine.store, HUGE_TURNS)
+        small = create_demo_chat(engine.store, SMALL_TURNS)
+        tiny = create_demo_chat(engine.store, 2)
+        window = MainWindow.over(engine)
+        window.resize(1280, 820)
+        window.show()
+        window.open_chat(tiny.id)
+        wait_for(lambda: window.current is not None and window.current.plan is not None)
+        engine.connection.backend()  # the simulator and the SDK: not what is measured
+        opens: dict[str, list[float]] = {huge.id: [], small.id: []}
+        for _ in range(args.runs):
+            for chat_id in opens:  # interleaved: a busy moment slows both alike
+                window.sessions.pop(chat_id, None)
+                window.open_chat(tiny.id)
+                opens[chat_id].append(open_long_chat(window, chat_id))
+        session = window.current
+        assert session is not None
+        started = time.perf_counter()
+        wait_for(lambda: session.plan is not None, timeout=600)
+        planned = time.perf_counter() - started
+        memory = resident_mb()
+        slowest = scroll_up(window)
+        started = time.perf_counter()
+        found = engine.search("shipping fee", chat_id=huge.id)
+        searched = time.perf_counter() - started
+        window.close()
+        engine.close()
+    big, little = statistics.median(opens[huge.id]), statistics.median(opens[small.id])
+    return report(
+        "A 100,000-message chat",
+        [
+            Row(
+                f"open {huge.message_count:,} messages / {small.message_count} messages, "
+                "to first paint",
+                big / little,
+                "×",
+                1.5,
+                f"medians of {args.runs}, interleaved: {big * 1000:.0f} ms / "
+                f"{little * 1000:.0f} ms",
+            ),
+            Row("its first plan (after the first paint, off the GUI thread)", planned, "s", None),
+            Row("resident memory after opening and planning it", memory, "MB", 300),
+            Row(
+                "page up from the newest: the slowest repaint",
+                slowest * 1000,
+                "ms",
+                33,
+                f"{SCROLL_STEPS} steps",
+            ),
+            Row(
+                "search within it",
+                searched * 1000,
+                "ms",
+                100,
+                f"{len(found)} hits (at most 200 read)",
+            ),
+        ],
+        args.json,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
