@@ -810,7 +810,7 @@ class Chat:
     def export(self, fmt: str = "json", *, with_requests: bool = False) -> str:
         """The chat as JSON (contextdesk.chat, with the request its next turn would send,
         and on request every request it sent, from the ledger) or as Markdown."""
-        from desktop_app.storage.exchange import export_chat, export_markdown
+        from desktop_app.storage.chat_export import export_chat, export_markdown
 
         store = self.engine.store
         if fmt == "md":

@@ -8,7 +8,7 @@ reports — what leaving `thinking` out means, whether a prefill, sampling param
 forced `tool_choice` are refused, whose thinking blocks a model reads, whether its
 blocks are bound to the conversation, its tokenizer — comes from the table below.
 
-Sources, read 2026-12-03 (gathered in the team's notes, shared/design/anthropic-api-2026.md,
+Sources, read 2026-12-03 (gathered, with what each page says, in docs/anthropic-api-2026.md,
 from these platform.claude.com pages, snapshot of October–November 2026):
   docs/en/build-with-claude/thinking                 (types per model, display, prefill)
   docs/en/build-with-claude/thinking-troubleshooting (what returns 400)

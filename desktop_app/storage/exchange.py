@@ -15,23 +15,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
-from datetime import UTC, datetime
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from desktop_app import __version__
 from desktop_app.config.settings import DEFAULT_MODEL, same_type
 from desktop_app.context.chat_settings import EFFORT_LEVELS, ContextSettings
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import ContextState, Summary
-from desktop_app.core.blocks import (
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
 from desktop_app.core.body_repair import BodyRepair, repair_body
 from desktop_app.core.errors import ContextDeskError, ErrorKind, HistoryFormatError, Problem
 from desktop_app.core.messages import Message, new_id
@@ -40,11 +31,10 @@ from desktop_app.core.repair import repair, sanitize
 from desktop_app.core.request import RequestExtras
 from desktop_app.core.thinking import fitted
 from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
+from desktop_app.storage.chat_export import FORMAT, VERSION
 from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.store import ChatStore
 
-FORMAT = "contextdesk.chat"
-VERSION = 1
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
 LATEST_TIME = 32_503_680_000  # the year 3000: a later "time" is damage, not a date
 
@@ -58,151 +48,6 @@ class ImportResult:
 class ImportFailed(ContextDeskError):
     def __init__(self, title: str, message: str) -> None:
         super().__init__(title, f"{message} Nothing was imported.", kind=ErrorKind.IMPORT)
-
-
-# -- export --------------------------------------------------------------------------------
-
-
-def export_chat(
-    store: ChatStore,
-    chat_id: str,
-    request_body: dict[str, Any],
-    block_tokens: Callable[[Message], Sequence[int]] | None = None,
-    messages: Sequence[Message] | None = None,
-) -> dict[str, Any]:
-    """The chat as a `contextdesk.chat` document. `request_body` is the exact next request
-    (the caller projects it); `block_tokens` gives each message's per-block estimates;
-    `messages`, when the caller has loaded them already, saves loading them twice."""
-    chat = store.chat(chat_id)
-    state = store.context_state(chat_id)
-    messages = store.messages(chat_id) if messages is None else messages
-    others = store.other_branches(chat_id)
-    # With branches, each message says where it was stored: versions keep their order
-    order = store.tree(chat_id).order if others else {}
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "app": f"ContextDesk {__version__}",
-        "chat": {
-            "id": chat.id,
-            "title": chat.title,
-            "model": chat.model,
-            "created_at": chat.created_at,
-            "updated_at": chat.updated_at,
-            "settings": asdict(chat.settings),
-        },
-        "system_prompt": chat.system_prompt,
-        "facts": [
-            {
-                "id": f.id,
-                "text": f.text,
-                "fields": [list(p) for p in f.fields],
-                "source": f.source.value,
-                "pending": f.pending,
-                "created_at": f.created_at,
-                "updated_at": f.updated_at,
-            }
-            for f in state.facts
-        ],
-        "summaries": [
-            {
-                "id": s.id,
-                "number": s.number,
-                "covers": list(s.covers),
-                "text": s.text,
-                "model": s.model,
-                "instructions": s.instructions,
-                "replaces": s.replaces,
-                "warnings": list(s.warnings),
-                "edited": s.edited,
-                "undone": s.undone,
-                "created_at": s.created_at,
-            }
-            for s in state.summaries
-        ],
-        "context": {
-            "excluded_messages": sorted(state.excluded_messages),
-            "excluded_blocks": [list(k) for k in sorted(state.excluded_blocks)],
-            "cleared_results": sorted(state.cleared_results),
-        },
-        "messages": [_message_json(m, block_tokens, order) for m in messages],
-        # The other branches' messages (edits and regenerations), each after its parent
-        "branches": [
-            {**_message_json(m, block_tokens, order), "parent": parent} for parent, m in others
-        ],
-        "request": request_body,
-    }
-
-
-def _message_json(
-    m: Message,
-    block_tokens: Callable[[Message], Sequence[int]] | None,
-    order: dict[str, int],
-) -> dict[str, Any]:
-    return {
-        **({"order": order[m.id]} if m.id in order else {}),
-        "id": m.id,
-        "role": m.role,
-        "content": m.to_api()["content"],
-        "status": m.status.value,
-        "stop_reason": m.stop_reason,
-        "usage": m.usage.to_api() if m.usage else None,
-        **({"model": m.model} if m.model else {}),
-        "created_at": m.created_at,
-        "token_estimates": list(block_tokens(m)) if block_tokens else None,
-    }
-
-
-def export_markdown(store: ChatStore, chat_id: str) -> str:
-    """The chat for reading: facts first, then every message, tool calls as code."""
-    chat = store.chat(chat_id)
-    state = store.context_state(chat_id)
-    lines = [
-        f"# {chat.title}",
-        "",
-        f"Model: `{chat.model}` · exported {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
-        "",
-    ]
-    if chat.system_prompt:
-        lines += ["## System prompt", "", chat.system_prompt, ""]
-    accepted = [f for f in state.facts if not f.pending]
-    if accepted:
-        lines += ["## Pinned facts", ""] + [f"- {f.text}" for f in accepted] + [""]
-    speaker = ""
-    for message in store.messages(chat_id):
-        # Tool results come back in a user message, but they are Claude's work: they read
-        # on under Claude's heading, as the window shows them inside Claude's turn.
-        said_by = "You" if message.role == "user" and not message.is_tool_results else "Claude"
-        if said_by != speaker:
-            lines += [f"## {said_by}", ""]
-            speaker = said_by
-        for block in message.blocks:
-            lines += [*_markdown_block(block), ""]
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def _markdown_block(block: object) -> list[str]:
-    if isinstance(block, TextBlock):
-        return [block.text]
-    if isinstance(block, ThinkingBlock):
-        if not block.thinking.strip():  # display "omitted": only that it happened came back
-            return ["*(Claude thought here; its text was not sent back)*"]
-        return ["<details><summary>Thinking</summary>", "", block.thinking, "", "</details>"]
-    if isinstance(block, RedactedThinkingBlock):
-        return ["*(redacted thinking)*"]
-    if isinstance(block, ToolUseBlock):
-        return [
-            f"**Tool call:** `{block.name}`",
-            "",
-            "```json",
-            json.dumps(block.input, ensure_ascii=False, indent=2),
-            "```",
-        ]
-    if isinstance(block, ToolResultBlock):
-        label = "Tool error" if block.is_error else "Tool result"
-        return [f"**{label}:**", "", "```", block.text, "```"]
-    return [f"*({type(block).__name__})*"]
 
 
 # -- import --------------------------------------------------------------------------------

@@ -33,8 +33,9 @@ from PySide6.QtWidgets import (
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui.message_actions import HoverBar, MessageAction
-from desktop_app.ui.message_delegate import MessageDelegate, speaker
+from desktop_app.ui.message_delegate import MessageDelegate
 from desktop_app.ui.message_model import MessageListModel, Role
+from desktop_app.ui.message_words import speaker
 
 NEAR_TOP_PX = 40
 AT_BOTTOM_PX = 8

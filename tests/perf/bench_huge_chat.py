@@ -3,7 +3,8 @@ process of its own so that its memory is its own:
 
     .venv/bin/python tests/perf/bench_huge_chat.py [--json FILE]
 
-Targets: open to first paint ≤ 1.5× the small chat's (medians, interleaved); resident
+Targets: appending costs ≤ 1.5× appending to a 100-message chat; open to first paint
+≤ 1.5× the small chat's (medians, interleaved); resident
 memory after opening and planning it ≤ 300 MB; scrolling toward the top without a
 repaint over 33 ms; a search within it. The first plan's time is reported (no target
 yet: every message's tokens are counted then).
@@ -22,9 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop_app.chats import Engine
 from desktop_app.demo_chat import create_demo_chat
+from desktop_app.storage.store import ChatStore
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
 from tests.perf.bench_gui import open_long_chat, resident_mb, spin, wait_for
+from tests.perf.bench_storage import append_cost
 from tests.perf.report import Row, report
 
 HUGE_TURNS = 40_000  # ≈93,000 messages: a demo turn is a question, a tool step and a reply
@@ -51,6 +54,11 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:  # the store alone: append's own cost
+        store = ChatStore.open(Path(folder) / "append.sqlite3")
+        small_append = append_cost(store, 100)
+        huge_append = append_cost(store, 100_000)
+        store.close()
     make_app()
     with tempfile.TemporaryDirectory() as home:
         engine = Engine.open(home, demo=True)
@@ -85,6 +93,13 @@ def main() -> int:
     return report(
         "A 100,000-message chat",
         [
+            Row(
+                "append: 100,000-message chat / 100-message chat",
+                huge_append / small_append,
+                "×",
+                1.5,
+                f"medians: {huge_append:.2f} ms / {small_append:.2f} ms",
+            ),
             Row(
                 f"open {huge.message_count:,} messages / {small.message_count} messages, "
                 "to first paint",

@@ -29,8 +29,8 @@ from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui.approval_card import ApprovalCard
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.message_delegate import speaker
 from desktop_app.ui.message_model import Role
+from desktop_app.ui.message_words import speaker
 from desktop_app.ui.session import ChatSession
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 

@@ -21,7 +21,8 @@ from desktop_app.core.protocol import validate
 from desktop_app.core.repair import repair
 from desktop_app.core.request import RequestExtras, ToolSpec
 from desktop_app.storage import exchange
-from desktop_app.storage.exchange import export_chat, export_markdown, import_chat
+from desktop_app.storage.chat_export import export_chat, export_markdown
+from desktop_app.storage.exchange import import_chat
 from desktop_app.storage.store import ChatStore
 from tests.strategies import messy_histories
 from tests.unit.builders import a, call, result, think, u
