@@ -18,7 +18,8 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -34,6 +35,7 @@ from desktop_app.core.messages import Message, MessageStatus, Role, new_id
 from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
 from desktop_app.storage.chat_info import (
     CHATS,
+    RECOUNT,
     ChatInfo,
     chat_info,
     list_chats,
@@ -103,6 +105,14 @@ class ChatStore:
     def open(cls, path: Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> ChatStore:
         return cls(connect(path, busy_timeout=busy_timeout), path)
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write, all or nothing (`transaction`); before it commits, the chats whose
+        count of messages it made them forget are counted again (`chat_info.RECOUNT`)."""
+        with transaction(self.db):
+            yield
+            self.db.execute(RECOUNT)
+
     def close(self) -> None:
         with self._readers_lock:
             for reader in self._readers.values():
@@ -139,7 +149,7 @@ class ChatStore:
     ) -> ChatInfo:
         chat_id = new_id("chat")
         now = time.time()
-        with transaction(self.db):
+        with self._writing():
             self.db.execute(
                 "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -173,7 +183,7 @@ class ChatStore:
         either lands completely or not at all. The branch shown is `messages`'."""
         chat_id = new_id("chat")
         now = time.time()
-        with transaction(self.db):
+        with self._writing():
             self.db.execute(
                 "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (chat_id, title, model, system_prompt, settings_to_json(settings), now, now),
@@ -238,7 +248,7 @@ class ChatStore:
         """Change the chat's name, model, system prompt or settings. None of it is
         activity: the chat keeps its place in the list (as in the apps our users know)."""
         current = self.chat(chat_id)
-        with transaction(self.db):
+        with self._writing():
             self.db.execute(
                 "UPDATE chats SET title = ?, model = ?, system_prompt = ?, settings = ? WHERE id = ?",
                 (
@@ -268,7 +278,7 @@ class ChatStore:
         lacking = "SELECT 1 FROM chats WHERE json_type(settings, ?) IS NULL LIMIT 1"
         if self.db.execute(lacking, (path,)).fetchone() is None:
             return 0  # the usual case: no write, no lock
-        with transaction(self.db):
+        with self._writing():
             changed = self.db.execute(
                 "UPDATE chats SET settings = json_set(settings, ?, ?) WHERE json_type(settings, ?) IS NULL",
                 (path, value, path),
@@ -277,7 +287,7 @@ class ChatStore:
 
     def set_token_total(self, chat_id: str, tokens: int) -> None:
         """Remember a chat's size for the chat list (its activity time is not touched)."""
-        with transaction(self.db):
+        with self._writing():
             self.db.execute("UPDATE chats SET token_total = ? WHERE id = ?", (tokens, chat_id))
 
     def set_pinned(self, chat_id: str, pinned: bool) -> ChatInfo:
@@ -289,7 +299,7 @@ class ChatStore:
     def _mark(self, chat_id: str, column: str, on: bool) -> ChatInfo:
         """Set or clear one of the chat's marks (its activity time is not touched)."""
         self.chat(chat_id)
-        with transaction(self.db):
+        with self._writing():
             self.db.execute(
                 f"UPDATE chats SET {column} = ? WHERE id = ?",
                 (time.time() if on else None, chat_id),
@@ -299,12 +309,12 @@ class ChatStore:
     def delete_chat(self, chat_id: str) -> None:
         """Move to the trash (restorable)."""
         self.chat(chat_id)
-        with transaction(self.db):
+        with self._writing():
             self.db.execute("UPDATE chats SET deleted_at = ? WHERE id = ?", (time.time(), chat_id))
 
     def restore_chat(self, chat_id: str) -> None:
         self.chat(chat_id)
-        with transaction(self.db):
+        with self._writing():
             self.db.execute("UPDATE chats SET deleted_at = NULL WHERE id = ?", (chat_id,))
 
     def purge_chat(self, chat_id: str) -> None:
@@ -318,7 +328,7 @@ class ChatStore:
                 f"“{chat.title}” is not in the trash; move it there first.",
                 kind=ErrorKind.USAGE,
             )
-        with transaction(self.db):
+        with self._writing():
             unindex_chat(self.db, chat_id)
             self.db.execute("DELETE FROM chats WHERE id = ?", (chat_id,))  # (the rest cascades)
             self.db.execute(
@@ -408,7 +418,7 @@ class ChatStore:
 
     def show_end(self, chat_id: str, leaf_id: str | None) -> None:
         """End the branch shown at this message (None: the newest), as it was before."""
-        with transaction(self.db):
+        with self._writing():
             self.db.execute("UPDATE chats SET leaf_id = ? WHERE id = ?", (leaf_id, chat_id))
 
     def other_branches(self, chat_id: str) -> list[tuple[str | None, Message]]:
@@ -450,7 +460,7 @@ class ChatStore:
                 "Message not found", "It is not in this chat.", kind=ErrorKind.NOT_FOUND
             )
         leaf = message_id if exactly else tree.newest_leaf(message_id)
-        with transaction(self.db):
+        with self._writing():
             self.db.execute(
                 "UPDATE chats SET leaf_id = ? WHERE id = ?",
                 (None if leaf == tree.newest else leaf, chat_id),
@@ -459,7 +469,7 @@ class ChatStore:
     def append_message(self, chat_id: str, message: Message, *, beside: str | None = None) -> None:
         """Add a message at the end of the branch shown (one transaction) — or, `beside`
         another, as its alternative: a new branch, shown from now on."""
-        with transaction(self.db):
+        with self._writing():
             if beside is None:
                 self._insert(chat_id, message)
                 return
@@ -471,7 +481,7 @@ class ChatStore:
             self._insert_many(chat_id, [message], after=tree.parent[beside])
 
     def append_messages(self, chat_id: str, messages: Iterable[Message]) -> None:
-        with transaction(self.db):
+        with self._writing():
             self._insert_many(chat_id, list(messages))
 
     def checkpoint(self, chat_id: str, message: Message, *, partial: bool = False) -> None:
@@ -489,7 +499,7 @@ class ChatStore:
                 self.db.execute("PRAGMA synchronous = FULL")
 
     def _checkpoint(self, chat_id: str, message: Message) -> None:
-        with transaction(self.db):
+        with self._writing():
             exists = self.db.execute(
                 "SELECT 1 FROM messages WHERE id = ?", (message.id,)
             ).fetchone()
@@ -530,7 +540,7 @@ class ChatStore:
             from desktop_app.core.history import unanswered_calls
             from desktop_app.core.repair import INTERRUPTED_RESULT
         for chat_id in chats:
-            with transaction(self.db):
+            with self._writing():
                 self.db.execute(
                     "UPDATE messages SET status = 'interrupted' WHERE chat_id = ? AND status = 'streaming'",
                     (chat_id,),
@@ -546,7 +556,7 @@ class ChatStore:
             report = [
                 "a reply that was being written when ContextDesk stopped is marked interrupted"
             ]
-            with transaction(self.db):
+            with self._writing():
                 if open_calls and history and history[-1].role == "assistant":
                     results = tuple(
                         ToolResultBlock(c.id, INTERRUPTED_RESULT.format(name=c.name), is_error=True)
@@ -562,14 +572,14 @@ class ChatStore:
 
     def turn_started(self, chat_id: str, pid: int) -> None:
         """`pid` is answering in this chat (until `turn_ended`)."""
-        with transaction(self.db):
+        with self._writing():
             self.db.execute(
                 "INSERT OR REPLACE INTO running_turns (chat_id, pid, started_at) VALUES (?, ?, ?)",
                 (chat_id, pid, time.time()),
             )
 
     def turn_ended(self, chat_id: str, pid: int) -> None:
-        with transaction(self.db):
+        with self._writing():
             self.db.execute(
                 "DELETE FROM running_turns WHERE chat_id = ? AND pid = ?", (chat_id, pid)
             )
@@ -609,7 +619,7 @@ class ChatStore:
         state = self.context_state(chat_id)
         fork_id = new_id("chat")
         now = time.time()
-        with transaction(self.db):
+        with self._writing():
             self.db.execute(
                 "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -690,7 +700,7 @@ class ChatStore:
         """Facts, summaries, exclusions and the breaker, in one transaction: a compaction's
         summary and the window it moves are stored together or not at all."""
         self.chat(chat_id)
-        with transaction(self.db):
+        with self._writing():
             self._write_context_state(chat_id, state)
             self._touch(chat_id)
 
@@ -741,7 +751,7 @@ class ChatStore:
         }
 
     def save_calibration(self, factors: dict[str, float]) -> None:
-        with transaction(self.db):
+        with self._writing():
             self.db.executemany(
                 "INSERT INTO calibration (model, factor) VALUES (?, ?) "
                 "ON CONFLICT(model) DO UPDATE SET factor = excluded.factor",
@@ -769,11 +779,14 @@ class ChatStore:
             "FROM messages WHERE chat_id = ?1",
             (chat_id,),
         ).fetchone()
-        if isinstance(after, _End):  # the leaf alone: the chat's row counts its messages
-            shown = self.db.execute("SELECT leaf_id FROM chats WHERE id = ?", (chat_id,)).fetchone()
-            if shown is None:
-                raise ChatNotFound(chat_id)
-            after = shown[0] or newest
+        shown = self.db.execute(
+            "SELECT leaf_id, shown_count FROM chats WHERE id = ?", (chat_id,)
+        ).fetchone()
+        if shown is None:
+            raise ChatNotFound(chat_id)
+        shown_end, count = shown[0] or newest, shown[1]
+        if isinstance(after, _End):
+            after = shown_end
         parents = [after, *(m.id for m in messages[:-1])]
         beside = self.db.execute(  # a message after `after` already: now there are two
             "SELECT 1 FROM messages WHERE chat_id = ? AND parent_id IS ? LIMIT 1", (chat_id, after)
@@ -806,6 +819,9 @@ class ChatStore:
         self.db.execute(
             "UPDATE chats SET updated_at = ?, leaf_id = NULL WHERE id = ?", (time.time(), chat_id)
         )
+        if after == shown_end and count is not None:  # the branch shown goes on: add to it
+            count += sum(not m.is_tool_results for m in messages)
+            self.db.execute("UPDATE chats SET shown_count = ? WHERE id = ?", (count, chat_id))
 
     def _insert_blocks(self, chat_id: str, messages: Sequence[Message]) -> None:
         """Every block of these messages, and its entry in the search index (one home

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from desktop_app.config.paths import app_paths
 from desktop_app.context.chat_settings import ContextSettings
@@ -86,6 +87,33 @@ def test_a_version_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
     store.set_token_total("c1", 1234)
     assert store.chat("c1").token_total == 1234
     assert store.chat("c1").updated_at == 2.0  # counting is not activity
+    store.close()
+
+
+def test_a_version_11_database_keeps_each_chats_count_from_its_upgrade(tmp_path: Path) -> None:
+    path = tmp_path / "v11.sqlite3"
+    old = database_at(path, 11)
+    old.execute(
+        "INSERT INTO chats (id, title, model, created_at, updated_at, branched)"
+        " VALUES ('c1', 'Old chat', 'm', 1.0, 2.0, 1)"
+    )
+    rows = [  # q → r (hidden: cut before its first word) → q2, and a version of q beside it
+        ("q", None, 0, 0, 0),
+        ("r", "q", 1, 1, 0),
+        ("q2", "r", 2, 0, 0),
+        ("tool", "q2", 3, 0, 1),
+        ("q-again", None, 4, 0, 0),
+    ]
+    old.executemany(
+        "INSERT INTO messages (id, chat_id, position, role, status, created_at, parent_id, "
+        "deleted, tool_results) VALUES (?, 'c1', ?, 'user', 'complete', 1.0, ?, ?, ?)",
+        [(i, pos, parent, deleted, tools) for i, parent, pos, deleted, tools in rows],
+    )
+    old.execute("UPDATE chats SET leaf_id = 'tool'")
+    old.close()
+    store = ChatStore.open(path)
+    assert _shown_count(store, "c1") == 2  # q and q2: counted by the upgrade, once
+    assert store.chat("c1").message_count == 2
     store.close()
 
 
@@ -321,4 +349,59 @@ def test_only_a_partial_reply_is_saved_without_waiting_for_the_disk(tmp_path: Pa
     assert not any(sql.startswith("PRAGMA synchronous") for sql in said)  # the finished: FULL
     assert store.db.execute("PRAGMA synchronous").fetchone()[0] == 2
     assert store.messages(chat.id)[0].text == "Half a reply."
+    store.close()
+
+
+# -- the count of messages kept with the chat (schema v12) ---------------------------------
+
+
+def _shown_count(store: ChatStore, chat_id: str) -> int | None:
+    return store.db.execute("SELECT shown_count FROM chats WHERE id = ?", (chat_id,)).fetchone()[0]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=st.lists(st.tuples(st.sampled_from(range(6)), st.integers(0, 10_000)), max_size=10))
+def test_the_count_kept_with_a_chat_is_the_count_of_its_branch_shown(
+    store: ChatStore, steps: list[tuple[int, int]]
+) -> None:
+    """Whatever writes a chat goes through — appends, tool steps, a version beside
+    another, another branch shown, a reply saved while it streams, a crash's repair —
+    the count the chat list shows is the messages a person reads on the branch shown, and
+    it is kept with the chat (not counted again on every read)."""
+    chat = store.create_chat("counted")
+    for step, pick in steps:
+        rows = store.db.execute(
+            "SELECT id FROM messages WHERE chat_id = ? AND NOT deleted", (chat.id,)
+        )
+        ids = [r[0] for r in rows]
+        if step == 0:
+            store.append_message(chat.id, u(f"question {pick}"))
+        elif step == 1:
+            steps_of_a_tool = [a(call("toolu_x", "t")), u(result("toolu_x")), a("done")]
+            store.append_messages(chat.id, steps_of_a_tool)
+        elif step == 2 and ids:
+            store.append_message(chat.id, a(f"another version {pick}"), beside=ids[pick % len(ids)])
+        elif step == 3 and ids:
+            store.show_branch(chat.id, ids[pick % len(ids)], exactly=pick % 2 == 0)
+        elif step == 4:
+            store.checkpoint(chat.id, Message("assistant", (), status=MessageStatus.STREAMING))
+        elif step == 5:
+            store.recover()  # the streaming reply with no words is hidden
+        shown = [m for m in store.messages(chat.id) if not m.is_tool_results]
+        assert store.chat(chat.id).message_count == len(shown)
+        assert _shown_count(store, chat.id) == len(shown)  # kept, not made on this read
+
+
+def test_a_forgotten_count_is_made_on_the_read_and_kept_by_the_next_write(tmp_path: Path) -> None:
+    path = tmp_path / "v11.sqlite3"
+    store = ChatStore.open(path)
+    chat = store.create_chat("older")
+    store.append_messages(chat.id, [u("one"), a("two"), u("three")])
+    store.db.execute("UPDATE chats SET shown_count = NULL")  # as if a writer had forgotten it
+    assert store.chat(chat.id).message_count == 3  # counted on the read
+    assert [c.message_count for c in store.list_chats()] == [3]
+    store.append_message(chat.id, a("four"))
+    assert _shown_count(store, chat.id) == 4
     store.close()
