@@ -356,7 +356,8 @@ def test_only_a_partial_reply_is_saved_without_waiting_for_the_disk(tmp_path: Pa
 
 
 def _shown_count(store: ChatStore, chat_id: str) -> int | None:
-    return store.db.execute("SELECT shown_count FROM chats WHERE id = ?", (chat_id,)).fetchone()[0]
+    row = store.db.execute("SELECT shown_count FROM chats WHERE id = ?", (chat_id,)).fetchone()
+    return None if row[0] is None else int(row[0])
 
 
 @settings(
