@@ -63,6 +63,12 @@ class BlockState(StrEnum):
     NOT_SENT = "not sent"
 
 
+# A whole message's state, shared by every message in it (a 100,000-message chat's plan
+# marks most of its messages not sent: one tuple, not one each).
+_WHOLE_NOT_SENT: tuple[BlockState, int | None] = (BlockState.NOT_SENT, None)
+_WHOLE_EXCLUDED: tuple[BlockState, int | None] = (BlockState.EXCLUDED, None)
+
+
 @dataclass(frozen=True, slots=True)
 class BlockStatus:
     state: BlockState
@@ -309,7 +315,7 @@ class _Projection:
         if summary:  # the kept part must start cleanly, even if the summary's span does not end so
             clean = next((i for i in range(tail_from, n) if self.clean[i]), n)
             for i in range(tail_from, clean):
-                self.message_states.setdefault(messages[i].id, (BlockState.NOT_SENT, None))
+                self.message_states.setdefault(messages[i].id, _WHOLE_NOT_SENT)
             tail_from = clean
 
         # The system prompt, facts, tools and summary are fixed; the tail is what may shrink.
@@ -338,7 +344,7 @@ class _Projection:
         keep_from = self.trim_to_budget(starts, keep_from, costs, fixed)
 
         for i in range(tail_from, keep_from):
-            self.message_states[messages[i].id] = (BlockState.NOT_SENT, None)
+            self.message_states[messages[i].id] = _WHOLE_NOT_SENT
         # What is sent, in order, each with its raw cost (reused below: no recount).
         kept = [(views[i], costs[i]) for i in [*head, *range(keep_from, n)]]
         synthetic = [summary_message] if summary_message else []
@@ -494,7 +500,7 @@ class _Projection:
 
     def view(self, msg: Message, paired_out: set[str], drop_thinking: bool) -> Message | None:
         if msg.id in self.state.excluded_messages:
-            self.message_states[msg.id] = (BlockState.EXCLUDED, None)
+            self.message_states[msg.id] = _WHOLE_EXCLUDED
             return None
         if msg.id not in self.touched and all(type(b) is TextBlock for b in msg.blocks):
             return msg  # the common case: plain text, nothing to change

@@ -390,29 +390,33 @@ class ChatStore:
     def _read_from(
         self, chat_id: str, position: int, only: set[str] | None = None
     ) -> list[Message]:
-        """The shown messages from a position on (only those in `only`, if given)."""
-        rows = [
-            r
-            for r in self.db.execute(
-                "SELECT * FROM messages WHERE chat_id = ? AND NOT deleted AND position >= ? "
-                "ORDER BY position",
-                (chat_id, position),
-            )
-            if only is None or r["id"] in only
-        ]
-        blocks: dict[str, list[Any]] = {}
+        """The shown messages from a position on (only those in `only`, if given): one
+        pass over messages and their blocks in order, each message made as its last block
+        arrives — a 100,000-message chat never holds its rows and its messages at once."""
+        messages: list[Message] = []
         reader = BlockReader()  # stored blocks were valid API JSON when written
-        for b in self.db.execute(
-            "SELECT b.message_id, b.raw FROM blocks b JOIN messages m ON m.id = b.message_id "
+        names: dict[str, str] = {}  # a model's name, a stop reason: one string for all
+        row: sqlite3.Row | None = None
+        blocks: list[Any] = []
+        for found in self.db.execute(
+            "SELECT m.id, m.role, m.status, m.stop_reason, m.usage, m.created_at, m.revision, "
+            "m.model, m.bound_to, b.raw FROM messages m "
+            "LEFT JOIN blocks b ON b.message_id = m.id "
             "WHERE m.chat_id = ? AND NOT m.deleted AND m.position >= ? "
-            "ORDER BY b.message_id, b.position",
+            "ORDER BY m.position, b.position",
             (chat_id, position),
         ):
-            if only is None or b["message_id"] in only:
-                blocks.setdefault(b["message_id"], []).append(
-                    reader.block(json.loads(b["raw"]), "block")
-                )
-        return [_message(r, blocks.get(r["id"], [])) for r in rows]
+            if only is not None and found["id"] not in only:
+                continue
+            if row is None or found["id"] != row["id"]:
+                if row is not None:
+                    messages.append(_message(row, blocks, names))
+                row, blocks = found, []
+            if found["raw"] is not None:
+                blocks.append(reader.block(json.loads(found["raw"]), "block"))
+        if row is not None:
+            messages.append(_message(row, blocks, names))
+        return messages
 
     # -- branches (core/branches.py) ------------------------------------------------------
 
@@ -892,18 +896,21 @@ def _parents_first(
     return ready
 
 
-def _message(row: sqlite3.Row, blocks: list[Any]) -> Message:
+def _message(row: sqlite3.Row, blocks: list[Any], shared: dict[str, str]) -> Message:
+    """A stored message; `shared` keeps one string for what many messages repeat (the
+    model's name, the stop reason) across one read."""
     role: Role = "user" if row["role"] == "user" else "assistant"
+    stop_reason, model = row["stop_reason"], row["model"]
     return Message(
         role=role,
         blocks=tuple(blocks),
         id=row["id"],
         status=status_from_text(row["status"]),
-        stop_reason=row["stop_reason"],
+        stop_reason=None if stop_reason is None else shared.setdefault(stop_reason, stop_reason),
         usage=usage_from_api(json.loads(row["usage"])) if row["usage"] else None,
         created_at=row["created_at"],
         revision=row["revision"],
-        model=row["model"],
+        model=shared.setdefault(model, model),
         bound_to=row["bound_to"],
     )
 

@@ -85,6 +85,9 @@ def load_cl100k(path: Path | None = None) -> TextEncoder:
         mergeable_ranks=ranks,
         special_tokens=CL100K_SPECIAL,
     )
+    # The encoding keeps its own copy of the ranks (in Rust); the Python dict it also
+    # keeps serves only pickling, which we never do: 14 MB resident, let go.
+    encoding._mergeable_ranks = {}
     return TextEncoder("cl100k", lambda text: len(encoding.encode_ordinary(text)), True)
 
 
