@@ -225,7 +225,10 @@ def _search(
             "JOIN blocks b ON b.message_id = k.message_id AND b.position = k.position",
             where="message_search MATCH ?",
             in_chat=in_chat,
-            order="m.position" if chat_id else "s.rowid DESC",  # newest first across chats
+            # Newest first across chats; within one, in the order indexed (the order the
+            # messages came in: the index reads its matches in that order and stops at
+            # the limit, where sorting by position read every match first), then sorted.
+            order="s.rowid" if chat_id else "s.rowid DESC",
         )
         args: list[Any] = [match, *chat_args]
     elif any(unicodedata.east_asian_width(ch) in "WF" for ch in query):
@@ -240,8 +243,19 @@ def _search(
         args = [f"%{_like_escaped(query)}%", *chat_args]
     else:
         return
+    found: list[sqlite3.Row] = []
+    try:
+        for row in db.execute(sql, (*args, limit)):
+            found.append(row)
+    finally:  # what was read before the time limit stopped it is kept
+        if chat_id:
+            found.sort(key=lambda r: int(r["position"]))
+        _add_hits(hits, found, query)
+
+
+def _add_hits(hits: Hits, found: Iterable[sqlite3.Row], query: str) -> None:
     seen: set[str] = set()  # a message with two matching blocks is one hit
-    for r in db.execute(sql, (*args, limit)):
+    for r in found:
         text = searchable_text(json.loads(r["raw"]))
         if r["message_id"] in seen or query.casefold() not in text.casefold():
             continue
