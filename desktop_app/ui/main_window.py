@@ -491,6 +491,9 @@ class MainWindow(QMainWindow):
         if last and self.current is None and self.chat_list.model.row_of(last) is not None:
             # Typing already begun (in the search box, say) keeps its focus.
             self.open_chat(last, focus=QApplication.focusWidget() is None)
+        from desktop_app.ui.markdown_style import warm_up_highlighting  # (after the paint)
+
+        self.background.submit("highlighting", warm_up_highlighting, lambda _made: None)
         self.started = True
 
     def open_engine_now(self) -> None:

@@ -1075,3 +1075,20 @@ def test_tab_goes_list_conversation_composer_panel_with_a_ring_where_the_keys_ar
     qtbot.waitUntil(view.hasFocus)
     view.setCurrentIndex(view.model().index(view.model().rowCount() - 1, 0))
     assert highlighted_pixels(view.viewport()) > before + 100
+
+
+def test_after_start_up_the_common_languages_are_ready_to_colour_off_the_gui_thread(
+    engine: Engine, open_window: Callable[[Engine], MainWindow], qtbot: QtBot
+) -> None:
+    """Making a language's lexer takes 10–110 ms: paid on a worker after the first paint,
+    not by the first paint that shows such code (or by Stop, when a reply ends with it)."""
+    from desktop_app.ui.markdown_style import COMMON_LANGUAGES, _lexer
+
+    _lexer.cache_clear()
+    window = open_window(engine)
+    qtbot.waitUntil(lambda: window.background.idle(), timeout=5000)
+    qtbot.waitUntil(lambda: _lexer.cache_info().currsize >= len(COMMON_LANGUAGES), timeout=5000)
+    made = _lexer.cache_info().misses
+    for language in COMMON_LANGUAGES:
+        _lexer(language)
+    assert _lexer.cache_info().misses == made  # none is made on the GUI thread now
