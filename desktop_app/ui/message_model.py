@@ -1,7 +1,7 @@
 """The message list's model: one `QAbstractListModel` for the whole conversation.
 
 Built for long chats (qTox#266, SillyTavern#5703): the model shows the newest
-`PAGE` messages first and loads older ones a page at a time when the view scrolls up
+`PAGE` messages first and loads older ones `OLDER_PAGE` at a time when the view scrolls up
 (`has_older`/`load_older`, rows inserted at the top). A streaming reply changes one row
 per flush (`dataChanged` for that row only, never a reset), and a new plan — the context
 state of every block — changes the block roles without touching the text.
@@ -23,7 +23,10 @@ from desktop_app.core.blocks import TextBlock, ToolUseBlock, block_type
 from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
 
-PAGE = 200
+PAGE = 200  # the newest messages shown when a chat's whole history is set
+# Older messages load this many at a time as the reader scrolls up: each new row is laid
+# out before the frame that shows it (≈0.8 ms each), so a page must fit in a frame.
+OLDER_PAGE = 25
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -68,6 +71,7 @@ class MessageListModel(QAbstractListModel):
         # asks its own and its neighbour's (where the context starts again).
         self._chip_cache: dict[str, tuple[BlockChip, ...]] = {}
         self._dividers: dict[str, str] = {}  # message id → divider_of's words, this plan
+        self._turns: dict[str, TurnPlace] = {}  # message id → its place, until a neighbour changes
         self._siblings: dict[str, Siblings] = {}  # the messages shown that have other versions
         self.history_complete = True  # False while only the newest page has been read
         self._readers = self._make_readers()
@@ -120,12 +124,15 @@ class MessageListModel(QAbstractListModel):
 
     def _turn_at(self, position: int) -> TurnPlace:
         message = self._all[position]
+        known = self._turns.get(message.id)
+        if known is not None:
+            return known
         before = self._all[position - 1] if position > 0 else None
         after = self._all[position + 1] if position + 1 < len(self._all) else None
-        return TurnPlace(
-            continues_turn(message, before),
-            after is not None and continues_turn(after, message),
-        )
+        place = self._turns[message.id] = _PLACES[
+            continues_turn(message, before), after is not None and continues_turn(after, message)
+        ]
+        return place
 
     def roleNames(self) -> dict[int, QByteArray]:
         names = {
@@ -149,7 +156,7 @@ class MessageListModel(QAbstractListModel):
         """Show the page of messages before the oldest one shown (the user scrolled up)."""
         if self._first_shown == 0:
             return
-        count = min(PAGE, self._first_shown)
+        count = min(OLDER_PAGE, self._first_shown)
         self.beginInsertRows(QModelIndex(), 0, count - 1)
         self._first_shown -= count
         self.endInsertRows()
@@ -161,6 +168,7 @@ class MessageListModel(QAbstractListModel):
         are only the newest ones; `attach_history` brings the rest when it is read."""
         self.beginResetModel()
         self._all = list(messages)
+        self._turns.clear()
         self._row_of = {m.id: i for i, m in enumerate(self._all)}
         self._revisions = {}
         self._chip_cache.clear()
@@ -177,6 +185,7 @@ class MessageListModel(QAbstractListModel):
         shown = self.rowCount()
         merged = [*history, *(m for m in self._all if m.id not in known)]
         self._dividers.clear()  # the rows before some changed
+        self._turns.clear()
         self._all = merged
         self._row_of = {m.id: i for i, m in enumerate(merged)}
         self._first_shown = len(merged) - shown
@@ -188,6 +197,8 @@ class MessageListModel(QAbstractListModel):
             return
         row = self.rowCount()
         self.beginInsertRows(QModelIndex(), row, row)
+        if self._all:  # the row above may now go on into this one
+            self._turns.pop(self._all[-1].id, None)
         self._row_of[message.id] = len(self._all)
         self._all.append(message)
         self.endInsertRows()
@@ -199,6 +210,8 @@ class MessageListModel(QAbstractListModel):
             self.append(message)
             return
         self._all[position] = message
+        for near in self._all[max(0, position - 1) : position + 2]:  # its place, its neighbours'
+            self._turns.pop(near.id, None)
         self._chip_cache.pop(message.id, None)
         self._dividers.pop(message.id, None)
         if position + 1 < len(self._all):  # the next row's divider looks at this one
@@ -219,6 +232,7 @@ class MessageListModel(QAbstractListModel):
         if row >= 0:
             self.beginRemoveRows(QModelIndex(), row, row)
         del self._all[position]
+        self._turns.clear()
         self._row_of = {m.id: i for i, m in enumerate(self._all)}
         if row >= 0:
             self.endRemoveRows()
@@ -237,6 +251,7 @@ class MessageListModel(QAbstractListModel):
         first_row = max(0, keep - self._first_shown)
         self.beginRemoveRows(QModelIndex(), first_row, self.rowCount() - 1)
         del self._all[keep:]
+        self._turns.clear()
         self._first_shown = min(self._first_shown, len(self._all))
         self._row_of = {m.id: i for i, m in enumerate(self._all)}
         self._dividers.clear()
@@ -333,6 +348,10 @@ class TurnPlace:
 
     continues: bool = False
     continued: bool = False
+
+
+# The four places, made once: every layout pass asks every row's
+_PLACES = {(a, b): TurnPlace(a, b) for a in (False, True) for b in (False, True)}
 
 
 def continues_turn(message: Message, before: Message | None) -> bool:

@@ -64,6 +64,7 @@ class MessageListView(QListView):
         super().__init__(parent)
         self.setObjectName("messages")
         self.delegate = MessageDelegate(self)
+        self._loading_older = False
         self.setItemDelegate(self.delegate)
         self.delegate.branch_chosen.connect(self.branch_requested)
         self.delegate.show_all_requested.connect(self._on_delegate_show_all_requested)
@@ -165,7 +166,9 @@ class MessageListView(QListView):
     def _on_scroll_value_changed(self, value: int) -> None:
         bar = self.verticalScrollBar()
         self._stick_to_bottom = value >= bar.maximum() - AT_BOTTOM_PX
-        if value <= NEAR_TOP_PX and bar.maximum() > 0:  # 0: not laid out yet
+        # Within a screen of the oldest row loaded, the next older ones load: they are
+        # there before the reader reaches the top (0: not laid out yet)
+        if value <= bar.pageStep() + NEAR_TOP_PX and bar.maximum() > 0:
             self._load_older()
 
     @Slot(int, int)
@@ -177,11 +180,17 @@ class MessageListView(QListView):
         model = self.model()
         if not isinstance(model, MessageListModel) or not model.has_older():
             return
+        if self._loading_older:  # one page a step: the next step asks for the next
+            return
         bar = self.verticalScrollBar()
         before_max, before_value = bar.maximum(), bar.value()
-        model.load_older()
-        self.doItemsLayout()  # measure the new rows now, so the reader stays where they were
-        bar.setValue(before_value + bar.maximum() - before_max)
+        self._loading_older = True
+        try:
+            model.load_older()
+            self.doItemsLayout()  # measure the new rows now: the reader stays where they were
+            bar.setValue(before_value + bar.maximum() - before_max)
+        finally:
+            self._loading_older = False
 
     def _sent_tokens(self, message: Message) -> int:
         """What this message costs in the next request (its chips' sent tokens)."""
@@ -329,6 +338,12 @@ class MessageListView(QListView):
         super().currentChanged(current, previous)
         if self.hasFocus():  # the keyboard's message gets its actions too
             self._show_actions(current)
+
+    def doItemsLayout(self) -> None:
+        # Every row is measured in one go: what all rows share is worked out once for
+        # the pass, not once a row (a streaming reply lays every loaded row out again).
+        with self.delegate.layout_pass(self.font()):
+            super().doItemsLayout()
 
     def updateGeometries(self) -> None:
         super().updateGeometries()

@@ -58,19 +58,20 @@ def start_to_first_paint(runs: int) -> list[float]:
 
 
 def spin(seconds: float) -> None:
-    app = make_app()
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+    """Run the event loop for `seconds` as the app runs it: asleep between events (a
+    loop of processEvents() would keep the GIL busy, slowing the threads that stream)."""
+    make_app()
+    loop = QEventLoop()
+    QTimer.singleShot(int(seconds * 1000), loop.quit)
+    loop.exec()
 
 
 def wait_for(condition: object, timeout: float = 60.0) -> None:
-    app = make_app()
     end = time.monotonic() + timeout
     while not condition():  # type: ignore[operator]
         if time.monotonic() > end:
             raise TimeoutError("condition not met")
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        spin(0.002)
 
 
 class PaintSpy(QObject):

@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message, MessageStatus, Usage, user_text
-from desktop_app.ui.message_model import PAGE, BlockChip, MessageListModel, Role
+from desktop_app.ui.message_model import OLDER_PAGE, PAGE, BlockChip, MessageListModel, Role
 from desktop_app.ui.message_words import token_label
 
 
@@ -101,7 +101,7 @@ def test_a_chat_shows_its_newest_page_then_takes_in_the_whole_history(qtbot: QtB
     assert model.data(model.index(60), 0) == "sent while the history was being read"
     assert len(model.all_messages()) == 501
     model.load_older()
-    assert model.rowCount() == 61 + PAGE
+    assert model.rowCount() == 61 + OLDER_PAGE
     assert model.row_of(history[0].id) is None
 
 

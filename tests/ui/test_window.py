@@ -30,7 +30,7 @@ from desktop_app.ui.chat_list_model import ACTIVITY_ROLE, GROUP_ROLE, HIT_ROLE, 
 from desktop_app.ui.composer import file_attachment
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.message_model import PAGE, Role
+from desktop_app.ui.message_model import OLDER_PAGE, Role
 from desktop_app.ui.session import FIRST_PAGE
 from desktop_app.ui.settings_dialog import SettingsDialog
 from tests.fakes.keyring_backend import LockedKeyring
@@ -316,7 +316,7 @@ def test_a_long_chat_opens_at_the_newest_messages_and_loads_older_on_scroll(
     top_index = view.indexAt(view.viewport().rect().topLeft() + _down(5))
     reading = top_index.data(Role.MESSAGE).id
     bar.setValue(0)
-    assert session.model.rowCount() == FIRST_PAGE + PAGE
+    assert session.model.rowCount() >= FIRST_PAGE + OLDER_PAGE
     assert bar.value() > 0
     assert (
         view.indexAt(view.viewport().rect().topLeft() + _down(5)).data(Role.MESSAGE).id != newest.id

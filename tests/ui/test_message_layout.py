@@ -1,0 +1,83 @@
+"""What a layout pass costs as a chat grows: a streaming reply's text is added to, not
+laid out again; every row loaded keeps its height; older rows load a page at a time.
+Over the real window, its view and delegate (offscreen)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from desktop_app.chats import Engine
+from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.message_delegate import CACHE_SIZE, MessageDelegate
+from desktop_app.ui.message_model import OLDER_PAGE
+from tests.ui.conftest import open_demo
+
+
+def counting_layouts(delegate: MessageDelegate, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the messages the delegate lays out from now on."""
+    made: list[str] = []
+    original: Callable[..., Any] = delegate._make_layout
+
+    def make_layout(message: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append(message.id)
+        return original(message, *args, **kwargs)
+
+    monkeypatch.setattr(delegate, "_make_layout", make_layout)
+    return made
+
+
+def test_a_streaming_text_grows_in_its_document_and_reads_as_if_laid_out_whole(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot, turns=2)
+    view = window.messages
+    delegate = view.delegate
+    pieces = [f"line {n} of the answer, with some words to wrap " * 3 + "\n" for n in range(40)]
+    for piece in pieces:
+        session.model.append_text("streaming-1", piece)
+        view.doItemsLayout()
+    row = session.model.row_of("streaming-1")
+    assert row is not None
+    index = session.model.index(row)
+    layout = delegate._layout(index, view.font())
+    doc = layout.parts[0].doc
+    assert doc is not None
+    whole = delegate._document("".join(pieces), view.font(), int(doc.textWidth()))
+    assert doc.toPlainText() == whole.toPlainText()
+    assert doc.size().height() == whole.size().height()
+    assert delegate._streamed["streaming-1", 0][1] is doc  # one document, added to
+
+
+def test_every_row_loaded_keeps_its_height_past_the_kept_layouts(
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scrolled back past CACHE_SIZE rows, a layout pass measured every row beyond it
+    again, each time (≈370 ms at 610 rows): now only the rows it has not seen."""
+    session = open_demo(window, engine, qtbot, turns=320, planned=False)  # ~750 messages
+    qtbot.waitUntil(lambda: session.model.history_complete, timeout=10_000)
+    view = window.messages
+    while session.model.rowCount() <= CACHE_SIZE + 50 and session.model.has_older():
+        session.model.load_older()
+        view.doItemsLayout()
+    assert session.model.rowCount() > CACHE_SIZE
+    made = counting_layouts(view.delegate, monkeypatch)
+    view.doItemsLayout()
+    assert made == []
+
+
+def test_scrolling_up_loads_one_older_page_a_step(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot, turns=200, planned=False)
+    qtbot.waitUntil(lambda: session.model.history_complete, timeout=10_000)
+    view = window.messages
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=5000)
+    shown = session.model.rowCount()
+    bar.setValue(0)
+    assert session.model.rowCount() == shown + OLDER_PAGE  # one page, laid out in the step
+    assert bar.value() > 0  # the reader stays where they were, above the new page
