@@ -17,11 +17,14 @@ Targets (the chat window issue):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -30,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, QTimer
 
-from desktop_app.api.simulator.script import Reply
 from desktop_app.chats import Engine
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message
@@ -44,7 +46,6 @@ from tests.perf.report import Row, report
 HERE = Path(__file__).resolve().parent
 HEARTBEAT_MS = 16
 TOKENS_PER_S = 1000
-CHARS_PER_FRAME = 24  # the simulator's text delta size: ≈ 5.5 tokens
 STREAM_SECONDS = 8.0
 
 
@@ -160,14 +161,7 @@ SECTION = (
 
 
 def stream_into(window: MainWindow, session: ChatSession) -> tuple[list[float], float]:
-    """Stream a reply of code and tables at TOKENS_PER_S, measure the loop's lag, then
-    press Stop."""
-    simulator = window.engine.connection.simulator
-    assert simulator is not None  # the demo connected before the measurement
-    tokens_per_frame = CHARS_PER_FRAME / 4.4
-    simulator.state.frame_delay_s = tokens_per_frame / TOKENS_PER_S
-    sections = int(TOKENS_PER_S * (STREAM_SECONDS + 30) * 4.4 / len(SECTION)) + 1
-    simulator.queue(Reply.text(SECTION * sections))
+    """Send, measure the loop's lag while the reply streams in, then press Stop."""
     heartbeat = Heartbeat()
     session.send((TextBlock("Stream a long answer, please."),))
     wait_for(
@@ -180,6 +174,36 @@ def stream_into(window: MainWindow, session: ChatSession) -> tuple[list[float], 
     session.stop()
     wait_for(lambda: not session.busy, timeout=10)
     return heartbeat.lags, time.perf_counter() - pressed
+
+
+@contextlib.contextmanager
+def streaming_server(folder: Path) -> Iterator[str]:
+    """The simulator in a process of its own (`simulator_process.py`), streaming a reply
+    of code and tables at TOKENS_PER_S: the app's threads, not the server's, share the
+    GIL with the window, as with Anthropic's API. Yields its base URL."""
+    sections = int(TOKENS_PER_S * (STREAM_SECONDS + 30) * 4.4 / len(SECTION)) + 1
+    reply = folder / "reply.md"
+    reply.write_text(SECTION * sections)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            str(HERE / "simulator_process.py"),
+            "--tokens-per-s",
+            str(TOKENS_PER_S),
+            "--reply",
+            str(reply),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        yield server.stdout.readline().strip()
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=10)
 
 
 def chat_list_of(count: int) -> tuple[float, float]:
@@ -287,10 +311,19 @@ def main() -> int:
                 "each shows its first part (Show all opens the rest)",
             )
         )
-        session = window.open_chat(mid.id)
-        assert session is not None
-        wait_for(lambda: session.plan is not None)
-        lags, stop_s = stream_into(window, session)
+        window.close()
+        engine.close()
+        # Streaming: as a user's app against a server elsewhere (a key, a base URL)
+        with streaming_server(Path(home)) as base_url:
+            os.environ.update(ANTHROPIC_API_KEY="sk-ant-benchmark", ANTHROPIC_BASE_URL=base_url)
+            engine = Engine.open(home)
+            window = MainWindow.over(engine)
+            window.resize(1280, 820)
+            window.show()
+            session = window.open_chat(mid.id)
+            assert session is not None
+            wait_for(lambda: session.plan is not None)
+            lags, stop_s = stream_into(window, session)
         lags.sort()
         p99 = lags[int(len(lags) * 0.99) - 1] if lags else float("nan")
         note = f"{len(lags)} heartbeats over {STREAM_SECONDS:.0f} s into {mid.message_count:,} messages"
