@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import InitVar, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -409,14 +409,36 @@ class Engine:
         thread, while this one writes (WAL lets readers and the writer run together)."""
         path = self.paths.database
 
+        counter = self.counter
+
         def read() -> list[Message]:
             store = ChatStore.open(path)
             try:
-                return store.messages(chat_id)
+                messages = store.messages(chat_id)
+                counter.remember(messages, store.block_counts(chat_id))  # (`keep_counts`)
+                return messages
             finally:
                 store.close()
 
         return read
+
+    def keep_counts(self, messages: Sequence[Message]) -> int:
+        """Store these messages' per-block token counts made since they were read, so
+        that the chat's next first plan reads them rather than counting again; through a
+        connection of its own (call it on a worker). A failed write loses nothing but
+        the shortcut. Returns how many messages' counts were stored."""
+        unsaved = self.counter.to_store(messages)
+        if not unsaved:
+            return 0
+        try:
+            store = ChatStore.open(self.paths.database)
+            try:
+                store.keep_block_counts(unsaved)
+            finally:
+                store.close()
+        except ContextDeskError:  # a full disk, a read-only folder: counted again next time
+            return 0
+        return len(unsaved)
 
     def back_up_if_due(self, keep: int = 3) -> Path | None:
         """Keep a copy of the database a day (data/backups, the newest `keep`), to restore

@@ -418,6 +418,36 @@ class ChatStore:
             messages.append(_message(row, blocks, names))
         return messages
 
+    def block_counts(self, chat_id: str) -> dict[str, tuple[int, ...]]:
+        """The per-block token counts kept with this chat's messages, by message id (a
+        message only when each of its blocks has one: `keep_block_counts`)."""
+        counts: dict[str, list[int | None]] = {}
+        for message_id, tokens in self.db.execute(
+            "SELECT b.message_id, b.tokens FROM blocks b JOIN messages m ON m.id = b.message_id "
+            "WHERE m.chat_id = ? ORDER BY b.message_id, b.position",
+            (chat_id,),
+        ):
+            counts.setdefault(message_id, []).append(tokens)
+        return {
+            message_id: tuple(n for n in found if n is not None)
+            for message_id, found in counts.items()
+            if None not in found
+        }
+
+    def keep_block_counts(self, counts: Mapping[str, Sequence[int]]) -> None:
+        """Keep messages' per-block token counts with their blocks (a block written again
+        loses its count: its row is new). In writes of a few thousand rows: a first
+        count of a long chat never holds the database for long."""
+        rows = [
+            (n, message_id, j) for message_id, found in counts.items() for j, n in enumerate(found)
+        ]
+        for start in range(0, len(rows), 5_000):
+            with self._writing():
+                self.db.executemany(
+                    "UPDATE blocks SET tokens = ? WHERE message_id = ? AND position = ?",
+                    rows[start : start + 5_000],
+                )
+
     # -- branches (core/branches.py) ------------------------------------------------------
 
     def show_end(self, chat_id: str, leaf_id: str | None) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from desktop_app.core.blocks import (
@@ -23,7 +23,7 @@ from desktop_app.core.blocks import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from desktop_app.core.messages import Message
+from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.core.request import ChatRequest, SystemPart, ToolSpec
 from desktop_app.tokens.calibration import (
     CJK,
@@ -36,6 +36,11 @@ from desktop_app.tokens.calibration import (
 )
 from desktop_app.tokens.encoding import TextEncoder, load_encoder
 from desktop_app.tokens.images import base64_image_tokens
+
+# The encoding whose per-block counts are stored with the blocks (`remember`): another
+# one (the heuristic, or a future encoding) neither stores nor reads them. A change of
+# encoding needs a migration that forgets the stored counts.
+STORED_ENCODING = "cl100k"
 
 # Framing the API adds around content (roles, block headers): small, and folded into
 # the calibration factor anyway, but they keep empty-ish blocks from counting as zero.
@@ -100,6 +105,8 @@ class TokenCounter:
         self._by_message: dict[str, tuple[tuple[Block, ...], tuple[int, ...]]] = {}
         self._mix_by_message: dict[str, tuple[tuple[Block, ...], Mix]] = {}
         self._by_schema: dict[int, tuple[object, str]] = {}
+        # The messages whose counts were read from where they are stored (`remember`)
+        self._remembered: set[str] = set()
 
     @property
     def encoder(self) -> TextEncoder:
@@ -154,6 +161,43 @@ class TokenCounter:
         counts = tuple(self.block(b) for b in message.blocks)
         self._by_message[message.id] = (message.blocks, counts)
         return counts
+
+    def remember(
+        self, messages: Iterable[Message], stored: Mapping[str, Sequence[int]]
+    ) -> int:
+        """Take these messages' per-block counts as stored (made by this encoding before):
+        a 100,000-message chat's first plan does not count it all again (8 s). Returns
+        how many messages were taken."""
+        if self.encoder.name != STORED_ENCODING:
+            return 0
+        taken = 0
+        for message in messages:
+            counts = stored.get(message.id)
+            if counts is not None and len(counts) == len(message.blocks):
+                self._by_message[message.id] = (message.blocks, tuple(counts))
+                self._remembered.add(message.id)
+                taken += 1
+        return taken
+
+    def to_store(self, messages: Iterable[Message]) -> dict[str, tuple[int, ...]]:
+        """These messages' per-block counts made here and not stored yet, by id: only
+        for these very blocks (a plan also counts its own versions of a message — a
+        cleared result, a trimmed text — under the same id), never a streaming reply's.
+        From then on they count as stored."""
+        if not self.ready or self.encoder.name != STORED_ENCODING:
+            return {}
+        found: dict[str, tuple[int, ...]] = {}
+        for message in messages:
+            memo = self._by_message.get(message.id)
+            if (
+                memo is not None
+                and memo[0] is message.blocks
+                and message.id not in self._remembered
+                and message.status is not MessageStatus.STREAMING
+            ):
+                found[message.id] = memo[1]
+        self._remembered.update(found)
+        return found
 
     def block_kind(self, block: Block) -> str:
         """The kind of content a block is, for calibration."""

@@ -232,6 +232,9 @@ class ChatSession(QObject):
     def _on_planned(self, result: tuple[Plan, int]) -> None:
         plan, total = result
         self.plan = plan
+        history = tuple(self.model.all_messages())  # its counts, kept for the next start
+        keep = functools.partial(self.chat.engine.keep_counts, history)
+        self.background.submit("keep-counts", keep, lambda _kept: None)
         self.model.set_chip_source(_chips_from(plan))
         self.planned.emit(plan)
         if self.counting is not None:

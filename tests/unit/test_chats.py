@@ -463,6 +463,36 @@ def test_the_database_is_shared_safely_with_the_wal_reader(engine: Engine) -> No
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def test_a_chats_token_counts_are_kept_and_its_next_first_plan_reads_them(
+    tmp_path: Path,
+) -> None:
+    """A first plan counts every message (8 s at 100,000 messages); the counts are kept
+    with the blocks, and the next start's first plan reads them instead, to the same
+    figures. A block written again (a reply saved as it streams) is counted afresh."""
+    home = tmp_path / "home"
+    first = Engine.open(home, demo=True)
+    chat = demo(first, 5)
+    history = first.reader(chat.id)()
+    planned = first.chat(chat.id).plan(history=history)
+    assert first.keep_counts(history) == len(history)
+    assert first.keep_counts(history) == 0  # kept once
+    assert set(first.store.block_counts(chat.id)) == {m.id for m in history}
+    first.close()
+
+    again = Engine.open(home, demo=True)  # a new start: a new counter
+    history = again.reader(chat.id)()
+    replanned = again.chat(chat.id).plan(history=history)
+    assert again.counter.to_store(history) == {}  # none of the history was counted again
+    assert replanned.estimated_input == planned.estimated_input
+    assert [replanned.block_status(m, j).tokens for m in history for j in range(len(m.blocks))] == [
+        planned.block_status(m, j).tokens for m in history for j in range(len(m.blocks))
+    ]
+    last = history[-1]
+    again.store.checkpoint(chat.id, replace(last, blocks=(TextBlock("Rewritten."),)))
+    assert last.id not in again.store.block_counts(chat.id)
+    again.close()
+
+
 def test_a_reader_leaves_a_reply_another_process_is_writing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     sender = Engine.open(home)  # stands for `contextdesk send`, mid-reply
