@@ -7,6 +7,7 @@ its arguments here too, loads nothing a command needs and the window does not.
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 
 from desktop_app import __version__
@@ -67,6 +68,7 @@ def _opens_the_window(argv: list[str]) -> bool:
     return True
 
 
+@functools.cache  # built once per process (~20 ms): the repl parses each of its commands
 def _grammar(*, commands: bool) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="contextdesk",

@@ -330,13 +330,19 @@ class AnthropicBackend:
                 )
             import anthropic  # slow: on the worker thread, on first use
 
+            timeout = anthropic.Timeout(self._timeout, connect=self.deadlines.connect_s)
             client = self._local.client = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self.base_url,
                 max_retries=self._max_retries,
-                timeout=anthropic.Timeout(self._timeout, connect=self.deadlines.connect_s),
+                timeout=timeout,
                 # Ollama, llama.cpp, vLLM and LiteLLM read the key from x-api-key.
                 default_headers={"x-api-key": self._api_key},
+                # The HTTP client the SDK makes by default (same class, base URL, timeout,
+                # limits and redirects), over the process's one TLS context.
+                http_client=anthropic.DefaultAsyncHttpxClient(
+                    base_url=self.base_url, timeout=timeout, verify=_tls_context()
+                ),
             )
         return client
 
@@ -355,6 +361,24 @@ class AnthropicBackend:
                     loop.run_until_complete(client.close())
             finally:
                 loop.close()
+
+
+_tls: Any = None  # an ssl.SSLContext, made on first use (ssl loads with the SDK)
+_tls_made = threading.Lock()
+
+
+def _tls_context() -> Any:
+    """The TLS context every client in this process shares: the one httpx would make for
+    each (the system's CA certificates, or SSL_CERT_FILE/SSL_CERT_DIR), made once. Made
+    per client it cost 50–120 ms of reading certificates, for every turn (each turn's
+    thread has a client of its own) and every command, even against an http:// server."""
+    global _tls
+    with _tls_made:
+        if _tls is None:
+            import httpx2
+
+            _tls = httpx2.create_ssl_context()
+        return _tls
 
 
 async def _within(awaitable: Any, limit_s: float | None) -> Any:

@@ -14,6 +14,7 @@ import hashlib
 import logging
 import math
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,9 +60,18 @@ def bundled_encoding_path() -> Path | None:
     return None
 
 
+_built: TextEncoder | None = None  # the one cl100k a process builds (see load_cl100k)
+_building = threading.Lock()
+
+
 def load_cl100k(path: Path | None = None) -> TextEncoder:
     """The cl100k encoder from the bundled file; raises `EncodingUnavailable` if that
-    cannot be done offline (missing file, wrong hash, tiktoken not installed)."""
+    cannot be done offline (missing file, wrong hash, tiktoken not installed).
+
+    The file is read and its hash checked on every call; the encoding is built once per
+    process (~0.3 s and ~35 MB each time), as only one file has that hash: every
+    chat's counter, the MCP hub's and each command in one process share it."""
+    global _built
     path = path or bundled_encoding_path()
     if path is None:
         raise EncodingUnavailable("the bundled cl100k_base.tiktoken file was not found")
@@ -71,6 +81,13 @@ def load_cl100k(path: Path | None = None) -> TextEncoder:
         raise EncodingUnavailable(
             f"{path} has SHA-256 {digest[:12]}…, not the expected {CL100K_SHA256[:12]}…"
         )
+    with _building:
+        if _built is None:
+            _built = _build_cl100k(data)
+        return _built
+
+
+def _build_cl100k(data: bytes) -> TextEncoder:
     try:
         import tiktoken
     except ImportError as exc:

@@ -89,6 +89,35 @@ def test_a_streamed_reply_with_the_right_headers(
     assert "cache_control" not in str(request.body)  # not Anthropic's API: markers stripped
 
 
+def test_every_client_in_a_process_shares_one_tls_context(
+    sim: SimulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each turn's thread has a client of its own; reading the CA certificates for each
+    cost 50–120 ms (most of a short test's time, and a turn's start)."""
+    import httpx2
+
+    from desktop_app.api import backend as backend_module
+
+    made = []
+    create = httpx2.create_ssl_context
+
+    def counted() -> object:
+        made.append(1)
+        return create()
+
+    monkeypatch.setattr(backend_module, "_tls", None)
+    monkeypatch.setattr(httpx2, "create_ssl_context", counted)
+    for n in range(3):
+        api = AnthropicBackend(TEST_KEY, sim.base_url, max_retries=0, timeout=10)
+        state = LoopState([user_text(f"hello {n}")])
+        try:
+            assert turn(state, ports(api)).reason is TransitionReason.END_TURN
+        finally:
+            api.close()
+    assert len(made) == 1
+    assert len(sim.message_requests()) == 3
+
+
 def test_prompt_caching_markers_go_to_anthropic_or_when_asked(sim: SimulatorServer) -> None:
     assert is_anthropic(None)
     assert is_anthropic("https://api.anthropic.com")

@@ -14,11 +14,13 @@ as the API would take it. The protocol version each negotiated is recorded
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import threading
+import time
 import venv
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -45,21 +47,44 @@ def python() -> str:
     """A Python with the PyPI reference servers installed (made once, then reused)."""
     env = CACHE / "venv"
     bin_dir = env / ("Scripts" if sys.platform == "win32" else "bin")
-    if not (bin_dir / "mcp-server-time").exists():
-        venv.create(env, with_pip=True)
-        subprocess.run(
-            [
-                str(bin_dir / "python"),
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "mcp-server-time",
-                "mcp-server-git",
-            ],
-            check=True,
-        )
+    with _one_at_a_time(CACHE / "venv.lock"):  # pytest's two workers (-n 2) share it
+        if not (bin_dir / "mcp-server-time").exists():
+            venv.create(env, with_pip=True)
+            subprocess.run(
+                [
+                    str(bin_dir / "python"),
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "mcp-server-time",
+                    "mcp-server-git",
+                ],
+                check=True,
+            )
     return str(bin_dir / "python")
+
+
+@contextlib.contextmanager
+def _one_at_a_time(path: Path) -> Iterator[None]:
+    """Held by one process at a time (the others wait): a lock on `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+b") as file:
+        if sys.platform == "win32":
+            import msvcrt
+
+            while True:
+                try:
+                    file.seek(0)
+                    msvcrt.locking(file.fileno(), msvcrt.LK_NBLCK, 1)
+                    break
+                except OSError:
+                    time.sleep(0.5)
+        else:
+            import fcntl
+
+            fcntl.flock(file, fcntl.LOCK_EX)  # let go when the file closes
+        yield
 
 
 @pytest.fixture

@@ -150,6 +150,9 @@ def test_the_command_line_writes_alongside_the_window_and_the_window_shows_it(
     window: MainWindow, engine: Engine, qtbot: QtBot, capsys: pytest.CaptureFixture[str]
 ) -> None:
     session = open_demo(window, engine, qtbot, turns=2)
+    # Each change below is awaited: look every 50 ms, not every WATCH_MS (1.5 s) (the same
+    # look, more often; waiting out the interval five times was most of this test's time)
+    window.watch_timer.setInterval(50)
     qtbot.keyClicks(window.composer.edit, "a draft in progress")
     lock = InstanceLock(engine.paths.data)  # as the running app holds it
     assert lock.acquire()

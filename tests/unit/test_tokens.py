@@ -53,10 +53,23 @@ def test_cl100k_loads_with_every_socket_refused(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr("desktop_app.tokens.encoding._built", None)  # built here, not before
     encoder = load_cl100k()
     assert encoder.exact_tokenizer
     assert encoder.count("hello world") == 2  # cl100k: "hello", " world"
     assert encoder.count("请尽快处理") > 0
+
+
+def test_the_encoding_is_built_once_and_its_file_checked_every_time(tmp_path: Path) -> None:
+    original = bundled_encoding_path()
+    assert original is not None
+    assert load_cl100k() is load_cl100k()  # every counter in a process shares one
+    copy = tmp_path / "cl100k_base.tiktoken"
+    copy.write_bytes(original.read_bytes())
+    assert load_cl100k(copy) is load_cl100k()
+    copy.write_bytes(original.read_bytes()[:-10] + b"0000000000")  # altered after a load
+    with pytest.raises(EncodingUnavailable, match="SHA-256"):
+        load_cl100k(copy)
 
 
 def test_known_cl100k_counts(cl100k: TextEncoder) -> None:
