@@ -162,9 +162,7 @@ class TokenCounter:
         self._by_message[message.id] = (message.blocks, counts)
         return counts
 
-    def remember(
-        self, messages: Iterable[Message], stored: Mapping[str, Sequence[int]]
-    ) -> int:
+    def remember(self, messages: Iterable[Message], stored: Mapping[str, Sequence[int]]) -> int:
         """Take these messages' per-block counts as stored (made by this encoding before):
         a 100,000-message chat's first plan does not count it all again (8 s). Returns
         how many messages were taken."""
