@@ -536,13 +536,17 @@ class _Projection:
             self.block_states[key] = (BlockState.CLEARED, 0)
             return None
         if isinstance(block, ToolResultBlock):
-            return self.view_result(key, block, self.tool_name(block.tool_use_id))
+            # its size as the message's own count has it (kept with the chat, not counted
+            # again on a long chat's first plan)
+            size = self.counter.blocks_of(msg)[j]
+            return self.view_result(key, block, self.tool_name(block.tool_use_id), size)
         return block
 
-    def view_result(self, key: tuple[str, int], block: ToolResultBlock, tool: str) -> Block:
+    def view_result(
+        self, key: tuple[str, int], block: ToolResultBlock, tool: str, size: int
+    ) -> Block:
         counter = self.counter
         if block.tool_use_id in self.state.cleared_results:
-            size = counter.block(block)
             note = (
                 f"[Result cleared to save context: {tool} returned about {size:,} tokens here. "
                 "Run the tool again if it is needed.]"
@@ -553,7 +557,7 @@ class _Projection:
         if not isinstance(block.content, str):
             return block  # rich results (images, documents) enter whole
         policy = self.trim_policies.get(tool, TrimPolicy(cap_tokens=self.settings.tool_result_cap))
-        if not policy.fields and counter.block(block) <= policy.cap_tokens:
+        if not policy.fields and size <= policy.cap_tokens:
             return block
         text = trim_text(block.content, policy, counter.text)
         if text == block.content:
