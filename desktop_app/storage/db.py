@@ -310,6 +310,24 @@ _SHOWN_COUNT_TRIGGERS = (
 )
 
 
+def _v13(db: sqlite3.Connection) -> None:
+    # Each message's per-block token counts, as the tokenizer made them (tokens/counter.py:
+    # `remember`): a long chat's first plan reads them instead of counting it all again.
+    # A table of their own: kept in the blocks' rows, storing them rewrote every block's
+    # text. New or deleted blocks forget their message's counts (the trigger), whatever
+    # code writes them. (`blocks.tokens`, from v1, was never written.)
+    db.execute(
+        "CREATE TABLE block_counts (message_id TEXT PRIMARY KEY "
+        "REFERENCES messages(id) ON DELETE CASCADE, counts TEXT NOT NULL)"  # JSON list
+    )
+    for change in ("INSERT", "DELETE"):
+        row = "NEW" if change == "INSERT" else "OLD"
+        db.execute(
+            f"CREATE TRIGGER block_counts_on_{change.lower()} AFTER {change} ON blocks BEGIN "
+            f"DELETE FROM block_counts WHERE message_id = {row}.message_id; END"
+        )
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -323,6 +341,7 @@ MIGRATIONS: list[Migration] = [
     _v10,
     _v11,
     _v12,
+    _v13,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -419,32 +419,27 @@ class ChatStore:
         return messages
 
     def block_counts(self, chat_id: str) -> dict[str, tuple[int, ...]]:
-        """The per-block token counts kept with this chat's messages, by message id (a
-        message only when each of its blocks has one: `keep_block_counts`)."""
-        counts: dict[str, list[int | None]] = {}
-        for message_id, tokens in self.db.execute(
-            "SELECT b.message_id, b.tokens FROM blocks b JOIN messages m ON m.id = b.message_id "
-            "WHERE m.chat_id = ? ORDER BY b.message_id, b.position",
-            (chat_id,),
-        ):
-            counts.setdefault(message_id, []).append(tokens)
+        """The per-block token counts kept for this chat's messages, by message id
+        (`keep_block_counts`; a message whose blocks were written since has none)."""
         return {
-            message_id: tuple(n for n in found if n is not None)
-            for message_id, found in counts.items()
-            if None not in found
+            message_id: tuple(json.loads(counts))
+            for message_id, counts in self.db.execute(
+                "SELECT k.message_id, k.counts FROM block_counts k "
+                "JOIN messages m ON m.id = k.message_id WHERE m.chat_id = ?",
+                (chat_id,),
+            )
         }
 
     def keep_block_counts(self, counts: Mapping[str, Sequence[int]]) -> None:
-        """Keep messages' per-block token counts with their blocks (a block written again
-        loses its count: its row is new). In writes of a few thousand rows: a first
-        count of a long chat never holds the database for long."""
-        rows = [
-            (n, message_id, j) for message_id, found in counts.items() for j, n in enumerate(found)
-        ]
+        """Keep messages' per-block token counts (until their blocks are written again).
+        In writes of a few thousand: a long chat's first count never holds the database
+        for long. A message deleted meanwhile is passed over."""
+        rows = [(message_id, json.dumps(list(found))) for message_id, found in counts.items()]
         for start in range(0, len(rows), 5_000):
             with self._writing():
                 self.db.executemany(
-                    "UPDATE blocks SET tokens = ? WHERE message_id = ? AND position = ?",
+                    "INSERT OR REPLACE INTO block_counts (message_id, counts) "
+                    "SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?1)",
                     rows[start : start + 5_000],
                 )
 

@@ -150,7 +150,14 @@ def background(dark: bool) -> QColor:
 
 class OfflineDocument(QTextDocument):
     """A text document that reads no resource: from the disk, the network or a `data:`
-    URL (what a message says is never a reason to open a file)."""
+    URL (what a message says is never a reason to open a file). Nobody edits it, so it
+    keeps no undo history: colouring code, ruling tables and folding are edits, and
+    recording them took half of a long reply's styling (330 → 190 ms at 19,000
+    characters with 42 code blocks)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.setUndoRedoEnabled(False)
 
     def loadResource(self, kind: int, name: QUrl | str, /) -> Any:
         return QImage() if kind == QTextDocument.ResourceType.ImageResource.value else None

@@ -111,6 +111,9 @@ def test_a_disk_that_fills_during_a_turn_stops_it_says_so_and_loses_nothing(
     session = window.open_chat(chat.id)
     assert session is not None
     qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    # (the plan's token counts are kept after it, by a connection of their own: written
+    # before the disk is measured, they cannot take the space the test leaves)
+    qtbot.waitUntil(lambda: len(engine.store.block_counts(chat.id)) == 2, timeout=5000)
     pages = engine.store.db.execute("PRAGMA page_count").fetchone()[0]
     engine.store.db.execute(f"PRAGMA max_page_count = {pages + 8}")  # the question fits
     window.composer.edit.setPlainText("What did we decide?")
