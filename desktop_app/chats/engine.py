@@ -424,18 +424,15 @@ class Engine:
 
     def keep_counts(self, messages: Sequence[Message]) -> int:
         """Store these messages' per-block token counts made since they were read, so
-        that the chat's next first plan reads them rather than counting again; through a
-        connection of its own (call it on a worker). A failed write loses nothing but
-        the shortcut. Returns how many messages' counts were stored."""
+        that the chat's next first plan reads them rather than counting again (call it
+        on a worker: its writes take turns with the others'). A failed write loses
+        nothing but the shortcut. Returns how many messages' counts were stored."""
         unsaved = self.counter.to_store(messages)
         if not unsaved:
             return 0
         try:
-            store = ChatStore.open(self.paths.database)
-            try:
-                store.keep_block_counts(unsaved)
-            finally:
-                store.close()
+            # (this connection: another would look like another program's change)
+            self.store.keep_block_counts(unsaved)
         except ContextDeskError:  # a full disk, a read-only folder: counted again next time
             return 0
         return len(unsaved)

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -468,7 +469,13 @@ def connect(path: Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> sqlite3.Conn
 def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
     with contextlib.suppress(OSError):  # a read-only folder: SQLite will say so below
         create_private(path)  # 0600 before SQLite makes it (its -wal and -shm copy the mode)
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=busy_timeout)
+    db = sqlite3.connect(
+        path,
+        isolation_level=None,
+        check_same_thread=False,
+        timeout=busy_timeout,
+        factory=SharedConnection,
+    )
     try:
         db.row_factory = sqlite3.Row
         version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -508,16 +515,30 @@ def _use_wal(db: sqlite3.Connection, busy_timeout: float) -> None:
             time.sleep(0.01)
 
 
+class SharedConnection(sqlite3.Connection):
+    """The app's connection: the window, a turn's worker and the background thread all
+    write through it, so its transactions take turns (`write_lock`); two at once on one
+    connection would be one transaction, or fail with "cannot start a transaction within
+    a transaction"."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.write_lock = threading.RLock()
+
+
 @contextmanager
 def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception: all or nothing. SQLite
     rolls back by itself after some failures (a full disk, a failed COMMIT): then there
-    is nothing left to roll back, and the first error is the one that counts."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
+    is nothing left to roll back, and the first error is the one that counts. On a
+    `SharedConnection`, one thread's transaction at a time."""
+    lock = db.write_lock if isinstance(db, SharedConnection) else contextlib.nullcontext()
+    with lock:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise

@@ -14,6 +14,7 @@ connection, so every event is persisted here, in order, before the model shows i
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 
 FLUSH_MS = 33  # streamed text reaches the view at most ~30 times a second
 COUNT_AFTER_MS = 1500  # the server counts the next request once the draft rests this long
+FREEZE_AT = 20_000  # messages: a history this long is set aside from the collector
 FIRST_PAGE = 60  # messages read and laid out before a chat's first paint
 
 
@@ -194,6 +196,12 @@ class ChatSession(QObject):
         if number != self._reads:  # read before the branch shown changed: not this one
             return
         self.model.attach_history(history)
+        if len(history) >= FREEZE_AT:
+            # A long history is a million objects the garbage collector would walk on
+            # each full collection (150–250 ms with the window stopped, whenever a worker
+            # makes enough new ones): set aside, as `gc.freeze` is meant for. Messages
+            # hold no cycles, so they are still freed when the chat lets them go.
+            gc.freeze()
         self.request_plan()
 
     @property

@@ -1,10 +1,12 @@
 """Every benchmark the issues name, in one table (on demand, not part of the test run):
 
-    .venv/bin/python tests/perf/run.py [--json FILE] [--only core,gui]
+    .venv/bin/python tests/perf/run.py [--json FILE] [--only core,gui] [--readme]
 
 Runs each benchmark script in its own process (a fresh interpreter, so one cannot warm
 the caches of the next), collects their rows, and prints one table — metric, value,
 target, pass or fail — with the machine it ran on. Exit status 0 when every target held.
+`--readme` writes the table into README.md too, between its `perf:start` and `perf:end`
+markers: the README's figures are this script's, never typed by hand.
 The 200 × kill -9 crash run (`kill_send.py`, ~13 minutes) is not included: it has no
 timing target and runs on its own.
 """
@@ -21,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.perf.report import Row, report
+from tests.perf.report import Row, machine, report
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = {
@@ -58,10 +60,40 @@ def run_one(name: str, script: str) -> tuple[list[Row], str]:
     return rows, f"{name} took {took:.0f} s"
 
 
+README = HERE.parents[1] / "README.md"
+START, END = "<!-- perf:start -->", "<!-- perf:end -->"
+
+
+def readme_table(rows: list[Row], when: str) -> str:
+    """The rows as the README's Markdown table, with the machine and the date."""
+    lines = [
+        f"Measured {when} on {machine().rsplit(',', 1)[0]} (2 cores) by `tests/perf/run.py`:",
+        "",
+        "| what | measured | target | |",
+        "|---|---:|---:|---|",
+    ]
+    for row in rows:
+        target = "" if row.target is None else f"≤ {row.target:g} {row.unit}"
+        verdict = "" if row.target is None else ("pass" if row.passed else "**fail**")
+        lines.append(f"| {row.metric} | {row.value:,.2f} {row.unit} | {target} | {verdict} |")
+    return "\n".join(lines)
+
+
+def write_readme(rows: list[Row]) -> None:
+    text = README.read_text()
+    if START not in text or END not in text:
+        raise SystemExit(f"README.md has no {START} … {END} section to fill")
+    before, rest = text.split(START, 1)
+    _, after = rest.split(END, 1)
+    table = readme_table(rows, time.strftime("%Y-%m-%d"))
+    README.write_text(f"{before}{START}\n{table}\n{END}{after}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", default="", help="comma-separated: " + ",".join(BENCHMARKS))
+    parser.add_argument("--readme", action="store_true", help="write the table into README.md")
     args = parser.parse_args()
     chosen = [n for n in args.only.split(",") if n] or list(BENCHMARKS)
     unknown = [n for n in chosen if n not in BENCHMARKS]
@@ -74,6 +106,8 @@ def main() -> int:
         rows.extend(found)
         if timing:
             print(f"  {timing}", file=sys.stderr)
+    if args.readme:
+        write_readme(rows)
     return report("ContextDesk benchmarks", rows, args.json)
 
 

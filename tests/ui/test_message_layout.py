@@ -81,3 +81,23 @@ def test_scrolling_up_loads_one_older_page_a_step(
     bar.setValue(0)
     assert session.model.rowCount() == shown + OLDER_PAGE  # one page, laid out in the step
     assert bar.value() > 0  # the reader stays where they were, above the new page
+
+
+def test_a_long_history_is_set_aside_from_the_garbage_collector(
+    window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full collection walks every object: 80 ms over a 100,000-message history, with
+    the window stopped. Once read, a long history is frozen out of it (`gc.freeze`)."""
+    import gc
+
+    from desktop_app.ui import session as session_module
+
+    monkeypatch.setattr(session_module, "FREEZE_AT", 100)  # (20,000 in the app)
+    gc.unfreeze()
+    try:
+        session = open_demo(window, engine, qtbot, turns=60, planned=False)  # ~150 messages
+        qtbot.waitUntil(lambda: session.model.history_complete, timeout=10_000)
+        frozen = [m for m in session.messages if gc.is_tracked(m)]
+        assert gc.get_freeze_count() >= len(frozen) > 100
+    finally:
+        gc.unfreeze()

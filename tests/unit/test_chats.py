@@ -474,8 +474,14 @@ def test_a_chats_token_counts_are_kept_and_its_next_first_plan_reads_them(
     chat = demo(first, 5)
     history = first.reader(chat.id)()
     planned = first.chat(chat.id).plan(history=history)
+    first.changed_elsewhere()
     assert first.keep_counts(history) == len(history)
     assert first.keep_counts(history) == 0  # kept once
+    assert not first.changed_elsewhere()  # its own worker's write: no reason to reload
+    other = Engine.open(home, demo=True)  # another program
+    other.store.set_pinned(chat.id, True)
+    other.close()
+    assert first.changed_elsewhere()
     assert set(first.store.block_counts(chat.id)) == {m.id for m in history}
     first.close()
 

@@ -406,3 +406,28 @@ def test_a_forgotten_count_is_made_on_the_read_and_kept_by_the_next_write(tmp_pa
     store.append_message(chat.id, a("four"))
     assert _shown_count(store, chat.id) == 4
     store.close()
+
+
+def test_writes_from_several_threads_on_the_apps_connection_take_turns(store: ChatStore) -> None:
+    """The window, a turn's worker and the background thread write through one
+    connection: two transactions at once were one, or failed with "cannot start a
+    transaction within a transaction"."""
+    import threading
+
+    chat = store.create_chat("shared")
+    failures: list[BaseException] = []
+
+    def write(n: int) -> None:
+        try:
+            for k in range(60):
+                store.append_message(chat.id, u(f"thread {n}, message {k}"))
+        except BaseException as exc:  # what the other thread's write met
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert store.chat(chat.id).message_count == 180
