@@ -852,9 +852,13 @@ class ChatStore:
         self.db.execute(
             "UPDATE chats SET updated_at = ?, leaf_id = NULL WHERE id = ?", (time.time(), chat_id)
         )
-        if after == shown_end and count is not None:  # the branch shown goes on: add to it
+        # The kept count (schema v12): the branch shown goes on, so add to it; else
+        # forget it (counted again before the write commits: `_writing`)
+        if after == shown_end and count is not None:
             count += sum(not m.is_tool_results for m in messages)
-            self.db.execute("UPDATE chats SET shown_count = ? WHERE id = ?", (count, chat_id))
+        else:
+            count = None
+        self.db.execute("UPDATE chats SET shown_count = ? WHERE id = ?", (count, chat_id))
 
     def _insert_blocks(self, chat_id: str, messages: Sequence[Message]) -> None:
         """Every block of these messages, and its entry in the search index (one home
@@ -872,6 +876,10 @@ class ChatStore:
             ],
         )
         index_blocks(self.db, ((message_id, j, chat_id, api) for message_id, j, _, api in blocks))
+        self.db.execute(  # new blocks: their messages' kept token counts are not theirs
+            "DELETE FROM block_counts WHERE message_id IN (SELECT value FROM json_each(?))",
+            (json.dumps([m.id for m in messages]),),
+        )
 
     def _save_facts(self, chat_id: str, facts: Sequence[Fact]) -> None:
         self.db.execute("DELETE FROM facts WHERE chat_id = ?", (chat_id,))
