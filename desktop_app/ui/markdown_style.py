@@ -279,12 +279,12 @@ def _colour(doc: QTextDocument, start: int, code: str, language: str, dark: bool
         fmt = formats(token)
         if fmt is not None and text.strip():
             cursor.setPosition(start + offset)
-            cursor.setPosition(start + offset + _utf16(text), QTextCursor.MoveMode.KeepAnchor)
+            cursor.setPosition(start + offset + utf16_length(text), QTextCursor.MoveMode.KeepAnchor)
             cursor.mergeCharFormat(fmt)
-        offset += _utf16(text)
+        offset += utf16_length(text)
 
 
-def _utf16(text: str) -> int:
+def utf16_length(text: str) -> int:
     """`text`'s length as a document counts positions (UTF-16: an emoji is two)."""
     return len(text.encode("utf-16-le")) // 2
 

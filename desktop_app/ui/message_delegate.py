@@ -70,6 +70,7 @@ from desktop_app.ui.markdown_style import (
     place,
     style_code,
     style_text,
+    utf16_length,
 )
 from desktop_app.ui.message_model import (
     BlockChip,
@@ -669,11 +670,17 @@ class MessageDelegate(QStyledItemDelegate):
         if held is not None:
             before, doc = held
             same_box = doc.defaultFont() == font and doc.textWidth() == width
-            if same_box and text.startswith(before):
-                if len(text) > len(before):
+            # It goes on from all the text before; or, once cut to its first part, from
+            # all before the line that counts the rest ("… 1,234 more characters")
+            kept = len(before) if text.startswith(before) else before.rfind("\n… ")
+            if same_box and kept > 0 and text.startswith(before[:kept]):
+                if text != before:
                     cursor = QTextCursor(doc)
-                    cursor.movePosition(QTextCursor.MoveOperation.End)
-                    cursor.insertText(text[len(before) :])
+                    cursor.setPosition(utf16_length(before[:kept]))
+                    cursor.movePosition(
+                        QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor
+                    )
+                    cursor.insertText(text[kept:])
                 self._streamed = {where: (text, doc)}
                 return doc, False, ""
         doc = self._document(text, font, width)
