@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from desktop_app.config.privacy import create_private
 from desktop_app.config.settings import DEFAULT_MODEL
@@ -31,8 +31,7 @@ from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import Breaker, ContextState, Summary
 from desktop_app.core.blocks import ToolResultBlock, block_to_api, block_type
 from desktop_app.core.errors import ContextDeskError, ErrorKind
-from desktop_app.core.messages import Message, MessageStatus, Role, new_id
-from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
+from desktop_app.core.messages import Message, MessageStatus, new_id
 from desktop_app.storage.chat_info import (
     CHATS,
     RECOUNT,
@@ -43,6 +42,7 @@ from desktop_app.storage.chat_info import (
     settings_to_json,
 )
 from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error, transaction
+from desktop_app.storage.message_rows import block_counts, read_from
 from desktop_app.storage.search import (
     Hits,
     index_blocks,
@@ -359,7 +359,7 @@ class ChatStore:
                 (chat_id, max(0, limit - 1)),
             ).fetchone()
             since = row["position"] if row is not None else -1
-        return self._read_from(chat_id, since)
+        return read_from(self.db, chat_id, since)
 
     def messages_after(self, chat_id: str, message_id: str | None) -> list[Message]:
         """The branch shown after one of its messages (all of it for None)."""
@@ -385,50 +385,11 @@ class ChatStore:
         if first is None:
             return []
         # the other branches' messages after `first` are read and dropped
-        return self._read_from(chat_id, first["position"], set(ids))
-
-    def _read_from(
-        self, chat_id: str, position: int, only: set[str] | None = None
-    ) -> list[Message]:
-        """The shown messages from a position on (only those in `only`, if given): one
-        pass over messages and their blocks in order, each message made as its last block
-        arrives — a 100,000-message chat never holds its rows and its messages at once."""
-        messages: list[Message] = []
-        reader = BlockReader()  # stored blocks were valid API JSON when written
-        names: dict[str, str] = {}  # a model's name, a stop reason: one string for all
-        row: sqlite3.Row | None = None
-        blocks: list[Any] = []
-        for found in self.db.execute(
-            "SELECT m.id, m.role, m.status, m.stop_reason, m.usage, m.created_at, m.revision, "
-            "m.model, m.bound_to, b.raw FROM messages m "
-            "LEFT JOIN blocks b ON b.message_id = m.id "
-            "WHERE m.chat_id = ? AND NOT m.deleted AND m.position >= ? "
-            "ORDER BY m.position, b.position",
-            (chat_id, position),
-        ):
-            if only is not None and found["id"] not in only:
-                continue
-            if row is None or found["id"] != row["id"]:
-                if row is not None:
-                    messages.append(_message(row, blocks, names))
-                row, blocks = found, []
-            if found["raw"] is not None:
-                blocks.append(reader.block(json.loads(found["raw"]), "block"))
-        if row is not None:
-            messages.append(_message(row, blocks, names))
-        return messages
+        return read_from(self.db, chat_id, first["position"], set(ids))
 
     def block_counts(self, chat_id: str) -> dict[str, tuple[int, ...]]:
-        """The per-block token counts kept for this chat's messages, by message id
-        (`keep_block_counts`; a message whose blocks were written since has none)."""
-        return {
-            message_id: tuple(json.loads(counts))
-            for message_id, counts in self.db.execute(
-                "SELECT k.message_id, k.counts FROM block_counts k "
-                "JOIN messages m ON m.id = k.message_id WHERE m.chat_id = ?",
-                (chat_id,),
-            )
-        }
+        """The per-block token counts kept for this chat's messages (`message_rows`)."""
+        return block_counts(self.db, chat_id)
 
     def keep_block_counts(self, counts: Mapping[str, Sequence[int]]) -> None:
         """Keep messages' per-block token counts (until their blocks are written again);
@@ -931,25 +892,6 @@ def _parents_first(
             break
         every = [pm for pm in waiting if pm[1].id not in placed]
     return ready
-
-
-def _message(row: sqlite3.Row, blocks: list[Any], shared: dict[str, str]) -> Message:
-    """A stored message; `shared` keeps one string for what many messages repeat (the
-    model's name, the stop reason) across one read."""
-    role: Role = "user" if row["role"] == "user" else "assistant"
-    stop_reason, model = row["stop_reason"], row["model"]
-    return Message(
-        role=role,
-        blocks=tuple(blocks),
-        id=row["id"],
-        status=status_from_text(row["status"]),
-        stop_reason=None if stop_reason is None else shared.setdefault(stop_reason, stop_reason),
-        usage=usage_from_api(json.loads(row["usage"])) if row["usage"] else None,
-        created_at=row["created_at"],
-        revision=row["revision"],
-        model=shared.setdefault(model, model),
-        bound_to=row["bound_to"],
-    )
 
 
 def _usage_json(message: Message) -> str | None:

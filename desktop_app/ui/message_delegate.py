@@ -42,7 +42,6 @@ from PySide6.QtGui import (
     QPainter,
     QPalette,
     QPen,
-    QTextCursor,
     QTextDocument,
     QTextOption,
 )
@@ -70,7 +69,6 @@ from desktop_app.ui.markdown_style import (
     place,
     style_code,
     style_text,
-    utf16_length,
 )
 from desktop_app.ui.message_model import (
     BlockChip,
@@ -91,6 +89,7 @@ from desktop_app.ui.message_words import (
     token_label,
     tool_name,
 )
+from desktop_app.ui.streamed_text import StreamedText
 
 PAD = 12  # around a message
 INDENT = 14  # blocks sit under the header
@@ -157,8 +156,7 @@ class MessageDelegate(QStyledItemDelegate):
         # While every row is measured: the view's width, the column's, the font's key,
         # Context view, dark (`layout_pass`)
         self._pass: tuple[int, int, str, bool, bool] | None = None
-        # The text being streamed, as shown, and its document (`_growing`)
-        self._streamed: dict[tuple[str, int], tuple[str, QTextDocument]] = {}
+        self.streamed = StreamedText(self._document)  # the text being streamed, laid out
         self._expanded: set[tuple[str, int]] = set()
         self._unfolded: set[tuple[str, int, int]] = set()  # long code shown whole: (id, block, key)
         self._mono = theme.monospace()
@@ -640,7 +638,9 @@ class MessageDelegate(QStyledItemDelegate):
                     message, j, block, open_, font, text_width
                 )
             elif streaming and isinstance(block, TextBlock):
-                doc, collapsible, summary = self._growing((message.id, j), block, font, text_width)
+                text = shown_plain(block.text).text  # (bounded: its first part, if long)
+                doc = self.streamed.document((message.id, j), text, font, text_width)
+                collapsible, summary = False, ""
             else:
                 doc, collapsible, summary = self._content(block, open_, font, text_width, call)
             row = self._chip_height() if self.context_view or summary else 0.0
@@ -657,35 +657,6 @@ class MessageDelegate(QStyledItemDelegate):
             y += QFontMetrics(font).height()  # a reply that has not said anything yet
         bottom = CONTINUED_PX - GAP if turn.continued else PAD - GAP  # the turn reads on below
         return _Layout(int(y + bottom), parts, top, divider, continues)
-
-    def _growing(
-        self, where: tuple[str, int], block: TextBlock, font: QFont, width: int
-    ) -> tuple[QTextDocument, bool, str]:
-        """A text being streamed, as plain text (its Markdown is read when it ends): what
-        arrived since the last frame is added to the document, whose layout goes on from
-        there — laying the whole text out again each frame grew with the reply (25 ms at
-        19,000 characters, 20 times a second)."""
-        text = shown_plain(block.text).text  # (bounded: a long text shows its first part)
-        held = self._streamed.get(where)
-        if held is not None:
-            before, doc = held
-            same_box = doc.defaultFont() == font and doc.textWidth() == width
-            # It goes on from all the text before; or, once cut to its first part, from
-            # all before the line that counts the rest ("… 1,234 more characters")
-            kept = len(before) if text.startswith(before) else before.rfind("\n… ")
-            if same_box and kept > 0 and text.startswith(before[:kept]):
-                if text != before:
-                    cursor = QTextCursor(doc)
-                    cursor.setPosition(utf16_length(before[:kept]))
-                    cursor.movePosition(
-                        QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor
-                    )
-                    cursor.insertText(text[kept:])
-                self._streamed = {where: (text, doc)}
-                return doc, False, ""
-        doc = self._document(text, font, width)
-        self._streamed = {where: (text, doc)}  # one text streams at a time
-        return doc, False, ""
 
     def _content(
         self,

@@ -20,7 +20,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 import venv
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -73,13 +72,13 @@ def _one_at_a_time(path: Path) -> Iterator[None]:
         if sys.platform == "win32":
             import msvcrt
 
-            while True:
+            file.seek(0)
+            while True:  # LK_LOCK waits itself (ten tries a second apart), then raises
                 try:
-                    file.seek(0)
-                    msvcrt.locking(file.fileno(), msvcrt.LK_NBLCK, 1)
+                    msvcrt.locking(file.fileno(), msvcrt.LK_LOCK, 1)
                     break
                 except OSError:
-                    time.sleep(0.5)
+                    continue
         else:
             import fcntl
 

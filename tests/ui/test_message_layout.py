@@ -49,7 +49,7 @@ def test_a_streaming_text_grows_in_its_document_and_reads_as_if_laid_out_whole(
     whole = delegate._document("".join(pieces), view.font(), int(doc.textWidth()))
     assert doc.toPlainText() == whole.toPlainText()
     assert doc.size().height() == whole.size().height()
-    assert delegate._streamed["streaming-1", 0][1] is doc  # one document, added to
+    assert delegate.streamed.holds(doc)  # one document, added to
 
 
 def test_a_streaming_text_past_its_shown_part_changes_only_the_line_that_counts_the_rest(

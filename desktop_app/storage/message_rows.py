@@ -1,0 +1,75 @@
+"""Reading stored messages back: their rows and blocks in one pass, and the per-block
+token counts kept beside them (schema v13). The store's writes live in `store.py`."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from desktop_app.core.messages import Message, Role
+from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
+
+
+def read_from(
+    db: sqlite3.Connection, chat_id: str, position: int, only: set[str] | None = None
+) -> list[Message]:
+    """The shown messages from a position on (only those in `only`, if given): one pass
+    over messages and their blocks in order, each message made as its last block
+    arrives — a 100,000-message chat never holds its rows and its messages at once."""
+    messages: list[Message] = []
+    reader = BlockReader()  # stored blocks were valid API JSON when written
+    names: dict[str, str] = {}  # a model's name, a stop reason: one string for all
+    row: sqlite3.Row | None = None
+    blocks: list[Any] = []
+    for found in db.execute(
+        "SELECT m.id, m.role, m.status, m.stop_reason, m.usage, m.created_at, m.revision, "
+        "m.model, m.bound_to, b.raw FROM messages m "
+        "LEFT JOIN blocks b ON b.message_id = m.id "
+        "WHERE m.chat_id = ? AND NOT m.deleted AND m.position >= ? "
+        "ORDER BY m.position, b.position",
+        (chat_id, position),
+    ):
+        if only is not None and found["id"] not in only:
+            continue
+        if row is None or found["id"] != row["id"]:
+            if row is not None:
+                messages.append(_message(row, blocks, names))
+            row, blocks = found, []
+        if found["raw"] is not None:
+            blocks.append(reader.block(json.loads(found["raw"]), "block"))
+    if row is not None:
+        messages.append(_message(row, blocks, names))
+    return messages
+
+
+def block_counts(db: sqlite3.Connection, chat_id: str) -> dict[str, tuple[int, ...]]:
+    """The per-block token counts kept for this chat's messages, by message id
+    (`ChatStore.keep_block_counts`; a message whose blocks were written since has none)."""
+    return {
+        message_id: tuple(json.loads(counts))
+        for message_id, counts in db.execute(
+            "SELECT k.message_id, k.counts FROM block_counts k "
+            "JOIN messages m ON m.id = k.message_id WHERE m.chat_id = ?",
+            (chat_id,),
+        )
+    }
+
+
+def _message(row: sqlite3.Row, blocks: list[Any], shared: dict[str, str]) -> Message:
+    """A stored message; `shared` keeps one string for what many messages repeat (the
+    model's name, the stop reason) across one read."""
+    role: Role = "user" if row["role"] == "user" else "assistant"
+    stop_reason, model = row["stop_reason"], row["model"]
+    return Message(
+        role=role,
+        blocks=tuple(blocks),
+        id=row["id"],
+        status=status_from_text(row["status"]),
+        stop_reason=None if stop_reason is None else shared.setdefault(stop_reason, stop_reason),
+        usage=usage_from_api(json.loads(row["usage"])) if row["usage"] else None,
+        created_at=row["created_at"],
+        revision=row["revision"],
+        model=shared.setdefault(model, model),
+        bound_to=row["bound_to"],
+    )
