@@ -107,6 +107,7 @@ class TokenCounter:
         self._by_schema: dict[int, tuple[object, str]] = {}
         # The messages whose counts were read from where they are stored (`remember`)
         self._remembered: set[str] = set()
+        self._counted_since = False  # a message counted here since `to_store` last looked
 
     @property
     def encoder(self) -> TextEncoder:
@@ -160,6 +161,7 @@ class TokenCounter:
             return memo[1]
         counts = tuple(self.block(b) for b in message.blocks)
         self._by_message[message.id] = (message.blocks, counts)
+        self._counted_since = True
         return counts
 
     def remember(self, messages: Iterable[Message], stored: Mapping[str, Sequence[int]]) -> int:
@@ -182,8 +184,9 @@ class TokenCounter:
         for these very blocks (a plan also counts its own versions of a message — a
         cleared result, a trimmed text — under the same id), never a streaming reply's.
         From then on they count as stored."""
-        if not self.ready or self.encoder.name != STORED_ENCODING:
-            return {}
+        if not self._counted_since or not self.ready or self.encoder.name != STORED_ENCODING:
+            return {}  # (a plan that counted nothing new: no walk over a long history)
+        self._counted_since = False
         found: dict[str, tuple[int, ...]] = {}
         for message in messages:
             memo = self._by_message.get(message.id)
