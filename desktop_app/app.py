@@ -24,6 +24,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if args.command in (None, "gui", "demo"):
+        from desktop_app.ui.qt_loading import load_qt
+
+        load_qt()
         from desktop_app.ui.gui import run_gui
 
         smoke_test = getattr(args, "smoke_test", False)

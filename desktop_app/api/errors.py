@@ -69,7 +69,7 @@ def map_error(exc: BaseException, base_url: str) -> ContextDeskError:
             "Not found",
             f"The server does not know this model or endpoint ({api_message}). "
             "Pick another model in Settings, or check the base URL.",
-            ErrorKind.NOT_FOUND,
+            ErrorKind.UNKNOWN_MODEL,
         )
     if status == 413:
         return error(

@@ -21,7 +21,8 @@ class ErrorKind(StrEnum):
     NOTICE = "notice"  # not an error: a change ContextDesk made on its own, said once
     BUG = "bug"  # an exception nobody planned for
     USAGE = "usage"  # a command or value given the wrong way
-    NOT_FOUND = "not_found"
+    NOT_FOUND = "not_found"  # a chat, message, fact, project or server of ours that is not there
+    UNKNOWN_MODEL = "unknown_model"  # the API answered 404: no such model or endpoint
     FORMAT = "format"  # input that is not a conversation at all
     IMPORT = "import"
     IO = "io"  # a file could not be read or written

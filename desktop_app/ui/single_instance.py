@@ -132,6 +132,8 @@ class SingleInstance(QObject):
     def _on_server_new_connection(self) -> None:
         assert self.server is not None
         while (connection := self.server.nextPendingConnection()) is not None:
-            connection.readyRead.connect(connection.readAll)  # the message is all we need
+            # The message is all we need: what it carries is read and dropped (a bound C++
+            # method is not a slot PySide can connect to: it warns "No Wrapper found")
+            connection.readyRead.connect(lambda c=connection: c.readAll())
             connection.disconnected.connect(connection.deleteLater)
             self.activation_requested.emit()

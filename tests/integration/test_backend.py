@@ -338,6 +338,18 @@ def test_a_missing_or_wrong_key_is_a_clear_error(
     )
 
 
+def test_a_404_says_model_or_endpoint_not_a_missing_chat(sim: SimulatorServer) -> None:
+    """An HTTP 404 has a kind of its own: `NOT_FOUND` is for our chats, messages and facts."""
+    api = AnthropicBackend(TEST_KEY, sim.base_url + "/not-the-api", max_retries=0)
+    try:
+        finished = turn(LoopState([user_text("hi")]), ports(api))
+    finally:
+        api.close()
+    assert finished.error is not None
+    assert (finished.error.kind, finished.error.retryable) == (ErrorKind.UNKNOWN_MODEL, False)
+    assert "check the base URL" in finished.error.message
+
+
 def test_an_unreachable_server(tmp_path: Path) -> None:
     api = AnthropicBackend(TEST_KEY, "http://127.0.0.1:9", max_retries=0, timeout=5)
     try:

@@ -16,7 +16,6 @@ from desktop_app.core.loop import LoopState
 from desktop_app.core.messages import Message, MessageStatus, user_text
 from desktop_app.core.protocol import validate
 from desktop_app.core.repair import repair
-from desktop_app.core.transcript import Transcript
 from desktop_app.core.wire import messages_from_api
 from tests.fakes.backend import CancelNow, ReplyBuilder, ScriptedBackend, text_reply
 from tests.fakes.harness import make_ports, run
@@ -70,16 +69,13 @@ def test_cancel_while_parallel_calls_stream_does_not_poison_the_chat() -> None:
 
 def test_deleting_the_message_with_the_call_leaves_no_orphan_result() -> None:
     """continue#4751: removing a message by hand left a tool_result with no tool_use."""
-    transcript = Transcript(
-        [
-            u("find it"),
-            a(call("toolu_1")),
-            u(result("toolu_1", "found: 847.20")),
-            a("It is 847.20."),
-        ]
-    )
-    transcript.delete(transcript.messages()[1].id)
-    broken = list(transcript.messages())
+    messages = [
+        u("find it"),
+        a(call("toolu_1")),
+        u(result("toolu_1", "found: 847.20")),
+        a("It is 847.20."),
+    ]
+    broken = messages[:1] + messages[2:]  # the message with the call, removed
     assert validate(broken)  # the raw view would be rejected...
     fixed = repair(broken)
     assert "847.20" in fixed.messages[0].text  # ...the repair keeps the result's content
