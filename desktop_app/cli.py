@@ -158,17 +158,17 @@ def cmd_chat(engine: Engine, args: argparse.Namespace) -> int:
                     }
                     for m in messages
                 ],
-                "cost": _spend_json(chat.spend()),
+                "cost": _spend_json(chat.costs.spend()),
             }
             print(json.dumps(shown, ensure_ascii=False, indent=2))
             return 0
-        print(f"{chat.title}  ({chat.id}, {chat.info.model}) — cost: {chat.spend().text()}")
+        print(f"{chat.title}  ({chat.id}, {chat.info.model}) — cost: {chat.costs.spend().text()}")
         for m in messages:
             status = "" if m.status.value == "complete" else f" [{m.status.value}]"
             kinds = ", ".join(block_type(b) for b in m.blocks)
             print(f"\n{m.role}{status} ({kinds}):\n{m.text or '(no text)'}")
     elif args.chat_command == "set":
-        for note in engine.find(args.chat).change(key_values(args.pairs)):
+        for note in engine.find(args.chat).setup.change(key_values(args.pairs)):
             print(note, file=sys.stderr)
     elif args.chat_command == "delete":
         chat = engine.find(args.chat)
@@ -294,7 +294,7 @@ def _ctrl_c_stops(cancel: CancelToken) -> Iterator[None]:
 def _send(chat: Chat, text: str, approver: TerminalApprover, quiet: bool) -> TurnFinished:
     cancel = CancelToken()
     with _ctrl_c_stops(cancel):
-        return chat.send(text, approver, cancel, on_event=_printer(quiet))
+        return chat.turns.send(text, approver, cancel, on_event=_printer(quiet))
 
 
 def cmd_send(engine: Engine, args: argparse.Namespace) -> int:
@@ -402,7 +402,7 @@ def _repl_command_line(chat_id: str, command: str, rest: str) -> list[str] | Non
 
 
 def cmd_pin(engine: Engine, args: argparse.Namespace) -> int:
-    print(engine.find(args.chat).pin(args.text).id)
+    print(engine.find(args.chat).memory.pin(args.text).id)
     return 0
 
 
@@ -435,17 +435,17 @@ def cmd_facts(engine: Engine, args: argparse.Namespace) -> int:
 
 def cmd_unpin(engine: Engine, args: argparse.Namespace) -> int:
     chat = engine.find(args.chat)
-    fact = chat.fact(args.fact_id)
-    chat.unpin(fact)
+    fact = chat.memory.fact(args.fact_id)
+    chat.memory.unpin(fact)
     print(f"Unpinned: {fact.text}")
     return 0
 
 
 def cmd_compact(engine: Engine, args: argparse.Namespace) -> int:
     chat = engine.find(args.chat)
-    preview = chat.preview_compaction(args.instructions)
+    preview = chat.memory.preview_compaction(args.instructions)
     if not args.dry_run:  # applied before anything is printed: `| head` cannot stop it
-        chat.apply_compaction(preview)
+        chat.memory.apply_compaction(preview)
     a, b = preview.span.turns
     print(
         f"Summary of turns {a}–{b} ({len(preview.span.covers)} messages): ≈{preview.tokens_before:,} → ≈{preview.tokens_after:,} tokens\n"
@@ -469,8 +469,8 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
     messages = chat.messages()
     engine.tool_servers.start(wait=True)  # the tools `send` would offer
     if args.request:
-        plan: Plan = chat.plan(args.draft, history=messages)
-        if chat.compacts_first(plan, args.draft, messages):
+        plan: Plan = chat.plans.plan(args.draft, history=messages)
+        if chat.plans.compacts_first(plan, args.draft, messages):
             print(
                 "The next send compacts older turns first; the summary is not written yet, "
                 "so its request cannot be shown exactly. Run `contextdesk compact "
@@ -482,7 +482,7 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
             print(_which_request(plan), file=sys.stderr)
         print(json.dumps(plan.request.body(), ensure_ascii=False, indent=2))
         return 0
-    plan = chat.plan(history=messages)
+    plan = chat.plans.plan(history=messages)
     if args.json:
         print(json.dumps(_context_json(plan, messages), ensure_ascii=False, indent=2))
         return 0
@@ -516,7 +516,7 @@ def _which_request(plan: Plan) -> str:
 def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
     chat = engine.find(args.chat)
     if args.diff:
-        diff = chat.diff_requests(*args.diff)
+        diff = chat.costs.diff_requests(*args.diff)
         if args.json:
             print(json.dumps({"first_change": diff.first_change, "why": diff.why}, indent=2))
         else:
@@ -524,9 +524,9 @@ def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
             print("\n".join(diff.lines))
         return 0
     if args.number is not None:
-        print(json.dumps(chat.sent_body(args.number), ensure_ascii=False, indent=2))
+        print(json.dumps(chat.costs.sent_body(args.number), ensure_ascii=False, indent=2))
         return 0
-    sent = chat.sent_requests()
+    sent = chat.costs.sent_requests()
     if args.json:
         print(json.dumps([r.to_json() for r in sent], ensure_ascii=False, indent=2))
         return 0
@@ -547,14 +547,14 @@ def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.sent_at))
         what = "summary request" if r.purpose == "compaction" else f"{r.message_count} messages"
         print(f"#{r.number:<4} {when}  {r.model}  {what}  {took}  {r.status}  {usage}  {money}")
-    print(f"Total: {chat.spend().text()} (prices of {prices.updated})")
+    print(f"Total: {chat.costs.spend().text()} (prices of {prices.updated})")
     return 0
 
 
 def cmd_branch(engine: Engine, args: argparse.Namespace) -> int:
     """List a chat's branches (the shown one starred), or show branch N."""
     chat = engine.find(args.chat)
-    branches = chat.branches()
+    branches = chat.branches.all()
     if args.number is not None:
         if not 1 <= args.number <= len(branches):
             raise ContextDeskError(
@@ -562,13 +562,13 @@ def cmd_branch(engine: Engine, args: argparse.Namespace) -> int:
                 f"{chat.title} has {len(branches)} branch(es): 1 to {len(branches)}.",
                 kind=ErrorKind.USAGE,
             )
-        chat.show_branch(branches[args.number - 1].leaf)
-        branches = chat.branches()
+        chat.branches.show(branches[args.number - 1].leaf)
+        branches = chat.branches.all()
     if args.json:
         print(json.dumps([asdict(b) for b in branches], indent=2))
         return 0
     for number, branch in enumerate(branches, 1):
-        differs = chat.message(branch.differs_id)
+        differs = chat.branches.message(branch.differs_id)
         who = "You" if differs.role == "user" else "Claude"
         words = " ".join(differs.text.split())[:60] or f"({len(differs.blocks)} blocks)"
         print(

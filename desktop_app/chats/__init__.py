@@ -11,8 +11,9 @@ from desktop_app.chats.names import NEW_CHAT_TITLE
 from desktop_app.config.logfile import log_unexpected
 
 if TYPE_CHECKING:
-    from desktop_app.chats.chat import Chat, can_retry, repaired
-    from desktop_app.chats.engine import DEMO_MODEL, Engine, Imported
+    from desktop_app.chats.chat import Chat, Imported
+    from desktop_app.chats.chat_core import can_retry, repaired, retry_point
+    from desktop_app.chats.engine import DEMO_MODEL, Engine
     from desktop_app.chats.thinking_preview import thinking_meaning
     from desktop_app.chats.turn import Turn
 
@@ -22,10 +23,11 @@ if TYPE_CHECKING:
 _LATER = {
     "DEMO_MODEL": "engine",
     "Engine": "engine",
-    "Imported": "engine",
+    "Imported": "chat",
     "Chat": "chat",
-    "can_retry": "chat",
-    "repaired": "chat",
+    "can_retry": "chat_core",
+    "repaired": "chat_core",
+    "retry_point": "chat_core",
     "Turn": "turn",
     "thinking_meaning": "thinking_preview",
 }
@@ -51,5 +53,6 @@ __all__ = [
     "data_folder",
     "log_unexpected",
     "repaired",
+    "retry_point",
     "thinking_meaning",
 ]

@@ -40,7 +40,7 @@ from desktop_app.storage.search import Hits, SearchHit
 from desktop_app.storage.store import ChatStore
 
 if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the first paint
-    from desktop_app.chats.chat import Chat
+    from desktop_app.chats.chat import Chat, Imported
     from desktop_app.chats.projects import Projects
     from desktop_app.chats.tool_servers import ToolServers
     from desktop_app.config.mcp_servers import McpConfig
@@ -56,12 +56,6 @@ DEMO_MODEL = "contextdesk-demo"
 def _how_to_reach(settings: Settings) -> tuple[str, int, int]:
     """What the connection is made from: a change means connecting afresh."""
     return settings.base_url, settings.first_word_timeout, settings.quiet_timeout
-
-
-@dataclass(frozen=True, slots=True)
-class Imported:
-    chat: Chat
-    repairs: tuple[str, ...]  # what the import repaired, one line each
 
 
 @dataclass
@@ -168,7 +162,7 @@ class Engine:
         """The servers or their states changed: chats plan again with the tools there are
         now. Call on the database thread."""
         for chat in self._chats.values():
-            chat.settings_changed()
+            chat.plans.settings_changed()
 
     @property
     def log_file(self) -> Path:
@@ -261,7 +255,7 @@ class Engine:
             from desktop_app.chats.chat import Chat
 
             chat = self._chats[chat_id] = Chat(self, self.store.chat(chat_id))
-            notice = chat.fit_to_model()
+            notice = chat.setup.fit_to_model()
             if notice:
                 self.notices.append(notice)
         return chat
@@ -324,7 +318,7 @@ class Engine:
         """The settings a new chat with `model` starts with — Settings' defaults, with
         `overrides` (ContextSettings fields) over them — or a usage error saying why a
         chat could not work with them."""
-        from desktop_app.chats.chat import checked
+        from desktop_app.chats.setting_values import checked
         from desktop_app.core.thinking import fitted
 
         defaults = self.settings
@@ -386,6 +380,7 @@ class Engine:
     def import_bytes(self, raw: bytes, untitled: str = "Imported chat") -> Imported:
         """Import a chat; it is titled as the file says, else from its first message,
         else `untitled` — with a number when another chat has that title already."""
+        from desktop_app.chats.chat import Imported
         from desktop_app.storage.exchange import import_chat
 
         result = import_chat(self.store, raw, untitled)
@@ -397,6 +392,11 @@ class Engine:
                 number += 1
             chat.rename(f"{chat.title} ({number})")
         return Imported(chat, result.repairs)
+
+    def fork(self, chat: Chat, through: Message) -> Chat:
+        """A new chat with `chat`'s messages up to and including `through`, and its facts."""
+        info = self.store.fork(chat.id, through.id, f"{chat.title} (fork)")
+        return self.chat(info.id)
 
     def create_demo_chat(self, turns: int = 4) -> Chat:
         """A chat of demo conversation with two pinned facts, to look around in."""
@@ -487,7 +487,7 @@ class Engine:
             self._listed = {}  # another server lists other models
             self.connection.reconnect()
         for chat in self._chats.values():
-            chat.settings_changed()
+            chat.plans.settings_changed()
 
     def reload_settings_if_changed(self) -> bool:
         """`contextdesk settings` (or an editor) changed settings.json: use it. True if
@@ -531,7 +531,7 @@ class Engine:
         self._listed = {}
         self.connection.reconnect(demo=demo)
         for chat in self._chats.values():
-            chat.settings_changed()  # the demo answers as another model
+            chat.plans.settings_changed()  # the demo answers as another model
 
     def models(self) -> list[ModelInfo]:
         """The server's models; call on a worker thread (it connects). A list the server

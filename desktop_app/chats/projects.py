@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.project import (
@@ -24,15 +24,38 @@ from desktop_app.context.project import (
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
-    from desktop_app.chats.chat import Chat
-    from desktop_app.chats.engine import Engine
+    from desktop_app.chats.chat import Chat, Imported
+    from desktop_app.context.chat_settings import ContextSettings
+    from desktop_app.storage.store import ChatStore
+
+
+class ProjectsHost(Protocol):
+    """`Engine`, as its projects see it (a protocol: no cycle back to the engine)."""
+
+    store: ChatStore
+
+    def chat(self, chat_id: str) -> Chat: ...
+
+    def new_chat(
+        self,
+        title: str = ...,
+        *,
+        model: str | None = None,
+        system_prompt: str | None = None,
+        **overrides: Any,
+    ) -> Chat: ...
+
+    def import_bytes(self, raw: bytes, untitled: str = ...) -> Imported: ...
+
+    def starting_settings(self, model: str | None = None, **overrides: Any) -> ContextSettings: ...
+
 
 EXPORT_FORMAT = "contextdesk.project"
 EXPORT_VERSION = 1
 
 
 class Projects:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: ProjectsHost) -> None:
         self.engine = engine
 
     @property
@@ -68,8 +91,8 @@ class Projects:
         """What new chats of the project start with: KEY=VALUE as `chat set` takes them
         (keys in PROJECT_DEFAULT_FIELDS); an empty value removes the key. Checked as a
         chat would be, so a bad combination is refused here, not at the next new chat."""
-        from desktop_app.chats.chat import THINKING_FIELDS, thinking_setting
         from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
+        from desktop_app.chats.setting_values import THINKING_FIELDS, thinking_setting
         from desktop_app.config.settings import typed_value
         from desktop_app.context.chat_settings import ContextSettings
 
@@ -104,7 +127,7 @@ class Projects:
         members = projects.chats_of(self._db, project.id)
         projects.delete(self._db, project.id)
         for chat_id in members:
-            self.engine.chat(chat_id).settings_changed()
+            self.engine.chat(chat_id).plans.settings_changed()
         return project
 
     def chats(self, ref: str) -> list[str]:
@@ -185,7 +208,7 @@ class Projects:
         project = self.find(ref) if ref else None
         projects.move_chat(self._db, chat.id, project.id if project else None)
         chat.refresh_info()  # its project is part of what the chat list shows
-        chat.settings_changed()
+        chat.plans.settings_changed()
         return project
 
     def new_chat(self, ref: str, title: str | None = None, **overrides: Any) -> Chat:
@@ -209,7 +232,7 @@ class Projects:
             )
         off = self.layers_off(chat)
         off = off - {layer} if on else off | {layer}
-        chat.set_settings(replace(chat.settings, project_layers_off=",".join(sorted(off))))
+        chat.setup.set_settings(replace(chat.settings, project_layers_off=",".join(sorted(off))))
 
     def layers_off(self, chat: Chat) -> frozenset[str]:
         """The project layers this chat does not send."""
@@ -228,9 +251,9 @@ class Projects:
 
     def accept_to_project(self, chat: Chat, fact_ref: str) -> Fact:
         """A fact the model suggested in a chat, accepted for the whole project."""
-        fact = chat.fact(fact_ref)
+        fact = chat.memory.fact(fact_ref)
         pinned = self.pin_from_chat(chat, fact.text)
-        chat.unpin(fact)
+        chat.memory.unpin(fact)
         return pinned
 
     def facts_last_sent(self, project: Project) -> dict[str, tuple[str, int, float]]:
@@ -368,7 +391,7 @@ class Projects:
         from desktop_app.storage import projects
 
         for chat_id in projects.chats_of(self._db, project.id):
-            self.engine.chat(chat_id).settings_changed()
+            self.engine.chat(chat_id).plans.settings_changed()
 
 
 def _one_file(project: Project, ref: str) -> KnowledgeFile:

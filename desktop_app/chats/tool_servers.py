@@ -7,14 +7,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.config.mcp_servers import ImportReport, McpServer, Secrets
 from desktop_app.core.errors import ContextDeskError
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat
-    from desktop_app.chats.engine import Engine
+    from desktop_app.config.mcp_servers import McpConfig
+    from desktop_app.tokens.counter import TokenCounter
+    from desktop_app.tools.mcp_hub import McpHub
+
+
+class ToolServersHost(Protocol):
+    """`Engine`, as its tool servers see it (a protocol: no cycle back to the engine)."""
+
+    @property
+    def counter(self) -> TokenCounter: ...
+
+    @property
+    def mcp(self) -> McpHub | None: ...
+
+    def mcp_config(self) -> McpConfig: ...
+
+    def mcp_changed(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +64,7 @@ class ServerView:
 
 
 class ToolServers:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: ToolServersHost) -> None:
         self.engine = engine
 
     # -- configuration --------------------------------------------------------------------
@@ -143,7 +159,8 @@ class ToolServers:
         hub = self.engine.mcp
         if hub is None:
             return []
-        from desktop_app.tools.mcp_tools import display_name, is_off, parse_off, tool_spec
+        from desktop_app.tools.mcp_names import display_name, tool_spec
+        from desktop_app.tools.mcp_tools import is_off, parse_off
 
         off = parse_off(chat.settings.tools_off) if chat is not None else frozenset()
         counter = self.engine.counter
@@ -190,7 +207,7 @@ class ToolServers:
             off.discard(name)
         else:
             off.add(name)
-        chat.set_settings(replace(chat.settings, tools_off=",".join(sorted(off))))
+        chat.setup.set_settings(replace(chat.settings, tools_off=",".join(sorted(off))))
 
 
 def api_name(name: str) -> str:
@@ -198,7 +215,7 @@ def api_name(name: str) -> str:
     they are."""
     if "." not in name:
         return name
-    from desktop_app.tools.mcp_tools import api_name as mcp_name
+    from desktop_app.tools.mcp_names import api_name as mcp_name
 
     server, _, tool = name.partition(".")
     return mcp_name(server, tool)
@@ -206,7 +223,7 @@ def api_name(name: str) -> str:
 
 def people_name(api: str) -> str:
     """An MCP tool's API name as people name it (`git.git_log`); other names as they are."""
-    from desktop_app.tools.mcp_tools import PREFIX
-    from desktop_app.tools.mcp_tools import people_name as named
+    from desktop_app.tools.mcp_names import PREFIX
+    from desktop_app.tools.mcp_names import people_name as named
 
     return named(api) if api.startswith(PREFIX) else api

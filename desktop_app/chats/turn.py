@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import TextBlock
@@ -36,15 +36,24 @@ from desktop_app.storage.store import ChatStore
 from desktop_app.tokens.counter import TokenCounter
 
 if TYPE_CHECKING:
-    from desktop_app.chats.chat import Chat
     from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState
 
 CHECKPOINT_EVERY_S = 1.0
 
 
+class TurnOwner(Protocol):
+    """What a turn tells the chat it answers in (`chats/turns.Turns`)."""
+
+    def record_compaction_requests(self) -> None: ...
+
+    def turn_state_changed(self, state: ContextState) -> None: ...
+
+    def turn_ended(self, turn: Turn) -> None: ...
+
+
 @dataclass
 class Turn:
-    chat: Chat
+    owner: TurnOwner
     state: LoopState
     ports: LoopPorts
     config: LoopConfig
@@ -71,14 +80,14 @@ class Turn:
         """Persist one event (on the database thread, in order, before it is shown)."""
         self.recorder.record(event)
         if isinstance(event, (CompactionApplied, CompactionFailed)):
-            self.chat.record_compaction_requests()  # in order, before the turn's request
+            self.owner.record_compaction_requests()  # in order, before the turn's request
         if isinstance(event, ContextStateChanged) and isinstance(event.state, ContextState):
-            self.chat._state_changed_by_turn(event.state)
+            self.owner.turn_state_changed(event.state)
 
     def finish(self) -> None:
         """The loop has ended: keep what the planner learned (suggested facts, the
         breaker) and apply the user's context edits made meanwhile."""
-        self.chat._turn_ended(self)
+        self.owner.turn_ended(self)
 
 
 @dataclass

@@ -37,6 +37,7 @@ from desktop_app.config.logfile import keep_sdk_logs_off_the_terminal
 from desktop_app.config.mcp_servers import McpConfig, McpServer, Secrets, hide_values
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError
+from desktop_app.tools.mcp_names import McpToolInfo, tool_spec
 from desktop_app.tools.mcp_transport import transport_for
 
 if TYPE_CHECKING:
@@ -59,16 +60,6 @@ class ServerStatus(StrEnum):
     READY = "ready"
     FAILED = "failed"
     STOPPED = "stopped"
-
-
-@dataclass(frozen=True, slots=True)
-class McpToolInfo:
-    """A tool as the server lists it."""
-
-    server: str
-    name: str
-    description: str
-    input_schema: dict[str, Any] = field(hash=False, compare=False)
 
 
 class Failure(StrEnum):
@@ -479,8 +470,6 @@ class McpHub:
                 f"its {len(tools):,} tools are more than its limit of {server.max_tools:,} "
                 "(maxTools in mcp.json)"
             )
-        from desktop_app.tools.mcp_tools import tool_spec  # (it imports this module)
-
         counter = self._token_counter()
         total = 0
         for info in tools:

@@ -10,43 +10,21 @@ Results become tool_result content in `mcp_results.py` (`outcome`).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.ports import ApprovalPolicy, ToolOutcome
 from desktop_app.core.request import ToolSpec
-from desktop_app.tools.mcp_hub import McpHub, McpToolInfo, ServerState, ServerStatus
+from desktop_app.tools.mcp_hub import McpHub, ServerState, ServerStatus
+from desktop_app.tools.mcp_names import PREFIX, McpToolInfo, api_name, display_name
 from desktop_app.tools.mcp_results import outcome as outcome  # (its old home, re-exported)
 from desktop_app.tools.registry import Tool, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from desktop_app.context.planner import ContextPlanner
 
-PREFIX = "mcp__"
 WITHHELD = "its tools are not offered (they are over its limit of tool definitions)"
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def api_name(server: str, tool: str) -> str:
-    """The name the model sees: unique, and within the API's pattern and length."""
-    name = f"{PREFIX}{server}__{_UNSAFE.sub('_', tool)}"
-    if len(name) <= 128 and _UNSAFE.sub("_", tool) == tool:
-        return name
-    digest = hashlib.sha1(tool.encode()).hexdigest()[:8]  # a name, not security
-    return f"{name[:119]}_{digest}"
-
-
-def display_name(server: str, tool: str) -> str:
-    return f"{server}.{tool}"
-
-
-def people_name(api: str) -> str:
-    """`mcp__git__git_log` as people name it: `git.git_log`."""
-    server, _, tool = api.removeprefix(PREFIX).partition("__")
-    return display_name(server, tool) if tool else api
 
 
 def is_off(server: str, tool: str, off: Collection[str]) -> bool:
@@ -128,15 +106,6 @@ class McpOffer:
             planner.system = "\n\n".join(part for part in (system_prompt, note) if part)
 
         return refresh
-
-
-def tool_spec(info: McpToolInfo) -> ToolSpec:
-    """The tool's definition as the request carries it."""
-    schema = info.input_schema
-    if schema.get("type") != "object":  # the API wants an object at the root
-        schema = {"type": "object", "properties": {}}
-    description = info.description or f"{info.name} (from the MCP server {info.server})"
-    return ToolSpec(api_name(info.server, info.name), description, schema)
 
 
 def _tool(hub: McpHub, state: ServerState, info: McpToolInfo, name: str) -> Tool:

@@ -352,7 +352,9 @@ class _ChatListView(QListView):
         )
         self.setMouseTracking(True)  # the hover highlight
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.setItemDelegate(ChatRowDelegate(panel, self))
+        delegate = ChatRowDelegate(self)
+        delegate.renamed.connect(panel.rename_requested)
+        self.setItemDelegate(delegate)
         # Rows differ in height (a group's first has its header): laid out in batches,
         # so thousands of chats never hold the window up.
         self.setLayoutMode(QListView.LayoutMode.Batched)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QRect, QSize
+from PySide6.QtCore import QRect, QSize, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QLineEdit, QStyledItemDelegate, QWidget
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:  # (fonts and painters: their types are made when the first ro
 
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.storage.search import SearchHit
-    from desktop_app.ui.chat_list import ChatListPanel
 
 PAD = 8  # inside a row, around its two lines
 HEADER_GAP = 10  # above a group's header
@@ -39,9 +38,10 @@ class ChatRowDelegate(QStyledItemDelegate):
     activity mark, and a quieter second line (size and age, or the search match) — and
     edits the title in place (F2, double-click or the menu)."""
 
-    def __init__(self, panel: ChatListPanel, parent: QWidget) -> None:
+    renamed = Signal(str, str)  # a chat's id, the title given in place
+
+    def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
-        self.panel = panel
         self._font_key = ""
         self._font_set: tuple[QFont, QFont, QFont] | None = None  # made by `_fonts`
         self._heights: tuple[int, ...] = (0, 0, 0)
@@ -188,7 +188,7 @@ class ChatRowDelegate(QStyledItemDelegate):
     def setModelData(self, editor: QWidget, model: Any, index: Index) -> None:
         title = editor.text().strip() if isinstance(editor, QLineEdit) else ""
         if title:
-            self.panel.rename_requested.emit(index.data(ID_ROLE), title)
+            self.renamed.emit(index.data(ID_ROLE), title)
 
 
 def _activity_mark(activity: str) -> str:

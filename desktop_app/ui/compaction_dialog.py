@@ -88,7 +88,7 @@ class CompactionDialog(QDialog):
             self.worker.cancel.cancel()
             return
         chat = self.session.chat
-        ask = chat.previewing_compaction(self.instructions.text(), self.session.messages)
+        ask = chat.memory.previewing_compaction(self.instructions.text(), self.session.messages)
         self.worker = CallWorker(ask, chat.release_thread)
         self.worker.finished.connect(self._on_worker_finished)
         self.worker.start()
@@ -102,7 +102,7 @@ class CompactionDialog(QDialog):
             self.worker.wait()
             self.worker.deleteLater()
         self.worker = None
-        self.session.chat.record_compaction_requests()  # sent, whatever came of it
+        self.session.chat.plans.record_compaction_requests()  # sent, whatever came of it
         self.preview_button.setText("Preview summary")
         if outcome.error is not None:
             self.status.setText(
@@ -115,7 +115,7 @@ class CompactionDialog(QDialog):
     def show_preview(self, preview: CompactionPreview) -> None:
         self.preview = preview
         first, last = preview.span.turns
-        cost = self.session.chat.compaction_cost(preview, self.session.messages)
+        cost = self.session.chat.costs.of_compaction(preview, self.session.messages)
         self.status.setText(
             f"Summarizes turns {first}–{last} ({len(preview.span.covers):,} messages): "
             f"≈{preview.tokens_before:,} → ≈{preview.tokens_after:,} tokens."

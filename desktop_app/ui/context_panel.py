@@ -244,7 +244,7 @@ class ContextPanel(QStackedWidget):
         if session is None:
             return
         state = session.state()
-        counter = session.chat.engine.counter
+        counter = session.engine.counter
         if counter.ready:
             self.facts.model.count = self.facts.suggested.count = counter.text
         self.facts.model.last_sent = self.facts.suggested.last_sent = self._last_sent_text(session)
@@ -263,8 +263,8 @@ class ContextPanel(QStackedWidget):
             self.figures.setText("Counting…")
             self.legend.setText("")
             return
-        prices = session.chat.engine.prices()
-        spent = session.chat.spend()
+        prices = session.engine.prices()
+        spent = session.chat.costs.spend()
         priced = f" (the API's reported usage × prices of {prices.updated})" if spent.priced else ""
         self.figures.setText(f"{_figures(plan)}<br>Spent in this chat: {spent.text()}{priced}")
         self.legend.setText(_legend(plan))
@@ -319,7 +319,7 @@ class ContextPanel(QStackedWidget):
     def _last_sent_text(self, session: ChatSession) -> Callable[[Fact], str]:
         """ "last sent in request #N · 14:03" from the request ledger: the last request that
         really carried the fact (a fact accepted since has not been sent yet)."""
-        sent = session.chat.facts_last_sent(session.state().facts)
+        sent = session.chat.costs.facts_last_sent(session.state().facts)
 
         def last_sent(fact: Fact) -> str:
             if fact.pending:
@@ -411,7 +411,7 @@ class ContextPanel(QStackedWidget):
         session = self.session
         if session is None or session.plan is None:
             return True
-        after = session.chat.plan_if(session.messages, settings=settings, state=state)
+        after = session.chat.plans.plan_if(session.messages, settings=settings, state=state)
         before = session.plan.estimated_input
         if to_shrink and after.estimated_input >= before:
             QMessageBox.information(
@@ -422,7 +422,7 @@ class ContextPanel(QStackedWidget):
                 "nothing was changed.",
             )
             return False
-        cost = session.chat.cost_of_change(session.plan, after)
+        cost = session.chat.costs.of_change(session.plan, after)
         answer = QMessageBox.question(
             self,
             "Change what is sent?",
@@ -451,7 +451,7 @@ class ContextPanel(QStackedWidget):
         session = self.session
         if session is None:
             return
-        ids = session.chat.old_tool_results(session.messages)
+        ids = session.chat.memory.old_tool_results(session.messages)
         if not ids:
             QMessageBox.information(
                 self, "Nothing to clear", "No older tool results are in the context."

@@ -561,7 +561,11 @@ class MainWindow(QMainWindow):
         from desktop_app.ui.session import ChatSession
 
         session = ChatSession(
-            self.engine.chat(chat_id), self.background, self, counting=self.counting
+            self.engine,
+            self.engine.chat(chat_id),
+            self.background,
+            self,
+            counting=self.counting,
         )
         # Every session, shown or not, may ask for approval and may change its chat.
         session.approval_requested.connect(functools.partial(self._ask_approval, session))
@@ -603,7 +607,9 @@ class MainWindow(QMainWindow):
         self._show_approvals()
         self.composer.stop_editing()  # an edit belongs to the chat it was begun in
         self.context.set_session(session)
-        self.messages.delegate.cost_of = session.chat.reply_cost if session is not None else None
+        self.messages.delegate.cost_of = (
+            session.chat.costs.reply_cost if session is not None else None
+        )
         self.strip.show_plan(session.plan if session is not None else None)
         if session is None:
             self.messages.setModel(None)
@@ -727,7 +733,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_messages_fork_requested(self, message: Message) -> None:
         if self.current is not None:
-            self._open_made(functools.partial(self.current.chat.fork, message))
+            self._open_made(functools.partial(self.engine.fork, self.current.chat, message))
 
     @Slot(object)
     def _on_messages_edit_requested(self, message: Message) -> None:
@@ -970,7 +976,7 @@ class MainWindow(QMainWindow):
         if session is None:
             return
         try:
-            switched = not session.busy and session.chat.show_branch_holding(message_id)
+            switched = not session.busy and session.chat.branches.show_holding(message_id)
         except ContextDeskError as exc:
             self.banner.show_error(exc.info, can_retry=False)
             return
@@ -1233,7 +1239,7 @@ class MainWindow(QMainWindow):
                 chat.settings.context_window,
                 demo=demo,
             )
-            self.header.show_thinking(chat.thinking_options(), chat.settings)
+            self.header.show_thinking(chat.setup.thinking_options(), chat.settings)
         if self.attached and self.connection.no_key and self.current is None:
             self.center.setCurrentWidget(self.welcome)
         elif self.center.currentWidget() is self.welcome:

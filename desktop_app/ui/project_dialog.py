@@ -61,7 +61,7 @@ class ProjectDialog(QDialog):
         self.setObjectName("projectDialog")
         self.setWindowTitle("Project")
         self.session = session
-        self.projects = session.chat.engine.projects
+        self.projects = session.engine.projects
         self._filling = False
 
         self.choice = QComboBox()
@@ -114,7 +114,7 @@ class ProjectDialog(QDialog):
         self.new_model.setObjectName("projectModel")
         self.new_model.setEditable(True)
         self.new_model.addItem("Settings’ model", "")
-        for info in session.chat.engine.known_models():  # never a network call here
+        for info in session.engine.known_models():  # never a network call here
             self.new_model.addItem(f"{info.display_name} — {info.context_window:,}", info.id)
         self.new_model.activated.connect(self._on_new_model_chosen)
         typed = self.new_model.lineEdit()
@@ -197,7 +197,7 @@ class ProjectDialog(QDialog):
             for fact in project.facts:
                 item = QListWidgetItem(fact.text, self.facts)
                 item.setData(ID_ROLE, fact.id)
-            count = self.session.chat.engine.counter.text
+            count = self.session.engine.counter.text
             for file in project.files:
                 item = QListWidgetItem(f"{file.name}  ≈{count(file.text):,} tokens", self.files)
                 item.setData(ID_ROLE, file.id)

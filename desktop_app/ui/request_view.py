@@ -194,7 +194,7 @@ class RequestView(QWidget):
             self.sections.setText("Nothing has been sent in this chat yet.")
             self._set_json(None)
             return
-        entry = next(r for r in self.chat.sent_requests() if r.number == chosen)
+        entry = next(r for r in self.chat.costs.sent_requests() if r.number == chosen)
         usage = entry.usage
         took = f" in {entry.seconds:.1f} s" if entry.seconds is not None else ""
         self.sections.setText(
@@ -207,7 +207,7 @@ class RequestView(QWidget):
                 else f"none ({entry.status}: the reply did not finish)"
             )
         )
-        self._set_json(self.chat.sent_body(chosen))
+        self._set_json(self.chat.costs.sent_body(chosen))
 
     def _show_diff(self) -> None:
         before, after = self._chosen(self.pick), self.against.currentData()
@@ -215,7 +215,7 @@ class RequestView(QWidget):
             self.sections.setText("Nothing has been sent in this chat yet: nothing to compare.")
             self._set_json(None)
             return
-        diff = self.chat.diff_requests(str(before), str(after))
+        diff = self.chat.costs.diff_requests(str(before), str(after))
         self.sections.setText(diff.why[:1].upper() + diff.why[1:] + ".")
         self.highlighter.show_diff(True)
         self.text.setPlainText("\n".join(diff.lines) or "The two requests are the same.")
@@ -228,7 +228,7 @@ class RequestView(QWidget):
     def _fill_picks(self) -> None:
         """The ledger's requests, newest first; the choice kept across refreshes. When
         comparing, the default is the last sent against the next."""
-        sent = self.chat.sent_requests() if self.chat is not None else []
+        sent = self.chat.costs.sent_requests() if self.chat is not None else []
         keep, keep_against = self._chosen(self.pick), self.against.currentData()
         self.pick.clear()
         self.against.clear()

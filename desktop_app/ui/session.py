@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
-from desktop_app.chats import Chat, Turn
+from desktop_app.chats import Chat, Engine, Turn, retry_point
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
@@ -89,12 +89,14 @@ class ChatSession(QObject):
 
     def __init__(
         self,
+        engine: Engine,
         chat: Chat,
         background: BackgroundWorker,
         parent: QObject | None = None,
         counting: BackgroundWorker | None = None,
     ) -> None:
         super().__init__(parent)
+        self.engine = engine
         self.chat = chat
         self.background = background
         # The server's count of the next request (count_tokens), asked once the plan has
@@ -143,7 +145,7 @@ class ChatSession(QObject):
             self.request_plan()
             return
         self._reads += 1
-        read = self.chat.engine.reader(self.chat.id)
+        read = self.engine.reader(self.chat.id)
         self.background.submit(
             f"history:{self.chat.id}",
             read,
@@ -178,7 +180,7 @@ class ChatSession(QObject):
 
     def _prepare_planning(self) -> None:
         try:
-            self.chat.planner()  # loads the context engine and the chat's state
+            self.chat.plans.planner()  # loads the context engine and the chat's state
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return
@@ -188,7 +190,7 @@ class ChatSession(QObject):
         """Tools, thinking or the model changed: plan afresh (the context state is on
         disk, so nothing the user pinned or excluded is lost)."""
         if not self.busy:
-            self.chat.settings_changed()
+            self.chat.plans.settings_changed()
             self._prepare_planning()
             self.request_plan()
 
@@ -229,8 +231,8 @@ class ChatSession(QObject):
         if self.busy or not self._planning_ready or not self.model.history_complete:
             return  # planned when the turn ends, or when the history has been read
         history = list(self.messages)
-        make_plan = self.chat.next_planning(self._draft, history, beside=self._editing)
-        size = self.chat.transcript_tokens
+        make_plan = self.chat.plans.next_planning(self._draft, history, beside=self._editing)
+        size = self.chat.plans.transcript_tokens
 
         def plan() -> tuple[Plan, int]:
             return make_plan(), size(history)
@@ -241,14 +243,14 @@ class ChatSession(QObject):
         plan, total = result
         self.plan = plan
         history = tuple(self.model.all_messages())  # its counts, kept for the next start
-        keep = functools.partial(self.chat.engine.keep_counts, history)
+        keep = functools.partial(self.engine.keep_counts, history)
         self.background.submit("keep-counts", keep, lambda _kept: None)
         self.model.set_chip_source(_chips_from(plan))
         self.planned.emit(plan)
         if self.counting is not None:
             self._count_soon.start()
         try:
-            if self.chat.remember_size(total):
+            if self.chat.plans.remember_size(total):
                 self.chat_changed.emit(self.chat.info)
         except ContextDeskError:
             log.warning("the chat's size was not saved", exc_info=True)  # shown anyway
@@ -261,7 +263,7 @@ class ChatSession(QObject):
         plan = self.plan
         if plan is None or self.counting is None or self.busy or plan.exact_input is not None:
             return
-        count = self.chat.counting(plan)
+        count = self.chat.plans.counting(plan)
         if count is None:
             return
 
@@ -269,7 +271,7 @@ class ChatSession(QObject):
             if tokens is None or self.plan is not plan:  # no endpoint, or planned again since
                 return
             try:
-                self.plan = self.chat.counted(plan, tokens)
+                self.plan = self.chat.plans.counted(plan, tokens)
             except ContextDeskError:
                 log.warning("the server's count was not kept", exc_info=True)
                 return
@@ -291,7 +293,7 @@ class ChatSession(QObject):
         if beside is None:
             return self._start(Message("user", tuple(blocks)))
         try:
-            edited = self.chat.edited(beside, blocks)
+            edited = self.chat.branches.edited(beside, blocks)
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return False
@@ -302,7 +304,7 @@ class ChatSession(QObject):
         failed or interrupted reply, as its new version."""
         if self.busy:
             return False
-        after = self.chat.retry_point(self.messages)
+        after = retry_point(self.messages)
         if after is not None:
             self._answering_again = after  # the failed reply gives way to the new one
         return self._start(None, after=after)
@@ -312,7 +314,7 @@ class ChatSession(QObject):
         if self.busy:
             return False
         try:
-            prompt = self.chat.prompt_of(reply, self.messages)
+            prompt = self.chat.branches.prompt_of(reply, self.messages)
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return False
@@ -329,12 +331,12 @@ class ChatSession(QObject):
         ids = [m.id for m in self.messages]
         before = ids[ids.index(shown.id) - 1] if ids.index(shown.id) else None
         try:
-            self.chat.show_branch(message_id)
+            self.chat.branches.show(message_id)
             if not self.model.history_complete:  # (a read under way is of the old branch)
                 self.load()
                 self.chat_changed.emit(self.chat.info)
                 return
-            after = self.chat.messages_after(before)
+            after = self.chat.branches.messages_after(before)
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return
@@ -353,7 +355,7 @@ class ChatSession(QObject):
 
     def _show_branch_points(self) -> None:
         try:
-            self.model.set_branch_points(self.chat.branch_points())
+            self.model.set_branch_points(self.chat.branches.points())
         except ContextDeskError:
             log.warning("the chat's branches could not be read", exc_info=True)
 
@@ -371,7 +373,7 @@ class ChatSession(QObject):
         self.set_error(None)
         ids = [m.id for m in self.messages]
         try:
-            turn = self.chat.start_turn(message, self._approver, beside=beside, after=after)
+            turn = self.chat.turns.start(message, self._approver, beside=beside, after=after)
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return False
@@ -511,41 +513,41 @@ class ChatSession(QObject):
         return True
 
     def is_excluded(self, message: Message) -> bool:
-        return self.chat.is_excluded(message)
+        return self.chat.memory.is_excluded(message)
 
     def set_excluded(self, message: Message, excluded: bool) -> None:
         cost = self._cost_of(lambda: self.chat.state.exclude_message(message.id, excluded))
-        if self._act(lambda: self.chat.set_excluded(message, excluded)) and cost:
+        if self._act(lambda: self.chat.memory.set_excluded(message, excluded)) and cost:
             self.told.emit(cost)
 
     def pin_fact(self, text: str) -> bool:
-        return self._act(lambda: self.chat.pin(text))
+        return self._act(lambda: self.chat.memory.pin(text))
 
     def edit_fact(self, fact: Fact, text: str) -> None:
-        self._act(lambda: self.chat.edit_fact(fact, text))
+        self._act(lambda: self.chat.memory.edit_fact(fact, text))
 
     def delete_fact(self, fact: Fact) -> None:
-        self._act(lambda: self.chat.unpin(fact))
+        self._act(lambda: self.chat.memory.unpin(fact))
 
     def restore_fact(self, fact: Fact, index: int) -> None:
-        self._act(lambda: self.chat.restore_fact(fact, index))
+        self._act(lambda: self.chat.memory.restore_fact(fact, index))
 
     def move_fact(self, fact: Fact, index: int) -> None:
-        self._act(lambda: self.chat.move_fact(fact, index))
+        self._act(lambda: self.chat.memory.move_fact(fact, index))
 
     def fact_to_project(self, fact: Fact) -> None:
         """Pin (or accept) the fact for every chat of this chat's project instead."""
-        self._act(lambda: self.chat.engine.projects.accept_to_project(self.chat, fact.id))
+        self._act(lambda: self.engine.projects.accept_to_project(self.chat, fact.id))
 
     def accept_fact(self, fact: Fact, text: str | None = None) -> None:
-        self._act(lambda: self.chat.accept_fact(fact, text))
+        self._act(lambda: self.chat.memory.accept_fact(fact, text))
 
     def apply_compaction(self, preview: CompactionPreview, text: str) -> bool:
-        return self._act(lambda: self.chat.apply_compaction(preview, text))
+        return self._act(lambda: self.chat.memory.apply_compaction(preview, text))
 
     def undo_compaction(self) -> None:
         cost = self._cost_of(self.chat.state.undo_summary)
-        if self._act(self.chat.undo_compaction) and cost:
+        if self._act(self.chat.memory.undo_compaction) and cost:
             self.told.emit(cost)
 
     def _cost_of(self, make_state: Callable[[], ContextState]) -> str:
@@ -554,34 +556,34 @@ class ChatSession(QObject):
         if self.busy:
             return ""
         try:
-            return self.chat.cost_of_state(self.messages, make_state())
+            return self.chat.costs.of_state(self.messages, make_state())
         except ContextDeskError:
             return ""
 
     def resume_auto_compaction(self) -> None:
-        self._act(self.chat.resume_auto_compaction)
+        self._act(self.chat.memory.resume_auto_compaction)
 
     def clear_tool_results(self, tool_use_ids: set[str]) -> None:
-        self._act(lambda: self.chat.clear_tool_results(tool_use_ids))
+        self._act(lambda: self.chat.memory.clear_tool_results(tool_use_ids))
 
     def set_context_settings(self, settings: ContextSettings) -> None:
-        self._update_chat(lambda: self.chat.set_settings(settings))
+        self._update_chat(lambda: self.chat.setup.set_settings(settings))
 
     def switch_model(self, model: str) -> None:
         notes: list[str] = []
-        self._update_chat(lambda: notes.extend(self.chat.switch_model(model)))
+        self._update_chat(lambda: notes.extend(self.chat.setup.switch_model(model)))
         if notes:  # what had to change to fit the model (its output limit, its thinking)
             self.told.emit(" ".join(notes))
 
     def change(self, assignments: dict[str, str]) -> None:
         """Chat settings as `chat set` takes them (the chat bar's thinking menu)."""
         notes: list[str] = []
-        self._update_chat(lambda: notes.extend(self.chat.change(assignments)))
+        self._update_chat(lambda: notes.extend(self.chat.setup.change(assignments)))
         if notes:
             self.told.emit(" ".join(notes))
 
     def set_system_prompt(self, text: str) -> None:
-        self._update_chat(lambda: self.chat.set_system_prompt(text))
+        self._update_chat(lambda: self.chat.setup.set_system_prompt(text))
 
     def rename(self, title: str) -> None:
         self._update_chat(lambda: self.chat.rename(title))

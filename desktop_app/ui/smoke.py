@@ -51,7 +51,7 @@ class SmokeTest(QObject):
         called = any(isinstance(b, ToolUseBlock) for m in messages[-3:] for b in m.blocks)
         stored = session.chat.messages()
         answered = bool(stored) and stored[-1].role == "assistant" and bool(stored[-1].text)
-        if not session.chat.engine.counter.encoder.exact_tokenizer:
+        if not session.engine.counter.encoder.exact_tokenizer:
             self._finish(False, "token counts fell back to the heuristic: the encoding is missing")
             return
         ok = called and answered and stored[-1].id == messages[-1].id

@@ -30,7 +30,8 @@ from desktop_app.core.request import ToolSpec
 from desktop_app.tokens.counter import TokenCounter
 from desktop_app.tokens.images import API_MAX_EDGE
 from desktop_app.tools.mcp_hub import McpHub, ServerStatus
-from desktop_app.tools.mcp_tools import api_name, mcp_tools, outcome, unavailable_note
+from desktop_app.tools.mcp_names import api_name
+from desktop_app.tools.mcp_tools import mcp_tools, outcome, unavailable_note
 from tests.fakes.keyring_backend import LockedKeyring
 from tests.integration.conftest import TEST_KEY
 

@@ -57,7 +57,7 @@ def test_the_shown_next_request_is_the_one_sent(
     engine = Engine.open(home)  # exclude the first answer, as the window would
     try:
         opened = engine.find(chat)
-        opened.set_excluded(opened.messages()[1], True)
+        opened.memory.set_excluded(opened.messages()[1], True)
     finally:
         engine.close()
     sent_as_shown("A fourth one, with an answer left out.")
@@ -116,7 +116,7 @@ def chat_due_for_compaction(
     engine = Engine.open(home)
     try:
         small = engine.find(chat)
-        small.set_settings(replace(small.settings, context_window=window, max_tokens=100))
+        small.setup.set_settings(replace(small.settings, context_window=window, max_tokens=100))
         turns = [u(f"question {n} " + "words " * 40) for n in range(3)]
         engine.store.append_messages(
             chat, [m for q in turns for m in (q, a("an answer " + "more " * 40))]

@@ -82,7 +82,7 @@ def test_a_fable_5_reply_with_thinking_and_a_refusal_is_kept_and_sent_back_uncha
 ) -> None:
     replay, engine = replayed("stream-a-refusal.sse", "stream-b-fallback.sse")
     chat = engine.new_chat(model="claude-fable-5")
-    finished = chat.send("What is a solar eclipse, claudius?", ScriptedApprover())
+    finished = chat.turns.send("What is a solar eclipse, claudius?", ScriptedApprover())
     assert finished.reason is TransitionReason.REFUSAL  # a refusal is a 200, said as such
     reply = chat.messages()[-1]
     thinking, text = reply.blocks
@@ -95,10 +95,10 @@ def test_a_fable_5_reply_with_thinking_and_a_refusal_is_kept_and_sent_back_uncha
     usage = reply.usage
     assert usage is not None
     assert (usage.input_tokens, usage.output_tokens, usage.thinking_tokens) == (28, 106, 67)
-    assert chat.spend().cost > 0  # Fable 5 has a price
+    assert chat.costs.spend().cost > 0  # Fable 5 has a price
 
-    chat.change({"drop_old_thinking": "off"})  # earlier thinking goes back, as received
-    chat.send("And a lunar one?", ScriptedApprover())
+    chat.setup.change({"drop_old_thinking": "off"})  # earlier thinking goes back, as received
+    chat.turns.send("And a lunar one?", ScriptedApprover())
     sent_back = replay.bodies[1]["messages"][1]["content"][0]
     assert sent_back == {
         "type": "thinking",
@@ -112,7 +112,7 @@ def test_server_tool_blocks_from_a_recorded_stream_survive_the_next_request(
 ) -> None:
     replay, engine = replayed("stream-a-toolrefusal.sse", "stream-b-fallback.sse")
     chat = engine.new_chat(model="claude-fable-5")
-    chat.send("Any solar eclipses this year? Is watching safe?", ScriptedApprover())
+    chat.turns.send("Any solar eclipses this year? Is watching safe?", ScriptedApprover())
     reply = chat.messages()[-1]
     kinds = [type(b).__name__ for b in reply.blocks]
     assert kinds == ["OpaqueBlock", "OpaqueBlock", "TextBlock"]
@@ -121,7 +121,7 @@ def test_server_tool_blocks_from_a_recorded_stream_survive_the_next_request(
     assert isinstance(result, OpaqueBlock)
     assert call.raw["input"] == {"query": "solar eclipse viewing safety news 2026"}
     assert result.raw["content"][0]["title"].startswith("How to Watch a Solar Eclipse")
-    chat.send("Thanks.", ScriptedApprover())
+    chat.turns.send("Thanks.", ScriptedApprover())
     again = replay.bodies[1]["messages"][1]["content"]
     recorded = [
         e for e in _events("stream-a-toolrefusal.sse") if e["type"] == "content_block_start"

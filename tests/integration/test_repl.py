@@ -13,7 +13,7 @@ import pytest
 
 from desktop_app.api.simulator import Reply, SimulatorServer
 from desktop_app.app import main
-from desktop_app.tools.mcp_tools import api_name
+from desktop_app.tools.mcp_names import api_name
 from tests.integration.conftest import TEST_KEY
 
 pytestmark = pytest.mark.timeout(120)

@@ -318,7 +318,7 @@ def test_the_request_tab_shows_sent_requests_and_compares_them_with_the_next(
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
     qtbot.waitUntil(lambda: "Reported usage" in view.sections.text(), timeout=5000)
     assert "(exact)" in view.sections.text()
-    assert json.loads(view.body_text()) == session.chat.sent_body(1)  # from the ledger
+    assert json.loads(view.body_text()) == session.chat.costs.sent_body(1)  # from the ledger
     assert '"hello"' in view.body_text()
     view.which.setCurrentText(view.DIFF)  # the last sent against the next, by default
     assert view.pick.currentText().startswith("#1 ·")
@@ -330,7 +330,7 @@ def test_the_request_tab_shows_sent_requests_and_compares_them_with_the_next(
     assert "Tokens by section" in view.sections.text()
     shown = json.loads(view.body_text())
     assert shown["messages"][-1]["content"][-1]["text"] == "Hello"  # it ends as a send would
-    assert shown == session.chat.plan("Hello").request.body()
+    assert shown == session.chat.plans.plan("Hello").request.body()
     qtbot.keyClicks(view.search, "hello")
     qtbot.keyClick(view.search, Qt.Key.Key_Return)
     assert view.text.textCursor().selectedText() == "hello"

@@ -195,7 +195,7 @@ def test_a_reply_cut_off_mid_stream_is_kept_and_retry_answers_beside_it(
     assert answer.text.startswith("[Simulated reply")
     # A new version beside the cut-off reply (‹2/2›), never a second reply under it.
     assert [m.role for m in session.messages] == ["user", "assistant"]
-    versions = session.chat.branch_points()[answer.id]
+    versions = session.chat.branches.points()[answer.id]
     assert (versions.ids, versions.label) == ((failed.id, answer.id), "2/2")
     request = simulator.message_requests()[-1].body
     assert all("partial" not in str(m["content"]) for m in request["messages"])
@@ -347,7 +347,7 @@ def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
     """Two requests (a tool loop) are in the ledger; the demo model has no price, so the
     window says so (tokens only) instead of a guess."""
     session = answered_in_a_new_chat(window, qtbot, "What time is it?")
-    assert len(session.chat.sent_requests()) == 2
+    assert len(session.chat.costs.sent_requests()) == 2
     window.context_action.setChecked(True)
     panel = window.context
     spent = "Spent in this chat: 2 request(s); no price for contextdesk-demo, so tokens only"
@@ -1005,8 +1005,8 @@ def test_edit_and_regenerate_make_versions_switched_in_place(
         ),
         timeout=5000,
     )
-    assert session.chat.branches()[-1].shown
-    assert len(session.chat.branches()) == 3
+    assert session.chat.branches.all()[-1].shown
+    assert len(session.chat.branches.all()) == 3
 
 
 def test_two_long_blocks_fold_each_and_keep_their_places(qtbot: QtBot) -> None:

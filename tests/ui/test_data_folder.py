@@ -263,7 +263,7 @@ def test_chats_made_before_thinking_was_per_chat_keep_the_settings_budget(
     engine.close()
     upgraded = Engine.open(home)
     assert upgraded.chat(chat.id).settings.thinking_budget == 2048
-    body = upgraded.chat(chat.id).plan("hi").request.body()
+    body = upgraded.chat(chat.id).plans.plan("hi").request.body()
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     upgraded.close()
 

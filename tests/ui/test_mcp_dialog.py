@@ -93,7 +93,7 @@ def test_the_tools_view_turns_a_tool_off_for_this_chat_only(
     )
     # Another chat still offers it.
     other = engine.new_chat()
-    assert any(t.name == "mcp__many__tool_042" for t in other.plan().request.tools)
+    assert any(t.name == "mcp__many__tool_042" for t in other.plans.plan().request.tools)
 
     item(tree, "many").setCheckState(0, Qt.CheckState.Unchecked)  # the whole server
     qtbot.waitUntil(

@@ -54,9 +54,11 @@ def test_a_chat_gets_a_project_a_shared_fact_and_a_layer_switched_off(
     qtbot.waitUntil(lambda: dialog.facts.count() == 1, timeout=5000)
     # Another chat of the project gets it too; a chat outside does not.
     other = engine.projects.new_chat("Acme")
-    assert "Acme refunds within 30 days." in "\n".join(p.text for p in other.plan().request.system)
+    assert "Acme refunds within 30 days." in "\n".join(
+        p.text for p in other.plans.plan().request.system
+    )
     outside = engine.new_chat()
-    assert "Acme refunds" not in "\n".join(p.text for p in outside.plan().request.system)
+    assert "Acme refunds" not in "\n".join(p.text for p in outside.plans.plan().request.system)
 
     dialog.refresh()
     qtbot.waitUntil(lambda: "≈" in dialog.layer_boxes["facts"].text(), timeout=10_000)
@@ -64,7 +66,9 @@ def test_a_chat_gets_a_project_a_shared_fact_and_a_layer_switched_off(
     qtbot.waitUntil(
         lambda: "Acme refunds within 30 days." not in system_of(session), timeout=10_000
     )
-    assert "Acme refunds within 30 days." in "\n".join(p.text for p in other.plan().request.system)
+    assert "Acme refunds within 30 days." in "\n".join(
+        p.text for p in other.plans.plan().request.system
+    )
     dialog.reject()
 
 
@@ -87,7 +91,7 @@ def test_pin_to_project_moves_a_chat_s_fact_to_every_chat_of_its_project(
     )
     assert [f.text for f in engine.projects.find("Acme").facts] == ["Order #88213 ships on Friday."]
     other = engine.projects.new_chat("Acme")
-    assert "88213 ships on Friday" in "\n".join(p.text for p in other.plan().request.system)
+    assert "88213 ships on Friday" in "\n".join(p.text for p in other.plans.plan().request.system)
     qtbot.waitUntil(lambda: "88213 ships on Friday" in system_of(session), timeout=10_000)
 
 

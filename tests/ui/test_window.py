@@ -942,8 +942,8 @@ def test_the_trash_restores_a_chat_and_deletes_one_for_good_with_its_ledger(
     from tests.fakes.tools import ScriptedApprover
 
     kept, gone = engine.new_chat("Keep me"), engine.new_chat("Delete me")
-    gone.send("The zebra codeword is QUAGGA-77.", ScriptedApprover())
-    kept.send("Something to keep.", ScriptedApprover())
+    gone.turns.send("The zebra codeword is QUAGGA-77.", ScriptedApprover())
+    kept.turns.send("Something to keep.", ScriptedApprover())
     db = engine.store.db
     assert db.execute("SELECT COUNT(*) FROM requests WHERE chat_id = ?", (gone.id,)).fetchone()[0]
     assert engine.search("QUAGGA-77")
@@ -992,7 +992,7 @@ def test_the_trash_restores_a_chat_and_deletes_one_for_good_with_its_ledger(
     assert orphans == 0
     assert engine.search("QUAGGA-77") == []
     assert engine.search("Something to keep")  # the other chat's parts and entries stay
-    assert kept.sent_requests()
+    assert kept.costs.sent_requests()
 
 
 def test_a_search_hit_in_a_hidden_version_opens_on_its_branch_highlighted(

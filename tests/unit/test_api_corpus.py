@@ -121,7 +121,7 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
 def test_after_import_the_next_request_is_valid(path: Path, engine: Engine) -> None:
     data = case(path)
     imported = engine.import_bytes(json.dumps(data["request"]).encode())
-    plan = imported.chat.plan("What next?")
+    plan = imported.chat.plans.plan("What next?")
     body = plan.request.body()
     assert body_problems(body) == [], path.name
 

@@ -74,13 +74,13 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
 
 def answered(chat: Chat, *questions: str) -> list[Message]:
     for question in questions:
-        assert chat.send(question, ScriptedApprover()).error is None
+        assert chat.turns.send(question, ScriptedApprover()).error is None
     return chat.messages()
 
 
 def run(chat: Chat, message: Message | None = None, **where: str) -> None:
     """One turn started the way the window starts it (an edit, a regeneration)."""
-    turn = chat.start_turn(message, ScriptedApprover(), **where)
+    turn = chat.turns.start(message, ScriptedApprover(), **where)
     try:
         for event in turn.events(CancelToken()):
             turn.record(event)
@@ -91,7 +91,7 @@ def run(chat: Chat, message: Message | None = None, **where: str) -> None:
 
 def sent_texts(chat: Chat) -> list[str]:
     """The texts of the messages the next request sends (before the user's next one)."""
-    body = chat.planning("", chat.messages())().request.body()
+    body = chat.plans.planning("", chat.messages())().request.body()
     return [
         "".join(b.get("text", "") for b in m["content"] if isinstance(b, dict))
         if isinstance(m["content"], list)
@@ -104,18 +104,18 @@ def test_an_edit_is_a_new_version_and_switching_brings_each_branch_back(engine: 
     chat = engine.new_chat()
     first = answered(chat, "Order 1 cost 10.", "And order 2?")
     question = first[2]
-    run(chat, chat.edited(question, "  And order 3?  "), beside=question.id)
+    run(chat, chat.branches.edited(question, "  And order 3?  "), beside=question.id)
     edited = chat.messages()
     assert [m.text for m in edited[:3]] == ["Order 1 cost 10.", first[1].text, "And order 3?"]
     assert len(edited) == 4
     assert edited[3].role == "assistant"
     assert "And order 3?" in sent_texts(chat)
     assert "And order 2?" not in sent_texts(chat)
-    points = chat.branch_points()
+    points = chat.branches.points()
     assert points[edited[2].id].ids == (question.id, edited[2].id)
     assert points[edited[2].id].label == "2/2"
     # back to the first version: the branch as it was left, and the request with it
-    chat.show_branch(question.id)
+    chat.branches.show(question.id)
     assert [m.id for m in chat.messages()] == [m.id for m in first]
     assert "And order 2?" in sent_texts(chat)
     assert "And order 3?" not in sent_texts(chat)
@@ -124,11 +124,11 @@ def test_an_edit_is_a_new_version_and_switching_brings_each_branch_back(engine: 
     # a message sent now goes on from the branch shown
     after = answered(chat, "And order 4?")
     assert [m.id for m in after[:4]] == [m.id for m in first]
-    assert [b.length for b in chat.branches()] == [4, 6]
-    assert [b.shown for b in chat.branches()] == [False, True]
+    assert [b.length for b in chat.branches.all()] == [4, 6]
+    assert [b.shown for b in chat.branches.all()] == [False, True]
     # The chat list counts what the branch shown holds, not every version stored.
     assert engine.store.chat(chat.id).message_count == 6
-    chat.show_branch(edited[2].id)
+    chat.branches.show(edited[2].id)
     assert engine.store.chat(chat.id).message_count == 4
 
 
@@ -153,23 +153,23 @@ def test_the_chat_list_counts_the_messages_a_person_reads(engine: Engine) -> Non
 def test_an_edit_keeps_the_images_and_the_first_message_can_be_edited(engine: Engine) -> None:
     chat = engine.new_chat()
     with_image = Message("user", (ImageBlock("image/png", PNG_1PX), TextBlock("look")))
-    chat.send([*with_image.blocks], ScriptedApprover())
+    chat.turns.send([*with_image.blocks], ScriptedApprover())
     shown = chat.messages()[0]
-    edited = chat.edited(shown, "look again")
+    edited = chat.branches.edited(shown, "look again")
     assert isinstance(edited.blocks[0], ImageBlock)
     assert edited.blocks[-1] == TextBlock("look again")
     run(chat, edited, beside=shown.id)
     assert chat.messages()[0].text == "look again"
-    assert chat.branch_points()[chat.messages()[0].id].label == "2/2"
+    assert chat.branches.points()[chat.messages()[0].id].label == "2/2"
     with pytest.raises(ContextDeskError):
-        chat.edited(shown, "   ")
+        chat.branches.edited(shown, "   ")
 
 
 def test_regenerating_a_reply_answers_its_question_again_beside_it(engine: Engine) -> None:
     chat = engine.new_chat()
     first = answered(chat, "Tell me a fact.", "Another?")
     reply = first[1]
-    prompt = chat.prompt_of(reply, first)
+    prompt = chat.branches.prompt_of(reply, first)
     assert prompt.id == first[0].id
     run(chat, after=prompt.id)
     now = chat.messages()
@@ -177,8 +177,8 @@ def test_regenerating_a_reply_answers_its_question_again_beside_it(engine: Engin
     assert len(now) == 2
     assert now[1].id != reply.id
     assert now[1].role == "assistant"
-    assert chat.branch_points()[now[1].id].ids == (reply.id, now[1].id)
-    chat.show_branch(reply.id)
+    assert chat.branches.points()[now[1].id].ids == (reply.id, now[1].id)
+    chat.branches.show(reply.id)
     assert [m.id for m in chat.messages()] == [m.id for m in first]
 
 
@@ -189,7 +189,7 @@ def test_a_regeneration_stopped_before_its_first_word_gives_the_old_answer_back(
     first = answered(chat, "Tell me a fact.", "Another?")
     stop = CancelToken()
     stop.cancel()  # Stop pressed before anything came
-    turn = chat.start_turn(None, ScriptedApprover(), after=first[2].id)
+    turn = chat.turns.start(None, ScriptedApprover(), after=first[2].id)
     try:
         for event in turn.events(stop):
             turn.record(event)
@@ -198,7 +198,7 @@ def test_a_regeneration_stopped_before_its_first_word_gives_the_old_answer_back(
         turn.release_thread()
     assert [m.id for m in chat.messages()] == [m.id for m in first]
     assert [m.id for m in engine.store.messages(chat.id)] == [m.id for m in first]
-    assert chat.branch_points() == {}
+    assert chat.branches.points() == {}
     after = answered(chat, "And a third?")  # goes on after the answer, not after the question
     assert [m.id for m in after[:4]] == [m.id for m in first]
 
@@ -212,10 +212,10 @@ def test_a_summary_stands_only_for_the_branch_it_was_made_on(engine: Engine) -> 
     chat.reload()
     assert any("SUMMARY OF ONE AND TWO" in t for t in sent_texts(chat))
     # an edit of the second question leaves the summarized span: the summary is not this branch's
-    run(chat, chat.edited(first[2], "Two, again."), beside=first[2].id)
+    run(chat, chat.branches.edited(first[2], "Two, again."), beside=first[2].id)
     assert not any("SUMMARY OF ONE AND TWO" in t for t in sent_texts(chat))
     assert "Two, again." in sent_texts(chat)
-    chat.show_branch(first[2].id)
+    chat.branches.show(first[2].id)
     assert any("SUMMARY OF ONE AND TWO" in t for t in sent_texts(chat))
     assert engine.store.context_state(chat.id).summaries == (summary,)  # kept, never lost
 
@@ -223,9 +223,9 @@ def test_a_summary_stands_only_for_the_branch_it_was_made_on(engine: Engine) -> 
 def test_export_carries_the_tree_and_import_brings_it_back(engine: Engine, tmp_path: Path) -> None:
     chat = engine.new_chat()
     first = answered(chat, "Alpha.", "Beta.")
-    run(chat, chat.edited(first[2], "Gamma."), beside=first[2].id)
+    run(chat, chat.branches.edited(first[2], "Gamma."), beside=first[2].id)
     run(chat, after=first[0].id)  # and a second answer to the first question
-    chat.show_branch(first[2].id)  # the original branch is the one shown
+    chat.branches.show(first[2].id)  # the original branch is the one shown
     doc = json.loads(chat.export())
     assert [m["id"] for m in doc["messages"]] == [m.id for m in first]
     assert len(doc["branches"]) == 3  # Gamma, its reply, the second answer to Alpha
@@ -234,17 +234,23 @@ def test_export_carries_the_tree_and_import_brings_it_back(engine: Engine, tmp_p
     copy = engine.import_file(target).chat
     assert [m.text for m in copy.messages()] == [m.text for m in first]
     # Every version keeps its number, and each branch its place and its end
-    assert [(b.length, b.differs_at, b.shown) for b in copy.branches()] == [
-        (b.length, b.differs_at, b.shown) for b in chat.branches()
+    assert [(b.length, b.differs_at, b.shown) for b in copy.branches.all()] == [
+        (b.length, b.differs_at, b.shown) for b in chat.branches.all()
     ]
     assert [
-        (copy.message(b.differs_id).text, copy.message(b.leaf).text) for b in copy.branches()
-    ] == [(chat.message(b.differs_id).text, chat.message(b.leaf).text) for b in chat.branches()]
-    assert [s.label for s in copy.branch_points().values()] == [
-        s.label for s in chat.branch_points().values()
+        (copy.branches.message(b.differs_id).text, copy.branches.message(b.leaf).text)
+        for b in copy.branches.all()
+    ] == [
+        (chat.branches.message(b.differs_id).text, chat.branches.message(b.leaf).text)
+        for b in chat.branches.all()
     ]
-    gamma = next(b for b in copy.branches() if copy.message(b.differs_id).text == "Gamma.")
-    copy.show_branch(gamma.leaf)
+    assert [s.label for s in copy.branches.points().values()] == [
+        s.label for s in chat.branches.points().values()
+    ]
+    gamma = next(
+        b for b in copy.branches.all() if copy.branches.message(b.differs_id).text == "Gamma."
+    )
+    copy.branches.show(gamma.leaf)
     assert [m.text for m in copy.messages()][:3] == ["Alpha.", first[1].text, "Gamma."]
     # A version whose parent is missing, itself, or after it (a cycle) was refused with the
     # whole file: it is kept, after the nearest earlier message it can follow, and said.
@@ -262,8 +268,8 @@ def test_export_carries_the_tree_and_import_brings_it_back(engine: Engine, tmp_p
         assert [m.text for m in repaired.messages()] == [m.text for m in first]
         kept = [m.text for _, m in engine.store.other_branches(repaired.id)]
         assert sorted(kept) == sorted(m.text for _, m in engine.store.other_branches(chat.id))
-        for branch in repaired.branches():  # each a conversation: speakers take turns
-            repaired.show_branch(branch.leaf)
+        for branch in repaired.branches.all():  # each a conversation: speakers take turns
+            repaired.branches.show(branch.leaf)
             roles = [m.role for m in repaired.messages()]
             assert all(x != y for x, y in itertools.pairwise(roles)), roles
 
@@ -275,7 +281,7 @@ def test_the_command_line_lists_and_shows_branches(
 
     chat = engine.new_chat()
     first = answered(chat, "Alpha.", "Beta.")
-    run(chat, chat.edited(first[2], "Gamma."), beside=first[2].id)
+    run(chat, chat.branches.edited(first[2], "Gamma."), beside=first[2].id)
     home = str(tmp_path / "home")
     engine.close()
     assert main(["--home", home, "--demo", "branch", chat.id]) == 0

@@ -53,7 +53,7 @@ def demo(engine: Engine, turns: int = 6) -> Chat:
 
 
 def system_text(chat: Chat) -> str:
-    return "\n".join(part.text for part in chat.plan().request.system)
+    return "\n".join(part.text for part in chat.plans.plan().request.system)
 
 
 # -- chats and their settings ----------------------------------------------------------------
@@ -72,7 +72,7 @@ def test_a_new_chat_takes_every_default_from_settings(engine: Engine, tmp_path: 
     assert chat.title == NEW_CHAT_TITLE
     assert (chat.info.model, chat.info.system_prompt) == ("claude-haiku-4-5", "Be brief.")
     assert (chat.settings.max_tokens, chat.settings.thinking_budget) == (9000, 2048)
-    request = chat.plan("hello").request.body()
+    request = chat.plans.plan("hello").request.body()
     assert request["max_tokens"] == 9000
     assert request["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert request["system"][0]["text"].startswith("Be brief.")
@@ -87,7 +87,7 @@ def test_a_model_no_list_knows_gets_the_window_settings_give_it(engine: Engine) 
     engine.change_settings({"model": "qwen3:8b", "context_window": "32768"})
     chat = engine.new_chat()
     assert chat.settings.context_window == 32_768
-    assert chat.plan("hi").context_window == 32_768  # the meter and compaction use it
+    assert chat.plans.plan("hi").context_window == 32_768  # the meter and compaction use it
     assert engine.new_chat(model="mystery-model").settings.context_window == 200_000
     with pytest.raises(
         BadSetting, match=r"context_window: 0 \(as the model list says\) or between"
@@ -113,7 +113,7 @@ def test_a_chat_is_renamed_changed_and_checked(engine: Engine) -> None:
     chat = engine.new_chat()
     chat.rename("  Refund   case ")
     assert engine.store.chat(chat.id).title == "Refund case"
-    chat.change({"keep_recent": "4", "auto_compact": "off", "model": "claude-haiku-4-5"})
+    chat.setup.change({"keep_recent": "4", "auto_compact": "off", "model": "claude-haiku-4-5"})
     assert (chat.settings.keep_recent_turns, chat.settings.auto_compact) == (4, False)
     assert engine.store.chat(chat.id).model == "claude-haiku-4-5"
     for bad, why in (
@@ -125,10 +125,10 @@ def test_a_chat_is_renamed_changed_and_checked(engine: Engine) -> None:
         ({"colour": "blue"}, "KEY one of"),
     ):
         with pytest.raises(ContextDeskError, match=why) as raised:
-            chat.change(bad)
+            chat.setup.change(bad)
         assert raised.value.kind is ErrorKind.USAGE
     assert engine.store.chat(chat.id).settings == chat.settings  # nothing half-applied
-    chat.set_system_prompt("You are a careful support agent.")
+    chat.setup.set_system_prompt("You are a careful support agent.")
     assert system_text(chat).startswith("You are a careful support agent.")
     with pytest.raises(ContextDeskError, match="needs a name"):
         chat.rename("   ")
@@ -166,9 +166,12 @@ def test_the_history_is_repaired_for_the_api_and_the_transcript_kept(engine: Eng
 
 def test_the_plan_ends_with_the_draft(engine: Engine) -> None:
     chat = demo(engine, 2)
-    body = chat.plan("What is the refund?").request.body()
+    body = chat.plans.plan("What is the refund?").request.body()
     assert body["messages"][-1]["content"][-1]["text"] == "What is the refund?"
-    assert chat.plan("   ").request.body()["messages"] == chat.plan().request.body()["messages"]
+    assert (
+        chat.plans.plan("   ").request.body()["messages"]
+        == chat.plans.plan().request.body()["messages"]
+    )
 
 
 # -- facts -------------------------------------------------------------------------------------
@@ -177,21 +180,21 @@ def test_the_plan_ends_with_the_draft(engine: Engine) -> None:
 def test_facts_are_pinned_edited_moved_deleted_and_restored(engine: Engine) -> None:
     chat = demo(engine, 2)
     first, second = chat.state.facts
-    fact = chat.pin("  Ticket 5521 is escalated  ")
+    fact = chat.memory.pin("  Ticket 5521 is escalated  ")
     assert fact.text == "Ticket 5521 is escalated"
     assert "Ticket 5521 is escalated" in system_text(chat)
-    chat.edit_fact(fact, "Ticket 5521 is escalated to tier 2")
-    chat.move_fact(chat.fact(fact.id), 0)
+    chat.memory.edit_fact(fact, "Ticket 5521 is escalated to tier 2")
+    chat.memory.move_fact(chat.memory.fact(fact.id), 0)
     assert chat.state.facts[0].text == "Ticket 5521 is escalated to tier 2"
-    chat.unpin(first)
+    chat.memory.unpin(first)
     assert first.id not in [f.id for f in chat.state.facts]
-    chat.restore_fact(first, 1)
+    chat.memory.restore_fact(first, 1)
     assert [f.id for f in chat.state.facts] == [fact.id, first.id, second.id]
     assert engine.store.context_state(chat.id) == chat.state  # every change is saved
     with pytest.raises(ContextDeskError, match="Nothing to pin"):
-        chat.pin("  ")
+        chat.memory.pin("  ")
     with pytest.raises(ContextDeskError, match="no fact has this id"):
-        chat.fact("fact_nope")
+        chat.memory.fact("fact_nope")
 
 
 def test_suggested_facts_are_sent_only_once_accepted(engine: Engine) -> None:
@@ -203,8 +206,8 @@ def test_suggested_facts_are_sent_only_once_accepted(engine: Engine) -> None:
     chat.reload()
     assert "C-77" not in system_text(chat)
     suggested, rejected = (f for f in chat.state.facts if f.pending)
-    chat.accept_fact(suggested, "Customer id C-77 (CRM)")
-    chat.unpin(rejected)
+    chat.memory.accept_fact(suggested, "Customer id C-77 (CRM)")
+    chat.memory.unpin(rejected)
     assert "Customer id C-77 (CRM)" in system_text(chat)
     assert "Prefers French" not in system_text(chat)
 
@@ -215,17 +218,17 @@ def test_suggested_facts_are_sent_only_once_accepted(engine: Engine) -> None:
 def test_excluding_a_message_and_clearing_old_results_change_the_request(engine: Engine) -> None:
     chat = demo(engine, 12)
     messages = chat.messages()
-    before = chat.plan(history=messages)
-    chat.set_excluded(messages[1], True)
-    assert chat.is_excluded(messages[1])
-    excluded = chat.plan(history=messages)
+    before = chat.plans.plan(history=messages)
+    chat.memory.set_excluded(messages[1], True)
+    assert chat.memory.is_excluded(messages[1])
+    excluded = chat.plans.plan(history=messages)
     assert excluded.estimated_input < before.estimated_input
-    chat.set_excluded(messages[1], False)
-    ids = chat.old_tool_results(messages)
+    chat.memory.set_excluded(messages[1], False)
+    ids = chat.memory.old_tool_results(messages)
     assert ids
-    preview = chat.plan_if(messages, state=chat.state.clear_results(ids))
-    chat.clear_tool_results(ids)
-    cleared = chat.plan(history=messages)
+    preview = chat.plans.plan_if(messages, state=chat.state.clear_results(ids))
+    chat.memory.clear_tool_results(ids)
+    cleared = chat.plans.plan(history=messages)
     assert cleared.estimated_input == preview.estimated_input < before.estimated_input
 
 
@@ -234,17 +237,17 @@ def test_excluding_a_message_and_clearing_old_results_change_the_request(engine:
 
 def test_compaction_preview_apply_and_undo(engine: Engine, simulator: SimulatorServer) -> None:
     chat = demo(engine, 12)
-    chat.set_settings(replace(chat.settings, keep_recent_turns=3))
-    original = json.dumps(chat.plan().request.body(), sort_keys=True)
-    preview = chat.preview_compaction("keep every amount")
+    chat.setup.set_settings(replace(chat.settings, keep_recent_turns=3))
+    original = json.dumps(chat.plans.plan().request.body(), sort_keys=True)
+    preview = chat.memory.preview_compaction("keep every amount")
     assert preview.text.startswith("[Simulated summary")
     assert chat.state.summaries == ()  # nothing changes until it is applied
-    chat.apply_compaction(preview, "Edited: amounts 100.00–110.10 EUR were promised.")
-    body = json.dumps(chat.plan().request.body(), ensure_ascii=False)
+    chat.memory.apply_compaction(preview, "Edited: amounts 100.00–110.10 EUR were promised.")
+    body = json.dumps(chat.plans.plan().request.body(), ensure_ascii=False)
     assert "Edited: amounts 100.00–110.10 EUR were promised." in body
     assert engine.store.context_state(chat.id).active_summary is not None
-    chat.undo_compaction()
-    assert json.dumps(chat.plan().request.body(), sort_keys=True) == original
+    chat.memory.undo_compaction()
+    assert json.dumps(chat.plans.plan().request.body(), sort_keys=True) == original
     assert simulator.message_requests()[-1].headers.get("x-contextdesk-purpose") == "compaction"
 
 
@@ -254,7 +257,7 @@ def test_auto_compaction_paused_by_the_breaker_is_resumed(engine: Engine) -> Non
     engine.store.save_context_state(chat.id, failed)
     chat.reload()
     assert chat.state.breaker.paused
-    chat.resume_auto_compaction()
+    chat.memory.resume_auto_compaction()
     assert not engine.store.context_state(chat.id).breaker.paused
 
 
@@ -264,7 +267,7 @@ def test_auto_compaction_paused_by_the_breaker_is_resumed(engine: Engine) -> Non
 def test_a_fork_leaves_the_original(engine: Engine) -> None:
     chat = demo(engine, 3)
     messages = chat.messages()
-    fork = chat.fork(messages[1])
+    fork = engine.fork(chat, messages[1])
     assert fork.title == f"{chat.title} (fork)"
     assert [m.text for m in fork.messages()] == [m.text for m in messages[:2]]
     assert [f.text for f in fork.state.facts] == [f.text for f in chat.state.facts]
@@ -278,7 +281,7 @@ def test_a_sent_message_is_answered_stored_and_names_the_chat(
     engine: Engine, simulator: SimulatorServer
 ) -> None:
     chat = engine.new_chat()
-    finished = chat.send("My order #88213 cost 847.20.", ScriptedApprover())
+    finished = chat.turns.send("My order #88213 cost 847.20.", ScriptedApprover())
     assert finished.error is None
     stored = chat.messages()
     assert [m.role for m in stored] == ["user", "assistant"]
@@ -293,19 +296,19 @@ def test_retry_leaves_a_failed_reply_out_and_nothing_to_retry_says_so(
 ) -> None:
     chat = engine.new_chat()
     simulator.queue(Fault(FaultKind.CUT_OFF, after_events=4, reply=Reply.text("Half an answer")))
-    finished = chat.send("hello", ScriptedApprover())
+    finished = chat.turns.send("hello", ScriptedApprover())
     assert finished.error is not None
     cut = chat.messages()[-1]
     assert cut.status is MessageStatus.ERROR  # kept, with what arrived
-    turn = chat.start_turn(None, ScriptedApprover())
+    turn = chat.turns.start(None, ScriptedApprover())
     for event in turn.events(CancelToken()):
         turn.record(event)
     turn.finish()
     turn.release_thread()
-    assert chat.is_excluded(cut)
+    assert chat.memory.is_excluded(cut)
     assert chat.messages()[-1].status is MessageStatus.COMPLETE
     with pytest.raises(ContextDeskError) as raised:
-        chat.start_turn(None, ScriptedApprover())
+        chat.turns.start(None, ScriptedApprover())
     assert raised.value.kind is ErrorKind.NOTHING_TO_RETRY
     assert engine.store.answering_pid(chat.id) is None  # no turn began: no mark is left
 
@@ -314,11 +317,11 @@ def test_edits_made_during_a_turn_apply_when_it_ends(
     engine: Engine, simulator: SimulatorServer
 ) -> None:
     chat = demo(engine, 2)
-    turn = chat.start_turn(user_text("go on"), ScriptedApprover())
+    turn = chat.turns.start(user_text("go on"), ScriptedApprover())
     assert chat.busy
     with pytest.raises(ContextDeskError, match="still answering"):
-        chat.start_turn(user_text("and more"), ScriptedApprover())
-    chat.pin("Pinned mid-reply")
+        chat.turns.start(user_text("and more"), ScriptedApprover())
+    chat.memory.pin("Pinned mid-reply")
     assert "Pinned mid-reply" not in [f.text for f in chat.state.facts]  # queued
     for event in turn.events(CancelToken()):
         turn.record(event)
@@ -342,7 +345,7 @@ def test_a_tool_call_asks_and_its_result_is_stored(
         Reply.tools(("toolu_1", "read_file", {"path": "notes.md"})), Reply.text("It says 847.20.")
     )
     approver = ScriptedApprover([ApprovalDecision.ALLOW_ONCE])
-    finished = chat.send("What do my notes say?", approver)
+    finished = chat.turns.send("What do my notes say?", approver)
     assert finished.error is None
     results = [b for m in chat.messages() for b in m.blocks if isinstance(b, ToolResultBlock)]
     assert results
@@ -358,7 +361,7 @@ def test_export_and_import_round_trip(engine: Engine, tmp_path: Path) -> None:
     chat.export_to(target)
     doc = json.loads(target.read_text())
     assert doc["format"] == "contextdesk.chat"
-    assert doc["request"] == chat.planning("", chat.messages())().request.body()
+    assert doc["request"] == chat.plans.planning("", chat.messages())().request.body()
     assert chat.export("md").startswith("# ")
     imported = engine.import_file(target)
     assert [m.text for m in imported.chat.messages()] == [m.text for m in chat.messages()]
@@ -376,11 +379,11 @@ def test_export_and_import_round_trip(engine: Engine, tmp_path: Path) -> None:
 def test_a_write_by_another_program_is_noticed_once(engine: Engine) -> None:
     chat = engine.new_chat()
     assert not engine.changed_elsewhere()
-    chat.pin("our own write")
+    chat.memory.pin("our own write")
     assert not engine.changed_elsewhere()  # this connection's writes do not count
     other = Engine.open(engine.paths.data.parent)
     try:
-        other.chat(chat.id).pin("written by the command line")
+        other.chat(chat.id).memory.pin("written by the command line")
     finally:
         other.close()
     assert engine.changed_elsewhere()
@@ -403,8 +406,8 @@ def test_with_a_window_open_the_command_line_leaves_its_turn_alone(tmp_path: Pat
         try:
             assert cli.window_open
             for act in (
-                lambda: cli.chat(chat.id).send("me too", ScriptedApprover()),
-                lambda: cli.chat(chat.id).pin("a fact the turn's end would overwrite"),
+                lambda: cli.chat(chat.id).turns.send("me too", ScriptedApprover()),
+                lambda: cli.chat(chat.id).memory.pin("a fact the turn's end would overwrite"),
             ):
                 with pytest.raises(ContextDeskError, match="answering elsewhere") as raised:
                     act()
@@ -420,7 +423,7 @@ def test_with_a_window_open_the_command_line_leaves_its_turn_alone(tmp_path: Pat
         other.wait()
     # That process has ended without clearing its mark (a crash): the chat is usable.
     window.store.append_message(chat.id, u(result("toolu_1")))
-    window.chat(chat.id).pin("after the crash")
+    window.chat(chat.id).memory.pin("after the crash")
     window.close()
     reopened = Engine.open(home)  # no window now: a start-up repair would have run
     assert not reopened.window_open
@@ -430,13 +433,13 @@ def test_with_a_window_open_the_command_line_leaves_its_turn_alone(tmp_path: Pat
 
 def test_an_edit_made_elsewhere_is_kept_when_this_one_saves(engine: Engine) -> None:
     chat = engine.new_chat()
-    chat.pin("ours")
+    chat.memory.pin("ours")
     other = Engine.open(engine.paths.data.parent)  # the command line, beside the window
     try:
-        other.chat(chat.id).pin("theirs")
+        other.chat(chat.id).memory.pin("theirs")
     finally:
         other.close()
-    chat.pin("ours again")  # without reloading first
+    chat.memory.pin("ours again")  # without reloading first
     assert [f.text for f in engine.store.context_state(chat.id).facts] == [
         "ours",
         "theirs",
@@ -473,7 +476,7 @@ def test_a_chats_token_counts_are_kept_and_its_next_first_plan_reads_them(
     first = Engine.open(home, demo=True)
     chat = demo(first, 5)
     history = first.reader(chat.id)()
-    planned = first.chat(chat.id).plan(history=history)
+    planned = first.chat(chat.id).plans.plan(history=history)
     first.changed_elsewhere()
     assert first.keep_counts(history) == len(history)
     assert first.keep_counts(history) == 0  # kept once
@@ -487,7 +490,7 @@ def test_a_chats_token_counts_are_kept_and_its_next_first_plan_reads_them(
 
     again = Engine.open(home, demo=True)  # a new start: a new counter
     history = again.reader(chat.id)()
-    replanned = again.chat(chat.id).plan(history=history)
+    replanned = again.chat(chat.id).plans.plan(history=history)
     assert again.counter.to_store(history) == {}  # none of the history was counted again
     assert replanned.estimated_input == planned.estimated_input
     assert [replanned.block_status(m, j).tokens for m in history for j in range(len(m.blocks))] == [
@@ -577,13 +580,13 @@ def test_an_imported_request_goes_on_as_its_author_sent_it(
         "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello."}],
     }
     chat = engine.import_bytes(json.dumps(body).encode()).chat
-    expected = chat.plan("and now?").request.body()
+    expected = chat.plans.plan("and now?").request.body()
     assert expected["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert expected["max_tokens"] == 8000
     assert expected["tool_choice"] == {"type": "auto"}
     assert expected["metadata"] == {"user_id": "u-7"}
     assert "lookup" in [t["name"] for t in expected["tools"]]
-    finished = chat.send("and now?", ScriptedApprover())
+    finished = chat.turns.send("and now?", ScriptedApprover())
     assert finished.error is None
     sent = simulator.message_requests()[-1].body
     assert {k: v for k, v in sent.items() if k != "stream"} == expected
@@ -593,19 +596,21 @@ def test_a_facts_last_sent_is_the_last_request_that_carried_it(
     engine: Engine, simulator: SimulatorServer
 ) -> None:
     chat = engine.new_chat()
-    first = chat.pin("The order number is #88213.")
-    assert chat.facts_last_sent(chat.state.facts) == {}  # pinned, not sent yet
-    chat.send("hello", ScriptedApprover())
-    second = chat.pin("Refunds take 5 days.")
-    sent = chat.facts_last_sent(chat.state.facts)
+    first = chat.memory.pin("The order number is #88213.")
+    assert chat.costs.facts_last_sent(chat.state.facts) == {}  # pinned, not sent yet
+    chat.turns.send("hello", ScriptedApprover())
+    second = chat.memory.pin("Refunds take 5 days.")
+    sent = chat.costs.facts_last_sent(chat.state.facts)
     assert sent[first.id][0] == 1
     assert second.id not in sent  # pinned after the last request: not sent, whatever the turn
-    chat.send("and then?", ScriptedApprover())
-    sent = chat.facts_last_sent(chat.state.facts)
+    chat.turns.send("and then?", ScriptedApprover())
+    sent = chat.costs.facts_last_sent(chat.state.facts)
     assert (sent[first.id][0], sent[second.id][0]) == (2, 2)
     for number, fact in ((1, first), (2, first), (2, second)):  # the ledger's bodies agree
-        assert fact.render() in json.dumps(chat.sent_body(number)["system"], ensure_ascii=False)
-    assert second.render() not in json.dumps(chat.sent_body(1), ensure_ascii=False)
+        assert fact.render() in json.dumps(
+            chat.costs.sent_body(number)["system"], ensure_ascii=False
+        )
+    assert second.render() not in json.dumps(chat.costs.sent_body(1), ensure_ascii=False)
 
 
 def test_a_change_says_what_it_does_to_the_next_turns_cost(tmp_path: Path) -> None:
@@ -624,11 +629,11 @@ def test_a_change_says_what_it_does_to_the_next_turns_cost(tmp_path: Path) -> No
             ]
         engine.store.append_messages(chat.id, history)
         messages = chat.messages()
-        before = chat.plan(history=messages)
-        after = chat.plan_if(
-            messages, state=chat.state.clear_results(chat.old_tool_results(messages))
+        before = chat.plans.plan(history=messages)
+        after = chat.plans.plan_if(
+            messages, state=chat.state.clear_results(chat.memory.old_tool_results(messages))
         )
-        said = chat.cost_of_change(before, after)
+        said = chat.costs.of_change(before, after)
         found = re.fullmatch(
             r"Next turn's input: ≈\$([\d.]+) as it stands \(read from the prompt cache\) → "
             r"≈\$([\d.]+) with the change \(≈([\d,]+) tokens written to the cache again\)\.",
@@ -640,10 +645,10 @@ def test_a_change_says_what_it_does_to_the_next_turns_cost(tmp_path: Path) -> No
         assert 0 < rewritten < after.estimated_input  # from the first cleared result on
         kept = after.estimated_input - rewritten
         assert changed == pytest.approx((kept * 0.10 + rewritten * 1.25) / 1e6, abs=1e-4)
-        assert engine.new_chat("Local", model="llama3").cost_of_change(before, after) == ""
+        assert engine.new_chat("Local", model="llama3").costs.of_change(before, after) == ""
         # Excluding the latest answer rewrites only what follows it: a few tokens.
-        late = chat.cost_of_state(messages, chat.state.exclude_message(messages[-1].id, True))
-        early = chat.cost_of_state(messages, chat.state.exclude_message(messages[1].id, True))
+        late = chat.costs.of_state(messages, chat.state.exclude_message(messages[-1].id, True))
+        early = chat.costs.of_state(messages, chat.state.exclude_message(messages[1].id, True))
         written = [
             int(re.search(r"≈([\d,]+) tokens written", t)[1].replace(",", ""))  # type: ignore[index]
             for t in (late, early)
@@ -664,11 +669,11 @@ def test_a_compaction_preview_says_what_it_does_to_the_next_turns_cost(tmp_path:
         messages = chat.messages()
         span = plan_span(messages, chat.state, chat.settings)
         preview = CompactionPreview(span, "Questions 0–3 were answered.", "m", "", 5000, 12, ())
-        said = chat.compaction_cost(preview, messages)
+        said = chat.costs.of_compaction(preview, messages)
         # The summary replaces the start of the conversation: nearly all is written anew.
         found = re.search(r"≈([\d,]+) tokens written to the cache again", said)
         assert found is not None, said
-        after = chat.plan_if(messages, state=apply_preview(chat.state, preview))
+        after = chat.plans.plan_if(messages, state=apply_preview(chat.state, preview))
         assert 0 < int(found[1].replace(",", "")) <= after.estimated_input
     finally:
         engine.close()
@@ -679,10 +684,10 @@ def test_a_request_refused_before_any_reply_is_in_the_ledger_as_failed(
 ) -> None:
     chat = engine.new_chat()
     simulator.queue(Fault(FaultKind.SERVER_ERROR))  # (the demo backend does not retry)
-    finished = chat.send("hello", ScriptedApprover())
+    finished = chat.turns.send("hello", ScriptedApprover())
     assert finished.error is not None
-    (sent,) = chat.sent_requests()
+    (sent,) = chat.costs.sent_requests()
     assert (sent.status, sent.usage) == ("error", None)
     assert sent.seconds is not None
-    chat.send("and again", ScriptedApprover())  # it answers now
-    assert [r.status for r in chat.sent_requests()] == ["error", "complete"]
+    chat.turns.send("and again", ScriptedApprover())  # it answers now
+    assert [r.status for r in chat.costs.sent_requests()] == ["error", "complete"]

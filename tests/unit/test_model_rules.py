@@ -246,8 +246,8 @@ def test_each_thinking_block_left_out_says_why(tmp_path: Path) -> None:
             bound_to="not-this-prefix",
         )
         engine.store.append_message(chat.id, reply)
-        chat.switch_model("claude-sonnet-5-5")
-        plan = chat.plan("and now?")
+        chat.setup.switch_model("claude-sonnet-5-5")
+        plan = chat.plans.plan("and now?")
         stored = chat.messages()[1]
         status = plan.block_status(stored, 0)
         assert status.label == (

@@ -23,7 +23,7 @@ def mode(path: Path) -> int:
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
 def test_data_folders_and_files_are_private(tmp_path: Path) -> None:
     engine = Engine.open(tmp_path / "home")
-    engine.new_chat().pin("Refund 847.20")
+    engine.new_chat().memory.pin("Refund 847.20")
     engine.change_settings({"model": "claude-haiku-4-5"})
     paths = engine.paths
     engine.close()

@@ -113,7 +113,7 @@ SCENARIO = textwrap.dedent(
     report = {}
     engine = Engine.open(home)
     chat = engine.new_chat("On a tiny disk")
-    chat.pin("Refund 847.20 EUR by 2026-04-13")
+    chat.memory.pin("Refund 847.20 EUR by 2026-04-13")
     filler = home / "filler"
     with open(filler, "wb") as f:  # fill the disk to the last byte
         try:
@@ -123,8 +123,8 @@ SCENARIO = textwrap.dedent(
         except OSError as exc:
             report["filled"] = exc.errno
     for name, act in {
-        "pin": lambda: chat.pin("y" * 300_000),
-        "send": lambda: chat.start_turn(user_text("z" * 300_000), ScriptedApprover()),
+        "pin": lambda: chat.memory.pin("y" * 300_000),
+        "send": lambda: chat.turns.start(user_text("z" * 300_000), ScriptedApprover()),
     }.items():
         try:
             act()
@@ -142,7 +142,7 @@ SCENARIO = textwrap.dedent(
     report["messages"] = len(chat.messages())
     if sys.argv[2] == "read-only":
         try:
-            chat.pin("on a read-only folder")
+            chat.memory.pin("on a read-only folder")
             report["read_only_pin"] = "written"
         except ContextDeskError as exc:
             report["read_only_pin"] = [str(exc.kind), exc.title]
@@ -199,7 +199,7 @@ def test_a_read_only_folder_is_named(tmp_path: Path) -> None:
 def test_a_daily_copy_is_kept_to_restore_from(tmp_path: Path) -> None:
     engine = Engine.open(tmp_path / "home")
     chat = engine.new_chat("Worth keeping")
-    chat.pin("Refund 847.20")
+    chat.memory.pin("Refund 847.20")
     copy = engine.back_up_if_due()
     assert copy is not None
     assert engine.back_up_if_due() is None  # one a day
@@ -239,7 +239,7 @@ def test_the_ledger_and_projects_say_a_full_disk_as_the_store_does(tmp_path: Pat
     try:
         chat = engine.new_chat()
         question = "A question that is stored first. " + BIG  # its request needs new pages
-        turn = chat.start_turn(user_text(question), ScriptedApprover())
+        turn = chat.turns.start(user_text(question), ScriptedApprover())
         cap_at_current_size(engine.store)
         failed = None
         for event in turn.events(CancelToken()):

@@ -1,0 +1,131 @@
+"""What a chat remembers for the model (`chat.memory`): pinned facts, messages left out
+of the context, old tool results cleared, and compaction — each a change of the chat's
+context state (`ChatCore.change`), never of its transcript."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from desktop_app.chats.chat_core import ChatCore, repaired
+from desktop_app.chats.planning import Planning
+from desktop_app.context.facts import Fact
+from desktop_app.core.cancel import CancelToken
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.messages import Message
+
+if TYPE_CHECKING:
+    from desktop_app.context.compaction import CompactionPreview
+
+KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
+
+
+class Memory:
+    def __init__(self, core: ChatCore, plans: Planning) -> None:
+        self._core = core
+        self._plans = plans
+
+    # -- pinned facts -------------------------------------------------------------------
+
+    def pin(self, text: str) -> Fact:
+        """Pin `text`: sent verbatim with every request from now on."""
+        text = text.strip()
+        if not text:
+            raise ContextDeskError("Nothing to pin", "Give the fact's text.", kind=ErrorKind.USAGE)
+        fact = Fact(text)
+        self._core.change(lambda s: s.pin(fact))
+        return fact
+
+    def fact(self, ref: str) -> Fact:
+        """A pinned or suggested fact by its id or a unique prefix of it."""
+        matches = [f for f in self._core.state.facts if f.id.startswith(ref)]
+        if len(matches) != 1:
+            why = "no fact has this id" if not matches else f"{len(matches)} facts start with it"
+            raise ContextDeskError("Fact not found", f"{ref!r}: {why}.", kind=ErrorKind.NOT_FOUND)
+        return matches[0]
+
+    def edit_fact(self, fact: Fact, text: str) -> None:
+        text = text.strip()
+        if text and text != fact.text:
+            self._core.change(lambda s: s.update_fact(fact.edited(text)))
+
+    def unpin(self, fact: Fact) -> None:
+        """Delete a pinned fact, or reject one Claude suggested."""
+        self._core.change(lambda s: s.unpin(fact.id))
+
+    def restore_fact(self, fact: Fact, index: int) -> None:
+        """Undo a deletion: the fact comes back where it was."""
+        self._core.change(lambda s: s.pin(fact).move_fact(fact.id, index))
+
+    def move_fact(self, fact: Fact, index: int) -> None:
+        self._core.change(lambda s: s.move_fact(fact.id, index))
+
+    def accept_fact(self, fact: Fact, text: str | None = None) -> None:
+        """A fact Claude suggested is pinned (as the user edited it, if they did)."""
+        edited = fact.edited(text.strip()) if text and text.strip() else fact
+        accepted = replace(edited, pending=False)
+        self._core.change(lambda s: s.update_fact(accepted))
+
+    # -- what the next request holds ----------------------------------------------------------
+
+    def is_excluded(self, message: Message) -> bool:
+        return message.id in self._core.state.excluded_messages
+
+    def set_excluded(self, message: Message, excluded: bool) -> None:
+        self._core.change(lambda s: s.exclude_message(message.id, excluded))
+
+    def old_tool_results(self, messages: Sequence[Message]) -> set[str]:
+        """The tool results "Clear old tool results" would clear (all but the latest)."""
+        from desktop_app.context.policies import old_tool_result_ids
+
+        return old_tool_result_ids(messages, KEEP_RESULTS_OF_LAST_TURNS)
+
+    def clear_tool_results(self, tool_use_ids: set[str]) -> None:
+        """Send these results as a short placeholder (the transcript keeps them)."""
+        self._core.change(lambda s: s.clear_results(tool_use_ids))
+
+    def resume_auto_compaction(self) -> None:
+        self._core.change(lambda s: s.resume_auto_compaction())
+
+    # -- compaction ---------------------------------------------------------------------------
+
+    def preview_compaction(self, instructions: str = "") -> CompactionPreview:
+        """Ask the model for a summary of the older turns; nothing changes until
+        `apply_compaction`."""
+        try:
+            return self.previewing_compaction(instructions, self._core.messages())(CancelToken())
+        finally:
+            self._plans.record_compaction_requests()
+
+    def previewing_compaction(
+        self, instructions: str, history: Sequence[Message]
+    ) -> Callable[[CancelToken], CompactionPreview]:
+        """`preview_compaction`, split for threads: call this on the database thread;
+        call what it returns on a worker (then `Chat.release_thread` there, and
+        `plans.record_compaction_requests` back on the database thread)."""
+        planner, state, settings = self._plans.planner(), self._core.state, self._core.settings
+        messages = list(history)
+
+        def ask(cancel: CancelToken) -> CompactionPreview:
+            return planner.compactor.preview(
+                repaired(messages),
+                state,
+                settings,
+                model=planner.model,
+                cancel=cancel,
+                instructions=instructions.strip(),
+            )
+
+        return ask
+
+    def apply_compaction(self, preview: CompactionPreview, text: str | None = None) -> None:
+        """The preview's summary (as the user edited it) replaces the turns it covers in
+        what is sent; the transcript keeps them, and `undo_compaction` brings them back."""
+        from desktop_app.context.compaction import apply_preview
+
+        self._plans.record_compaction_requests()
+        self._core.change(lambda s: apply_preview(s, preview, text))
+
+    def undo_compaction(self) -> None:
+        self._core.change(lambda s: s.undo_summary())
