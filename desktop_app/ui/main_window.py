@@ -1,8 +1,9 @@
 """The main window: chats on the left, the conversation in the middle, the context dock on
-the right. It lays them out, builds the menus, and shows one chat's session at a time;
-what the chat list's actions do is in `ChatListController`, the key, the models and
-Settings in `ConnectionController`, and what any action does to a chat in the
-application layer (`desktop_app.chats`).
+the right. It lays them out, builds the menus, and shows one open chat's pane at a time
+(`ConversationPane`: each open chat has its own, over its session); what the chat
+list's actions do is in `ChatListController`, the key, the models and Settings in
+`ConnectionController`, what a pane's widgets do in the pane, and what any action does
+to a chat in the application layer (`desktop_app.chats`).
 
 Start-up is built for a fast first paint: the window's frame and the chat list paint
 from a light read (`FirstFrame`) before the engine loads; the engine is attached right
@@ -14,15 +15,14 @@ happen on the background thread afterwards.
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence, QPalette
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -51,20 +51,14 @@ if TYPE_CHECKING:
 
     from desktop_app.chats import Chat, Engine
     from desktop_app.context.projection import Plan
-    from desktop_app.core.blocks import Block
-    from desktop_app.core.messages import Message
     from desktop_app.storage.chat_info import ChatInfo
-    from desktop_app.ui.approval_card import ApprovalCard, PendingApproval
     from desktop_app.ui.banner import ErrorBanner
-    from desktop_app.ui.chat_header import ChatHeader
     from desktop_app.ui.chat_list_controller import ChatListController
-    from desktop_app.ui.composer import Composer
     from desktop_app.ui.connection_controller import ConnectionController
     from desktop_app.ui.context_panel import ContextPanel
     from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
-    from desktop_app.ui.find_bar import FindBar
+    from desktop_app.ui.conversation.pane import ConversationPane
     from desktop_app.ui.mcp_dialog import McpDialog, McpWatcher
-    from desktop_app.ui.message_view import MessageListView
     from desktop_app.ui.project_dialog import ProjectDialog
     from desktop_app.ui.session import ChatSession
     from desktop_app.ui.trash_dialog import TrashDialog
@@ -77,24 +71,6 @@ WATCH_MS = 1500  # how often the window looks for changes made by another progra
 CONVERSATION_MIN_PX = 320  # with the chat list and the dock: a window of 900 px fits
 WINDOW_MIN_PX = 600  # the chat list, the conversation and the strip still fit
 CHAT_LIST_FOLD_PX = 1000  # narrower, the chat list folds away (Ctrl+B still shows it)
-FIND_LIMIT = 1000  # matches Ctrl+F steps through in one chat
-# Errors whose banner has no Retry (which answers the last message again): nothing to
-# answer, or the message was never stored — the draft is still in the composer: Send it.
-NOT_RETRYABLE = {
-    ErrorKind.NOTICE,
-    ErrorKind.NOTHING_TO_RETRY,
-    ErrorKind.USAGE,
-    ErrorKind.IO,
-    ErrorKind.DISK_FULL,
-    ErrorKind.DATABASE_LOCKED,
-    ErrorKind.READ_ONLY,
-    ErrorKind.DATABASE_DAMAGED,
-    ErrorKind.STORAGE,
-    ErrorKind.ALREADY_RUNNING,
-}
-# ... except these, once the question was stored (the disk filled during the turn):
-# Retry answers it when there is space again, or the other program let go.
-RETRY_WHEN_STORED = {ErrorKind.DISK_FULL, ErrorKind.DATABASE_LOCKED}
 
 
 class MainWindow(QMainWindow):
@@ -108,22 +84,17 @@ class MainWindow(QMainWindow):
     attached = False  # the engine is here (`attach`)
     _early_input: _EarlyInput | None = None  # between the first paint and `attach`
     closed = False
-    _conversation_made = False
+    _centre_made = False
     # Given by `attach` (right after the first frame at start-up):
     engine: Engine
     background: BackgroundWorker
     chats: ChatListController
     connection: ConnectionController
-    # Made by `_ensure_conversation`, after the first frame:
+    # Made by `_ensure_centre`, after the first frame:
     no_chat: QLabel
+    banner: ErrorBanner  # problems that are no chat's own (a chat's are in its pane)
     dock: QDockWidget
-    messages: MessageListView
-    header: ChatHeader
-    banner: ErrorBanner
-    composer: Composer
     welcome: WelcomePage
-    conversation: QWidget
-    find_bar: FindBar
     context: ContextPanel
     strip: ContextStrip
     placement: ContextPlacement
@@ -137,13 +108,13 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.frame = frame
         self.app_state = frame.state
-        self.sessions: dict[str, ChatSession] = {}
+        self.panes: dict[str, ConversationPane] = {}  # every open chat's, by its id
+        self.shown: ConversationPane | None = None  # the pane in the middle, if any
         self.tools_dialog: McpDialog | None = None
         self.mcp_watcher: McpWatcher | None = None  # after the first paint
         self.project_dialog: ProjectDialog | None = None
         self.trash_dialog: TrashDialog | None = None  # while View → Trash is open
-        self.current: ChatSession | None = None
-        self.approvals: list[ApprovalCard] = []  # questions waiting, in any chat
+        self._counter: Callable[[str], int | None] | None = None  # the drafts' estimate
         self._list_folded = False  # the window is narrower than CHAT_LIST_FOLD_PX
         self.setObjectName("mainWindow")
         self.resize(1280, 820)
@@ -152,18 +123,23 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(WINDOW_MIN_PX, 420)
 
         self.chat_list = ChatListPanel()
-        # The first frame shows the menus, the chat list and an empty centre; the
-        # conversation, the composer and the context dock are made right after it
-        # (`_ensure_conversation`): their modules and widgets cost ~65 ms. Nothing
-        # here uses `Qt`'s enums (see `desktop_app/ui/qt_later.py`).
+        # The first frame shows the menus, the chat list and an empty centre; the pages,
+        # the banner and the context dock are made right after it (`_ensure_centre`), a
+        # chat's pane when it is opened. Nothing here uses `Qt`'s enums (see
+        # `desktop_app/ui/qt_later.py`).
         self.blank = QWidget()
         self.center = QStackedWidget()
         self.center.setMinimumWidth(CONVERSATION_MIN_PX)  # not the widest page's wish
         self.center.addWidget(self.blank)
+        self.middle = QWidget()  # the window's banner (when it has something to say) above
+        self._middle_column = QVBoxLayout(self.middle)
+        self._middle_column.setContentsMargins(0, 0, 0, 0)
+        self._middle_column.setSpacing(0)
+        self._middle_column.addWidget(self.center, 1)
         self.splitter = QSplitter()  # (side by side)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.chat_list)
-        self.splitter.addWidget(self.center)
+        self.splitter.addWidget(self.middle)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([280, 1000])
         central = QWidget()
@@ -204,8 +180,24 @@ class MainWindow(QMainWindow):
     @property
     def settings(self) -> Settings:
         """As the engine has them; the first frame's read until it is here (an error
-        shown before it still gets the conversation's banner)."""
+        shown before it still gets the window's banner)."""
         return self.engine.settings if self.attached else self.frame.settings
+
+    @property
+    def current(self) -> ChatSession | None:
+        """The session of the chat shown, if one is."""
+        return self.shown.session if self.shown is not None else None
+
+    @property
+    def pane(self) -> ConversationPane:
+        """The pane shown (only while a chat is shown: `shown` says whether one is)."""
+        if self.shown is None:
+            raise LookupError("no chat is shown")
+        return self.shown
+
+    @property
+    def sessions(self) -> dict[str, ChatSession]:
+        return {chat_id: pane.session for chat_id, pane in self.panes.items()}
 
     def attach(self, engine: Engine) -> None:
         """The engine is open: the chat list's actions, the connection and the menus
@@ -326,21 +318,17 @@ class MainWindow(QMainWindow):
         self.connection.prices_changed.connect(self._on_connection_prices_changed)
         self.connection.problem.connect(self._on_problem)
 
-    def _ensure_conversation(self) -> None:
-        """Make the conversation, the composer, the banner and the context panel (once:
+    def _ensure_centre(self) -> None:
+        """Make the pages of the middle, the window's banner and the context panel (once:
         after the first frame, or sooner if something needs them)."""
-        if self._conversation_made:
+        if self._centre_made:
             return
-        self._conversation_made = True
+        self._centre_made = True
         from PySide6.QtWidgets import QDockWidget
 
         from desktop_app.ui.banner import ErrorBanner
-        from desktop_app.ui.chat_header import ChatHeader
-        from desktop_app.ui.composer import Composer
         from desktop_app.ui.context_panel import ContextPanel
         from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
-        from desktop_app.ui.find_bar import FindBar
-        from desktop_app.ui.message_view import MessageListView
         from desktop_app.ui.welcome import WelcomePage
 
         # Bars that come and go (the undo bar, a banner) never resize the window.
@@ -350,42 +338,18 @@ class MainWindow(QMainWindow):
         self.no_chat = QLabel("Pick a chat on the left, or press Ctrl+N for a new one.")
         self.no_chat.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.center.addWidget(self.no_chat)
-        self.messages = MessageListView()
-        self.messages.set_context_view(self.app_state.context_view)
-        self.header = ChatHeader()
-        self.header.context_view.setChecked(self.app_state.context_view)
         self.banner = ErrorBanner()
-        self.composer = Composer()
-        self.composer.set_send_with_enter(self.settings.send_with_enter)
+        self.banner.setMaximumWidth(self.settings.reading_width)
+        self._middle_column.insertWidget(0, self.banner, 0, Qt.AlignmentFlag.AlignHCenter)
+        self.banner.retry_requested.connect(self.banner.hide)  # (it offers no Retry)
         self.welcome = WelcomePage()
-        self.conversation = QWidget()
-        self.conversation.setObjectName("conversation")
-        self.conversation.setAutoFillBackground(True)  # one page, the messages' colour
-        self.conversation.setBackgroundRole(QPalette.ColorRole.Base)
-        column = QVBoxLayout(self.conversation)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(4)
-        self.find_bar = FindBar(self._find_in_chat, self.messages.show_message)
-        column.addWidget(self.header)
-        column.addWidget(self.find_bar)
-        column.addWidget(self.messages, 1)
-        # The banner and the composer stand in the reading column, however wide the window.
-        # (Stretch around them, not an alignment: an aligned widget keeps its size hint.)
-        self._centred_rows: list[QHBoxLayout] = []
-        for bar in (self.banner, self.composer):
-            centred = QHBoxLayout()
-            centred.setContentsMargins(0, 0, 0, 0)
-            centred.addStretch(1)
-            centred.addWidget(bar, 1000)  # all the room up to its maximum, then the spacers'
-            centred.addStretch(1)
-            column.addLayout(centred)
-            self._centred_rows.append(centred)
-        self.messages.scrollbar_width_changed.connect(self._on_messages_scrollbar_width_changed)
-        self._set_reading_width(self.settings.reading_width)
-        for page in (self.welcome, self.conversation):
-            self.center.addWidget(page)
-        self._style_conversation()
+        self.welcome.enter_key_requested.connect(self.open_settings)
+        self.welcome.demo_requested.connect(self.start_demo)
+        self.center.addWidget(self.welcome)
         self.context = ContextPanel()
+        self.context.jump_requested.connect(self._on_context_jump_requested)
+        self.context.compact_requested.connect(self._on_context_compact_requested)
+        self.context.project_requested.connect(self.open_project)
         self.dock = QDockWidget("Context", self)
         self.dock.setObjectName("contextDock")
         self.dock.setWidget(self.context)
@@ -397,54 +361,8 @@ class MainWindow(QMainWindow):
             self, self.dock, self.context, self.strip, self.context_action
         )
         self.placement.fit(self.width())
-        self._connect_conversation()
-        self._order_tab_stops()
         self.center.setCurrentWidget(self.no_chat)
         self._show_mode()
-
-    def _order_tab_stops(self) -> None:
-        """Tab goes as the eye reads: the chat list, the conversation (its bar, then its
-        messages), the composer — then the context panel."""
-        chats, header, composer = self.chat_list, self.header, self.composer
-        stops: list[QWidget] = [
-            chats.search,
-            chats.new_button,
-            chats.list,
-            header.model,
-            header.thinking,
-            header.context_view,
-            self.messages,
-            composer.edit,
-            composer.attach_button,
-            composer.send_button,
-        ]
-        for before, after in itertools.pairwise(stops):
-            QWidget.setTabOrder(before, after)
-
-    def _connect_conversation(self) -> None:
-        self.composer.send_requested.connect(self._on_composer_send_requested)
-        self.composer.stop_requested.connect(self._on_stop_triggered)
-        self.composer.draft_changed.connect(self._on_composer_draft_changed)
-        self.composer.problem.connect(self._on_composer_problem)
-        self.header.model_chosen.connect(self._on_header_model_chosen)
-        self.header.thinking_chosen.connect(self._on_header_thinking_chosen)
-        self.header.context_view_toggled.connect(self._set_context_view)
-        self.banner.retry_requested.connect(self._on_retry_triggered)
-        self.banner.dismissed.connect(self._on_banner_dismissed)
-        self.welcome.enter_key_requested.connect(self.open_settings)
-        self.welcome.demo_requested.connect(self.start_demo)
-        self.context.jump_requested.connect(self._on_context_jump_requested)
-        self.context.compact_requested.connect(self._on_context_compact_requested)
-        self.context.project_requested.connect(self.open_project)
-        view = self.messages
-        view.exclude_toggled.connect(self._on_messages_exclude_toggled)
-        view.pin_requested.connect(self._on_messages_pin_requested)
-        view.fork_requested.connect(self._on_messages_fork_requested)
-        view.edit_requested.connect(self._on_messages_edit_requested)
-        view.retry_requested.connect(self._on_retry_triggered)
-        view.regenerate_requested.connect(self._on_messages_regenerate_requested)
-        view.branch_requested.connect(self._on_messages_branch_requested)
-        self.find_bar.closed.connect(self._on_find_bar_closed)
 
     def _restore_state(self) -> None:
         state = self.app_state
@@ -477,7 +395,7 @@ class MainWindow(QMainWindow):
             opened = self._open_engine()
             if not opened:
                 return
-        self._ensure_conversation()
+        self._ensure_centre()
         self.first_painted.emit()
         if self.app_state.splitter_sizes:  # once laid out: before that, sizes get rescaled
             self.splitter.setSizes(self.app_state.splitter_sizes)
@@ -537,38 +455,36 @@ class MainWindow(QMainWindow):
     def open_chat(
         self, chat_id: str, *, focus: bool = True, message_id: str = ""
     ) -> ChatSession | None:
-        """Show a chat, opening its session on first use (sessions stay while the app
-        runs); at `message_id` (highlighted) if given. `focus`: go to the composer (not
-        when the user is moving through the chat list by keys)."""
-        self._ensure_conversation()
-        if self.current is None or self.current.chat.id != chat_id:
+        """Show a chat, opening its pane on first use (panes stay while the app runs); at
+        `message_id` (highlighted) if given. `focus`: go to the composer (not when the
+        user is moving through the chat list by keys)."""
+        self._ensure_centre()
+        pane = self.panes.get(chat_id)
+        if pane is None:
             try:
-                session = self.sessions.get(chat_id) or self._open_session(chat_id)
+                pane = self._open_pane(chat_id)
             except ContextDeskError as exc:
-                self.banner.show_error(exc.info, can_retry=False)
+                self.show_problem(exc.info)
                 return None
-            self._set_current(session)
+        if pane is not self.shown:
+            self._show_pane(pane)
             self.chat_list.select(chat_id)
             self.app_state = replace(self.app_state, last_chat_id=chat_id)
-        self.center.setCurrentWidget(self.conversation)
+        self.center.setCurrentWidget(pane)
         if message_id:
-            self._show_found(message_id)
+            pane.show_found(message_id)
         if focus:
-            self.composer.edit.setFocus()
-        return self.current
+            pane.composer.edit.setFocus()
+        return pane.session
 
-    def _open_session(self, chat_id: str) -> ChatSession:
+    def _open_pane(self, chat_id: str) -> ConversationPane:
+        from desktop_app.ui.conversation.pane import ConversationPane
         from desktop_app.ui.session import ChatSession
 
         session = ChatSession(
-            self.engine,
-            self.engine.chat(chat_id),
-            self.background,
-            self,
-            counting=self.counting,
+            self.engine, self.engine.chat(chat_id), self.background, self, counting=self.counting
         )
-        # Every session, shown or not, may ask for approval and may change its chat.
-        session.approval_requested.connect(functools.partial(self._ask_approval, session))
+        # Every session, shown or not, may change its chat and mark it in the list.
         session.chat_changed.connect(self._on_session_chat_changed)
         show_activity = functools.partial(self._show_activity, session)
         session.busy_changed.connect(show_activity)
@@ -583,65 +499,60 @@ class MainWindow(QMainWindow):
                     kind=ErrorKind.NOTICE,
                 )
             )
-        self.sessions[chat_id] = session
-        return session
+        pane = ConversationPane(session, self.settings, self.app_state.context_view, self)
+        if self._counter is not None:
+            pane.set_counter(self._counter)
+        pane.status.connect(self._on_status_for)
+        pane.problem.connect(self._on_problem)
+        pane.chat_made.connect(self._on_pane_chat_made)
+        pane.context_view_toggled.connect(self._set_context_view)
+        pane.actions_changed.connect(self._enable_actions)
+        self.center.addWidget(pane)
+        self.panes[chat_id] = pane
+        return pane
 
-    def _set_current(self, session: ChatSession | None) -> None:
-        """Swap the session the window shows: the old one's signals are disconnected
-        from the window and the new one's connected, so no slot asks who sent it."""
-        old = self.current
+    def _show_pane(self, pane: ConversationPane | None) -> None:
+        """Swap the pane shown: the dock follows the new one's session (the old one's
+        signals are disconnected from it, so no slot asks who sent it)."""
+        old = self.shown
         if old is not None:
-            old.scroll_value = (
-                None
-                if self.messages.sticks_to_bottom
-                else self.messages.verticalScrollBar().value()
-            )
-            old.busy_changed.disconnect(self._on_session_busy_changed)
-            old.planned.disconnect(self._on_session_planned)
-            old.error_changed.disconnect(self._on_session_error_changed)
-            old.text_streamed.disconnect(self._on_session_text_streamed)
-            old.retry_waiting.disconnect(self._on_session_retry_waiting)
-            old.told.disconnect(self._on_session_told)
-        self.current = session
-        self.find_bar.reset()
-        self._show_approvals()
-        self.composer.stop_editing()  # an edit belongs to the chat it was begun in
+            old.leave()
+            old.session.planned.disconnect(self._on_session_planned)
+            old.session.text_streamed.disconnect(self._on_session_text_streamed)
+        self.shown = pane
+        session = pane.session if pane is not None else None
         self.context.set_session(session)
-        self.messages.delegate.cost_of = (
-            session.chat.costs.reply_cost if session is not None else None
-        )
         self.strip.show_plan(session.plan if session is not None else None)
-        if session is None:
-            self.messages.setModel(None)
+        if pane is None:
             self.center.setCurrentWidget(self.no_chat)
-            self._show_mode()
-            self._enable_actions()
-            return
-        session.busy_changed.connect(self._on_session_busy_changed)
-        session.planned.connect(self._on_session_planned)
-        session.error_changed.connect(self._on_session_error_changed)
-        session.text_streamed.connect(self._on_session_text_streamed)
-        session.retry_waiting.connect(self._on_session_retry_waiting)
-        session.told.connect(self._on_session_told)
-        self.messages.setModel(session.model)
-        self.messages.excluded = set(session.state().excluded_messages)
-        self.messages.restore_scroll(session.scroll_value)
-        self.center.setCurrentWidget(self.conversation)
-        self._show_error(session.error)
-        self.composer.set_busy(session.busy)
+        else:
+            pane.session.planned.connect(self._on_session_planned)
+            pane.session.text_streamed.connect(self._on_session_text_streamed)
+            pane.come_back()
+            self.center.setCurrentWidget(pane)
+            self._order_tab_stops(pane)
         self._show_mode()
         self._enable_actions()
 
+    def _order_tab_stops(self, pane: ConversationPane) -> None:
+        """Tab goes as the eye reads: the chat list, the conversation (its bar, then its
+        messages), the composer — then the context panel."""
+        from desktop_app.ui.conversation.pane import order_tab_stops
+
+        chats = self.chat_list
+        order_tab_stops([chats.search, chats.new_button, chats.list, *pane.tab_stops()])
+
+    @Slot()
     def _enable_actions(self) -> None:
         """Stop and Retry only when there is something to stop or to answer again."""
-        session = self.current
-        self.stop_action.setEnabled(session is not None and session.busy)
-        retry = False
-        if session is not None and not session.busy:
-            from desktop_app.chats import can_retry  # loaded with the chat already
+        pane = self.shown
+        self.stop_action.setEnabled(pane is not None and pane.can_stop())
+        self.retry_action.setEnabled(pane is not None and pane.can_retry())
 
-            retry = can_retry(session.messages)
-        self.retry_action.setEnabled(retry)
+    def _on_shown(self, act: Callable[[ConversationPane], object]) -> None:
+        """A menu's action on the chat shown (none: nothing to act on)."""
+        if self.shown is not None:
+            act(self.shown)
 
     @Slot(str, str)
     def _on_chat_list_chat_selected(self, chat_id: str, message_id: str) -> None:
@@ -657,12 +568,15 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_chats_trashed(self, chat_id: str) -> None:
-        session = self.sessions.pop(chat_id, None)
-        if session is None:
+        pane = self.panes.pop(chat_id, None)
+        if pane is None:
             return
-        session.close()
-        if self.current is session:
-            self._set_current(None)
+        pane.session.close()
+        pane.withdraw_approvals()
+        if self.shown is pane:
+            self._show_pane(None)
+        self.center.removeWidget(pane)
+        pane.deleteLater()
 
     def new_chat(self, title: str = NEW_CHAT_TITLE) -> ChatSession | None:
         chat = self.chats.new_chat(title)
@@ -682,97 +596,23 @@ class MainWindow(QMainWindow):
         chat = self.chats.import_chat(path)
         return self.sessions.get(chat.id) if chat is not None else None
 
-    # -- the current chat's actions ----------------------------------------------------------
-
     @Slot(object)
-    def _on_composer_send_requested(self, blocks: Sequence[Block]) -> None:
-        session = self.current or self.new_chat()
-        if session is None:
-            return
-        if session.send(
-            blocks, beside=self.composer.editing
-        ):  # stored: only then is the draft cleared
-            self.composer.clear()
-            self.messages.restore_scroll(None)  # sending jumps to the newest message
+    def _on_pane_chat_made(self, chat: Chat) -> None:
+        self.chats.show_new(chat)
+
+    # -- the menus' actions on the chat shown --------------------------------------------------
 
     @Slot()
     def _on_stop_triggered(self) -> None:
-        if self.current is not None and self.current.busy:
-            self.current.stop()
-            self.statusBar().showMessage("Stopped.", 3000)
+        self._on_shown(lambda pane: pane.stop())
 
     @Slot()
     def _on_retry_triggered(self) -> None:
-        if self.current is not None:
-            self.current.retry()
-
-    @Slot(object)
-    def _on_messages_exclude_toggled(self, message: Message) -> None:
-        session = self.current
-        if session is None:
-            return
-        session.set_excluded(message, not session.is_excluded(message))
-        self.messages.excluded = set(session.state().excluded_messages)
-        self.messages.refresh_actions()
-
-    @Slot(object)
-    def _on_messages_pin_requested(self, message: Message) -> None:
-        if self.current is None:
-            return
-        from desktop_app.ui.fact_dialog import ask_fact
-
-        text = ask_fact(
-            self,
-            "Pin a fact",
-            "Keep the part that matters; it is sent, verbatim, with every request:",
-            message.text,
-        )
-        if text and self.current.pin_fact(text):
-            self.statusBar().showMessage("Pinned. It is sent with every request from now on.", 4000)
-
-    @Slot(object)
-    def _on_messages_fork_requested(self, message: Message) -> None:
-        if self.current is not None:
-            self._open_made(functools.partial(self.engine.fork, self.current.chat, message))
-
-    @Slot(object)
-    def _on_messages_edit_requested(self, message: Message) -> None:
-        """Rewrite the message in the composer; Send makes its new version, in place."""
-        if self.current is not None and not self.current.busy:
-            self.composer.start_editing(message)
-
-    @Slot(object)
-    def _on_messages_regenerate_requested(self, message: Message) -> None:
-        if self.current is not None and self.current.regenerate(message):
-            self.messages.restore_scroll(None)
-
-    @Slot(str)
-    def _on_messages_branch_requested(self, message_id: str) -> None:
-        if self.current is not None:
-            self.composer.stop_editing()  # the message being edited may leave the branch
-            self.current.show_branch(message_id)
-
-    def _open_made(self, make: Callable[[], Chat]) -> None:
-        try:
-            chat = make()
-        except ContextDeskError as exc:
-            self._on_problem(exc.info)
-            return
-        self.chats.show_new(chat)
-
-    @Slot(object)
-    def _on_composer_draft_changed(self, blocks: list[Block]) -> None:
-        if self.current is not None:  # an edit is planned as the branch Send will make
-            self.current.request_plan(blocks, editing=self.composer.editing)
-
-    @Slot(str)
-    def _on_composer_problem(self, text: str) -> None:
-        self.banner.show_error(ErrorInfo("Could not attach", text), can_retry=False)
+        self._on_shown(lambda pane: pane.retry())
 
     @Slot()
-    def _on_banner_dismissed(self) -> None:
-        if self.current is not None:
-            self.current.error = None
+    def _on_find_triggered(self) -> None:
+        self._on_shown(lambda pane: pane.open_find())
 
     @Slot()
     def _on_new_triggered(self) -> None:
@@ -802,68 +642,43 @@ class MainWindow(QMainWindow):
     def _on_rename_triggered(self) -> None:
         """F2: the chat picked in the list when the list has the focus, else the open one."""
         in_list = self.chat_list.list.hasFocus() and self.chat_list.selected_id()
-        chat_id = in_list or (self.current.chat.id if self.current is not None else None)
+        chat_id = in_list or (self.shown.session.chat.id if self.shown is not None else None)
         if chat_id:
             self.chat_list.rename(chat_id)
 
     @Slot()
     def _on_trash_triggered(self) -> None:
-        if self.current is not None:
-            self.chats.trash(self.current.chat.id)
+        self._on_shown(lambda pane: self.chats.trash(pane.session.chat.id))
 
     @Slot()
     def _on_pin_triggered(self) -> None:
-        if self.current is not None:
-            chat = self.current.chat
+        def pin(pane: ConversationPane) -> None:
+            chat = pane.session.chat
             self.chats.set_pinned(chat.id, chat.info.pinned_at is None)
+
+        self._on_shown(pin)
 
     @Slot()
     def _on_archive_triggered(self) -> None:
-        if self.current is not None:
-            chat = self.current.chat
+        def archive(pane: ConversationPane) -> None:
+            chat = pane.session.chat
             self.chats.set_archived(chat.id, chat.info.archived_at is None)
 
-    @Slot()
-    def _on_find_triggered(self) -> None:
-        if self.current is not None:
-            self.find_bar.open_bar()
+        self._on_shown(archive)
 
-    def _find_in_chat(self, text: str) -> list[str]:
-        """The messages of the shown chat that hold `text`, in order."""
-        if self.current is None:
-            return []
-        try:
-            hits = self.engine.search(text, chat_id=self.current.chat.id, limit=FIND_LIMIT)
-        except ContextDeskError as exc:
-            self._on_problem(exc.info)
-            return []
-        return [hit.message_id for hit in hits if hit.message_id]
-
-    @Slot()
-    def _on_find_bar_closed(self) -> None:
-        self.messages.clearSelection()
-        self.composer.edit.setFocus()
+    def _export_current(self, fmt: str) -> None:
+        self._on_shown(lambda pane: self.chats.export(pane.session.chat.id, fmt))
 
     @Slot(bool)
     def _set_context_view(self, on: bool) -> None:
-        """Every block's chip, or one quiet marker per message (remembered)."""
-        self._ensure_conversation()
+        """Every block's chip, or one quiet marker per message (remembered), in every pane."""
         self.app_state = replace(self.app_state, context_view=on)
-        for toggle in (self.context_view_action, self.header.context_view):
-            toggle.blockSignals(True)
-            toggle.setChecked(on)
-            toggle.blockSignals(False)
-        self.messages.set_context_view(on)
-
-    @Slot(str)
-    def _on_header_model_chosen(self, model: str) -> None:
-        if self.current is not None:
-            self.current.switch_model(model)
-
-    @Slot(dict)
-    def _on_header_thinking_chosen(self, values: dict[str, str]) -> None:
-        if self.current is not None:
-            self.current.change(values)
+        action = self.context_view_action
+        action.blockSignals(True)
+        action.setChecked(on)
+        action.blockSignals(False)
+        for pane in self.panes.values():
+            pane.set_context_view(on)
 
     @Slot(bool)
     def resizeEvent(self, event: QResizeEvent) -> None:
@@ -886,7 +701,7 @@ class MainWindow(QMainWindow):
             self.app_state = replace(self.app_state, chat_list_hidden=not shown)
         focused = QApplication.focusWidget()
         if not shown and focused is not None and self.chat_list.isAncestorOf(focused):
-            self.composer.edit.setFocus()
+            self._on_shown(lambda pane: pane.composer.edit.setFocus())
 
     # -- MCP tool servers ---------------------------------------------------------------------
 
@@ -909,16 +724,19 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_mcp_watcher_changed(self, _name: str) -> None:
         self.engine.mcp_changed()
-        for session in self.sessions.values():
-            session.settings_changed()
+        self._replan_open_chats()
         if self.tools_dialog is not None:
             self.tools_dialog.refresh()
+
+    def _replan_open_chats(self) -> None:
+        for pane in self.panes.values():
+            pane.session.settings_changed()
 
     @Slot()
     def open_tools(self) -> None:
         from desktop_app.ui.mcp_dialog import McpDialog
 
-        chat = self.current.chat if self.current else None
+        chat = self.shown.session.chat if self.shown is not None else None
         dialog = McpDialog(self.engine, chat, self.background, self)
         dialog.chat_tools_changed.connect(self._on_tools_dialog_chat_tools_changed)
         dialog.servers_changed.connect(self._on_tool_servers_started)
@@ -928,8 +746,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_tools_dialog_chat_tools_changed(self) -> None:
-        if self.current is not None:
-            self.current.settings_changed()
+        self._on_shown(lambda pane: pane.session.settings_changed())
 
     @Slot()
     def _on_tools_dialog_finished(self) -> None:
@@ -942,15 +759,16 @@ class MainWindow(QMainWindow):
     @Slot()
     def open_project(self) -> None:
         """The chat's project: move it, switch layers, edit the project."""
-        if self.current is None:
-            return
         from desktop_app.ui.project_dialog import ProjectDialog
 
-        dialog = ProjectDialog(self.current, self)
-        dialog.changed.connect(self._on_project_dialog_changed)
-        dialog.finished.connect(dialog.deleteLater)
-        self.project_dialog = dialog
-        dialog.open()
+        def open_dialog(pane: ConversationPane) -> None:
+            dialog = ProjectDialog(pane.session, self)
+            dialog.changed.connect(self._on_project_dialog_changed)
+            dialog.finished.connect(dialog.deleteLater)
+            self.project_dialog = dialog
+            dialog.open()
+
+        self._on_shown(open_dialog)
 
     @Slot(str)
     def _on_chat_list_project_requested(self, chat_id: str) -> None:
@@ -959,8 +777,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_project_dialog_changed(self) -> None:
-        for session in self.sessions.values():  # every chat of the project may have changed
-            session.settings_changed()
+        self._replan_open_chats()  # every chat of the project may have changed
         self.chats.refresh()  # a chat moved, a project came or was renamed: the list says
 
     @Slot()
@@ -969,75 +786,32 @@ class MainWindow(QMainWindow):
 
         ShortcutsDialog(self.menuBar(), self).exec()
 
-    def _show_found(self, message_id: str) -> None:
-        """Bring a found message into view, highlighted — on its own branch, when it is in
-        a version that is not shown (the branch is read again first)."""
-        session = self.current
-        if session is None:
-            return
-        try:
-            switched = not session.busy and session.chat.branches.show_holding(message_id)
-        except ContextDeskError as exc:
-            self.banner.show_error(exc.info, can_retry=False)
-            return
-        if switched:
-            session.load()
-            session.chat_changed.emit(session.chat.info)
-        if session.model.history_complete:
-            self.messages.show_message(message_id)
-            return
-
-        def read(_plan: object) -> None:  # the branch's history is in: show it there
-            session.planned.disconnect(read)
-            if self.current is session:
-                self.messages.show_message(message_id)
-
-        session.planned.connect(read)
-
-    def _export_current(self, fmt: str) -> None:
-        if self.current is not None:
-            self.chats.export(self.current.chat.id, fmt)
-
     # -- the context panel asks ----------------------------------------------------------
 
     @Slot(str)
     def _on_context_jump_requested(self, message_id: str) -> None:
-        self.messages.scroll_to_message(message_id)
+        self._on_shown(lambda pane: pane.messages.scroll_to_message(message_id))
 
     @Slot()
     def _on_context_compact_requested(self) -> None:
         from desktop_app.ui.compaction_dialog import CompactionDialog
 
-        if self.current is None:
-            return
-        if self.current.busy:
-            self.statusBar().showMessage(
-                "Wait for the reply to finish, or stop it, then compact.", 5000
-            )
-            return
-        CompactionDialog(self.current, self).exec()
+        def compact(pane: ConversationPane) -> None:
+            if pane.session.busy:
+                self.statusBar().showMessage(
+                    "Wait for the reply to finish, or stop it, then compact.", 5000
+                )
+                return
+            CompactionDialog(pane.session, self).exec()
 
-    # -- the shown session tells us ---------------------------------------------------------
+        self._on_shown(compact)
 
-    @Slot(bool)
-    def _on_session_busy_changed(self, busy: bool) -> None:
-        self.composer.set_busy(busy)
-        self._enable_actions()
-        error = self.current.error if self.current is not None else None
-        if not busy and error is not None and error.kind in RETRY_WHEN_STORED:
-            self.banner.retry_button.setVisible(self._can_retry(error))  # the turn has ended
+    # -- the shown session tells the dock ------------------------------------------------------
 
     @Slot(object)
     def _on_session_planned(self, plan: Plan) -> None:
         self.context.show_plan(plan)
         self.strip.show_plan(plan)
-        if self.current is not None:
-            self.messages.excluded = set(self.current.state().excluded_messages)
-
-    @Slot()
-    def _on_session_error_changed(self) -> None:
-        if self.current is not None:
-            self._show_error(self.current.error)
 
     @Slot(int)
     def _on_session_text_streamed(self, characters: int) -> None:
@@ -1045,20 +819,12 @@ class MainWindow(QMainWindow):
         self.context.add_streaming(tokens)
         self.strip.add_streaming(tokens)
 
-    @Slot(str)
-    def _on_session_told(self, text: str) -> None:
-        self.statusBar().showMessage(text, 8000)
-
-    @Slot(float, str)
-    def _on_session_retry_waiting(self, seconds: float, reason: str) -> None:
-        self.statusBar().showMessage(f"{reason}: trying again in {seconds:.0f} s (Esc stops)", 1500)
-
     # -- any session tells us ------------------------------------------------------------------
 
     @Slot(object)
     def _on_session_chat_changed(self, chat: ChatInfo) -> None:
         self.chat_list.update_chat(chat)
-        if self.current is not None and self.current.chat.id == chat.id:
+        if self.shown is not None and self.shown.session.chat.id == chat.id:
             self._show_mode()
 
     def _show_activity(self, session: ChatSession, *_: object) -> None:
@@ -1066,60 +832,24 @@ class MainWindow(QMainWindow):
         activity = Activity.ANSWERING if session.busy else Activity.FAILED if session.error else ""
         self.chat_list.set_activity(session.chat.id, activity)
 
-    def _ask_approval(self, session: ChatSession, pending: PendingApproval) -> None:
-        """The question sits under the conversation of its chat, above the composer."""
-        from desktop_app.ui.approval_card import ApprovalCard
-
-        card = ApprovalCard(pending, session.chat.id)
-        session.approval_withdrawn.connect(card.withdraw)
-        card.finished.connect(lambda c=card: self._forget_approval(c))
-        self.approvals.append(card)
-        card.setStyleSheet(theme.conversation_sheet(theme.is_dark()))
-        column = self.conversation.layout()
-        assert isinstance(column, QVBoxLayout)
-        column.insertWidget(column.indexOf(self.banner), card)
-        self._show_approvals()
-        if card.isVisible():
-            card.deny.setFocus()  # the keys answer it; Enter denies
-
-    def _forget_approval(self, card: ApprovalCard) -> None:
-        if card in self.approvals:
-            self.approvals.remove(card)
-        card.hide()
-        card.deleteLater()
-
-    def _show_approvals(self) -> None:
-        """Only the shown chat's question is shown; the others wait with their chats."""
-        shown = self.current.chat.id if self.current is not None else None
-        for card in self.approvals:
-            card.setVisible(card.chat_id == shown)
-
-    # -- errors and notes -----------------------------------------------------------------------
-
-    def _show_error(self, error: ErrorInfo | None) -> None:
-        self._ensure_conversation()
-        self.banner.show_error(error, can_retry=error is not None and self._can_retry(error))
-
-    def _can_retry(self, error: ErrorInfo) -> bool:
-        session = self.current
-        if error.kind in RETRY_WHEN_STORED and session is not None and not session.busy:
-            from desktop_app.chats import can_retry  # loaded with the chat already
-
-            return can_retry(session.messages)
-        return error.kind not in NOT_RETRYABLE
+    # -- problems and notes -----------------------------------------------------------------------
 
     @Slot(object)
     def _on_problem(self, error: ErrorInfo) -> None:
         self.show_problem(error)
 
     def show_problem(self, error: ErrorInfo) -> None:
-        """An error that is not a chat's own (its banner has no Retry)."""
-        self._ensure_conversation()
+        """An error that is no chat's own: the window's banner says it (without Retry)."""
+        self._ensure_centre()
         self.banner.show_error(error, can_retry=False)
 
     @Slot(str)
     def _on_status(self, text: str) -> None:
         self.statusBar().showMessage(text, 6000)
+
+    @Slot(str, int)
+    def _on_status_for(self, text: str, ms: int) -> None:
+        self.statusBar().showMessage(text, ms)
 
     def _on_backed_up(self, copy: Path | None) -> None:
         if copy is not None:
@@ -1146,12 +876,12 @@ class MainWindow(QMainWindow):
             self._on_problem(exc.info)
             return
         self.chat_list.sync(shown)
-        for chat_id, session in list(self.sessions.items()):
+        for chat_id, pane in list(self.panes.items()):
             info = chats.get(chat_id)
             if info is None:  # moved to the trash elsewhere
                 self._on_chats_trashed(chat_id)
-            elif info != session.chat.info:
-                session.reload()
+            elif info != pane.session.chat.info:
+                pane.session.reload()
 
     # -- the connection tells us ------------------------------------------------------------
 
@@ -1161,18 +891,12 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_connection_counter_ready(self) -> None:
-        self._ensure_conversation()
         counter = self.engine.counter
 
         # A draft is a block: its own estimate, as its chip will show once sent.
-        self.composer.set_counter(lambda text: counter.encoder.count(text))
-
-    def _style_conversation(self) -> None:
-        """The conversation's look, on each widget around the messages (theme.CONVERSATION
-        says why not on the list)."""
-        sheet = theme.conversation_sheet(theme.is_dark())
-        for widget in (self.header, self.composer, self.messages.hover_bar, *self.approvals):
-            widget.setStyleSheet(sheet)
+        self._counter = lambda text: counter.encoder.count(text)
+        for pane in self.panes.values():
+            pane.set_counter(self._counter)
 
     def _use_appearance(self, settings: Settings) -> None:
         """Settings' appearance, text size (the system's, untouched, by default) and
@@ -1184,37 +908,24 @@ class MainWindow(QMainWindow):
             theme.choose(
                 app, settings.appearance, settings.text_size, first_frame=not self._painted
             )
-            if self._conversation_made:
-                self._style_conversation()
-                self.messages.scheduleDelayedItemsLayout()  # new colours, new sizes
-        if self._conversation_made:
-            self._set_reading_width(settings.reading_width)
-
-    @Slot(int)
-    def _on_messages_scrollbar_width_changed(self, taken: int) -> None:
-        """The banner and composer stay under the messages' column, which the scrollbar
-        moves left by half its width."""
-        for row in self._centred_rows:
-            row.setContentsMargins(0, 0, taken, 0)
-
-    def _set_reading_width(self, px: int) -> None:
-        """Settings → Reading width: the messages' column, and the composer under it."""
-        self.messages.set_reading_width(px)
-        for bar in (self.banner, self.composer):
-            bar.setMaximumWidth(px)
+            for pane in getattr(self, "panes", {}).values():  # (none yet in __init__)
+                pane.style_conversation()
+                pane.relayout_messages()
+        if self._centre_made:
+            self.banner.setMaximumWidth(settings.reading_width)
 
     @Slot()
     def _on_connection_settings_saved(self) -> None:
-        self._ensure_conversation()
-        self._use_appearance(self.engine.settings)
-        self.composer.set_send_with_enter(self.engine.settings.send_with_enter)
-        for session in self.sessions.values():
-            session.settings_changed()
+        settings = self.engine.settings
+        self._use_appearance(settings)
+        for pane in self.panes.values():
+            pane.use_settings(settings)
+            pane.session.settings_changed()
 
     @Slot()
     def _on_connection_prices_changed(self) -> None:
-        if self.current is not None:
-            self.current.request_plan()  # the panel's cost lines are drawn with the plan
+        # the panel's cost lines are drawn with the plan
+        self._on_shown(lambda pane: pane.session.request_plan())
 
     @Slot()
     def open_settings(self) -> None:
@@ -1225,27 +936,18 @@ class MainWindow(QMainWindow):
         self.demo_label.setVisible(demo)
         colour = theme.status_colour("streaming", theme.is_dark()).name()
         self.demo_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
+        pane = getattr(self, "shown", None)  # (none yet while __init__ builds the menus)
         # Qt adds " — ContextDesk" (the application's display name) itself.
-        parts = [self.current.chat.title] if self.current else []
+        parts = [pane.session.chat.title] if pane is not None else []
         self.setWindowTitle(" — ".join([*parts, "offline demo"] if demo else parts))
-        if not self._conversation_made:
+        if not self._centre_made:
             return  # the centre stays blank until the first frame is up
-        if self.current is not None:
-            chat = self.current.chat
-            self.header.show_chat(
-                chat.title,
-                chat.model,
-                self.connection.models,
-                chat.settings.context_window,
-                demo=demo,
-            )
-            self.header.show_thinking(chat.setup.thinking_options(), chat.settings)
-        if self.attached and self.connection.no_key and self.current is None:
+        if pane is not None:
+            pane.show_chat(self.connection.models, demo=demo)
+        if self.attached and self.connection.no_key and pane is None:
             self.center.setCurrentWidget(self.welcome)
         elif self.center.currentWidget() is self.welcome:
-            self.center.setCurrentWidget(
-                self.no_chat if self.current is None else self.conversation
-            )
+            self.center.setCurrentWidget(self.no_chat if pane is None else pane)
 
     @Slot()
     def bring_to_front(self) -> None:
@@ -1262,10 +964,9 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.closed = True
         self.watch_timer.stop()
-        for session in self.sessions.values():
-            session.close()  # stops turns; their partial replies are stored
-        for card in list(self.approvals):
-            card.withdraw()
+        for pane in self.panes.values():
+            pane.session.close()  # stops turns; their partial replies are stored
+            pane.withdraw_approvals()
         if self.attached:  # (else closed before the engine opened: nothing was changed)
             self.app_state = replace(
                 self.app_state,

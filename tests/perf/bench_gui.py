@@ -88,7 +88,7 @@ class PaintSpy(QObject):
 
 def open_long_chat(window: MainWindow, chat_id: str) -> float:
     spy = PaintSpy()
-    viewport = window.messages.viewport()
+    viewport = window.pane.messages.viewport()
     viewport.installEventFilter(spy)
     started = time.perf_counter()
     window.open_chat(chat_id)

@@ -38,8 +38,8 @@ SETTLE_S = 5.0
 
 def scroll_up(window: MainWindow) -> float:
     """Page up SCROLL_STEPS times from the newest messages; the slowest repaint, s."""
-    bar = window.messages.verticalScrollBar()
-    viewport = window.messages.viewport()
+    bar = window.pane.messages.verticalScrollBar()
+    viewport = window.pane.messages.viewport()
     slowest = 0.0
     for _ in range(SCROLL_STEPS):
         started = time.perf_counter()

@@ -48,9 +48,9 @@ def test_the_meter_counts_the_draft_and_its_attachment_live(
     picture = QImage(400, 300, QImage.Format.Format_RGB32)
     picture.fill(QColor("teal"))
     with replanned(qtbot, session):
-        window.composer.add_attachment(image_attachment(picture, "chart.png"))
+        window.pane.composer.add_attachment(image_attachment(picture, "chart.png"))
     with replanned(qtbot, session):
-        qtbot.keyClicks(window.composer.edit, "What does this chart say?")
+        qtbot.keyClicks(window.pane.composer.edit, "What does this chart say?")
     plan = session.plan
     assert plan is not None
     last = plan.request.messages[-1]  # the next request holds the draft as Send would
@@ -67,7 +67,7 @@ def test_once_the_draft_rests_the_server_counts_the_request_and_the_panel_says_e
 ) -> None:
     session = open_demo(window, engine, qtbot)
     with replanned(qtbot, session):
-        qtbot.keyClicks(window.composer.edit, "How many tokens is this, exactly?")
+        qtbot.keyClicks(window.pane.composer.edit, "How many tokens is this, exactly?")
     qtbot.waitUntil(
         lambda: session.plan is not None and session.plan.exact_input is not None,
         timeout=TURN_TIMEOUT_MS,
@@ -85,7 +85,7 @@ def test_once_the_draft_rests_the_server_counts_the_request_and_the_panel_says_e
     )
     # Typing on makes a new plan: an estimate again, until it is counted in its turn.
     with replanned(qtbot, session):
-        qtbot.keyClicks(window.composer.edit, " More.")
+        qtbot.keyClicks(window.pane.composer.edit, " More.")
     assert session.plan is not None
     assert session.plan.exact_input is None
 
@@ -125,8 +125,8 @@ def test_clicking_the_messages_segment_shows_where_the_context_starts(
     assert jumped.args == [plan.first_sent_after_head]
     row = session.model.row_of(plan.first_sent_after_head)
     assert row is not None
-    assert window.messages.visualRect(session.model.index(row)).intersects(
-        window.messages.viewport().rect()
+    assert window.pane.messages.visualRect(session.model.index(row)).intersects(
+        window.pane.messages.viewport().rect()
     )
 
 
@@ -601,7 +601,7 @@ def test_an_empty_chat_counts_one_next_request_in_the_overview_and_the_request_t
     assert messages_in(panel.legend.text()) == messages_in(said) > 0
     assert '"Hello" standing for the empty composer' in panel.figures.text()
     with replanned(qtbot, session):
-        qtbot.keyClicks(window.composer.edit, "A longer first question about the refund")
+        qtbot.keyClicks(window.pane.composer.edit, "A longer first question about the refund")
     said = panel.request.sections.text()
     assert "with your draft as the last message" in said
     assert messages_in(panel.legend.text()) == messages_in(said)

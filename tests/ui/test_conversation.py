@@ -36,8 +36,8 @@ from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 
 
 def type_and_send(window: MainWindow, qtbot: QtBot, text: str) -> ChatSession:
-    window.composer.edit.setPlainText(text)
-    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    window.pane.composer.edit.setPlainText(text)
+    qtbot.mouseClick(window.pane.composer.send_button, Qt.MouseButton.LeftButton)
     session = window.current
     assert session is not None
     return session
@@ -67,10 +67,10 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
 ) -> None:
     window.new_action.trigger()
     session = type_and_send(window, qtbot, "What time is it?")
-    assert window.composer.send_button.text() == "Stop"
-    assert window.composer.edit.toPlainText() == ""  # the draft went out
+    assert window.pane.composer.send_button.text() == "Stop"
+    assert window.pane.composer.edit.toPlainText() == ""  # the draft went out
     wait_idle(qtbot, session)
-    assert window.composer.send_button.text() == "Send"
+    assert window.pane.composer.send_button.text() == "Send"
     messages = list(session.messages)
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
     call = messages[1].blocks[-1]
@@ -80,7 +80,7 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
     assert isinstance(result, ToolResultBlock)
     assert not result.is_error
     # The call is one line of the turn until clicked; its arguments then show.
-    view = window.messages
+    view = window.pane.messages
     call_index = session.model.index(1)
     step = view.delegate._layout(call_index, view.font()).parts[-1]
     assert step.doc is None
@@ -90,8 +90,8 @@ def test_a_turn_with_a_tool_call_runs_through_the_widgets(
     # The result is a step of Claude's turn, not something "You" wrote: nothing to edit.
     assert speaker(messages[2]) == "Tool result"
     assert speaker(messages[0]) == "You"
-    assert "edit" not in {a.key for a in window.messages.actions_for(messages[2])}
-    assert "edit" in {a.key for a in window.messages.actions_for(messages[0])}
+    assert "edit" not in {a.key for a in window.pane.messages.actions_for(messages[2])}
+    assert "edit" in {a.key for a in window.pane.messages.actions_for(messages[0])}
     assert messages[3].text.startswith("[Simulated reply")
     # On disk exactly as on screen, and the chat list says so.
     assert [m.id for m in engine.store.messages(session.chat.id)] == [m.id for m in messages]
@@ -130,7 +130,7 @@ def test_stop_mid_stream_keeps_the_partial_reply(
     qtbot.waitUntil(lambda: "word3" in session.messages[-1].text, timeout=TURN_TIMEOUT_MS)
     assert session.messages[-1].status is MessageStatus.STREAMING
     pressed = time.monotonic()
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_Escape)
+    qtbot.keyClick(window.pane.composer.edit, Qt.Key.Key_Escape)
     wait_idle(qtbot, session)
     assert time.monotonic() - pressed < 1.0  # the 200 ms target is measured in tests/perf
     reply = session.messages[-1]
@@ -139,8 +139,8 @@ def test_stop_mid_stream_keeps_the_partial_reply(
     assert "word399" not in reply.text
     stored = engine.store.messages(session.chat.id)[-1]
     assert (stored.id, stored.status, stored.text) == (reply.id, reply.status, reply.text)
-    assert not window.banner.isVisible()  # stopping is not an error
-    assert window.composer.send_button.text() == "Send"
+    assert not window.pane.banner.isVisible()  # stopping is not an error
+    assert window.pane.composer.send_button.text() == "Send"
 
 
 def test_an_error_shows_a_banner_and_retry_answers_the_same_message(
@@ -150,16 +150,16 @@ def test_an_error_shows_a_banner_and_retry_answers_the_same_message(
     window.new_action.trigger()
     session = type_and_send(window, qtbot, "Hello there")
     wait_idle(qtbot, session)
-    assert window.banner.isVisible()
-    assert window.banner.title.text()
+    assert window.pane.banner.isVisible()
+    assert window.pane.banner.title.text()
     assert roles_and_texts(session) == [("user", "Hello there")]  # no empty "streaming" row
-    assert window.banner.retry_button.isVisible()
-    if window.banner.details_button.isVisible():
-        qtbot.mouseClick(window.banner.details_button, Qt.MouseButton.LeftButton)
-        assert window.banner.details.isVisible()
-    qtbot.mouseClick(window.banner.retry_button, Qt.MouseButton.LeftButton)
+    assert window.pane.banner.retry_button.isVisible()
+    if window.pane.banner.details_button.isVisible():
+        qtbot.mouseClick(window.pane.banner.details_button, Qt.MouseButton.LeftButton)
+        assert window.pane.banner.details.isVisible()
+    qtbot.mouseClick(window.pane.banner.retry_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
-    assert not window.banner.isVisible()
+    assert not window.pane.banner.isVisible()
     stored = engine.store.messages(session.chat.id)
     assert [(m.role, m.text[:13]) for m in stored] == [
         ("user", "Hello there"),
@@ -176,7 +176,7 @@ def test_a_reply_cut_off_mid_stream_is_kept_and_retry_answers_beside_it(
     window.new_action.trigger()
     session = type_and_send(window, qtbot, "Hello")
     wait_idle(qtbot, session)
-    assert window.banner.isVisible()
+    assert window.pane.banner.isVisible()
     failed = session.messages[-1]
     assert failed.role == "assistant"
     assert failed.status is MessageStatus.ERROR
@@ -187,9 +187,9 @@ def test_a_reply_cut_off_mid_stream_is_kept_and_retry_answers_beside_it(
     assert "partial" not in request.body_text()
     assert json.loads(request.body_text())["messages"][-1]["role"] == "user"
     # …and the cut-off reply's own chips say so: it is not in that request.
-    cut_off = window.messages.model().index(1, 0).data(Role.BLOCKS)
+    cut_off = window.pane.messages.model().index(1, 0).data(Role.BLOCKS)
     assert [c.state for c in cut_off] == ["not sent: Retry answers again"]
-    qtbot.mouseClick(window.banner.retry_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.pane.banner.retry_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
     answer = session.messages[-1]
     assert answer.text.startswith("[Simulated reply")
@@ -210,20 +210,20 @@ def test_switching_chats_keeps_each_chats_reply_and_banner(
     assert first is not None
     type_and_send(window, qtbot, "this one fails")
     wait_idle(qtbot, first)
-    assert window.banner.isVisible()
+    assert window.pane.banner.isVisible()
     second = window.new_chat("Second")
     assert second is not None
     assert second is not first
-    assert not window.banner.isVisible()  # the banner belongs to the first chat
+    assert not window.pane.banner.isVisible()  # the banner belongs to the first chat
     type_and_send(window, qtbot, "a reply streams here")
     window.open_chat(first.chat.id)  # look away while the second chat streams
-    assert window.banner.isVisible()
-    assert window.messages.model() is first.model
+    assert window.pane.banner.isVisible()
+    assert window.pane.messages.model() is first.model
     wait_idle(qtbot, second)
     window.open_chat(second.chat.id)
     assert roles_and_texts(second)[-1][1].startswith("[Simulated reply")
-    assert window.messages.model() is second.model
-    assert not window.banner.isVisible()
+    assert window.pane.messages.model() is second.model
+    assert not window.pane.banner.isVisible()
 
 
 def asked(
@@ -234,8 +234,8 @@ def asked(
     simulator.queue(Reply.tools(call))
     window.new_action.trigger()
     session = type_and_send(window, qtbot, "write a file")
-    qtbot.waitUntil(lambda: bool(window.approvals), timeout=TURN_TIMEOUT_MS)
-    return session, window.approvals[0]
+    qtbot.waitUntil(lambda: bool(window.pane.approvals), timeout=TURN_TIMEOUT_MS)
+    return session, window.pane.approvals[0]
 
 
 def test_an_inline_approval_allow_once_runs_the_tool(
@@ -245,7 +245,7 @@ def test_an_inline_approval_allow_once_runs_the_tool(
     # Asked inside the conversation, above the composer: no window of its own.
     assert card.isVisible()
     assert card.isWindow() is False
-    assert card.parent() is window.conversation
+    assert card.parent() is window.pane
     assert "write_file" in card.heading.text()
     assert not card.arguments.isVisible()
     qtbot.mouseClick(card.show_arguments, Qt.MouseButton.LeftButton)
@@ -257,7 +257,7 @@ def test_an_inline_approval_allow_once_runs_the_tool(
     qtbot.mouseClick(card.allow_once, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
     assert (workspace / "out.txt").read_text() == "hello"
-    assert not window.approvals
+    assert not window.pane.approvals
     result = session.messages[2].blocks[0]
     assert isinstance(result, ToolResultBlock)
     assert not result.is_error
@@ -299,22 +299,22 @@ def test_always_for_this_chat_is_not_asked_again(
         )
     window.new_action.trigger()
     session = type_and_send(window, qtbot, "first")
-    qtbot.waitUntil(lambda: bool(window.approvals), timeout=TURN_TIMEOUT_MS)
-    qtbot.mouseClick(window.approvals[0].allow_always, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(window.pane.approvals), timeout=TURN_TIMEOUT_MS)
+    qtbot.mouseClick(window.pane.approvals[0].allow_always, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
     type_and_send(window, qtbot, "second")
     wait_idle(qtbot, session)
     assert (workspace / "f2.txt").exists()
-    assert not window.approvals
+    assert not window.pane.approvals
 
 
 def test_stop_withdraws_an_open_approval(
     window: MainWindow, simulator: SimulatorServer, workspace: Path, qtbot: QtBot
 ) -> None:
     session, card = asked(window, simulator, qtbot, "never.txt")
-    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)  # it says Stop
+    qtbot.mouseClick(window.pane.composer.send_button, Qt.MouseButton.LeftButton)  # it says Stop
     wait_idle(qtbot, session)
-    qtbot.waitUntil(lambda: not window.approvals, timeout=2000)  # the question went
+    qtbot.waitUntil(lambda: not window.pane.approvals, timeout=2000)  # the question went
     assert card.pending.answered.is_set()
     assert not (workspace / "never.txt").exists()
     result = session.messages[2].blocks[0]
@@ -356,7 +356,7 @@ def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
     tooltip = index.data(Qt.ItemDataRole.ToolTipRole)
     assert "cost: 2 request(s); no price for" in tooltip
     # Over the final reply's header: its own request, as the API counted it.
-    view = window.messages
+    view = window.pane.messages
     row = session.model.rowCount() - 1
     item = session.model.index(row)
     view.scrollTo(item)
@@ -383,7 +383,7 @@ def test_messages_are_read_in_a_centred_column_however_wide_the_window(
     from desktop_app.ui.message_delegate import COLUMN_PX
 
     session = open_demo(window, engine, qtbot)
-    view = window.messages
+    view = window.pane.messages
     window.resize(2400, 900)
     qtbot.waitUntil(lambda: view.viewport().width() > COLUMN_PX + 400, timeout=5000)
     first_user = next(i for i, m in enumerate(session.messages) if m.role == "user")
@@ -401,11 +401,11 @@ def test_messages_are_read_in_a_centred_column_however_wide_the_window(
     middle = (min(inside) + max(inside)) / 2
     assert abs(middle - row.center().x()) <= 8
     # The composer stands under the reading column, not across the whole window.
-    composer = window.composer.geometry()
+    composer = window.pane.composer.geometry()
     column = view.delegate.column_rect(row)
     assert composer.width() == COLUMN_PX
     assert (
-        abs(composer.left() - view.mapTo(window.conversation, column.topLeft()).x()) <= 2
+        abs(composer.left() - view.mapTo(window.pane, column.topLeft()).x()) <= 2
     )  # (the scrollbar moves both)
     # A narrow window: the column is the view, no wider.
     window.resize(900, 800)
@@ -415,11 +415,11 @@ def test_messages_are_read_in_a_centred_column_however_wide_the_window(
     y = row.center().y()
     inside = [x for x in range(row.width()) if shot.pixelColor(x, y) != shot.pixelColor(0, y)]
     assert max(inside) - min(inside) >= view.viewport().width() - 40
-    assert window.composer.width() >= view.viewport().width() - 10
+    assert window.pane.composer.width() >= view.viewport().width() - 10
 
 
 def row_heights(window: MainWindow) -> list[int]:
-    view = window.messages
+    view = window.pane.messages
     model = view.model()
     return [view.sizeHintForIndex(model.index(row, 0)).height() for row in range(model.rowCount())]
 
@@ -430,11 +430,11 @@ def test_context_view_shows_every_block_s_chip_and_is_remembered(
     from desktop_app.config.settings import AppState, load
 
     session = open_demo(window, engine, qtbot)
-    assert not window.header.context_view.isChecked()  # quiet by default: one marker each
+    assert not window.pane.header.context_view.isChecked()  # quiet by default: one marker each
     quiet = row_heights(window)
     resets: list[bool] = []
     session.model.modelReset.connect(lambda: resets.append(True))
-    qtbot.mouseClick(window.header.context_view, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.pane.header.context_view, Qt.MouseButton.LeftButton)
     assert window.context_view_action.isChecked()
     qtbot.waitUntil(lambda: row_heights(window) != quiet, timeout=5000)
     detailed = row_heights(window)
@@ -449,22 +449,22 @@ def test_context_view_shows_every_block_s_chip_and_is_remembered(
     qtbot.addWidget(again)
     again.show()
     qtbot.waitUntil(lambda: again.started, timeout=5000)
-    assert again.header.context_view.isChecked()
-    assert again.messages.delegate.context_view
+    assert again.pane.header.context_view.isChecked()
+    assert again.pane.messages.delegate.context_view
     # And the View menu's key turns it off again.
     again.activateWindow()
     qtbot.waitUntil(again.isActiveWindow, timeout=2000)
     qtbot.keyClick(
         again, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     )
-    assert not again.header.context_view.isChecked()
+    assert not again.pane.header.context_view.isChecked()
 
 
 def test_the_chat_header_names_the_chat_and_switches_its_model(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     session = open_demo(window, engine, qtbot)
-    header = window.header
+    header = window.pane.header
     assert header.title.toolTip() == session.chat.title
     shown_title = header.title.text()  # whole, or cut with … where the model's box begins
     assert shown_title == session.chat.title or (
@@ -541,7 +541,7 @@ def opened_urls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def reply_option(window: MainWindow, row: int) -> tuple[QModelIndex, QStyleOptionViewItem]:
-    view = window.messages
+    view = window.pane.messages
     index = view.model().index(row, 0)
     view.scrollTo(index)
     option = QStyleOptionViewItem()
@@ -555,25 +555,25 @@ def test_a_code_block_s_copy_button_puts_exactly_its_code_on_the_clipboard(
 ) -> None:
     open_reply(window, engine, qtbot, REPLY)
     index, option = reply_option(window, 1)
-    buttons = window.messages.delegate.copy_buttons(index, option)
+    buttons = window.pane.messages.delegate.copy_buttons(index, option)
     assert [code.language for _, code in buttons] == ["python", ""]
     QGuiApplication.clipboard().clear()
     spot = buttons[0][0].center().toPoint()
-    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot)
+    qtbot.mouseClick(window.pane.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot)
     assert QGuiApplication.clipboard().text() == CODE
     spot = buttons[1][0].center().toPoint()
-    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot)
+    qtbot.mouseClick(window.pane.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot)
     assert QGuiApplication.clipboard().text() == "$ make test"
     # A click beside the button copies nothing.
     QGuiApplication.clipboard().clear()
     beside = buttons[0][0].translated(-200, 0).center().toPoint()
-    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=beside)
+    qtbot.mouseClick(window.pane.messages.viewport(), Qt.MouseButton.LeftButton, pos=beside)
     assert QGuiApplication.clipboard().text() == ""
 
 
 def shown_text(window: MainWindow, index: QModelIndex, option: QStyleOptionViewItem) -> str:
     """A message's first text block as laid out (folded code: its first lines only)."""
-    doc = window.messages.delegate.documents(index, option)[0][1].doc
+    doc = window.pane.messages.delegate.documents(index, option)[0][1].doc
     assert doc is not None
     return doc.toPlainText()
 
@@ -585,7 +585,7 @@ def test_long_code_folds_to_its_first_lines_and_copies_whole(
 
     code = "\n".join(f"print({n})" for n in range(1, 121))
     open_reply(window, engine, qtbot, f"Here:\n\n```python\n{code}\n```\n\nAnd after it.")
-    view = window.messages
+    view = window.pane.messages
     index, option = reply_option(window, 1)
     folded_height = view.sizeHintForIndex(index).height()
     ((fold, _, block),) = view.delegate.fold_buttons(index, option)
@@ -616,7 +616,7 @@ def test_code_is_coloured_by_its_language_and_tables_line_up(
 ) -> None:
     open_reply(window, engine, qtbot, REPLY)
     index, option = reply_option(window, 1)
-    layout = window.messages.delegate._layout(index, option.font)
+    layout = window.pane.messages.delegate._layout(index, option.font)
     doc = layout.parts[0].doc
     assert doc is not None
 
@@ -645,7 +645,7 @@ def test_a_message_s_actions_appear_over_it_on_hover_and_on_keyboard_focus(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     session = open_demo(window, engine, qtbot)
-    view = window.messages
+    view = window.pane.messages
     bar = view.hover_bar
     row = next(i for i, m in enumerate(session.messages) if m.role == "user")
     message = session.messages[row]
@@ -684,7 +684,7 @@ def test_messages_outside_the_next_request_are_set_apart_by_a_divider(
     from desktop_app.ui.message_model import context_marker
 
     session = open_demo(window, engine, qtbot)
-    view = window.messages
+    view = window.pane.messages
     delegate = view.delegate
     first_two = [m for m in session.messages if m.role == "user"][:2]
     start = session.messages.index(first_two[0])
@@ -717,7 +717,7 @@ def test_a_long_paste_becomes_a_card_and_is_sent_whole(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     window.new_action.trigger()
-    composer = window.composer
+    composer = window.pane.composer
     log = "\n".join(
         f"2026-04-13 10:{i // 60:02d}:{i % 60:02d} INFO request {i} ok" for i in range(700)
     )
@@ -756,7 +756,7 @@ def test_a_link_in_a_reply_opens_in_the_browser(
     opened = opened_urls
     open_reply(window, engine, qtbot, "See [the guide](https://example.com/guide) first.")
     index, option = reply_option(window, 1)
-    origin, part = window.messages.delegate.documents(index, option)[0]
+    origin, part = window.pane.messages.delegate.documents(index, option)[0]
     doc = part.doc
     assert doc is not None
     found = doc.find("guide")
@@ -768,11 +768,13 @@ def test_a_link_in_a_reply_opens_in_the_browser(
     x: float = line.cursorToX(found.position() - block.position())[0]  # type: ignore[index]
     top = doc.documentLayout().blockBoundingRect(block).top()
     spot = origin + QPointF(x - 8, top + line.y() + line.height() / 2)  # inside "guide"
-    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
+    qtbot.mouseClick(window.pane.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
     assert opened == ["https://example.com/guide"]
     # Plain words beside it open nothing.
     qtbot.mouseClick(
-        window.messages.viewport(), Qt.MouseButton.LeftButton, pos=origin.toPoint() + QPoint(2, 4)
+        window.pane.messages.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=origin.toPoint() + QPoint(2, 4),
     )
     assert opened == ["https://example.com/guide"]
 
@@ -783,12 +785,12 @@ def test_code_colours_stay_on_their_words_after_an_emoji_and_fences_keep_their_l
     reply = "```python\ns = '🙂🙂🙂'\ndef f():\n    return s\n```\n\n```bash\nls -la\n```\n"
     open_reply(window, engine, qtbot, reply)
     index, option = reply_option(window, 1)
-    buttons = window.messages.delegate.copy_buttons(index, option)
+    buttons = window.pane.messages.delegate.copy_buttons(index, option)
     assert [(code.language, code.code) for _, code in buttons] == [
         ("python", "s = '🙂🙂🙂'\ndef f():\n    return s"),
         ("bash", "ls -la"),
     ]
-    _, part = window.messages.delegate.documents(index, option)[0]
+    _, part = window.pane.messages.delegate.documents(index, option)[0]
     doc = part.doc
     assert doc is not None
 
@@ -808,13 +810,15 @@ def test_only_web_links_open(
     opened = opened_urls
     open_reply(window, engine, qtbot, "Run [this](file:///home/me/run.desktop).")
     index, option = reply_option(window, 1)
-    origin, part = window.messages.delegate.documents(index, option)[0]
+    origin, part = window.pane.messages.delegate.documents(index, option)[0]
     assert part.doc is not None
     found = part.doc.find("this")
     rect = part.doc.documentLayout().blockBoundingRect(found.block())
     spot = origin + QPointF(rect.left() + 40, rect.center().y())
-    assert window.messages.delegate.link_at(index, option, spot) == "file:///home/me/run.desktop"
-    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
+    assert (
+        window.pane.messages.delegate.link_at(index, option, spot) == "file:///home/me/run.desktop"
+    )
+    qtbot.mouseClick(window.pane.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
     assert opened == []  # a file link from a reply is never opened
     # And a reply streaming in is the newest of the context, never dimmed as held back.
     assert out_of_request((BlockChip("text", 5, False, "streaming"),)) == ""
@@ -841,7 +845,7 @@ def test_a_markdown_image_reads_nothing_and_shows_its_alt_text_as_a_link(
     )
     open_reply(window, engine, qtbot, reply)
     index, option = reply_option(window, 1)
-    origin, part = window.messages.delegate.documents(index, option)[0]
+    origin, part = window.pane.messages.delegate.documents(index, option)[0]
     doc = part.doc
     assert doc is not None
     text = doc.toPlainText()
@@ -852,21 +856,21 @@ def test_a_markdown_image_reads_nothing_and_shows_its_alt_text_as_a_link(
     assert text.endswith('Inline <img src="/dev/zero"> too.\nThe end.')
     assert "\ufffc" not in text  # no image object left to load
     assert doc.size().height() < 200  # the 600 px picture was not read and drawn
-    assert window.messages.visualRect(index).height() < 300
+    assert window.pane.messages.visualRect(index).height() < 300
     found = doc.find("the chart")
     rect = doc.documentLayout().blockBoundingRect(found.block())
     line = found.block().layout().lineForTextPosition(found.position() - found.block().position())
     x: float = line.cursorToX(found.position() - found.block().position())[0]  # type: ignore[index]
     spot = origin + QPointF(x - 8, rect.top() + line.y() + line.height() / 2)  # in "chart"
-    assert window.messages.delegate.link_at(index, option, spot) == str(picture)
-    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
+    assert window.pane.messages.delegate.link_at(index, option, spot) == str(picture)
+    qtbot.mouseClick(window.pane.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
     assert opened_urls == []  # a path is shown, never opened
 
 
 def click_text(window: MainWindow, qtbot: QtBot, row: int, words: str) -> None:
     """Click the middle of `words` in the message at `row`."""
     index, option = reply_option(window, row)
-    origin, part = window.messages.delegate.documents(index, option)[0]
+    origin, part = window.pane.messages.delegate.documents(index, option)[0]
     doc = part.doc
     assert doc is not None
     found = doc.find(words)
@@ -876,7 +880,7 @@ def click_text(window: MainWindow, qtbot: QtBot, row: int, words: str) -> None:
     x: float = line.cursorToX(found.position() - block.position())[0]  # type: ignore[index]
     top = doc.documentLayout().blockBoundingRect(block).top()
     spot = origin + QPointF(x - 8, top + line.y() + line.height() / 2)
-    qtbot.mouseClick(window.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
+    qtbot.mouseClick(window.pane.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
 
 
 def test_a_huge_table_or_line_shows_its_first_part_and_show_all_opens_the_whole(
@@ -887,7 +891,7 @@ def test_a_huge_table_or_line_shows_its_first_part_and_show_all_opens_the_whole(
     table = "| # | item |\n|---|---|\n" + "".join(f"| {i} | row {i} |\n" for i in range(2000))
     open_reply(window, engine, qtbot, f"Here it is:\n\n{table}\nThat is all.")
     index, option = reply_option(window, 1)
-    _, part = window.messages.delegate.documents(index, option)[0]
+    _, part = window.pane.messages.delegate.documents(index, option)[0]
     assert part.doc is not None
     [shown] = [f for f in part.doc.rootFrame().childFrames() if isinstance(f, QTextTable)]
     assert shown.rows() == 51  # the header and the first 50 rows
@@ -907,7 +911,7 @@ def test_a_huge_table_or_line_shows_its_first_part_and_show_all_opens_the_whole(
     line = "x" * 1_000_000
     session = open_reply(window, engine, qtbot, line)
     index, option = reply_option(window, 1)
-    _, part = window.messages.delegate.documents(index, option)[0]
+    _, part = window.pane.messages.delegate.documents(index, option)[0]
     assert part.doc is not None
     assert len(part.doc.toPlainText()) < 20_100
     assert "980,000 more characters — Show all" in part.doc.toPlainText()
@@ -924,7 +928,7 @@ def test_a_huge_table_or_line_shows_its_first_part_and_show_all_opens_the_whole(
 
 def hover_action(window: MainWindow, qtbot: QtBot, row: int, key: str) -> None:
     """Move the mouse over a message and click one of its hover bar's buttons."""
-    view = window.messages
+    view = window.pane.messages
     index = view.model().index(row, 0)
     view.scrollTo(index)
     qtbot.waitUntil(lambda: view.visualRect(index).isValid(), timeout=5000)
@@ -946,7 +950,7 @@ def test_edit_and_regenerate_make_versions_switched_in_place(
     session = answered_in_a_new_chat(window, qtbot, "Order 1 cost 10.", "And order 2?")
     original = [m.id for m in session.messages]
     question = session.messages[2]
-    composer, view = window.composer, window.messages
+    composer, view = window.pane.composer, window.pane.messages
 
     # Edit: the message is rewritten in the composer; Esc drops the edit, draft and all.
     composer.edit.setPlainText("a draft of mine")
@@ -1071,18 +1075,18 @@ def test_an_edit_ends_when_its_message_s_branch_is_switched_away(
 ) -> None:
     session = answered_in_a_new_chat(window, qtbot, "One.", "Two.")
     hover_action(window, qtbot, 2, "edit")
-    window.composer.edit.setPlainText("Two, again.")
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
+    window.pane.composer.edit.setPlainText("Two, again.")
+    qtbot.keyClick(window.pane.composer.edit, Qt.Key.Key_Return)
     wait_idle(qtbot, session)
     hover_action(window, qtbot, 0, "edit")  # editing the first message, then ‹ on the second
-    assert window.composer.editing is not None
+    assert window.pane.composer.editing is not None
     index, option = reply_option(window, 2)
-    back, _, _ = window.messages.delegate.switcher(index, option)
+    back, _, _ = window.pane.messages.delegate.switcher(index, option)
     qtbot.mouseClick(
-        window.messages.viewport(), Qt.MouseButton.LeftButton, pos=back.center().toPoint()
+        window.pane.messages.viewport(), Qt.MouseButton.LeftButton, pos=back.center().toPoint()
     )
     qtbot.waitUntil(lambda: session.messages[2].text == "Two.", timeout=5000)
-    assert window.composer.editing is None  # the edit was dropped, the draft given back
+    assert window.pane.composer.editing is None  # the edit was dropped, the draft given back
     assert [m.id for m in session.messages] == [
         m.id for m in engine.store.messages(session.chat.id)
     ]
@@ -1096,7 +1100,7 @@ def test_a_regeneration_that_fails_leaves_the_old_reply_shown(
     simulator.queue(Fault(FaultKind.SERVER_ERROR))
     hover_action(window, qtbot, 1, "regenerate")
     wait_idle(qtbot, session)
-    assert window.banner.isVisible()  # it says why
+    assert window.pane.banner.isVisible()  # it says why
     qtbot.waitUntil(lambda: [m.id for m in session.messages] == before, timeout=5000)
     assert [m.id for m in engine.store.messages(session.chat.id)] == before
 
@@ -1139,11 +1143,11 @@ def test_parallel_calls_and_their_results_stand_together_as_one_step(
         True,
     ]
     _, option = reply_option(window, 1)
-    calls = [window.messages.delegate.step_text(model.index(1), option, j) for j in (1, 2)]
+    calls = [window.pane.messages.delegate.step_text(model.index(1), option, j) for j in (1, 2)]
     assert calls[0].startswith("▸ list_files(path: .)")
     assert calls[1].startswith("▸ read_file(path: notes.md)")
     _, option = reply_option(window, 2)
-    results = [window.messages.delegate.step_text(model.index(2), option, j) for j in (0, 1)]
+    results = [window.pane.messages.delegate.step_text(model.index(2), option, j) for j in (0, 1)]
     assert results[0].startswith("▸ ↳ list_files: 2 lines")
     assert results[1].startswith("▸ ↳ read_file: 1 line")
 
@@ -1153,7 +1157,7 @@ def test_while_editing_the_next_request_is_the_branch_send_will_make(
 ) -> None:
     session = answered_in_a_new_chat(window, qtbot, "Order 1 cost 10.", "And order 2?")
     first, reply = session.messages[0], session.messages[1]
-    composer = window.composer
+    composer = window.pane.composer
     hover_action(window, qtbot, 2, "edit")
     composer.edit.setPlainText("And order 3?")
 
@@ -1192,7 +1196,7 @@ def test_the_hover_bar_leaves_the_status_readable_and_stays_with_the_pointer(
     session = window.open_chat(chat.id)
     assert session is not None
     qtbot.waitUntil(lambda: session.model.rowCount() == 3, timeout=5000)
-    view, bar = window.messages, window.messages.hover_bar
+    view, bar = window.pane.messages, window.pane.messages.hover_bar
     # Over the interrupted reply: the bar starts after its "● interrupted", not over it.
     index, option = reply_option(window, 1)
     qtbot.mouseMove(view.viewport(), view.visualRect(index).center())

@@ -50,8 +50,8 @@ def test_a_chat_made_in_the_window_takes_every_default_from_settings(
     chat = engine.store.chat(session.chat.id)
     assert (chat.model, chat.system_prompt) == ("claude-haiku-4-5", "Answer in French.")
     assert (chat.settings.max_tokens, chat.settings.thinking_budget) == (6000, 2048)
-    qtbot.keyClicks(window.composer.edit, "Bonjour")
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
+    qtbot.keyClicks(window.pane.composer.edit, "Bonjour")
+    qtbot.keyClick(window.pane.composer.edit, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
     sent = simulator.message_requests()[-1].body  # what the server was sent
     assert sent["max_tokens"] == 6000
@@ -67,13 +67,13 @@ def test_a_full_disk_is_explained_and_the_draft_and_the_chat_are_kept(
     pages = engine.store.db.execute("PRAGMA page_count").fetchone()[0]
     engine.store.db.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's real SQLITE_FULL
     draft = "A long message. " * 20_000
-    window.composer.edit.setPlainText(draft)
-    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
-    assert window.banner.isVisible()
-    assert window.banner.title.text() == "The disk is full"
-    assert "Nothing was changed" in window.banner.message.text()
-    assert window.banner.retry_button.isHidden()  # Retry answers again; this needs Send
-    assert window.composer.edit.toPlainText() == draft  # nothing typed is lost
+    window.pane.composer.edit.setPlainText(draft)
+    qtbot.mouseClick(window.pane.composer.send_button, Qt.MouseButton.LeftButton)
+    assert window.pane.banner.isVisible()
+    assert window.pane.banner.title.text() == "The disk is full"
+    assert "Nothing was changed" in window.pane.banner.message.text()
+    assert window.pane.banner.retry_button.isHidden()  # Retry answers again; this needs Send
+    assert window.pane.composer.edit.toPlainText() == draft  # nothing typed is lost
     assert not session.busy
     assert [m.id for m in session.messages] == before  # no message that was not stored
     assert [m.id for m in engine.store.messages(session.chat.id)] == before
@@ -83,12 +83,12 @@ def test_a_full_disk_is_explained_and_the_draft_and_the_chat_are_kept(
         window.context.facts.add_requested.emit(big_fact)
     assert session.error is not None
     assert session.error.kind is ErrorKind.DISK_FULL
-    assert window.banner.title.text() == "The disk is full"
+    assert window.pane.banner.title.text() == "The disk is full"
     assert big_fact not in [f.text for f in session.state().facts]
     engine.store.db.execute("PRAGMA max_page_count = 1073741823")  # space again: send works
-    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.pane.composer.send_button, Qt.MouseButton.LeftButton)
     assert session.busy
-    assert window.composer.edit.toPlainText() == ""
+    assert window.pane.composer.edit.toPlainText() == ""
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
     assert len(engine.store.messages(session.chat.id)) == len(before) + 2
 
@@ -116,12 +116,12 @@ def test_a_disk_that_fills_during_a_turn_stops_it_says_so_and_loses_nothing(
     qtbot.waitUntil(lambda: len(engine.store.block_counts(chat.id)) == 2, timeout=5000)
     pages = engine.store.db.execute("PRAGMA page_count").fetchone()[0]
     engine.store.db.execute(f"PRAGMA max_page_count = {pages + 8}")  # the question fits
-    window.composer.edit.setPlainText("What did we decide?")
-    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    window.pane.composer.edit.setPlainText("What did we decide?")
+    qtbot.mouseClick(window.pane.composer.send_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
-    qtbot.waitUntil(window.banner.isVisible, timeout=5000)
-    assert window.banner.title.text() == "The disk is full"
-    assert "space" in window.banner.message.text()  # what to do
+    qtbot.waitUntil(window.pane.banner.isVisible, timeout=5000)
+    assert window.pane.banner.title.text() == "The disk is full"
+    assert "space" in window.pane.banner.message.text()  # what to do
     assert session.error is not None
     assert session.error.kind is ErrorKind.DISK_FULL
     # Nothing lost: the history and the question are stored, as the chat reopens them —
@@ -138,15 +138,15 @@ def test_a_disk_that_fills_during_a_turn_stops_it_says_so_and_loses_nothing(
         )
 
     engine.store.db.execute("PRAGMA max_page_count = 1073741823")  # space again
-    assert window.banner.retry_button.isVisible()
-    qtbot.mouseClick(window.banner.retry_button, Qt.MouseButton.LeftButton)
+    assert window.pane.banner.retry_button.isVisible()
+    qtbot.mouseClick(window.pane.banner.retry_button, Qt.MouseButton.LeftButton)
     assert session.busy  # the stored question is answered
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
     assert session.error is None
     answered = session.messages[-2:]
     assert answered[0].text == "What did we decide?"
     assert answered[1].status is MessageStatus.COMPLETE
-    assert not window.banner.isVisible()
+    assert not window.pane.banner.isVisible()
 
 
 def test_the_command_line_writes_alongside_the_window_and_the_window_shows_it(
@@ -156,7 +156,7 @@ def test_the_command_line_writes_alongside_the_window_and_the_window_shows_it(
     # Each change below is awaited: look every 50 ms, not every WATCH_MS (1.5 s) (the same
     # look, more often; waiting out the interval five times was most of this test's time)
     window.watch_timer.setInterval(50)
-    qtbot.keyClicks(window.composer.edit, "a draft in progress")
+    qtbot.keyClicks(window.pane.composer.edit, "a draft in progress")
     lock = InstanceLock(engine.paths.data)  # as the running app holds it
     assert lock.acquire()
     try:
@@ -178,7 +178,7 @@ def test_the_command_line_writes_alongside_the_window_and_the_window_shows_it(
         assert main(["--home", home, "--demo", "send", session.chat.id, "From the terminal"]) == 0
         qtbot.waitUntil(lambda: len(session.messages) == shown + 2, timeout=5000)
         assert session.messages[-2].text == "From the terminal"
-        assert window.composer.edit.toPlainText() == "a draft in progress"  # untouched
+        assert window.pane.composer.edit.toPlainText() == "a draft in progress"  # untouched
         assert main(["--home", home, "settings", "model=claude-haiku-4-5"]) == 0
         qtbot.waitUntil(lambda: engine.settings.model == "claude-haiku-4-5", timeout=5000)
         other = engine.new_chat("Trashed from the terminal")
@@ -237,8 +237,8 @@ def test_the_window_repairs_what_a_crash_left_and_goes_on_there(
         assert window.engine.store.messages(chat.id)[-1].status is MessageStatus.INTERRUPTED
         session = window.open_chat(chat.id)
         assert session is not None
-        qtbot.keyClicks(window.composer.edit, "Please go on")
-        qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
+        qtbot.keyClicks(window.pane.composer.edit, "Please go on")
+        qtbot.keyClick(window.pane.composer.edit, Qt.Key.Key_Return)
         assert session.busy
         qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
         assert session.error is None

@@ -34,7 +34,7 @@ def test_a_streaming_text_grows_in_its_document_and_reads_as_if_laid_out_whole(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     session = open_demo(window, engine, qtbot, turns=2)
-    view = window.messages
+    view = window.pane.messages
     delegate = view.delegate
     pieces = [f"line {n} of the answer, with some words to wrap " * 3 + "\n" for n in range(40)]
     for piece in pieces:
@@ -61,7 +61,7 @@ def test_a_streaming_text_past_its_shown_part_changes_only_the_line_that_counts_
     from desktop_app.ui.long_text import SHOWN_CHARS, shown_plain
 
     session = open_demo(window, engine, qtbot, turns=2)
-    view = window.messages
+    view = window.pane.messages
     delegate = view.delegate
     piece = "words 😀 in a line of the answer\n"  # (an emoji: two positions in a document)
     sent, first = "", None
@@ -86,7 +86,7 @@ def test_every_row_loaded_keeps_its_height_past_the_kept_layouts(
     again, each time (≈370 ms at 610 rows): now only the rows it has not seen."""
     session = open_demo(window, engine, qtbot, turns=320, planned=False)  # ~750 messages
     qtbot.waitUntil(lambda: session.model.history_complete, timeout=10_000)
-    view = window.messages
+    view = window.pane.messages
     while session.model.rowCount() <= CACHE_SIZE + 50 and session.model.has_older():
         session.model.load_older()
         view.doItemsLayout()
@@ -101,7 +101,7 @@ def test_scrolling_up_loads_one_older_page_a_step(
 ) -> None:
     session = open_demo(window, engine, qtbot, turns=200, planned=False)
     qtbot.waitUntil(lambda: session.model.history_complete, timeout=10_000)
-    view = window.messages
+    view = window.pane.messages
     bar = view.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=5000)
     shown = session.model.rowCount()

@@ -133,7 +133,7 @@ while time.monotonic() < end and (window.current is None or window.current.plan 
     app.processEvents()
 for _ in range(50):
     app.processEvents()
-header, composer = window.header, window.composer
+header, composer = window.pane.header, window.pane.composer
 print(json.dumps({
     "application": app.font().pointSizeF(),
     "model box": header.model.font().pointSizeF(),

@@ -54,7 +54,7 @@ def test_a_new_user_without_a_key_is_offered_a_key_or_the_demo(
         assert "offline demo" in window.windowTitle()
         assert window.current is not None
         assert window.current.chat.title == DEMO_TITLE
-        assert window.center.currentWidget() is window.conversation
+        assert window.center.currentWidget() is window.pane
         assert window.current.model.rowCount() > 0
         window.close()
     finally:
@@ -156,12 +156,12 @@ def test_search_finds_messages_without_opening_anything_or_moving_focus(
     shown = window.current
     assert shown is not None
     assert shown.chat.title == "Tax questions"
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.pane.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClicks(panel.search, "hydra")
     qtbot.waitUntil(lambda: panel.model.searching and panel.model.rowCount() == 1, timeout=2000)
     assert panel.search.hasFocus()  # every letter went into the search box
     assert window.current is shown  # nothing opened by itself
-    assert window.composer.edit.toPlainText() == ""
+    assert window.pane.composer.edit.toPlainText() == ""
     hit = panel.model.index(0).data(HIT_ROLE)
     assert hit.chat_id == holiday.id
     assert "Hydra" in hit.snippet
@@ -169,9 +169,9 @@ def test_search_finds_messages_without_opening_anything_or_moving_focus(
     qtbot.keyClick(panel.search, Qt.Key.Key_Return)  # opens the chat at the match
     assert window.current is not None
     assert window.current.chat.id == holiday.id
-    found = window.messages.currentIndex()
+    found = window.pane.messages.currentIndex()
     assert found.data(Role.MESSAGE).text.startswith("Book the ferry")
-    assert window.composer.edit.hasFocus()
+    assert window.pane.composer.edit.hasFocus()
 
     panel.search.clear()
     qtbot.keyClicks(panel.search, "tax")  # titles too
@@ -259,8 +259,8 @@ def test_a_chat_answering_in_the_background_is_marked_in_the_list(
 ) -> None:
     session = open_demo(window, engine, qtbot, turns=1)
     simulator.queue(Fault(FaultKind.HANG, after_events=3))
-    window.composer.edit.setPlainText("a long answer, please")
-    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    window.pane.composer.edit.setPlainText("a long answer, please")
+    qtbot.mouseClick(window.pane.composer.send_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: session.busy, timeout=TURN_TIMEOUT_MS)
     window.new_chat("Something else")  # the answering chat is no longer shown
     index = window.chat_list.index_of(session.chat.id)
@@ -303,7 +303,7 @@ def test_a_long_chat_opens_at_the_newest_messages_and_loads_older_on_scroll(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     session = open_demo(window, engine, qtbot, turns=400, planned=False)  # ~1,000 messages
-    view = window.messages
+    view = window.pane.messages
     bar = view.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), timeout=5000)
     assert session.model.rowCount() == FIRST_PAGE  # read and laid out before the first paint
@@ -341,7 +341,7 @@ def test_excluding_a_message_changes_its_chips_and_the_next_request(
     before = session.plan
     assert before is not None
     cost = sum(before.block_status(target, j).sent_tokens for j in range(len(target.blocks)))
-    label = window.messages.menu_for(target).actions()[1].text()
+    label = window.pane.messages.menu_for(target).actions()[1].text()
     assert label == f"Exclude from context (−≈{cost:,} tokens)"  # the change, before it is made
     with qtbot.waitSignal(session.planned, timeout=5000):
         menu_action(window, target, "Exclude from context").trigger()
@@ -353,7 +353,9 @@ def test_excluding_a_message_changes_its_chips_and_the_next_request(
     assert plan is not None
     assert plan.estimated_input < before.estimated_input
     assert target.id in engine.store.context_state(chat.id).excluded_messages
-    assert "Include in context" in [a.text() for a in window.messages.menu_for(target).actions()]
+    assert "Include in context" in [
+        a.text() for a in window.pane.messages.menu_for(target).actions()
+    ]
 
 
 def test_pinning_and_fork(window: MainWindow, engine: Engine, qtbot: QtBot) -> None:
@@ -375,7 +377,9 @@ def test_pinning_and_fork(window: MainWindow, engine: Engine, qtbot: QtBot) -> N
 
 def menu_action(window: MainWindow, message: Message, text: str) -> QAction:
     """The message's right-click menu item that starts with `text`."""
-    actions = [a for a in window.messages.menu_for(message).actions() if a.text().startswith(text)]
+    actions = [
+        a for a in window.pane.messages.menu_for(message).actions() if a.text().startswith(text)
+    ]
     assert actions, f"no {text!r} in the menu"
     return actions[0]
 
@@ -383,7 +387,8 @@ def menu_action(window: MainWindow, message: Message, text: str) -> QAction:
 def test_the_composer_sends_with_the_configured_key_and_attaches_images(
     window: MainWindow, qtbot: QtBot, tmp_path: Path
 ) -> None:
-    composer = window.composer
+    window.new_chat()  # (a composer is a chat's)
+    composer = window.pane.composer
     sent: list[object] = []
     composer.send_requested.disconnect()
     composer.send_requested.connect(sent.append)
@@ -443,7 +448,7 @@ def test_the_window_renders_a_demo_chat(
     }
     assert len(colours) > 50  # text, chips and bubbles, not an empty frame
     # The chips are painted in their state's colour: green for "in context".
-    chips = window.messages.viewport().grab().toImage()
+    chips = window.pane.messages.viewport().grab().toImage()
     colours = {
         chips.pixel(x, y) for x in range(0, chips.width(), 2) for y in range(0, chips.height(), 2)
     }
@@ -455,7 +460,7 @@ def test_thinking_and_tool_results_expand_on_click(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     session = open_demo(window, engine, qtbot, turns=2, planned=False)
-    view = window.messages
+    view = window.pane.messages
     row = next(r for r, m in enumerate(session.messages) if isinstance(m.blocks[0], ThinkingBlock))
     index = session.model.index(row)
     collapsed = view.sizeHintForIndex(index).height()
@@ -511,22 +516,23 @@ def test_keyboard_ctrl_n_makes_a_chat_and_ctrl_k_searches(
     qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert len(engine.store.list_chats()) == before + 1
     assert window.current is not None
-    assert window.composer.edit.hasFocus()
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    assert window.pane.composer.edit.hasFocus()
+    qtbot.keyClick(window.pane.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     assert window.chat_list.search.hasFocus()
 
 
 def test_a_pasted_image_becomes_an_attachment_with_its_cost(window: MainWindow) -> None:
+    window.new_chat()  # (a composer is a chat's)
     photo = QImage(3000, 2000, QImage.Format.Format_RGB32)
     photo.fill(QColor("#884422"))
     clipboard = QMimeData()
     clipboard.setImageData(photo)
-    window.composer.edit.insertFromMimeData(clipboard)
-    (attachment,) = window.composer.attachments
+    window.pane.composer.edit.insertFromMimeData(clipboard)
+    (attachment,) = window.pane.composer.attachments
     assert isinstance(attachment.block, ImageBlock)
     assert 1000 < attachment.tokens <= 1600
-    assert f"≈{attachment.tokens:,}" in window.composer.estimate.text()
-    assert window.composer.edit.toPlainText() == ""  # the image did not land in the text
+    assert f"≈{attachment.tokens:,}" in window.pane.composer.estimate.text()
+    assert window.pane.composer.edit.toPlainText() == ""  # the image did not land in the text
 
 
 def test_settings_keep_a_model_typed_without_enter_and_refuse_what_the_api_would(
@@ -612,8 +618,8 @@ def test_stop_and_retry_are_offered_only_when_they_can_do_something(
     assert not window.stop_action.isEnabled()
     assert not window.retry_action.isEnabled()  # nothing said yet
     simulator.queue(Fault(FaultKind.SERVER_ERROR))
-    window.composer.edit.setPlainText("Hello")
-    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    window.pane.composer.edit.setPlainText("Hello")
+    qtbot.mouseClick(window.pane.composer.send_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
     assert window.retry_action.isEnabled()  # the message has no answer: Retry can give one
     window.retry_action.trigger()
@@ -625,7 +631,7 @@ def test_stop_and_retry_are_offered_only_when_they_can_do_something(
 
 def test_tab_leaves_the_composer(window: MainWindow, qtbot: QtBot) -> None:
     window.new_chat()
-    edit = window.composer.edit
+    edit = window.pane.composer.edit
     edit.setFocus()
     qtbot.keyClicks(edit, "draft")
     qtbot.keyClick(edit, Qt.Key.Key_Tab)
@@ -663,27 +669,27 @@ def test_ctrl_f_steps_through_the_matches_in_the_open_chat(
     engine.store.append_messages(other.id, [u("refund elsewhere")])  # not in this chat
     holding = [m.id for m in session.messages if "refund" in m.text.lower()]
     assert len(holding) >= 2
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    bar = window.find_bar
+    qtbot.keyClick(window.pane.composer.edit, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    bar = window.pane.find_bar
     assert bar.field.hasFocus()
     qtbot.keyClicks(bar.field, "REFUND")
     qtbot.waitUntil(lambda: bar.hits == holding, timeout=2000)
-    assert window.messages.currentIndex().data(Role.MESSAGE).id == holding[0]
+    assert window.pane.messages.currentIndex().data(Role.MESSAGE).id == holding[0]
     assert bar.count.text() == f"1 of {len(holding)}"
     qtbot.keyClick(bar.field, Qt.Key.Key_Return)
-    assert window.messages.currentIndex().data(Role.MESSAGE).id == holding[1]
+    assert window.pane.messages.currentIndex().data(Role.MESSAGE).id == holding[1]
     qtbot.keyClick(bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
-    assert window.messages.currentIndex().data(Role.MESSAGE).id == holding[0]
+    assert window.pane.messages.currentIndex().data(Role.MESSAGE).id == holding[0]
     qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
     assert not bar.isVisible()
-    assert window.composer.edit.hasFocus()
+    assert window.pane.composer.edit.hasFocus()
 
 
 def test_ctrl_b_hides_the_chat_list_and_the_window_remembers(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     window.new_chat("Something")
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.pane.composer.edit, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
     assert not window.chat_list.isVisible()
     window.close()
     again = MainWindow.over(engine, load(engine.paths.state_file, AppState))
@@ -722,7 +728,7 @@ def test_the_chat_list_opens_nothing_when_it_only_gets_the_focus(
 ) -> None:
     for title in ("One", "Two"):
         window.new_chat(title)
-    window._set_current(None)
+    window._show_pane(None)
     view = window.chat_list.list
     spot = view.visualRect(window.chat_list.model.index(1)).center()
     qtbot.mousePress(view.viewport(), Qt.MouseButton.RightButton, pos=spot)  # for the menu
@@ -747,7 +753,7 @@ def test_a_narrow_window_folds_the_context_panel_into_a_strip(
     assert window.placement.narrow
     assert not window.dock.isVisible()
     assert window.strip.isVisible()
-    assert window.conversation.width() >= 500  # the conversation keeps its room
+    assert window.pane.width() >= 500  # the conversation keeps its room
     assert window.strip.share.text().endswith("%")
     qtbot.mouseClick(window.strip, Qt.MouseButton.LeftButton)  # opens over the conversation
     overlay = window.placement.overlay
@@ -827,9 +833,9 @@ def test_settings_choose_a_dark_look_a_text_size_and_a_reading_width_that_stay(
             ]
 
         qtbot.waitUntil(lambda: not small(), timeout=3000)  # (fonts change by events)
-        header = window.header
+        header = window.pane.header
         assert header.title.font().pointSizeF() > 15  # the chat's title, a little larger
-        view = window.messages
+        view = window.pane.messages
         qtbot.waitUntil(
             lambda: view.palette().color(view.backgroundRole()).lightness() < 128, timeout=5000
         )
@@ -849,7 +855,12 @@ def test_settings_choose_a_dark_look_a_text_size_and_a_reading_width_that_stay(
         assert theme.is_dark()
         assert app.font().pointSizeF() == 15
         open_demo(again, engine, qtbot, turns=1)
-        for widget in (again.header, again.header.model, again.composer, again.messages):
+        for widget in (
+            again.pane.header,
+            again.pane.header.model,
+            again.pane.composer,
+            again.pane.messages,
+        ):
             assert widget.font().pointSizeF() == 15, widget.objectName()
     finally:
         theme.choose(app, "system", 0)
@@ -1010,14 +1021,14 @@ def test_a_search_hit_in_a_hidden_version_opens_on_its_branch_highlighted(
     assert session is not None
     assert "Poros" in session.messages[0].text
     panel = window.chat_list
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.pane.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClicks(panel.search, "hydra")
     qtbot.waitUntil(lambda: panel.model.searching and panel.model.rowCount() == 1, timeout=2000)
     qtbot.keyClick(panel.search, Qt.Key.Key_Return)
     qtbot.waitUntil(
         lambda: (
-            window.messages.currentIndex().isValid()
-            and "Hydra" in window.messages.currentIndex().data(Role.MESSAGE).text
+            window.pane.messages.currentIndex().isValid()
+            and "Hydra" in window.pane.messages.currentIndex().data(Role.MESSAGE).text
         ),
         timeout=5000,
     )
@@ -1042,7 +1053,7 @@ def test_tab_goes_list_conversation_composer_panel_with_a_ring_where_the_keys_ar
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
     open_demo(window, engine, qtbot, turns=2)
-    composer = window.composer
+    composer = window.pane.composer
     window.chat_list.focus_search()
     order: list[QWidget] = []
     for _ in range(12):
@@ -1050,7 +1061,7 @@ def test_tab_goes_list_conversation_composer_panel_with_a_ring_where_the_keys_ar
         assert focused is not None
         order.append(focused)
         qtbot.keyClick(focused, Qt.Key.Key_Tab)
-    stops = [window.chat_list.list, window.messages, composer.edit, composer.send_button]
+    stops = [window.chat_list.list, window.pane.messages, composer.edit, composer.send_button]
     assert all(stop in order for stop in stops)
     assert [order.index(stop) for stop in stops] == sorted(order.index(stop) for stop in stops)
     assert any(window.context.isAncestorOf(w) for w in order[order.index(composer.send_button) :])
@@ -1070,7 +1081,7 @@ def test_tab_goes_list_conversation_composer_panel_with_a_ring_where_the_keys_ar
     qtbot.keyClick(composer.edit, Qt.Key.Key_Tab)
     qtbot.waitUntil(composer.attach_button.hasFocus)
     assert highlighted_pixels(composer.attach_button) > 20
-    view = window.messages
+    view = window.pane.messages
     before = highlighted_pixels(view.viewport())
     view.setFocus(Qt.FocusReason.TabFocusReason)
     qtbot.waitUntil(view.hasFocus)

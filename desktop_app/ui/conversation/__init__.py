@@ -1,0 +1,1 @@
+"""One open chat's conversation: its pane, its messages, its composer."""

@@ -1,0 +1,414 @@
+"""One open chat's conversation (`ConversationPane`): its bar, its messages, the questions
+it waits on, its banner and its composer — over the chat's `ChatSession`, which it has
+for as long as it lives. Made when the chat is first opened and kept while the app runs
+(the window shows one at a time), so a draft, a scroll position and a question waiting
+stay with their chat.
+
+What an action does to the chat is in the application layer (`desktop_app.chats`,
+through the session); the pane wires widgets to it. What is the window's — the menus,
+the chat list, the context dock, problems that are no chat's own — is `MainWindow`'s;
+the pane tells it by signals.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+
+from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
+from desktop_app.ui import theme
+from desktop_app.ui.approval_card import ApprovalCard, PendingApproval
+from desktop_app.ui.banner import ErrorBanner
+from desktop_app.ui.chat_header import ChatHeader
+from desktop_app.ui.composer import Composer
+from desktop_app.ui.find_bar import FindBar
+from desktop_app.ui.message_view import MessageListView
+
+if TYPE_CHECKING:
+    from desktop_app.config.settings import Settings
+    from desktop_app.context.projection import Plan
+    from desktop_app.core.blocks import Block
+    from desktop_app.core.messages import Message
+    from desktop_app.core.ports import ModelInfo
+    from desktop_app.ui.session import ChatSession
+
+FIND_LIMIT = 1000  # matches Ctrl+F steps through in one chat
+# Errors whose banner has no Retry (which answers the last message again): nothing to
+# answer, or the message was never stored — the draft is still in the composer: Send it.
+NOT_RETRYABLE = {
+    ErrorKind.NOTICE,
+    ErrorKind.NOTHING_TO_RETRY,
+    ErrorKind.USAGE,
+    ErrorKind.IO,
+    ErrorKind.DISK_FULL,
+    ErrorKind.DATABASE_LOCKED,
+    ErrorKind.READ_ONLY,
+    ErrorKind.DATABASE_DAMAGED,
+    ErrorKind.STORAGE,
+    ErrorKind.ALREADY_RUNNING,
+}
+# ... except these, once the question was stored (the disk filled during the turn):
+# Retry answers it when there is space again, or the other program let go.
+RETRY_WHEN_STORED = {ErrorKind.DISK_FULL, ErrorKind.DATABASE_LOCKED}
+
+
+class ConversationPane(QWidget):
+    """Signals: status(text, ms): a passing word for the status bar; problem(ErrorInfo):
+    an error that is no chat's own; chat_made(Chat): a new chat to show (a fork);
+    context_view_toggled(bool): the bar's chips-or-markers switch; actions_changed():
+    Stop and Retry may have become possible or not."""
+
+    status = Signal(str, int)
+    problem = Signal(object)
+    chat_made = Signal(object)
+    context_view_toggled = Signal(bool)
+    actions_changed = Signal()
+
+    def __init__(
+        self, session: ChatSession, settings: Settings, context_view: bool, parent: QWidget
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.approvals: list[ApprovalCard] = []  # this chat's questions waiting
+        self.setObjectName("conversation")
+        self.setAutoFillBackground(True)  # one page, the messages' colour
+        self.setBackgroundRole(QPalette.ColorRole.Base)
+        self.messages = MessageListView()
+        self.messages.set_context_view(context_view)
+        self.header = ChatHeader()
+        self.header.context_view.setChecked(context_view)
+        self.banner = ErrorBanner()
+        self.composer = Composer()
+        self.composer.set_send_with_enter(settings.send_with_enter)
+        self.find_bar = FindBar(self._find_in_chat, self.messages.show_message)
+        self.column = QVBoxLayout(self)
+        self.column.setContentsMargins(0, 0, 0, 0)
+        self.column.setSpacing(4)
+        self.column.addWidget(self.header)
+        self.column.addWidget(self.find_bar)
+        self.column.addWidget(self.messages, 1)
+        # The banner and the composer stand in the reading column, however wide the window.
+        # (Stretch around them, not an alignment: an aligned widget keeps its size hint.)
+        self._centred_rows: list[QHBoxLayout] = []
+        for bar in (self.banner, self.composer):
+            centred = QHBoxLayout()
+            centred.setContentsMargins(0, 0, 0, 0)
+            centred.addStretch(1)
+            centred.addWidget(bar, 1000)  # all the room up to its maximum, then the spacers'
+            centred.addStretch(1)
+            self.column.addLayout(centred)
+            self._centred_rows.append(centred)
+        self.set_reading_width(settings.reading_width)
+        self.style_conversation()
+        self._connect()
+        self.messages.setModel(session.model)
+        self.messages.delegate.cost_of = session.chat.costs.reply_cost
+        self.messages.excluded = set(session.state().excluded_messages)
+        self.show_error(session.error)
+        self.composer.set_busy(session.busy)
+
+    def _connect(self) -> None:
+        session = self.session
+        session.busy_changed.connect(self._on_session_busy_changed)
+        session.planned.connect(self._on_session_planned)
+        session.error_changed.connect(self._on_session_error_changed)
+        session.told.connect(self._on_session_told)
+        session.retry_waiting.connect(self._on_session_retry_waiting)
+        session.approval_requested.connect(self._on_session_approval_requested)
+        self.composer.send_requested.connect(self._on_composer_send_requested)
+        self.composer.stop_requested.connect(self.stop)
+        self.composer.draft_changed.connect(self._on_composer_draft_changed)
+        self.composer.problem.connect(self._on_composer_problem)
+        self.header.model_chosen.connect(self._on_header_model_chosen)
+        self.header.thinking_chosen.connect(self._on_header_thinking_chosen)
+        self.header.context_view_toggled.connect(self.context_view_toggled)
+        self.banner.retry_requested.connect(self.retry)
+        self.banner.dismissed.connect(self._on_banner_dismissed)
+        view = self.messages
+        view.exclude_toggled.connect(self._on_messages_exclude_toggled)
+        view.pin_requested.connect(self._on_messages_pin_requested)
+        view.fork_requested.connect(self._on_messages_fork_requested)
+        view.edit_requested.connect(self._on_messages_edit_requested)
+        view.retry_requested.connect(self.retry)
+        view.regenerate_requested.connect(self._on_messages_regenerate_requested)
+        view.branch_requested.connect(self._on_messages_branch_requested)
+        view.scrollbar_width_changed.connect(self._on_messages_scrollbar_width_changed)
+        self.find_bar.closed.connect(self._on_find_bar_closed)
+
+    def tab_stops(self) -> list[QWidget]:
+        """Its widgets as the eye reads them: the bar, the messages, the composer."""
+        header, composer = self.header, self.composer
+        return [
+            header.model,
+            header.thinking,
+            header.context_view,
+            self.messages,
+            composer.edit,
+            composer.attach_button,
+            composer.send_button,
+        ]
+
+    # -- what the window asks of the chat shown ------------------------------------------------
+
+    @Slot()
+    def stop(self) -> None:
+        if self.session.busy:
+            self.session.stop()
+            self.status.emit("Stopped.", 3000)
+
+    @Slot()
+    def retry(self) -> None:
+        self.session.retry()
+
+    def open_find(self) -> None:
+        self.find_bar.open_bar()
+
+    def can_stop(self) -> bool:
+        return self.session.busy
+
+    def can_retry(self) -> bool:
+        """Is there a last message to answer again (and no turn running)?"""
+        from desktop_app.chats import can_retry  # loaded with the chat already
+
+        return not self.session.busy and can_retry(self.session.messages)
+
+    def show_found(self, message_id: str) -> None:
+        """Bring a found message into view, highlighted — on its own branch, when it is in
+        a version that is not shown (the branch is read again first)."""
+        session = self.session
+        try:
+            switched = not session.busy and session.chat.branches.show_holding(message_id)
+        except ContextDeskError as exc:
+            self.banner.show_error(exc.info, can_retry=False)
+            return
+        if switched:
+            session.load()
+            session.chat_changed.emit(session.chat.info)
+        if session.model.history_complete:
+            self.messages.show_message(message_id)
+            return
+
+        def read(_plan: object) -> None:  # the branch's history is in: show it there
+            session.planned.disconnect(read)
+            if self.isVisible():
+                self.messages.show_message(message_id)
+
+        session.planned.connect(read)
+
+    def show_chat(self, models: Sequence[ModelInfo], *, demo: bool) -> None:
+        """The bar: the chat's title, its model among `models`, its window and thinking."""
+        chat = self.session.chat
+        self.header.show_chat(
+            chat.title, chat.model, models, chat.settings.context_window, demo=demo
+        )
+        self.header.show_thinking(chat.setup.thinking_options(), chat.settings)
+
+    def leave(self) -> None:
+        """Another chat is shown: where this one was read is kept for its return."""
+        self.session.scroll_value = (
+            None if self.messages.sticks_to_bottom else self.messages.verticalScrollBar().value()
+        )
+
+    def come_back(self) -> None:
+        self.find_bar.reset()
+        self.messages.restore_scroll(self.session.scroll_value)
+
+    # -- the window's settings ------------------------------------------------------------------
+
+    def use_settings(self, settings: Settings) -> None:
+        self.composer.set_send_with_enter(settings.send_with_enter)
+        self.set_reading_width(settings.reading_width)
+
+    def set_counter(self, count: Callable[[str], int | None]) -> None:
+        self.composer.set_counter(count)
+
+    def set_context_view(self, on: bool) -> None:
+        toggle = self.header.context_view
+        toggle.blockSignals(True)
+        toggle.setChecked(on)
+        toggle.blockSignals(False)
+        self.messages.set_context_view(on)
+
+    def set_reading_width(self, px: int) -> None:
+        """Settings → Reading width: the messages' column, and the composer under it."""
+        self.messages.set_reading_width(px)
+        for bar in (self.banner, self.composer):
+            bar.setMaximumWidth(px)
+
+    def style_conversation(self) -> None:
+        """The conversation's look, on each widget around the messages (theme.CONVERSATION
+        says why not on the list)."""
+        sheet = theme.conversation_sheet(theme.is_dark())
+        for widget in (self.header, self.composer, self.messages.hover_bar, *self.approvals):
+            widget.setStyleSheet(sheet)
+
+    def relayout_messages(self) -> None:
+        self.messages.scheduleDelayedItemsLayout()  # new colours, new sizes
+
+    # -- the composer, the bar and the banner ---------------------------------------------------
+
+    @Slot(object)
+    def _on_composer_send_requested(self, blocks: Sequence[Block]) -> None:
+        if self.session.send(blocks, beside=self.composer.editing):
+            self.composer.clear()  # stored: only then is the draft cleared
+            self.messages.restore_scroll(None)  # sending jumps to the newest message
+
+    @Slot(object)
+    def _on_composer_draft_changed(self, blocks: list[Block]) -> None:
+        # an edit is planned as the branch Send will make
+        self.session.request_plan(blocks, editing=self.composer.editing)
+
+    @Slot(str)
+    def _on_composer_problem(self, text: str) -> None:
+        self.banner.show_error(ErrorInfo("Could not attach", text), can_retry=False)
+
+    @Slot(str)
+    def _on_header_model_chosen(self, model: str) -> None:
+        self.session.switch_model(model)
+
+    @Slot(dict)
+    def _on_header_thinking_chosen(self, values: dict[str, str]) -> None:
+        self.session.change(values)
+
+    @Slot()
+    def _on_banner_dismissed(self) -> None:
+        self.session.error = None
+
+    # -- the messages ask ------------------------------------------------------------------------
+
+    @Slot(object)
+    def _on_messages_exclude_toggled(self, message: Message) -> None:
+        session = self.session
+        session.set_excluded(message, not session.is_excluded(message))
+        self.messages.excluded = set(session.state().excluded_messages)
+        self.messages.refresh_actions()
+
+    @Slot(object)
+    def _on_messages_pin_requested(self, message: Message) -> None:
+        from desktop_app.ui.fact_dialog import ask_fact
+
+        text = ask_fact(
+            self,
+            "Pin a fact",
+            "Keep the part that matters; it is sent, verbatim, with every request:",
+            message.text,
+        )
+        if text and self.session.pin_fact(text):
+            self.status.emit("Pinned. It is sent with every request from now on.", 4000)
+
+    @Slot(object)
+    def _on_messages_fork_requested(self, message: Message) -> None:
+        try:
+            chat = self.session.engine.fork(self.session.chat, message)
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return
+        self.chat_made.emit(chat)
+
+    @Slot(object)
+    def _on_messages_edit_requested(self, message: Message) -> None:
+        """Rewrite the message in the composer; Send makes its new version, in place."""
+        if not self.session.busy:
+            self.composer.start_editing(message)
+
+    @Slot(object)
+    def _on_messages_regenerate_requested(self, message: Message) -> None:
+        if self.session.regenerate(message):
+            self.messages.restore_scroll(None)
+
+    @Slot(str)
+    def _on_messages_branch_requested(self, message_id: str) -> None:
+        self.composer.stop_editing()  # the message being edited may leave the branch
+        self.session.show_branch(message_id)
+
+    @Slot(int)
+    def _on_messages_scrollbar_width_changed(self, taken: int) -> None:
+        """The banner and composer stay under the messages' column, which the scrollbar
+        moves left by half its width."""
+        for row in self._centred_rows:
+            row.setContentsMargins(0, 0, taken, 0)
+
+    def _find_in_chat(self, text: str) -> list[str]:
+        """The messages of the chat that hold `text`, in order."""
+        try:
+            hits = self.session.engine.search(text, chat_id=self.session.chat.id, limit=FIND_LIMIT)
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return []
+        return [hit.message_id for hit in hits if hit.message_id]
+
+    @Slot()
+    def _on_find_bar_closed(self) -> None:
+        self.messages.clearSelection()
+        self.composer.edit.setFocus()
+
+    # -- the session tells us ---------------------------------------------------------------------
+
+    @Slot(bool)
+    def _on_session_busy_changed(self, busy: bool) -> None:
+        self.composer.set_busy(busy)
+        self.actions_changed.emit()
+        error = self.session.error
+        if not busy and error is not None and error.kind in RETRY_WHEN_STORED:
+            self.banner.retry_button.setVisible(self._can_retry(error))  # the turn has ended
+
+    @Slot(object)
+    def _on_session_planned(self, _plan: Plan) -> None:
+        self.messages.excluded = set(self.session.state().excluded_messages)
+
+    @Slot()
+    def _on_session_error_changed(self) -> None:
+        self.show_error(self.session.error)
+
+    @Slot(str)
+    def _on_session_told(self, text: str) -> None:
+        self.status.emit(text, 8000)
+
+    @Slot(float, str)
+    def _on_session_retry_waiting(self, seconds: float, reason: str) -> None:
+        self.status.emit(f"{reason}: trying again in {seconds:.0f} s (Esc stops)", 1500)
+
+    @Slot(object)
+    def _on_session_approval_requested(self, pending: PendingApproval) -> None:
+        """The question sits under the conversation, above the composer; the keys answer
+        it (Enter denies). It waits here while another chat is shown."""
+        card = ApprovalCard(pending, self.session.chat.id)
+        self.session.approval_withdrawn.connect(card.withdraw)
+        card.finished.connect(lambda c=card: self._forget_approval(c))
+        self.approvals.append(card)
+        card.setStyleSheet(theme.conversation_sheet(theme.is_dark()))
+        self.column.insertWidget(self.column.indexOf(self._centred_rows[0]), card)
+        if self.isVisible():
+            card.deny.setFocus()
+
+    def _forget_approval(self, card: ApprovalCard) -> None:
+        if card in self.approvals:
+            self.approvals.remove(card)
+        card.hide()
+        card.deleteLater()
+
+    def withdraw_approvals(self) -> None:
+        for card in list(self.approvals):
+            card.withdraw()
+
+    # -- errors -------------------------------------------------------------------------------------
+
+    def show_error(self, error: ErrorInfo | None) -> None:
+        self.banner.show_error(error, can_retry=error is not None and self._can_retry(error))
+
+    def _can_retry(self, error: ErrorInfo) -> bool:
+        if error.kind in RETRY_WHEN_STORED and not self.session.busy:
+            from desktop_app.chats import can_retry  # loaded with the chat already
+
+            return can_retry(self.session.messages)
+        return error.kind not in NOT_RETRYABLE
+
+
+def order_tab_stops(stops: Sequence[QWidget]) -> None:
+    for before, after in itertools.pairwise(stops):
+        QWidget.setTabOrder(before, after)
