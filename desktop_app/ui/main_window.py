@@ -50,18 +50,16 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QDockWidget
 
     from desktop_app.chats import Chat, Engine
-    from desktop_app.context.projection import Plan
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.ui.banner import ErrorBanner
     from desktop_app.ui.chat_list_controller import ChatListController
     from desktop_app.ui.connection_controller import ConnectionController
+    from desktop_app.ui.context_dock import ContextDock
     from desktop_app.ui.context_panel import ContextPanel
     from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
     from desktop_app.ui.conversation.pane import ConversationPane
-    from desktop_app.ui.mcp_dialog import McpDialog, McpWatcher
-    from desktop_app.ui.project_dialog import ProjectDialog
+    from desktop_app.ui.dialogs.window_dialogs import WindowDialogs
     from desktop_app.ui.session import ChatSession
-    from desktop_app.ui.trash_dialog import TrashDialog
     from desktop_app.ui.welcome import WelcomePage
     from desktop_app.ui.workers import BackgroundWorker
 
@@ -90,12 +88,14 @@ class MainWindow(QMainWindow):
     background: BackgroundWorker
     chats: ChatListController
     connection: ConnectionController
+    dialogs: WindowDialogs
     # Made by `_ensure_centre`, after the first frame:
     no_chat: QLabel
     banner: ErrorBanner  # problems that are no chat's own (a chat's are in its pane)
-    dock: QDockWidget
     welcome: WelcomePage
+    side: ContextDock  # the context panel, and its parts (for tests and screenshots):
     context: ContextPanel
+    dock: QDockWidget
     strip: ContextStrip
     placement: ContextPlacement
 
@@ -110,10 +110,6 @@ class MainWindow(QMainWindow):
         self.app_state = frame.state
         self.panes: dict[str, ConversationPane] = {}  # every open chat's, by its id
         self.shown: ConversationPane | None = None  # the pane in the middle, if any
-        self.tools_dialog: McpDialog | None = None
-        self.mcp_watcher: McpWatcher | None = None  # after the first paint
-        self.project_dialog: ProjectDialog | None = None
-        self.trash_dialog: TrashDialog | None = None  # while View → Trash is open
         self._counter: Callable[[str], int | None] | None = None  # the drafts' estimate
         self._list_folded = False  # the window is narrower than CHAT_LIST_FOLD_PX
         self.setObjectName("mainWindow")
@@ -206,6 +202,7 @@ class MainWindow(QMainWindow):
         assert not self.attached
         from desktop_app.ui.chat_list_controller import ChatListController
         from desktop_app.ui.connection_controller import ConnectionController
+        from desktop_app.ui.dialogs.window_dialogs import WindowDialogs
         from desktop_app.ui.workers import BackgroundWorker
 
         self.engine = engine
@@ -219,6 +216,7 @@ class MainWindow(QMainWindow):
         self.chats = ChatListController(engine, self.chat_list, self, self.searching)
         self.chats.folder = self.app_state.last_folder
         self.connection = ConnectionController(engine, self.background, self)
+        self.dialogs = WindowDialogs(self, engine, self.background, lambda: self.shown)
         self.attached = True
         self._connect()
         self.chats.refresh()  # as the engine lists it (leftover replies now interrupted)
@@ -255,22 +253,34 @@ class MainWindow(QMainWindow):
             )
         )
         file_menu.addAction(
-            _action(self, "&Tools and MCP servers…", "Ctrl+Shift+T", self.open_tools)
+            _action(
+                self, "&Tools and MCP servers…", "Ctrl+Shift+T", lambda: self.dialogs.open_tools()
+            )
         )
         file_menu.addAction(_action(self, "&Quit", "Ctrl+Q", self.close))
         chat_menu = self.menuBar().addMenu("&Chat")
         # Esc stops the reply wherever the focus is (the draft, the list, a button);
         # the search and find boxes claim it first to clear or close themselves.
-        self.stop_action = _action(self, "&Stop reply", "Esc", self._on_stop_triggered)
+        self.stop_action = _action(
+            self, "&Stop reply", "Esc", self._shown_does(lambda pane: pane.stop())
+        )
         chat_menu.addAction(self.stop_action)
-        self.retry_action = _action(self, "&Retry", "Ctrl+R", self._on_retry_triggered)
+        self.retry_action = _action(
+            self, "&Retry", "Ctrl+R", self._shown_does(lambda pane: pane.retry())
+        )
         chat_menu.addAction(self.retry_action)
-        chat_menu.addAction(_action(self, "&Find in chat…", "Ctrl+F", self._on_find_triggered))
+        chat_menu.addAction(
+            _action(
+                self, "&Find in chat…", "Ctrl+F", self._shown_does(lambda pane: pane.open_find())
+            )
+        )
         chat_menu.addSeparator()
         chat_menu.addAction(_action(self, "Re&name…", "F2", self._on_rename_triggered))
         chat_menu.addAction(_action(self, "&Pin or unpin", "Ctrl+Shift+P", self._on_pin_triggered))
         chat_menu.addAction(_action(self, "&Archive", "Ctrl+Shift+A", self._on_archive_triggered))
-        chat_menu.addAction(_action(self, "Pro&ject…", "Ctrl+Shift+J", self.open_project))
+        chat_menu.addAction(
+            _action(self, "Pro&ject…", "Ctrl+Shift+J", lambda: self.dialogs.open_project())
+        )
         chat_menu.addAction(
             _action(self, "Move to &trash", "Ctrl+Shift+Backspace", self._on_trash_triggered)
         )
@@ -292,10 +302,12 @@ class MainWindow(QMainWindow):
         view_menu.addAction(
             _action(self, "A&rchived chats", "Ctrl+Shift+H", self._on_archived_triggered)
         )
-        view_menu.addAction(_action(self, "&Trash…", "Ctrl+Shift+Delete", self.open_trash))
+        view_menu.addAction(
+            _action(self, "&Trash…", "Ctrl+Shift+Delete", lambda: self.dialogs.open_trash())
+        )
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction(
-            _action(self, "&Keyboard shortcuts", "Ctrl+/", self._on_shortcuts_triggered)
+            _action(self, "&Keyboard shortcuts", "Ctrl+/", lambda: self.dialogs.open_shortcuts())
         )
         self.menus = [file_menu, chat_menu, view_menu, help_menu]
 
@@ -317,6 +329,9 @@ class MainWindow(QMainWindow):
         self.connection.settings_saved.connect(self._on_connection_settings_saved)
         self.connection.prices_changed.connect(self._on_connection_prices_changed)
         self.connection.problem.connect(self._on_problem)
+        self.dialogs.replan_requested.connect(self._replan_open_chats)
+        self.dialogs.chats_changed.connect(self.chats.refresh)
+        self.dialogs.status.connect(self._on_status)
 
     def _ensure_centre(self) -> None:
         """Make the pages of the middle, the window's banner and the context panel (once:
@@ -324,11 +339,8 @@ class MainWindow(QMainWindow):
         if self._centre_made:
             return
         self._centre_made = True
-        from PySide6.QtWidgets import QDockWidget
-
         from desktop_app.ui.banner import ErrorBanner
-        from desktop_app.ui.context_panel import ContextPanel
-        from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
+        from desktop_app.ui.context_dock import ContextDock
         from desktop_app.ui.welcome import WelcomePage
 
         # Bars that come and go (the undo bar, a banner) never resize the window.
@@ -346,21 +358,13 @@ class MainWindow(QMainWindow):
         self.welcome.enter_key_requested.connect(self.open_settings)
         self.welcome.demo_requested.connect(self.start_demo)
         self.center.addWidget(self.welcome)
-        self.context = ContextPanel()
+        self.side = ContextDock(self, self._central_row, self.context_action)
+        side = self.side
+        self.context, self.dock, self.strip = side.panel, side.dock, side.strip
+        self.placement = side.placement
         self.context.jump_requested.connect(self._on_context_jump_requested)
-        self.context.compact_requested.connect(self._on_context_compact_requested)
-        self.context.project_requested.connect(self.open_project)
-        self.dock = QDockWidget("Context", self)
-        self.dock.setObjectName("contextDock")
-        self.dock.setWidget(self.context)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
-        self.resizeDocks([self.dock], [340], Qt.Orientation.Horizontal)
-        self.strip = ContextStrip()
-        self._central_row.addWidget(self.strip)
-        self.placement = ContextPlacement(
-            self, self.dock, self.context, self.strip, self.context_action
-        )
-        self.placement.fit(self.width())
+        self.context.compact_requested.connect(self.dialogs.open_compaction)
+        self.context.project_requested.connect(self.dialogs.open_project)
         self.center.setCurrentWidget(self.no_chat)
         self._show_mode()
 
@@ -404,7 +408,7 @@ class MainWindow(QMainWindow):
         self.background.submit(
             "backup", self.engine.back_up_if_due, self._on_backed_up, self._on_backup_failed
         )
-        self._start_tool_servers()
+        self.dialogs.start_tool_servers()
         last = self.app_state.last_chat_id
         if last and self.current is None and self.chat_list.model.row_of(last) is not None:
             # Typing already begun (in the search box, say) keeps its focus.
@@ -512,22 +516,14 @@ class MainWindow(QMainWindow):
         return pane
 
     def _show_pane(self, pane: ConversationPane | None) -> None:
-        """Swap the pane shown: the dock follows the new one's session (the old one's
-        signals are disconnected from it, so no slot asks who sent it)."""
-        old = self.shown
-        if old is not None:
-            old.leave()
-            old.session.planned.disconnect(self._on_session_planned)
-            old.session.text_streamed.disconnect(self._on_session_text_streamed)
+        """Swap the pane shown; the context panel follows its session."""
+        if self.shown is not None:
+            self.shown.leave()
         self.shown = pane
-        session = pane.session if pane is not None else None
-        self.context.set_session(session)
-        self.strip.show_plan(session.plan if session is not None else None)
+        self.side.follow(pane.session if pane is not None else None)
         if pane is None:
             self.center.setCurrentWidget(self.no_chat)
         else:
-            pane.session.planned.connect(self._on_session_planned)
-            pane.session.text_streamed.connect(self._on_session_text_streamed)
             pane.come_back()
             self.center.setCurrentWidget(pane)
             self._order_tab_stops(pane)
@@ -550,9 +546,18 @@ class MainWindow(QMainWindow):
         self.retry_action.setEnabled(pane is not None and pane.can_retry())
 
     def _on_shown(self, act: Callable[[ConversationPane], object]) -> None:
-        """A menu's action on the chat shown (none: nothing to act on)."""
+        """An action on the chat shown (none: nothing to act on)."""
         if self.shown is not None:
             act(self.shown)
+
+    def _shown_does(self, act: Callable[[ConversationPane], object]) -> Callable[[], None]:
+        """A menu's action on the chat shown."""
+        return lambda: self._on_shown(act)
+
+    @Slot()
+    def _replan_open_chats(self) -> None:
+        for pane in self.panes.values():
+            pane.session.settings_changed()
 
     @Slot(str, str)
     def _on_chat_list_chat_selected(self, chat_id: str, message_id: str) -> None:
@@ -565,6 +570,11 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_chats_open_requested(self, chat_id: str) -> None:
         self.open_chat(chat_id)
+
+    @Slot(str)
+    def _on_chat_list_project_requested(self, chat_id: str) -> None:
+        if self.open_chat(chat_id) is not None:
+            self.dialogs.open_project()
 
     @Slot(str)
     def _on_chats_trashed(self, chat_id: str) -> None:
@@ -603,40 +613,12 @@ class MainWindow(QMainWindow):
     # -- the menus' actions on the chat shown --------------------------------------------------
 
     @Slot()
-    def _on_stop_triggered(self) -> None:
-        self._on_shown(lambda pane: pane.stop())
-
-    @Slot()
-    def _on_retry_triggered(self) -> None:
-        self._on_shown(lambda pane: pane.retry())
-
-    @Slot()
-    def _on_find_triggered(self) -> None:
-        self._on_shown(lambda pane: pane.open_find())
-
-    @Slot()
     def _on_new_triggered(self) -> None:
         self.new_chat()
 
     @Slot()
     def _on_archived_triggered(self) -> None:
         self.chats.show_archive()
-
-    @Slot()
-    def open_trash(self) -> None:
-        """View → Trash: restore a trashed chat, or delete it (or all) for good."""
-        from desktop_app.ui.trash_dialog import TrashDialog
-
-        dialog = TrashDialog(self.engine, self)
-        dialog.restored.connect(self._on_trash_restored)
-        self.trash_dialog = dialog
-        dialog.exec()
-        self.trash_dialog = None
-
-    @Slot(str)
-    def _on_trash_restored(self, chat_id: str) -> None:
-        self.chats.refresh()
-        self.statusBar().showMessage("Restored from the trash.", 4000)
 
     @Slot()
     def _on_rename_triggered(self) -> None:
@@ -703,121 +685,11 @@ class MainWindow(QMainWindow):
         if not shown and focused is not None and self.chat_list.isAncestorOf(focused):
             self._on_shown(lambda pane: pane.composer.edit.setFocus())
 
-    # -- MCP tool servers ---------------------------------------------------------------------
-
-    def _start_tool_servers(self) -> None:
-        """After the first paint, off the window's thread: the configured servers start;
-        each one ready (or failed) re-plans the open chats with its tools (or without)."""
-        from desktop_app.ui.mcp_dialog import McpWatcher
-
-        self.mcp_watcher = McpWatcher(self.engine, self)
-        self.mcp_watcher.changed.connect(self._on_mcp_watcher_changed)
-        if self.engine.mcp_config().path.exists():  # else nothing of MCP is loaded
-            self.background.submit(
-                "mcp-start", self.engine.tool_servers.start, self._on_tool_servers_started
-            )
-
-    def _on_tool_servers_started(self, _result: object = None) -> None:
-        if self.mcp_watcher is not None and self.mcp_watcher.watch():
-            self._on_mcp_watcher_changed("")  # what changed before we listened
-
-    @Slot(str)
-    def _on_mcp_watcher_changed(self, _name: str) -> None:
-        self.engine.mcp_changed()
-        self._replan_open_chats()
-        if self.tools_dialog is not None:
-            self.tools_dialog.refresh()
-
-    def _replan_open_chats(self) -> None:
-        for pane in self.panes.values():
-            pane.session.settings_changed()
-
-    @Slot()
-    def open_tools(self) -> None:
-        from desktop_app.ui.mcp_dialog import McpDialog
-
-        chat = self.shown.session.chat if self.shown is not None else None
-        dialog = McpDialog(self.engine, chat, self.background, self)
-        dialog.chat_tools_changed.connect(self._on_tools_dialog_chat_tools_changed)
-        dialog.servers_changed.connect(self._on_tool_servers_started)
-        dialog.finished.connect(self._on_tools_dialog_finished)
-        self.tools_dialog = dialog
-        dialog.open()
-
-    @Slot()
-    def _on_tools_dialog_chat_tools_changed(self) -> None:
-        self._on_shown(lambda pane: pane.session.settings_changed())
-
-    @Slot()
-    def _on_tools_dialog_finished(self) -> None:
-        if self.tools_dialog is not None:
-            self.tools_dialog.deleteLater()
-        self.tools_dialog = None
-
-    # -- projects ---------------------------------------------------------------------------
-
-    @Slot()
-    def open_project(self) -> None:
-        """The chat's project: move it, switch layers, edit the project."""
-        from desktop_app.ui.project_dialog import ProjectDialog
-
-        def open_dialog(pane: ConversationPane) -> None:
-            dialog = ProjectDialog(pane.session, self)
-            dialog.changed.connect(self._on_project_dialog_changed)
-            dialog.finished.connect(dialog.deleteLater)
-            self.project_dialog = dialog
-            dialog.open()
-
-        self._on_shown(open_dialog)
-
-    @Slot(str)
-    def _on_chat_list_project_requested(self, chat_id: str) -> None:
-        if self.open_chat(chat_id) is not None:
-            self.open_project()
-
-    @Slot()
-    def _on_project_dialog_changed(self) -> None:
-        self._replan_open_chats()  # every chat of the project may have changed
-        self.chats.refresh()  # a chat moved, a project came or was renamed: the list says
-
-    @Slot()
-    def _on_shortcuts_triggered(self) -> None:
-        from desktop_app.ui.shortcuts import ShortcutsDialog
-
-        ShortcutsDialog(self.menuBar(), self).exec()
-
     # -- the context panel asks ----------------------------------------------------------
 
     @Slot(str)
     def _on_context_jump_requested(self, message_id: str) -> None:
         self._on_shown(lambda pane: pane.messages.scroll_to_message(message_id))
-
-    @Slot()
-    def _on_context_compact_requested(self) -> None:
-        from desktop_app.ui.compaction_dialog import CompactionDialog
-
-        def compact(pane: ConversationPane) -> None:
-            if pane.session.busy:
-                self.statusBar().showMessage(
-                    "Wait for the reply to finish, or stop it, then compact.", 5000
-                )
-                return
-            CompactionDialog(pane.session, self).exec()
-
-        self._on_shown(compact)
-
-    # -- the shown session tells the dock ------------------------------------------------------
-
-    @Slot(object)
-    def _on_session_planned(self, plan: Plan) -> None:
-        self.context.show_plan(plan)
-        self.strip.show_plan(plan)
-
-    @Slot(int)
-    def _on_session_text_streamed(self, characters: int) -> None:
-        tokens = max(1, characters // 4)  # ≈ tokens; exact after the plan
-        self.context.add_streaming(tokens)
-        self.strip.add_streaming(tokens)
 
     # -- any session tells us ------------------------------------------------------------------
 

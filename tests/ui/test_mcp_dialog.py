@@ -70,8 +70,8 @@ def test_the_tools_view_turns_a_tool_off_for_this_chat_only(
         Qt.Key.Key_T,
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
-    qtbot.waitUntil(lambda: isinstance(window.tools_dialog, McpDialog), timeout=5000)
-    dialog = window.tools_dialog
+    qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
+    dialog = window.dialogs.tools_dialog
     assert dialog is not None
     tree = dialog.tree
     broken = item(tree, "broken")
@@ -104,7 +104,7 @@ def test_the_tools_view_turns_a_tool_off_for_this_chat_only(
         timeout=10_000,
     )
     dialog.reject()
-    qtbot.waitUntil(lambda: window.tools_dialog is None, timeout=5000)
+    qtbot.waitUntil(lambda: window.dialogs.tools_dialog is None, timeout=5000)
     QApplication.processEvents()
 
 
@@ -121,8 +121,8 @@ def test_the_tools_view_shows_each_server_s_protocol_version(
         Qt.Key.Key_T,
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
-    qtbot.waitUntil(lambda: isinstance(window.tools_dialog, McpDialog), timeout=5000)
-    dialog = window.tools_dialog
+    qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
+    dialog = window.dialogs.tools_dialog
     assert dialog is not None
     for name, protocol in (("modern", "2026-07-28"), ("old", "2025-11-25")):
         server = item(dialog.tree, name)
@@ -130,7 +130,7 @@ def test_the_tools_view_shows_each_server_s_protocol_version(
         dialog.tree.setCurrentItem(server)  # as a click on its row does
         assert f"MCP {protocol}" in dialog.details.text()
     dialog.reject()
-    qtbot.waitUntil(lambda: window.tools_dialog is None, timeout=5000)
+    qtbot.waitUntil(lambda: window.dialogs.tools_dialog is None, timeout=5000)
     QApplication.processEvents()
 
 
@@ -158,8 +158,8 @@ def test_importing_env_values_without_a_keyring_asks_to_keep_them_in_the_file(
             Qt.Key.Key_T,
             Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
         )
-        qtbot.waitUntil(lambda: isinstance(window.tools_dialog, McpDialog), timeout=5000)
-        dialog = window.tools_dialog
+        qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
+        dialog = window.dialogs.tools_dialog
         assert dialog is not None
         qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: _asked(dialog) is not None, timeout=10_000)
@@ -176,7 +176,7 @@ def test_importing_env_values_without_a_keyring_asks_to_keep_them_in_the_file(
         assert kept == {"TEST_SECRET": "x"}
         qtbot.waitUntil(lambda: "mcp.json" in dialog.details.text(), timeout=10_000)
         dialog.reject()
-        qtbot.waitUntil(lambda: window.tools_dialog is None, timeout=5000)
+        qtbot.waitUntil(lambda: window.dialogs.tools_dialog is None, timeout=5000)
     finally:
         keyring.set_keyring(previous)
     QApplication.processEvents()
@@ -204,13 +204,13 @@ def test_the_tools_view_shows_a_skipped_entry_of_mcp_json_with_its_reason(
         Qt.Key.Key_T,
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
-    qtbot.waitUntil(lambda: isinstance(window.tools_dialog, McpDialog), timeout=5000)
-    dialog = window.tools_dialog
+    qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
+    dialog = window.dialogs.tools_dialog
     assert dialog is not None
     assert item(dialog.tree, "good").text(1).startswith("ready")
     old = item(dialog.tree, "old")
     assert old.text(1).startswith("skipped: ")
     assert "SSE" in old.toolTip(1)
     dialog.reject()
-    qtbot.waitUntil(lambda: window.tools_dialog is None, timeout=5000)
+    qtbot.waitUntil(lambda: window.dialogs.tools_dialog is None, timeout=5000)
     QApplication.processEvents()

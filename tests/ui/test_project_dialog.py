@@ -36,8 +36,8 @@ def test_a_chat_gets_a_project_a_shared_fact_and_a_layer_switched_off(
         Qt.Key.Key_J,
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
-    qtbot.waitUntil(lambda: isinstance(window.project_dialog, ProjectDialog), timeout=5000)
-    dialog = window.project_dialog
+    qtbot.waitUntil(lambda: isinstance(window.dialogs.project_dialog, ProjectDialog), timeout=5000)
+    dialog = window.dialogs.project_dialog
     assert dialog is not None
     assert not dialog.project_box.isEnabled()  # in no project yet
 
@@ -105,10 +105,10 @@ def test_the_chat_list_menu_opens_a_chat_s_project(
     menu = view.menu_for(window.chat_list.model.index(row))
     action = next(a for a in menu.actions() if a.text() == "Project…")
     action.trigger()
-    qtbot.waitUntil(lambda: isinstance(window.project_dialog, ProjectDialog), timeout=5000)
-    assert window.project_dialog is not None
-    assert window.project_dialog.session.chat.id == session.chat.id
-    window.project_dialog.reject()
+    qtbot.waitUntil(lambda: isinstance(window.dialogs.project_dialog, ProjectDialog), timeout=5000)
+    assert window.dialogs.project_dialog is not None
+    assert window.dialogs.project_dialog.session.chat.id == session.chat.id
+    window.dialogs.project_dialog.reject()
 
 
 def pick(qtbot: QtBot, combo: QComboBox, text: str) -> None:
@@ -158,8 +158,8 @@ def test_the_chat_list_shows_a_project_s_chats_and_starts_new_ones_in_it(
     qtbot.waitUntil(lambda: listed(window) == [groceries.id], timeout=5000)
     # Moved into the project from its Project dialog: it leaves this list at once.
     window.open_chat(groceries.id)
-    window.open_project()
-    dialog = window.project_dialog
+    window.dialogs.open_project()
+    dialog = window.dialogs.project_dialog
     assert dialog is not None
     pick(qtbot, dialog.choice, "Acme")
     qtbot.waitUntil(lambda: listed(window) == [], timeout=5000)
@@ -172,8 +172,8 @@ def test_the_project_dialog_sets_what_new_chats_start_with(
 ) -> None:
     session = open_demo(window, engine, qtbot)
     engine.projects.move(session.chat, engine.projects.new("Acme").id)
-    window.open_project()
-    dialog = window.project_dialog
+    window.dialogs.open_project()
+    dialog = window.dialogs.project_dialog
     assert dialog is not None
     qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
     for spin, value in ((dialog.new_max_tokens, "8000"), (dialog.new_thinking, "2048")):
@@ -235,8 +235,8 @@ def test_the_project_dialog_keeps_its_width_and_counts_knowledge_as_it_is_planne
         "desktop_app.ui.project_dialog.QFileDialog.getOpenFileNames",
         lambda *a, **k: ([str(notes)], ""),
     )
-    window.open_project()
-    dialog = window.project_dialog
+    window.dialogs.open_project()
+    dialog = window.dialogs.project_dialog
     assert dialog is not None
     qtbot.waitExposed(dialog)
     width = dialog.width()

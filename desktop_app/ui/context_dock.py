@@ -1,0 +1,64 @@
+"""The context panel beside the conversation (`ContextDock`): docked on the right, or
+folded into a strip in a narrow window (`ContextPlacement`), always showing the plan of
+the chat shown — and, while a reply streams, the tokens it adds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtWidgets import QDockWidget
+
+from desktop_app.ui.context_panel import ContextPanel
+from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QBoxLayout, QMainWindow
+
+    from desktop_app.context.projection import Plan
+    from desktop_app.ui.session import ChatSession
+
+DOCK_PX = 340  # the panel's first width, docked
+
+
+class ContextDock(QObject):
+    def __init__(self, window: QMainWindow, beside: QBoxLayout, action: QAction) -> None:
+        """Docked in `window`; its strip at the end of `beside` (the window's central
+        row); `action` (View → Context panel) shows and hides it."""
+        super().__init__(window)
+        self.panel = ContextPanel()
+        self.dock = QDockWidget("Context", window)
+        self.dock.setObjectName("contextDock")
+        self.dock.setWidget(self.panel)
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        window.resizeDocks([self.dock], [DOCK_PX], Qt.Orientation.Horizontal)
+        self.strip = ContextStrip()
+        beside.addWidget(self.strip)
+        self.placement = ContextPlacement(window, self.dock, self.panel, self.strip, action)
+        self.placement.fit(window.width())
+        self._followed: ChatSession | None = None
+
+    def follow(self, session: ChatSession | None) -> None:
+        """Show `session`'s plan from now on (and nothing of the one before)."""
+        old = self._followed
+        if old is not None:
+            old.planned.disconnect(self._on_session_planned)
+            old.text_streamed.disconnect(self._on_session_text_streamed)
+        self._followed = session
+        self.panel.set_session(session)
+        self.strip.show_plan(session.plan if session is not None else None)
+        if session is not None:
+            session.planned.connect(self._on_session_planned)
+            session.text_streamed.connect(self._on_session_text_streamed)
+
+    @Slot(object)
+    def _on_session_planned(self, plan: Plan) -> None:
+        self.panel.show_plan(plan)
+        self.strip.show_plan(plan)
+
+    @Slot(int)
+    def _on_session_text_streamed(self, characters: int) -> None:
+        tokens = max(1, characters // 4)  # ≈ tokens; exact after the plan
+        self.panel.add_streaming(tokens)
+        self.strip.add_streaming(tokens)
