@@ -141,6 +141,12 @@ class ChatListController(QObject):
             self.panel.update_chat(chat.info)
             self.status.emit(f"“{chat.title}” is back in the chat list.")
 
+    def toggle_pinned(self, chat_id: str) -> None:
+        self.set_pinned(chat_id, self.engine.chat(chat_id).info.pinned_at is None)
+
+    def toggle_archived(self, chat_id: str) -> None:
+        self.set_archived(chat_id, self.engine.chat(chat_id).info.archived_at is None)
+
     def new_chat(self, title: str = NEW_CHAT_TITLE) -> Chat | None:
         """A chat made from Settings' defaults — or, while a project's chats are listed,
         in that project, from its defaults — opened."""

@@ -21,8 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -42,6 +41,7 @@ from desktop_app.ui import theme
 from desktop_app.ui.chat_list import ChatListPanel
 from desktop_app.ui.chat_list_model import Activity
 from desktop_app.ui.qt_later import Qt
+from desktop_app.ui.startup.menus import WindowMenus
 
 if TYPE_CHECKING:
     # the engine and what drives it load right after the first frame; a
@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     from desktop_app.ui.conversation.pane import ConversationPane
     from desktop_app.ui.dialogs.window_dialogs import WindowDialogs
     from desktop_app.ui.session import ChatSession
+    from desktop_app.ui.startup.early_input import EarlyInput
+    from desktop_app.ui.startup.menus import ChatAct
     from desktop_app.ui.welcome import WelcomePage
     from desktop_app.ui.workers import BackgroundWorker
 
@@ -80,7 +82,7 @@ class MainWindow(QMainWindow):
     # default: events reach `event` while __init__ is still making the children)
     started = False  # the work after the first frame has been done
     attached = False  # the engine is here (`attach`)
-    _early_input: _EarlyInput | None = None  # between the first paint and `attach`
+    _early_input: EarlyInput | None = None  # between the first paint and `attach`
     closed = False
     _centre_made = False
     # Given by `attach` (right after the first frame at start-up):
@@ -150,8 +152,7 @@ class MainWindow(QMainWindow):
         self.demo_label.setObjectName("demoLabel")
         self.statusBar().addPermanentWidget(self.demo_label)
 
-        self.shortcuts: list[tuple[QAction, Shortcut]] = []  # `_action`'s, set by `attach`
-        self._build_menus()
+        self.menus = WindowMenus(self, self, self.app_state.context_view)
         self._restore_state()
         self._show_mode()
         if frame.chats is not None:
@@ -160,8 +161,6 @@ class MainWindow(QMainWindow):
         self.watch_timer = QTimer(self)
         self.watch_timer.setInterval(WATCH_MS)
         self.watch_timer.timeout.connect(self._on_watch_timer_timeout)
-        for action in self._menu_actions():  # until the engine is here, they act on nothing
-            action.setEnabled(False)
         if engine is not None:
             self.attach(engine)
 
@@ -220,105 +219,15 @@ class MainWindow(QMainWindow):
         self.attached = True
         self._connect()
         self.chats.refresh()  # as the engine lists it (leftover replies now interrupted)
-        for action, keys in self.shortcuts:
-            action.setShortcut(keys)
-        for action in self._menu_actions():
-            action.setEnabled(True)
+        self.menus.enable()
         self._show_mode()
         self._enable_actions()
-
-    # -- building ---------------------------------------------------------------------------
-
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.new_action = _action(
-            self, "&New chat", QKeySequence.StandardKey.New, self._on_new_triggered
-        )
-        file_menu.addAction(self.new_action)
-        file_menu.addAction(
-            _action(self, "Export as &JSON…", "Ctrl+E", lambda: self._export_current("json"))
-        )
-        file_menu.addAction(
-            _action(
-                self, "Export as &Markdown…", "Ctrl+Shift+E", lambda: self._export_current("md")
-            )
-        )
-        file_menu.addAction(_action(self, "&Import a chat…", "Ctrl+O", self.import_chat))
-        file_menu.addSeparator()
-        # Ctrl+, where the platform has no Preferences key of its own (Linux, Windows).
-        preferences = QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences)
-        file_menu.addAction(
-            _action(
-                self, "&Settings…", preferences[0] if preferences else "Ctrl+,", self.open_settings
-            )
-        )
-        file_menu.addAction(
-            _action(
-                self, "&Tools and MCP servers…", "Ctrl+Shift+T", lambda: self.dialogs.open_tools()
-            )
-        )
-        file_menu.addAction(_action(self, "&Quit", "Ctrl+Q", self.close))
-        chat_menu = self.menuBar().addMenu("&Chat")
-        # Esc stops the reply wherever the focus is (the draft, the list, a button);
-        # the search and find boxes claim it first to clear or close themselves.
-        self.stop_action = _action(
-            self, "&Stop reply", "Esc", self._shown_does(lambda pane: pane.stop())
-        )
-        chat_menu.addAction(self.stop_action)
-        self.retry_action = _action(
-            self, "&Retry", "Ctrl+R", self._shown_does(lambda pane: pane.retry())
-        )
-        chat_menu.addAction(self.retry_action)
-        chat_menu.addAction(
-            _action(
-                self, "&Find in chat…", "Ctrl+F", self._shown_does(lambda pane: pane.open_find())
-            )
-        )
-        chat_menu.addSeparator()
-        chat_menu.addAction(_action(self, "Re&name…", "F2", self._on_rename_triggered))
-        chat_menu.addAction(_action(self, "&Pin or unpin", "Ctrl+Shift+P", self._on_pin_triggered))
-        chat_menu.addAction(_action(self, "&Archive", "Ctrl+Shift+A", self._on_archive_triggered))
-        chat_menu.addAction(
-            _action(self, "Pro&ject…", "Ctrl+Shift+J", lambda: self.dialogs.open_project())
-        )
-        chat_menu.addAction(
-            _action(self, "Move to &trash", "Ctrl+Shift+Backspace", self._on_trash_triggered)
-        )
-        view_menu = self.menuBar().addMenu("&View")
-        self.context_action = _action(self, "&Context panel", "Ctrl+Shift+C", None)
-        view_menu.addAction(self.context_action)  # ContextPlacement acts on it
-        self.chat_list_action = _action(self, "C&hat list", "Ctrl+B", None)
-        self.chat_list_action.setCheckable(True)
-        self.chat_list_action.setChecked(True)  # before it is connected: the state decides
-        self.chat_list_action.toggled.connect(self._on_chat_list_toggled)
-        view_menu.addAction(self.chat_list_action)
-        self.context_view_action = _action(self, "Context &view", "Ctrl+Shift+D", None)
-        self.context_view_action.setCheckable(True)
-        self.context_view_action.setChecked(self.app_state.context_view)
-        self.context_view_action.toggled.connect(self._set_context_view)
-        view_menu.addAction(self.context_view_action)
-        view_menu.addSeparator()
-        view_menu.addAction(_action(self, "&Search chats", "Ctrl+K", self.chat_list.focus_search))
-        view_menu.addAction(
-            _action(self, "A&rchived chats", "Ctrl+Shift+H", self._on_archived_triggered)
-        )
-        view_menu.addAction(
-            _action(self, "&Trash…", "Ctrl+Shift+Delete", lambda: self.dialogs.open_trash())
-        )
-        help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addAction(
-            _action(self, "&Keyboard shortcuts", "Ctrl+/", lambda: self.dialogs.open_shortcuts())
-        )
-        self.menus = [file_menu, chat_menu, view_menu, help_menu]
-
-    def _menu_actions(self) -> list[QAction]:
-        return [action for menu in self.menus for action in menu.actions()]
 
     def _connect(self) -> None:
         self.chat_list.chat_selected.connect(self._on_chat_list_chat_selected)
         self.chat_list.project_requested.connect(self._on_chat_list_project_requested)
         self.chat_list.chat_activated.connect(self._on_chat_list_chat_activated)
-        self.chat_list.new_requested.connect(self._on_new_triggered)
+        self.chat_list.new_requested.connect(self.new_chat)
         self.chats.open_requested.connect(self._on_chats_open_requested)
         self.chats.renamed.connect(self._on_session_chat_changed)
         self.chats.trashed.connect(self._on_chats_trashed)
@@ -358,7 +267,7 @@ class MainWindow(QMainWindow):
         self.welcome.enter_key_requested.connect(self.open_settings)
         self.welcome.demo_requested.connect(self.start_demo)
         self.center.addWidget(self.welcome)
-        self.side = ContextDock(self, self._central_row, self.context_action)
+        self.side = ContextDock(self, self._central_row, self.menus.context_action)
         side = self.side
         self.context, self.dock, self.strip = side.panel, side.dock, side.strip
         self.placement = side.placement
@@ -373,7 +282,7 @@ class MainWindow(QMainWindow):
         if state.window_geometry:
             self.restoreGeometry(QByteArray.fromBase64(state.window_geometry.encode("ascii")))
         if state.chat_list_hidden:
-            self.chat_list_action.setChecked(False)
+            self.menus.chat_list_action.setChecked(False)
 
     def event(self, event: QEvent) -> bool:
         handled = super().event(event)
@@ -384,7 +293,9 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self._after_first_paint)
             app = QApplication.instance()
             if not self.attached and app is not None:
-                self._early_input = _EarlyInput(self)
+                from desktop_app.ui.startup.early_input import EarlyInput
+
+                self._early_input = EarlyInput(self.open_engine_now, self)
                 app.installEventFilter(self._early_input)
         return handled
 
@@ -509,7 +420,7 @@ class MainWindow(QMainWindow):
         pane.status.connect(self._on_status_for)
         pane.problem.connect(self._on_problem)
         pane.chat_made.connect(self._on_pane_chat_made)
-        pane.context_view_toggled.connect(self._set_context_view)
+        pane.context_view_toggled.connect(self.set_context_view)
         pane.actions_changed.connect(self._enable_actions)
         self.center.addWidget(pane)
         self.panes[chat_id] = pane
@@ -542,17 +453,27 @@ class MainWindow(QMainWindow):
     def _enable_actions(self) -> None:
         """Stop and Retry only when there is something to stop or to answer again."""
         pane = self.shown
-        self.stop_action.setEnabled(pane is not None and pane.can_stop())
-        self.retry_action.setEnabled(pane is not None and pane.can_retry())
+        self.menus.stop_action.setEnabled(pane is not None and pane.can_stop())
+        self.menus.retry_action.setEnabled(pane is not None and pane.can_retry())
 
     def _on_shown(self, act: Callable[[ConversationPane], object]) -> None:
         """An action on the chat shown (none: nothing to act on)."""
         if self.shown is not None:
             act(self.shown)
 
-    def _shown_does(self, act: Callable[[ConversationPane], object]) -> Callable[[], None]:
+    def shown_does(self, act: Callable[[ConversationPane], object]) -> Callable[[], None]:
         """A menu's action on the chat shown."""
         return lambda: self._on_shown(act)
+
+    def shown_chat_does(self, act: ChatAct) -> Callable[[], None]:
+        """A menu's action on the chat shown, as the chat list's menu does it to a chat."""
+        return lambda: self._on_shown(lambda pane: act(self.chats, pane.session.chat.id))
+
+    def open_dialog(self, which: str) -> None:
+        dialogs = self.dialogs
+        opens = {"tools": dialogs.open_tools, "project": dialogs.open_project}
+        opens |= {"trash": dialogs.open_trash, "shortcuts": dialogs.open_shortcuts}
+        opens[which]()
 
     @Slot()
     def _replan_open_chats(self) -> None:
@@ -610,52 +531,26 @@ class MainWindow(QMainWindow):
     def _on_pane_chat_made(self, chat: Chat) -> None:
         self.chats.show_new(chat)
 
-    # -- the menus' actions on the chat shown --------------------------------------------------
+    # -- the menus' own ------------------------------------------------------------------------
 
-    @Slot()
-    def _on_new_triggered(self) -> None:
-        self.new_chat()
+    def search_chats(self) -> None:
+        self.chat_list.focus_search()
 
-    @Slot()
-    def _on_archived_triggered(self) -> None:
+    def show_archive(self) -> None:
         self.chats.show_archive()
 
-    @Slot()
-    def _on_rename_triggered(self) -> None:
+    def rename_chat(self) -> None:
         """F2: the chat picked in the list when the list has the focus, else the open one."""
         in_list = self.chat_list.list.hasFocus() and self.chat_list.selected_id()
         chat_id = in_list or (self.shown.session.chat.id if self.shown is not None else None)
         if chat_id:
             self.chat_list.rename(chat_id)
 
-    @Slot()
-    def _on_trash_triggered(self) -> None:
-        self._on_shown(lambda pane: self.chats.trash(pane.session.chat.id))
-
-    @Slot()
-    def _on_pin_triggered(self) -> None:
-        def pin(pane: ConversationPane) -> None:
-            chat = pane.session.chat
-            self.chats.set_pinned(chat.id, chat.info.pinned_at is None)
-
-        self._on_shown(pin)
-
-    @Slot()
-    def _on_archive_triggered(self) -> None:
-        def archive(pane: ConversationPane) -> None:
-            chat = pane.session.chat
-            self.chats.set_archived(chat.id, chat.info.archived_at is None)
-
-        self._on_shown(archive)
-
-    def _export_current(self, fmt: str) -> None:
-        self._on_shown(lambda pane: self.chats.export(pane.session.chat.id, fmt))
-
     @Slot(bool)
-    def _set_context_view(self, on: bool) -> None:
+    def set_context_view(self, on: bool) -> None:
         """Every block's chip, or one quiet marker per message (remembered), in every pane."""
         self.app_state = replace(self.app_state, context_view=on)
-        action = self.context_view_action
+        action = self.menus.context_view_action
         action.blockSignals(True)
         action.setChecked(on)
         action.blockSignals(False)
@@ -675,9 +570,10 @@ class MainWindow(QMainWindow):
         if folded == self._list_folded:
             return
         self._list_folded = folded
-        self.chat_list_action.setChecked(not folded and not self.app_state.chat_list_hidden)
+        self.menus.chat_list_action.setChecked(not folded and not self.app_state.chat_list_hidden)
 
-    def _on_chat_list_toggled(self, shown: bool) -> None:
+    @Slot(bool)
+    def show_chat_list(self, shown: bool) -> None:
         self.chat_list.setVisible(shown)
         if not self._list_folded:  # the choice for a wide window; a narrow one folds anyway
             self.app_state = replace(self.app_state, chat_list_hidden=not shown)
@@ -859,43 +755,3 @@ class MainWindow(QMainWindow):
             self.counting.stop()
             self.searching.stop()
         super().closeEvent(event)
-
-
-class _EarlyInput(QObject):
-    """From the first paint to `attach` (a tenth of a second or so): the first key or
-    click opens the engine before it is handled. (The engine waits for the first frame;
-    a shortcut pressed as the window appears must not be lost for it.)"""
-
-    INPUT = frozenset(
-        {
-            QEvent.Type.ShortcutOverride,  # before a shortcut is looked up: they are set now
-            QEvent.Type.KeyPress,
-            QEvent.Type.MouseButtonPress,
-            QEvent.Type.MouseButtonDblClick,
-        }
-    )
-
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() in self.INPUT:
-            self.window.open_engine_now()
-        return False
-
-
-Shortcut = QKeySequence | QKeySequence.StandardKey | str
-
-
-def _action(
-    window: MainWindow, text: str, shortcut: Shortcut | None, slot: Callable[[], object] | None
-) -> QAction:
-    """A menu action, without its shortcut until the engine is here (`attach`): making a
-    key sequence makes `Qt`'s enums, which the first frame does without."""
-    action = QAction(text, window)
-    if shortcut is not None:
-        window.shortcuts.append((action, shortcut))
-    if slot is not None:
-        action.triggered.connect(slot)
-    return action

@@ -49,7 +49,7 @@ def wait_idle(qtbot: QtBot, session: ChatSession) -> None:
 
 def answered_in_a_new_chat(window: MainWindow, qtbot: QtBot, *questions: str) -> ChatSession:
     """A new chat in which each question was typed, sent and answered, in turn."""
-    window.new_action.trigger()
+    window.menus.new_action.trigger()
     session = window.current
     for question in questions:
         session = type_and_send(window, qtbot, question)
@@ -65,7 +65,7 @@ def roles_and_texts(session: ChatSession) -> list[tuple[str, str]]:
 def test_a_turn_with_a_tool_call_runs_through_the_widgets(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    window.new_action.trigger()
+    window.menus.new_action.trigger()
     session = type_and_send(window, qtbot, "What time is it?")
     assert window.pane.composer.send_button.text() == "Stop"
     assert window.pane.composer.edit.toPlainText() == ""  # the draft went out
@@ -125,7 +125,7 @@ def test_stop_mid_stream_keeps_the_partial_reply(
 ) -> None:
     simulator.state.frame_delay_s = 0.05
     simulator.queue(Reply.text(" ".join(f"word{i}" for i in range(400))))
-    window.new_action.trigger()
+    window.menus.new_action.trigger()
     session = type_and_send(window, qtbot, "Tell me a long story")
     qtbot.waitUntil(lambda: "word3" in session.messages[-1].text, timeout=TURN_TIMEOUT_MS)
     assert session.messages[-1].status is MessageStatus.STREAMING
@@ -147,7 +147,7 @@ def test_an_error_shows_a_banner_and_retry_answers_the_same_message(
     window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:
     simulator.queue(Fault(FaultKind.SERVER_ERROR))
-    window.new_action.trigger()
+    window.menus.new_action.trigger()
     session = type_and_send(window, qtbot, "Hello there")
     wait_idle(qtbot, session)
     assert window.pane.banner.isVisible()
@@ -173,7 +173,7 @@ def test_a_reply_cut_off_mid_stream_is_kept_and_retry_answers_beside_it(
     simulator.queue(
         Fault(FaultKind.MID_STREAM_ERROR, after_events=4, reply=Reply.text("partial " * 40))
     )
-    window.new_action.trigger()
+    window.menus.new_action.trigger()
     session = type_and_send(window, qtbot, "Hello")
     wait_idle(qtbot, session)
     assert window.pane.banner.isVisible()
@@ -232,7 +232,7 @@ def asked(
     """A new chat in which Claude asks to write `path`, and the question it shows."""
     call = (f"toolu_{path.split('.')[0]}", "write_file", {"path": path, "content": content})
     simulator.queue(Reply.tools(call))
-    window.new_action.trigger()
+    window.menus.new_action.trigger()
     session = type_and_send(window, qtbot, "write a file")
     qtbot.waitUntil(lambda: bool(window.pane.approvals), timeout=TURN_TIMEOUT_MS)
     return session, window.pane.approvals[0]
@@ -280,7 +280,7 @@ def test_a_question_waits_with_its_chat(
     window: MainWindow, simulator: SimulatorServer, workspace: Path, qtbot: QtBot
 ) -> None:
     session, card = asked(window, simulator, qtbot, "q.txt")
-    window.new_action.trigger()  # another chat is shown: its question is not there
+    window.menus.new_action.trigger()  # another chat is shown: its question is not there
     assert window.current is not session
     assert not card.isVisible()
     window.open_chat(session.chat.id)
@@ -297,7 +297,7 @@ def test_always_for_this_chat_is_not_asked_again(
         simulator.queue(
             Reply.tools((f"toolu_a{n}", "write_file", {"path": f"f{n}.txt", "content": "x"}))
         )
-    window.new_action.trigger()
+    window.menus.new_action.trigger()
     session = type_and_send(window, qtbot, "first")
     qtbot.waitUntil(lambda: bool(window.pane.approvals), timeout=TURN_TIMEOUT_MS)
     qtbot.mouseClick(window.pane.approvals[0].allow_always, Qt.MouseButton.LeftButton)
@@ -332,7 +332,7 @@ def test_a_fact_pinned_while_a_reply_streams_is_kept(
 ) -> None:
     simulator.state.frame_delay_s = 0.02
     simulator.queue(Reply.text("slowly " * 100))
-    window.new_action.trigger()
+    window.menus.new_action.trigger()
     session = type_and_send(window, qtbot, "Refund 847.20 by 2026-04-13")
     qtbot.waitUntil(lambda: "slowly" in session.messages[-1].text, timeout=TURN_TIMEOUT_MS)
     session.pin_fact("Refund 847.20 by 2026-04-13")  # the turn's planner owns the state now
@@ -348,7 +348,7 @@ def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
     window says so (tokens only) instead of a guess."""
     session = answered_in_a_new_chat(window, qtbot, "What time is it?")
     assert len(session.chat.costs.sent_requests()) == 2
-    window.context_action.setChecked(True)
+    window.menus.context_action.setChecked(True)
     panel = window.context
     spent = "Spent in this chat: 2 request(s); no price for contextdesk-demo, so tokens only"
     qtbot.waitUntil(lambda: spent in panel.figures.text(), timeout=5000)
@@ -435,7 +435,7 @@ def test_context_view_shows_every_block_s_chip_and_is_remembered(
     resets: list[bool] = []
     session.model.modelReset.connect(lambda: resets.append(True))
     qtbot.mouseClick(window.pane.header.context_view, Qt.MouseButton.LeftButton)
-    assert window.context_view_action.isChecked()
+    assert window.menus.context_view_action.isChecked()
     qtbot.waitUntil(lambda: row_heights(window) != quiet, timeout=5000)
     detailed = row_heights(window)
     # A text block gains its chip row (a collapsed tool step had its row already);
@@ -716,7 +716,7 @@ def test_messages_outside_the_next_request_are_set_apart_by_a_divider(
 def test_a_long_paste_becomes_a_card_and_is_sent_whole(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    window.new_action.trigger()
+    window.menus.new_action.trigger()
     composer = window.pane.composer
     log = "\n".join(
         f"2026-04-13 10:{i // 60:02d}:{i % 60:02d} INFO request {i} ok" for i in range(700)

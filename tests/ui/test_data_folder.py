@@ -421,8 +421,8 @@ def test_the_real_start_up_restores_the_last_chat_and_the_layout(
     before.show()
     qtbot.waitUntil(lambda: before.started, timeout=5000)
     before.open_chat(last.id)
-    before.context_view_action.setChecked(True)
-    before.chat_list_action.setChecked(True)  # narrow, the list folds: shown anyway
+    before.menus.context_view_action.setChecked(True)
+    before.menus.chat_list_action.setChecked(True)  # narrow, the list folds: shown anyway
     before.splitter.setSizes([250, 200])
     expected = before.splitter.sizes()
     before.close()
@@ -434,11 +434,11 @@ def test_the_real_start_up_restores_the_last_chat_and_the_layout(
     assert window.current is not None
     assert window.current.chat.id == last.id
     assert window.size() == before.size()
-    window.chat_list_action.setChecked(True)  # the list's width is remembered
+    window.menus.chat_list_action.setChecked(True)  # the list's width is remembered
     qtbot.waitUntil(lambda: window.splitter.sizes()[0] == expected[0], timeout=2000)
-    assert window.context_view_action.isChecked()
-    assert window.new_action.isEnabled()
-    assert not window.new_action.shortcut().isEmpty()
+    assert window.menus.context_view_action.isChecked()
+    assert window.menus.new_action.isEnabled()
+    assert not window.menus.new_action.shortcut().isEmpty()
     assert window.chat_list.model.row_of(first.id) is not None
     window.close()
     window.engine.close()

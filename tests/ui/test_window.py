@@ -615,18 +615,18 @@ def test_stop_and_retry_are_offered_only_when_they_can_do_something(
 ) -> None:
     session = window.new_chat()
     assert session is not None
-    assert not window.stop_action.isEnabled()
-    assert not window.retry_action.isEnabled()  # nothing said yet
+    assert not window.menus.stop_action.isEnabled()
+    assert not window.menus.retry_action.isEnabled()  # nothing said yet
     simulator.queue(Fault(FaultKind.SERVER_ERROR))
     window.pane.composer.edit.setPlainText("Hello")
     qtbot.mouseClick(window.pane.composer.send_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
-    assert window.retry_action.isEnabled()  # the message has no answer: Retry can give one
-    window.retry_action.trigger()
-    assert window.stop_action.isEnabled()
+    assert window.menus.retry_action.isEnabled()  # the message has no answer: Retry can give one
+    window.menus.retry_action.trigger()
+    assert window.menus.stop_action.isEnabled()
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
-    assert not window.stop_action.isEnabled()
-    assert not window.retry_action.isEnabled()  # answered: nothing to retry
+    assert not window.menus.stop_action.isEnabled()
+    assert not window.menus.retry_action.isEnabled()  # answered: nothing to retry
 
 
 def test_tab_leaves_the_composer(window: MainWindow, qtbot: QtBot) -> None:
@@ -761,10 +761,10 @@ def test_a_narrow_window_folds_the_context_panel_into_a_strip(
     assert window.context.isVisible()
     assert window.rect().contains(overlay.geometry())
     assert window.context.meter.plan is session.plan  # the same panel, the same plan
-    assert window.context_action.isChecked()
+    assert window.menus.context_action.isChecked()
     qtbot.mouseClick(overlay.close_button, Qt.MouseButton.LeftButton)
     assert not overlay.isVisible()
-    assert not window.context_action.isChecked()  # the View menu says so too
+    assert not window.menus.context_action.isChecked()  # the View menu says so too
     window.resize(1300, 700)
     qtbot.waitUntil(lambda: not window.placement.narrow, timeout=2000)
     assert window.dock.isVisible()

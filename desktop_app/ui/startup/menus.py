@@ -1,0 +1,179 @@
+"""The window's menu bar (`WindowMenus`): every action, in the menus a desktop app has.
+
+The first frame shows the menus without their keys: making a key sequence makes `Qt`'s
+enums, which the first frame does without (`desktop_app/ui/qt_later.py`); `enable`
+gives them their keys once the engine is here.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from PySide6.QtGui import QAction, QKeySequence
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMenuBar, QWidget
+
+    from desktop_app.ui.chat_list_controller import ChatListController
+    from desktop_app.ui.conversation.pane import ConversationPane
+
+    ChatAct = Callable[[ChatListController, str], object]  # (the list's actions, a chat id)
+
+Shortcut = QKeySequence | QKeySequence.StandardKey | str
+
+
+class MenuWindow(Protocol):
+    """What the menus ask of the window (`MainWindow`)."""
+
+    def menuBar(self) -> QMenuBar: ...
+
+    def close(self) -> bool: ...
+
+    def new_chat(self) -> object: ...
+
+    def import_chat(self) -> object: ...
+
+    def open_settings(self) -> None: ...
+
+    def open_dialog(self, which: str) -> None: ...
+
+    def shown_does(self, act: Callable[[ConversationPane], object]) -> Callable[[], None]: ...
+
+    def shown_chat_does(self, act: ChatAct) -> Callable[[], None]: ...
+
+    def rename_chat(self) -> None: ...
+
+    def search_chats(self) -> None: ...
+
+    def show_archive(self) -> None: ...
+
+    def show_chat_list(self, shown: bool) -> None: ...
+
+    def set_context_view(self, on: bool) -> None: ...
+
+
+class WindowMenus:
+    def __init__(self, window: MenuWindow, parent: QWidget, context_view: bool) -> None:
+        self._parent = parent
+        self.shortcuts: list[tuple[QAction, Shortcut]] = []  # given by `enable`
+        bar = window.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.new_action = self._action("&New chat", QKeySequence.StandardKey.New, window.new_chat)
+        file_menu.addAction(self.new_action)
+        for text, keys, fmt in (
+            ("Export as &JSON…", "Ctrl+E", "json"),
+            ("Export as &Markdown…", "Ctrl+Shift+E", "md"),
+        ):
+            export = window.shown_chat_does(functools.partial(_export, fmt=fmt))
+            file_menu.addAction(self._action(text, keys, export))
+        file_menu.addAction(self._action("&Import a chat…", "Ctrl+O", window.import_chat))
+        file_menu.addSeparator()
+        # Ctrl+, where the platform has no Preferences key of its own (Linux, Windows).
+        preferences = QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences)
+        settings_keys = preferences[0] if preferences else "Ctrl+,"
+        file_menu.addAction(self._action("&Settings…", settings_keys, window.open_settings))
+        file_menu.addAction(
+            self._action(
+                "&Tools and MCP servers…", "Ctrl+Shift+T", lambda: window.open_dialog("tools")
+            )
+        )
+        file_menu.addAction(self._action("&Quit", "Ctrl+Q", window.close))
+        chat_menu = bar.addMenu("&Chat")
+        # Esc stops the reply wherever the focus is (the draft, the list, a button);
+        # the search and find boxes claim it first to clear or close themselves.
+        self.stop_action = self._action("&Stop reply", "Esc", window.shown_does(_stop))
+        chat_menu.addAction(self.stop_action)
+        self.retry_action = self._action("&Retry", "Ctrl+R", window.shown_does(_retry))
+        chat_menu.addAction(self.retry_action)
+        chat_menu.addAction(self._action("&Find in chat…", "Ctrl+F", window.shown_does(_find)))
+        chat_menu.addSeparator()
+        chat_menu.addAction(self._action("Re&name…", "F2", window.rename_chat))
+        chat_menu.addAction(
+            self._action("&Pin or unpin", "Ctrl+Shift+P", window.shown_chat_does(_toggle_pinned))
+        )
+        chat_menu.addAction(
+            self._action("&Archive", "Ctrl+Shift+A", window.shown_chat_does(_toggle_archived))
+        )
+        chat_menu.addAction(
+            self._action("Pro&ject…", "Ctrl+Shift+J", lambda: window.open_dialog("project"))
+        )
+        chat_menu.addAction(
+            self._action("Move to &trash", "Ctrl+Shift+Backspace", window.shown_chat_does(_trash))
+        )
+        view_menu = bar.addMenu("&View")
+        self.context_action = self._action("&Context panel", "Ctrl+Shift+C", None)
+        view_menu.addAction(self.context_action)  # ContextPlacement acts on it
+        self.chat_list_action = self._action("C&hat list", "Ctrl+B", None)
+        self.chat_list_action.setCheckable(True)
+        self.chat_list_action.setChecked(True)  # before it is connected: the state decides
+        self.chat_list_action.toggled.connect(window.show_chat_list)
+        view_menu.addAction(self.chat_list_action)
+        self.context_view_action = self._action("Context &view", "Ctrl+Shift+D", None)
+        self.context_view_action.setCheckable(True)
+        self.context_view_action.setChecked(context_view)
+        self.context_view_action.toggled.connect(window.set_context_view)
+        view_menu.addAction(self.context_view_action)
+        view_menu.addSeparator()
+        view_menu.addAction(self._action("&Search chats", "Ctrl+K", window.search_chats))
+        view_menu.addAction(self._action("A&rchived chats", "Ctrl+Shift+H", window.show_archive))
+        view_menu.addAction(
+            self._action("&Trash…", "Ctrl+Shift+Delete", lambda: window.open_dialog("trash"))
+        )
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(
+            self._action("&Keyboard shortcuts", "Ctrl+/", lambda: window.open_dialog("shortcuts"))
+        )
+        self.menus = [file_menu, chat_menu, view_menu, help_menu]
+        self.enable(False)  # until the engine is here, they act on nothing
+
+    def actions(self) -> list[QAction]:
+        return [action for menu in self.menus for action in menu.actions()]
+
+    def enable(self, on: bool = True) -> None:
+        """The engine is here: every action works, with its key."""
+        if on:
+            for action, keys in self.shortcuts:
+                action.setShortcut(keys)
+        for action in self.actions():
+            action.setEnabled(on)
+
+    def _action(
+        self, text: str, shortcut: Shortcut | None, slot: Callable[[], object] | None
+    ) -> QAction:
+        """A menu action, without its shortcut until `enable`."""
+        action = QAction(text, self._parent)
+        if shortcut is not None:
+            self.shortcuts.append((action, shortcut))
+        if slot is not None:
+            action.triggered.connect(lambda _checked=False: slot())
+        return action
+
+
+def _stop(pane: ConversationPane) -> None:
+    pane.stop()
+
+
+def _retry(pane: ConversationPane) -> None:
+    pane.retry()
+
+
+def _find(pane: ConversationPane) -> None:
+    pane.open_find()
+
+
+def _toggle_pinned(chats: ChatListController, chat_id: str) -> None:
+    chats.toggle_pinned(chat_id)
+
+
+def _toggle_archived(chats: ChatListController, chat_id: str) -> None:
+    chats.toggle_archived(chat_id)
+
+
+def _trash(chats: ChatListController, chat_id: str) -> None:
+    chats.trash(chat_id)
+
+
+def _export(chats: ChatListController, chat_id: str, *, fmt: str) -> None:
+    chats.export(chat_id, fmt)
