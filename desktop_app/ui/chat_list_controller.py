@@ -141,6 +141,22 @@ class ChatListController(QObject):
             self.panel.update_chat(chat.info)
             self.status.emit(f"“{chat.title}” is back in the chat list.")
 
+    def sync_with_elsewhere(self) -> dict[str, ChatInfo] | None:
+        """Another program (the command line) may have written: the list shows what it
+        changed, row by row. Every chat as it stands now, or None when nothing changed."""
+        engine = self.engine
+        try:
+            if not engine.changed_elsewhere():
+                return None
+            archived = self.panel.showing_archive
+            shown = engine.list_chats(archived=archived)
+            chats = {c.id: c for c in [*shown, *engine.list_chats(archived=not archived)]}
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return None
+        self.panel.sync(shown)
+        return chats
+
     def toggle_pinned(self, chat_id: str) -> None:
         self.set_pinned(chat_id, self.engine.chat(chat_id).info.pinned_at is None)
 

@@ -14,7 +14,6 @@ happen on the background thread afterwards.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -36,10 +35,9 @@ from PySide6.QtWidgets import (
 
 from desktop_app.chats import NEW_CHAT_TITLE, FirstFrame
 from desktop_app.config.settings import AppState, Settings
-from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
+from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.ui import theme
 from desktop_app.ui.chat_list import ChatListPanel
-from desktop_app.ui.chat_list_model import Activity
 from desktop_app.ui.qt_later import Qt
 from desktop_app.ui.startup.menus import WindowMenus
 
@@ -49,7 +47,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent, QResizeEvent
     from PySide6.QtWidgets import QDockWidget
 
-    from desktop_app.chats import Chat, Engine
+    from desktop_app.chats import Engine
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.ui.banner import ErrorBanner
     from desktop_app.ui.chat_list_controller import ChatListController
@@ -110,9 +108,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.frame = frame
         self.app_state = frame.state
-        self.panes: dict[str, ConversationPane] = {}  # every open chat's, by its id
         self.shown: ConversationPane | None = None  # the pane in the middle, if any
-        self._counter: Callable[[str], int | None] | None = None  # the drafts' estimate
         self._list_folded = False  # the window is narrower than CHAT_LIST_FOLD_PX
         self.setObjectName("mainWindow")
         self.resize(1280, 820)
@@ -192,7 +188,7 @@ class MainWindow(QMainWindow):
 
     @property
     def sessions(self) -> dict[str, ChatSession]:
-        return {chat_id: pane.session for chat_id, pane in self.panes.items()}
+        return self.panes.sessions()
 
     def attach(self, engine: Engine) -> None:
         """The engine is open: the chat list's actions, the connection and the menus
@@ -201,6 +197,7 @@ class MainWindow(QMainWindow):
         assert not self.attached
         from desktop_app.ui.chat_list_controller import ChatListController
         from desktop_app.ui.connection_controller import ConnectionController
+        from desktop_app.ui.conversation.open_panes import OpenPanes
         from desktop_app.ui.dialogs.window_dialogs import WindowDialogs
         from desktop_app.ui.workers import BackgroundWorker
 
@@ -216,6 +213,7 @@ class MainWindow(QMainWindow):
         self.chats.folder = self.app_state.last_folder
         self.connection = ConnectionController(engine, self.background, self)
         self.dialogs = WindowDialogs(self, engine, self.background, lambda: self.shown)
+        self.panes = OpenPanes(engine, self.center, self.background, self.counting)
         self.attached = True
         self._connect()
         self.chats.refresh()  # as the engine lists it (leftover replies now interrupted)
@@ -229,7 +227,15 @@ class MainWindow(QMainWindow):
         self.chat_list.chat_activated.connect(self._on_chat_list_chat_activated)
         self.chat_list.new_requested.connect(self.new_chat)
         self.chats.open_requested.connect(self._on_chats_open_requested)
-        self.chats.renamed.connect(self._on_session_chat_changed)
+        self.chats.renamed.connect(self._on_chat_changed)
+        panes = self.panes
+        panes.status.connect(self._on_status_for)
+        panes.problem.connect(self._on_problem)
+        panes.chat_made.connect(self.chats.show_new)
+        panes.context_view_toggled.connect(self.set_context_view)
+        panes.actions_changed.connect(self._enable_actions)
+        panes.chat_changed.connect(self._on_chat_changed)
+        panes.activity.connect(self.chat_list.set_activity)
         self.chats.trashed.connect(self._on_chats_trashed)
         self.chats.problem.connect(self._on_problem)
         self.chats.status.connect(self._on_status)
@@ -238,7 +244,7 @@ class MainWindow(QMainWindow):
         self.connection.settings_saved.connect(self._on_connection_settings_saved)
         self.connection.prices_changed.connect(self._on_connection_prices_changed)
         self.connection.problem.connect(self._on_problem)
-        self.dialogs.replan_requested.connect(self._replan_open_chats)
+        self.dialogs.replan_requested.connect(self.panes.replan)
         self.dialogs.chats_changed.connect(self.chats.refresh)
         self.dialogs.status.connect(self._on_status)
 
@@ -377,7 +383,7 @@ class MainWindow(QMainWindow):
         pane = self.panes.get(chat_id)
         if pane is None:
             try:
-                pane = self._open_pane(chat_id)
+                pane = self.panes.open(chat_id, self.settings, self.app_state.context_view)
             except ContextDeskError as exc:
                 self.show_problem(exc.info)
                 return None
@@ -391,40 +397,6 @@ class MainWindow(QMainWindow):
         if focus:
             pane.composer.edit.setFocus()
         return pane.session
-
-    def _open_pane(self, chat_id: str) -> ConversationPane:
-        from desktop_app.ui.conversation.pane import ConversationPane
-        from desktop_app.ui.session import ChatSession
-
-        session = ChatSession(
-            self.engine, self.engine.chat(chat_id), self.background, self, counting=self.counting
-        )
-        # Every session, shown or not, may change its chat and mark it in the list.
-        session.chat_changed.connect(self._on_session_chat_changed)
-        show_activity = functools.partial(self._show_activity, session)
-        session.busy_changed.connect(show_activity)
-        session.error_changed.connect(show_activity)
-        session.load()
-        notices = self.engine.take_notices()  # said once: what opening it changed
-        if notices:
-            session.set_error(
-                ErrorInfo(
-                    "Thinking changed to what the model takes",
-                    "\n".join(notices),
-                    kind=ErrorKind.NOTICE,
-                )
-            )
-        pane = ConversationPane(session, self.settings, self.app_state.context_view, self)
-        if self._counter is not None:
-            pane.set_counter(self._counter)
-        pane.status.connect(self._on_status_for)
-        pane.problem.connect(self._on_problem)
-        pane.chat_made.connect(self._on_pane_chat_made)
-        pane.context_view_toggled.connect(self.set_context_view)
-        pane.actions_changed.connect(self._enable_actions)
-        self.center.addWidget(pane)
-        self.panes[chat_id] = pane
-        return pane
 
     def _show_pane(self, pane: ConversationPane | None) -> None:
         """Swap the pane shown; the context panel follows its session."""
@@ -475,11 +447,6 @@ class MainWindow(QMainWindow):
         opens |= {"trash": dialogs.open_trash, "shortcuts": dialogs.open_shortcuts}
         opens[which]()
 
-    @Slot()
-    def _replan_open_chats(self) -> None:
-        for pane in self.panes.values():
-            pane.session.settings_changed()
-
     @Slot(str, str)
     def _on_chat_list_chat_selected(self, chat_id: str, message_id: str) -> None:
         self.open_chat(chat_id, focus=False, message_id=message_id)
@@ -499,15 +466,8 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_chats_trashed(self, chat_id: str) -> None:
-        pane = self.panes.pop(chat_id, None)
-        if pane is None:
-            return
-        pane.session.close()
-        pane.withdraw_approvals()
-        if self.shown is pane:
+        if self.panes.close(chat_id) is self.shown is not None:
             self._show_pane(None)
-        self.center.removeWidget(pane)
-        pane.deleteLater()
 
     def new_chat(self, title: str = NEW_CHAT_TITLE) -> ChatSession | None:
         chat = self.chats.new_chat(title)
@@ -526,10 +486,6 @@ class MainWindow(QMainWindow):
     def import_chat(self, path: str = "") -> ChatSession | None:
         chat = self.chats.import_chat(path)
         return self.sessions.get(chat.id) if chat is not None else None
-
-    @Slot(object)
-    def _on_pane_chat_made(self, chat: Chat) -> None:
-        self.chats.show_new(chat)
 
     # -- the menus' own ------------------------------------------------------------------------
 
@@ -554,8 +510,7 @@ class MainWindow(QMainWindow):
         action.blockSignals(True)
         action.setChecked(on)
         action.blockSignals(False)
-        for pane in self.panes.values():
-            pane.set_context_view(on)
+        self.panes.set_context_view(on)
 
     @Slot(bool)
     def resizeEvent(self, event: QResizeEvent) -> None:
@@ -590,15 +545,10 @@ class MainWindow(QMainWindow):
     # -- any session tells us ------------------------------------------------------------------
 
     @Slot(object)
-    def _on_session_chat_changed(self, chat: ChatInfo) -> None:
+    def _on_chat_changed(self, chat: ChatInfo) -> None:
         self.chat_list.update_chat(chat)
         if self.shown is not None and self.shown.session.chat.id == chat.id:
             self._show_mode()
-
-    def _show_activity(self, session: ChatSession, *_: object) -> None:
-        """The chat list marks a chat answering or failed (one shown or not)."""
-        activity = Activity.ANSWERING if session.busy else Activity.FAILED if session.error else ""
-        self.chat_list.set_activity(session.chat.id, activity)
 
     # -- problems and notes -----------------------------------------------------------------------
 
@@ -635,19 +585,15 @@ class MainWindow(QMainWindow):
         try:
             if self.engine.reload_settings_if_changed():
                 self._on_connection_settings_saved()
-            if not self.engine.changed_elsewhere():
-                return
-            archived = self.chat_list.showing_archive
-            shown = self.engine.list_chats(archived=archived)
-            chats = {c.id: c for c in [*shown, *self.engine.list_chats(archived=not archived)]}
         except ContextDeskError as exc:
             self._on_problem(exc.info)
+        chats = self.chats.sync_with_elsewhere()
+        if chats is None:
             return
-        self.chat_list.sync(shown)
-        for chat_id, pane in list(self.panes.items()):
-            info = chats.get(chat_id)
+        for pane in self.panes:
+            info = chats.get(pane.session.chat.id)
             if info is None:  # moved to the trash elsewhere
-                self._on_chats_trashed(chat_id)
+                self._on_chats_trashed(pane.session.chat.id)
             elif info != pane.session.chat.info:
                 pane.session.reload()
 
@@ -662,9 +608,7 @@ class MainWindow(QMainWindow):
         counter = self.engine.counter
 
         # A draft is a block: its own estimate, as its chip will show once sent.
-        self._counter = lambda text: counter.encoder.count(text)
-        for pane in self.panes.values():
-            pane.set_counter(self._counter)
+        self.panes.set_counter(lambda text: counter.encoder.count(text))
 
     def _use_appearance(self, settings: Settings) -> None:
         """Settings' appearance, text size (the system's, untouched, by default) and
@@ -676,9 +620,8 @@ class MainWindow(QMainWindow):
             theme.choose(
                 app, settings.appearance, settings.text_size, first_frame=not self._painted
             )
-            for pane in getattr(self, "panes", {}).values():  # (none yet in __init__)
-                pane.style_conversation()
-                pane.relayout_messages()
+            if self.attached:
+                self.panes.restyle()
         if self._centre_made:
             self.banner.setMaximumWidth(settings.reading_width)
 
@@ -686,9 +629,8 @@ class MainWindow(QMainWindow):
     def _on_connection_settings_saved(self) -> None:
         settings = self.engine.settings
         self._use_appearance(settings)
-        for pane in self.panes.values():
-            pane.use_settings(settings)
-            pane.session.settings_changed()
+        self.panes.use_settings(settings)
+        self.panes.replan()
 
     @Slot()
     def _on_connection_prices_changed(self) -> None:
@@ -732,10 +674,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.closed = True
         self.watch_timer.stop()
-        for pane in self.panes.values():
-            pane.session.close()  # stops turns; their partial replies are stored
-            pane.withdraw_approvals()
-        if self.attached:  # (else closed before the engine opened: nothing was changed)
+        if self.attached:
+            self.panes.close_all()  # stops turns; their partial replies are stored  # (else closed before the engine opened: nothing was changed)
             self.app_state = replace(
                 self.app_state,
                 window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii"),
