@@ -20,31 +20,25 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal, Slot
+from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import (
     QApplication,
-    QHBoxLayout,
     QLabel,
     QLayout,
-    QMainWindow,
-    QSplitter,
-    QStackedWidget,
-    QVBoxLayout,
-    QWidget,
 )
 
 from desktop_app.chats import NEW_CHAT_TITLE, FirstFrame
 from desktop_app.config.settings import AppState, Settings
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.ui import theme
-from desktop_app.ui.chat_list import ChatListPanel
 from desktop_app.ui.qt_later import Qt
+from desktop_app.ui.startup.frame import WindowFrame
 from desktop_app.ui.startup.menus import WindowMenus
 
 if TYPE_CHECKING:
     # the engine and what drives it load right after the first frame; a
     # session (and the loop it drives) with the first chat opened
-    from PySide6.QtGui import QCloseEvent, QResizeEvent
+    from PySide6.QtGui import QCloseEvent
     from PySide6.QtWidgets import QDockWidget
 
     from desktop_app.chats import Engine
@@ -58,7 +52,6 @@ if TYPE_CHECKING:
     from desktop_app.ui.conversation.pane import ConversationPane
     from desktop_app.ui.dialogs.window_dialogs import WindowDialogs
     from desktop_app.ui.session import ChatSession
-    from desktop_app.ui.startup.early_input import EarlyInput
     from desktop_app.ui.startup.menus import ChatAct
     from desktop_app.ui.welcome import WelcomePage
     from desktop_app.ui.workers import BackgroundWorker
@@ -66,22 +59,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WATCH_MS = 1500  # how often the window looks for changes made by another program
-CONVERSATION_MIN_PX = 320  # with the chat list and the dock: a window of 900 px fits
-WINDOW_MIN_PX = 600  # the chat list, the conversation and the strip still fit
-CHAT_LIST_FOLD_PX = 1000  # narrower, the chat list folds away (Ctrl+B still shows it)
 
 
-class MainWindow(QMainWindow):
-    """Signals: first_painted(): the window has shown its first frame; what it does not
-    need (the last chat, the connection, the single-instance server) starts now."""
-
-    first_painted = Signal()
-    _painted = False  # until then, only what the first frame shows is done (a class
-    # default: events reach `event` while __init__ is still making the children)
+class MainWindow(WindowFrame):
     started = False  # the work after the first frame has been done
-    attached = False  # the engine is here (`attach`)
-    _early_input: EarlyInput | None = None  # between the first paint and `attach`
-    closed = False
     _centre_made = False
     # Given by `attach` (right after the first frame at start-up):
     engine: Engine
@@ -102,58 +83,11 @@ class MainWindow(QMainWindow):
     def __init__(self, frame: FirstFrame, engine: Engine | None = None) -> None:
         """The window's frame and chat list from `frame`; with `engine`, attached at once
         (else it opens after the first paint: `_open_engine`)."""
-        # The look before the window: a widget made before the text size is set, or
-        # styled by a sheet meanwhile, can keep the size it was made with.
-        self._use_appearance(frame.settings)
-        super().__init__()
-        self.frame = frame
-        self.app_state = frame.state
+        super().__init__(frame)
         self.shown: ConversationPane | None = None  # the pane in the middle, if any
-        self._list_folded = False  # the window is narrower than CHAT_LIST_FOLD_PX
-        self.setObjectName("mainWindow")
-        self.resize(1280, 820)
-        # The docked panel's own minimum must not stop the window from narrowing: below
-        # NARROW_PX it folds into a strip (ContextPlacement), which needs far less.
-        self.setMinimumSize(WINDOW_MIN_PX, 420)
-
-        self.chat_list = ChatListPanel()
-        # The first frame shows the menus, the chat list and an empty centre; the pages,
-        # the banner and the context dock are made right after it (`_ensure_centre`), a
-        # chat's pane when it is opened. Nothing here uses `Qt`'s enums (see
-        # `desktop_app/ui/qt_later.py`).
-        self.blank = QWidget()
-        self.center = QStackedWidget()
-        self.center.setMinimumWidth(CONVERSATION_MIN_PX)  # not the widest page's wish
-        self.center.addWidget(self.blank)
-        self.middle = QWidget()  # the window's banner (when it has something to say) above
-        self._middle_column = QVBoxLayout(self.middle)
-        self._middle_column.setContentsMargins(0, 0, 0, 0)
-        self._middle_column.setSpacing(0)
-        self._middle_column.addWidget(self.center, 1)
-        self.splitter = QSplitter()  # (side by side)
-        self.splitter.setObjectName("mainSplitter")
-        self.splitter.addWidget(self.chat_list)
-        self.splitter.addWidget(self.middle)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([280, 1000])
-        central = QWidget()
-        self._central_row = QHBoxLayout(central)
-        self._central_row.setContentsMargins(0, 0, 0, 0)
-        self._central_row.setSpacing(0)
-        self._central_row.addWidget(self.splitter, 1)
-        self.setCentralWidget(central)
-        self.demo_label = QLabel(
-            "  Offline demo: replies come from a simulator on this computer, not Claude  "
-        )
-        self.demo_label.setObjectName("demoLabel")
-        self.statusBar().addPermanentWidget(self.demo_label)
-
         self.menus = WindowMenus(self, self, self.app_state.context_view)
-        self._restore_state()
+        self.restore_state()
         self._show_mode()
-        if frame.chats is not None:
-            self.chat_list.set_projects(frame.projects)
-            self.chat_list.set_chats(frame.chats)
         self.watch_timer = QTimer(self)
         self.watch_timer.setInterval(WATCH_MS)
         self.watch_timer.timeout.connect(self._on_watch_timer_timeout)
@@ -202,10 +136,7 @@ class MainWindow(QMainWindow):
         from desktop_app.ui.workers import BackgroundWorker
 
         self.engine = engine
-        app = QApplication.instance()
-        if self._early_input is not None and app is not None:
-            app.removeEventFilter(self._early_input)
-            self._early_input = None
+        self.stop_early_input()
         self.background = BackgroundWorker(self)
         self.counting = BackgroundWorker(self)  # count_tokens calls: never ahead of a plan
         self.searching = BackgroundWorker(self)  # a slow search never holds up a plan
@@ -267,13 +198,13 @@ class MainWindow(QMainWindow):
         self.center.addWidget(self.no_chat)
         self.banner = ErrorBanner()
         self.banner.setMaximumWidth(self.settings.reading_width)
-        self._middle_column.insertWidget(0, self.banner, 0, Qt.AlignmentFlag.AlignHCenter)
+        self.middle_column.insertWidget(0, self.banner, 0, Qt.AlignmentFlag.AlignHCenter)
         self.banner.retry_requested.connect(self.banner.hide)  # (it offers no Retry)
         self.welcome = WelcomePage()
         self.welcome.enter_key_requested.connect(self.open_settings)
         self.welcome.demo_requested.connect(self.start_demo)
         self.center.addWidget(self.welcome)
-        self.side = ContextDock(self, self._central_row, self.menus.context_action)
+        self.side = ContextDock(self, self.central_row, self.menus.context_action)
         side = self.side
         self.context, self.dock, self.strip = side.panel, side.dock, side.strip
         self.placement = side.placement
@@ -283,29 +214,7 @@ class MainWindow(QMainWindow):
         self.center.setCurrentWidget(self.no_chat)
         self._show_mode()
 
-    def _restore_state(self) -> None:
-        state = self.app_state
-        if state.window_geometry:
-            self.restoreGeometry(QByteArray.fromBase64(state.window_geometry.encode("ascii")))
-        if state.chat_list_hidden:
-            self.menus.chat_list_action.setChecked(False)
-
-    def event(self, event: QEvent) -> bool:
-        handled = super().event(event)
-        if not self._painted and event.type() == QEvent.Type.Paint:
-            # A timer started in __init__ would fire before the first frame (the paint
-            # is posted after it): the last chat, the connection and the rest wait here.
-            self._painted = True
-            QTimer.singleShot(0, self._after_first_paint)
-            app = QApplication.instance()
-            if not self.attached and app is not None:
-                from desktop_app.ui.startup.early_input import EarlyInput
-
-                self._early_input = EarlyInput(self.open_engine_now, self)
-                app.installEventFilter(self._early_input)
-        return handled
-
-    def _after_first_paint(self) -> None:
+    def after_first_paint(self) -> None:
         """Work the first paint must not wait for."""
         if self.closed:
             return  # closed at once (quitting): none of it is needed
@@ -512,30 +421,6 @@ class MainWindow(QMainWindow):
         action.blockSignals(False)
         self.panes.set_context_view(on)
 
-    @Slot(bool)
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._fold_chat_list(event.size().width())
-
-    def _fold_chat_list(self, width: int) -> None:
-        """Narrower than CHAT_LIST_FOLD_PX the chat list folds away, so the conversation
-        keeps its room (Ctrl+B shows it over the fold); wide again, it is back as the
-        user last left it in a wide window."""
-        folded = width < CHAT_LIST_FOLD_PX
-        if folded == self._list_folded:
-            return
-        self._list_folded = folded
-        self.menus.chat_list_action.setChecked(not folded and not self.app_state.chat_list_hidden)
-
-    @Slot(bool)
-    def show_chat_list(self, shown: bool) -> None:
-        self.chat_list.setVisible(shown)
-        if not self._list_folded:  # the choice for a wide window; a narrow one folds anyway
-            self.app_state = replace(self.app_state, chat_list_hidden=not shown)
-        focused = QApplication.focusWidget()
-        if not shown and focused is not None and self.chat_list.isAncestorOf(focused):
-            self._on_shown(lambda pane: pane.composer.edit.setFocus())
-
     # -- the context panel asks ----------------------------------------------------------
 
     @Slot(str)
@@ -610,25 +495,18 @@ class MainWindow(QMainWindow):
         # A draft is a block: its own estimate, as its chip will show once sent.
         self.panes.set_counter(lambda text: counter.encoder.count(text))
 
-    def _use_appearance(self, settings: Settings) -> None:
-        """Settings' appearance, text size (the system's, untouched, by default) and
-        reading width."""
-        app = QApplication.instance()
-        if isinstance(app, QApplication) and (settings.appearance, settings.text_size) != (
-            theme.chosen()
-        ):
-            theme.choose(
-                app, settings.appearance, settings.text_size, first_frame=not self._painted
-            )
-            if self.attached:
-                self.panes.restyle()
-        if self._centre_made:
-            self.banner.setMaximumWidth(settings.reading_width)
+    def restyle(self) -> None:
+        if self.attached:
+            self.panes.restyle()
+
+    def focus_composer(self) -> None:
+        self._on_shown(lambda pane: pane.composer.edit.setFocus())
 
     @Slot()
     def _on_connection_settings_saved(self) -> None:
         settings = self.engine.settings
         self._use_appearance(settings)
+        self.banner.setMaximumWidth(settings.reading_width)
         self.panes.use_settings(settings)
         self.panes.replan()
 
@@ -643,13 +521,8 @@ class MainWindow(QMainWindow):
 
     def _show_mode(self) -> None:
         demo = self.engine.demo if self.attached else self.frame.demo
-        self.demo_label.setVisible(demo)
-        colour = theme.status_colour("streaming", theme.is_dark()).name()
-        self.demo_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
-        pane = getattr(self, "shown", None)  # (none yet while __init__ builds the menus)
-        # Qt adds " — ContextDesk" (the application's display name) itself.
-        parts = [pane.session.chat.title] if pane is not None else []
-        self.setWindowTitle(" — ".join([*parts, "offline demo"] if demo else parts))
+        pane = self.shown
+        self.show_demo_mode(demo, pane.session.chat.title if pane is not None else "")
         if not self._centre_made:
             return  # the centre stays blank until the first frame is up
         if pane is not None:
@@ -658,16 +531,6 @@ class MainWindow(QMainWindow):
             self.center.setCurrentWidget(self.welcome)
         elif self.center.currentWidget() is self.welcome:
             self.center.setCurrentWidget(self.no_chat if pane is None else pane)
-
-    @Slot()
-    def bring_to_front(self) -> None:
-        """Another copy was started on this data folder: show this one instead."""
-        self.setWindowState(
-            (self.windowState() & ~Qt.WindowState.WindowMinimized) | Qt.WindowState.WindowActive
-        )
-        self.show()
-        self.raise_()
-        self.activateWindow()
 
     # -- closing ------------------------------------------------------------------------------
 

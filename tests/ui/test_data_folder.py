@@ -471,8 +471,8 @@ def test_a_shortcut_pressed_before_the_engine_is_attached_is_answered(
     engine.close()
     window = open_window(home)
     qtbot.addWidget(window)
-    after_paint = window._after_first_paint
-    monkeypatch.setattr(window, "_after_first_paint", lambda: None)  # hold it back
+    after_paint = window.after_first_paint
+    monkeypatch.setattr(window, "after_first_paint", lambda: None)  # hold it back
     window.show()
     qtbot.waitUntil(lambda: window._painted, timeout=5000)
     assert not window.attached

@@ -383,6 +383,7 @@ class ConversationPane(QWidget):
         self.approvals.append(card)
         card.setStyleSheet(theme.conversation_sheet(theme.is_dark()))
         self.column.insertWidget(self.column.indexOf(self._centred_rows[0]), card)
+        card.show()  # now, not when the layout gets round to it
         if self.isVisible():
             card.deny.setFocus()
 
