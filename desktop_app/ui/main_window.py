@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, Slot
@@ -120,10 +119,6 @@ class MainWindow(WindowFrame):
             raise LookupError("no chat is shown")
         return self.shown
 
-    @property
-    def sessions(self) -> dict[str, ChatSession]:
-        return self.panes.sessions()
-
     def attach(self, engine: Engine) -> None:
         """The engine is open: the chat list's actions, the connection and the menus
         work from now on. (What the chat list asked for before — in the one turn of the
@@ -153,28 +148,31 @@ class MainWindow(WindowFrame):
         self._enable_actions()
 
     def _connect(self) -> None:
-        self.chat_list.chat_selected.connect(self._on_chat_list_chat_selected)
-        self.chat_list.project_requested.connect(self._on_chat_list_project_requested)
-        self.chat_list.chat_activated.connect(self._on_chat_list_chat_activated)
-        self.chat_list.new_requested.connect(self.new_chat)
-        self.chats.open_requested.connect(self._on_chats_open_requested)
+        # Moving through the list by keys shows a chat; the composer takes the focus only
+        # when one is chosen (Enter, a click).
+        chat_list = self.chat_list
+        chat_list.chat_selected.connect(lambda c, m: self.open_chat(c, focus=False, message_id=m))
+        chat_list.chat_activated.connect(lambda c, m: self.open_chat(c, message_id=m))
+        chat_list.project_requested.connect(self._on_chat_list_project_requested)
+        chat_list.new_requested.connect(self.new_chat)
+        self.chats.open_requested.connect(self.open_chat)
         self.chats.renamed.connect(self._on_chat_changed)
         panes = self.panes
-        panes.status.connect(self._on_status_for)
-        panes.problem.connect(self._on_problem)
+        panes.status.connect(self._on_status)
+        panes.problem.connect(self.show_problem)
         panes.chat_made.connect(self.chats.show_new)
         panes.context_view_toggled.connect(self.set_context_view)
         panes.actions_changed.connect(self._enable_actions)
         panes.chat_changed.connect(self._on_chat_changed)
         panes.activity.connect(self.chat_list.set_activity)
         self.chats.trashed.connect(self._on_chats_trashed)
-        self.chats.problem.connect(self._on_problem)
+        self.chats.problem.connect(self.show_problem)
         self.chats.status.connect(self._on_status)
-        self.connection.mode_changed.connect(self._on_connection_mode_changed)
+        self.connection.mode_changed.connect(self._show_mode)
         self.connection.counter_ready.connect(self._on_connection_counter_ready)
         self.connection.settings_saved.connect(self._on_connection_settings_saved)
         self.connection.prices_changed.connect(self._on_connection_prices_changed)
-        self.connection.problem.connect(self._on_problem)
+        self.connection.problem.connect(self.show_problem)
         self.dialogs.replan_requested.connect(self.panes.replan)
         self.dialogs.chats_changed.connect(self.chats.refresh)
         self.dialogs.status.connect(self._on_status)
@@ -231,9 +229,9 @@ class MainWindow(WindowFrame):
             self.splitter.setSizes(self.app_state.splitter_sizes)
         self.connection.start()
         self.watch_timer.start()
-        self.background.submit(
-            "backup", self.engine.back_up_if_due, self._on_backed_up, self._on_backup_failed
-        )
+        from desktop_app.ui.startup.opening import back_up_if_due
+
+        back_up_if_due(self.engine, self.background)
         self.dialogs.start_tool_servers()
         last = self.app_state.last_chat_id
         if last and self.current is None and self.chat_list.model.row_of(last) is not None:
@@ -253,29 +251,14 @@ class MainWindow(WindowFrame):
     def _open_engine(self) -> bool:
         """Start-up: the engine loads and opens now, after the first frame. False when
         it cannot (a database of a newer version, say): the window says so and closes."""
-        from desktop_app.chats import Engine, log_unexpected
+        from desktop_app.ui.startup.opening import open_engine
 
-        try:
-            engine = Engine.open(self.frame.paths, demo=self.frame.demo, holds_folder=True)
-        except Exception as exc:  # say so, change nothing
-            from PySide6.QtWidgets import QMessageBox
-
-            if not isinstance(exc, ContextDeskError):
-                log_unexpected(exc, "opening the data folder")
-            info = exc.info if isinstance(exc, ContextDeskError) else None
-            QMessageBox.critical(
-                self,
-                info.title if info else "ContextDesk could not start",
-                info.message if info else f"{type(exc).__name__}: {exc}",
-            )
+        engine = open_engine(self.frame, self)
+        if engine is None:
             self.close()
             QApplication.exit(1)
             return False
         self.attach(engine)
-        try:
-            engine.keep_log()  # (the log file's module loads after the first frame too)
-        except OSError as exc:  # the app works on; what it would log goes to the console
-            log.warning("no log file at %s: %s", engine.log_file, exc)
         if self.frame.demo and not engine.list_chats():
             self.start_demo()  # `contextdesk demo` on a new folder: a chat to look around in
         return True
@@ -309,6 +292,8 @@ class MainWindow(WindowFrame):
 
     def _show_pane(self, pane: ConversationPane | None) -> None:
         """Swap the pane shown; the context panel follows its session."""
+        from desktop_app.ui.conversation.pane import order_tab_stops
+
         if self.shown is not None:
             self.shown.leave()
         self.shown = pane
@@ -318,17 +303,10 @@ class MainWindow(WindowFrame):
         else:
             pane.come_back()
             self.center.setCurrentWidget(pane)
-            self._order_tab_stops(pane)
+            chats = self.chat_list  # Tab goes as the eye reads, then to the context panel
+            order_tab_stops([chats.search, chats.new_button, chats.list, *pane.tab_stops()])
         self._show_mode()
         self._enable_actions()
-
-    def _order_tab_stops(self, pane: ConversationPane) -> None:
-        """Tab goes as the eye reads: the chat list, the conversation (its bar, then its
-        messages), the composer — then the context panel."""
-        from desktop_app.ui.conversation.pane import order_tab_stops
-
-        chats = self.chat_list
-        order_tab_stops([chats.search, chats.new_button, chats.list, *pane.tab_stops()])
 
     @Slot()
     def _enable_actions(self) -> None:
@@ -356,18 +334,6 @@ class MainWindow(WindowFrame):
         opens |= {"trash": dialogs.open_trash, "shortcuts": dialogs.open_shortcuts}
         opens[which]()
 
-    @Slot(str, str)
-    def _on_chat_list_chat_selected(self, chat_id: str, message_id: str) -> None:
-        self.open_chat(chat_id, focus=False, message_id=message_id)
-
-    @Slot(str, str)
-    def _on_chat_list_chat_activated(self, chat_id: str, message_id: str) -> None:
-        self.open_chat(chat_id, message_id=message_id)
-
-    @Slot(str)
-    def _on_chats_open_requested(self, chat_id: str) -> None:
-        self.open_chat(chat_id)
-
     @Slot(str)
     def _on_chat_list_project_requested(self, chat_id: str) -> None:
         if self.open_chat(chat_id) is not None:
@@ -380,7 +346,7 @@ class MainWindow(WindowFrame):
 
     def new_chat(self, title: str = NEW_CHAT_TITLE) -> ChatSession | None:
         chat = self.chats.new_chat(title)
-        return self.sessions.get(chat.id) if chat is not None else None
+        return self.panes.sessions().get(chat.id) if chat is not None else None
 
     @Slot()
     def start_demo(self) -> None:
@@ -388,13 +354,13 @@ class MainWindow(WindowFrame):
         try:
             chat = self.connection.start_demo()
         except ContextDeskError as exc:
-            self._on_problem(exc.info)
+            self.show_problem(exc.info)
             return
         self.chats.show_new(chat)
 
     def import_chat(self, path: str = "") -> ChatSession | None:
         chat = self.chats.import_chat(path)
-        return self.sessions.get(chat.id) if chat is not None else None
+        return self.panes.sessions().get(chat.id) if chat is not None else None
 
     # -- the menus' own ------------------------------------------------------------------------
 
@@ -438,28 +404,15 @@ class MainWindow(WindowFrame):
     # -- problems and notes -----------------------------------------------------------------------
 
     @Slot(object)
-    def _on_problem(self, error: ErrorInfo) -> None:
-        self.show_problem(error)
-
     def show_problem(self, error: ErrorInfo) -> None:
         """An error that is no chat's own: the window's banner says it (without Retry)."""
         self._ensure_centre()
         self.banner.show_error(error, can_retry=False)
 
     @Slot(str)
-    def _on_status(self, text: str) -> None:
-        self.statusBar().showMessage(text, 6000)
-
     @Slot(str, int)
-    def _on_status_for(self, text: str, ms: int) -> None:
+    def _on_status(self, text: str, ms: int = 6000) -> None:
         self.statusBar().showMessage(text, ms)
-
-    def _on_backed_up(self, copy: Path | None) -> None:
-        if copy is not None:
-            log.info("today's copy of the database: %s", copy)
-
-    def _on_backup_failed(self, error: ErrorInfo) -> None:
-        log.warning("the daily copy of the database was not made: %s", error.message)
 
     # -- another program wrote to the database ---------------------------------------------------
 
@@ -471,7 +424,7 @@ class MainWindow(WindowFrame):
             if self.engine.reload_settings_if_changed():
                 self._on_connection_settings_saved()
         except ContextDeskError as exc:
-            self._on_problem(exc.info)
+            self.show_problem(exc.info)
         chats = self.chats.sync_with_elsewhere()
         if chats is None:
             return
@@ -483,10 +436,6 @@ class MainWindow(WindowFrame):
                 pane.session.reload()
 
     # -- the connection tells us ------------------------------------------------------------
-
-    @Slot()
-    def _on_connection_mode_changed(self) -> None:
-        self._show_mode()
 
     @Slot()
     def _on_connection_counter_ready(self) -> None:
@@ -538,18 +487,9 @@ class MainWindow(WindowFrame):
         self.closed = True
         self.watch_timer.stop()
         if self.attached:
-            self.panes.close_all()  # stops turns; their partial replies are stored  # (else closed before the engine opened: nothing was changed)
-            self.app_state = replace(
-                self.app_state,
-                window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii"),
-                # (the list's width as last seen: folded, the splitter gives it 0)
-                splitter_sizes=(
-                    list(self.splitter.sizes())
-                    if self.chat_list.isVisible()
-                    else self.app_state.splitter_sizes
-                ),
-                last_folder=self.chats.folder,
-            )
+            # (else closed before the engine opened: nothing was changed)
+            self.panes.close_all()  # stops turns; their partial replies are stored
+            self.app_state = replace(self.frame_state(), last_folder=self.chats.folder)
             try:
                 self.engine.save_window_state(self.app_state)
             except ContextDeskError as exc:

@@ -282,7 +282,7 @@ def main() -> int:
         engine.connection.backend()  # start the simulator, import the SDK: not what is measured
         opens = []
         for _ in range(args.runs):
-            window.sessions.pop(big.id, None)  # opened afresh each time
+            window.panes.sessions().pop(big.id, None)  # opened afresh each time
             window.open_chat(small.id)
             opens.append(open_long_chat(window, big.id))
         big_session = window.current

@@ -186,7 +186,7 @@ def test_the_command_line_writes_alongside_the_window_and_the_window_shows_it(
         assert main(["--home", home, "chat", "delete", other.id]) == 0
         qtbot.waitUntil(lambda: window.current is None, timeout=5000)
         assert window.chat_list.model.row_of(other.id) is None
-        assert other.id not in window.sessions
+        assert other.id not in window.panes.sessions()
     finally:
         lock.release()
     capsys.readouterr()

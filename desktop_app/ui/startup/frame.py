@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QResizeEvent
 
     from desktop_app.chats import FirstFrame
-    from desktop_app.config.settings import Settings
+    from desktop_app.config.settings import AppState, Settings
     from desktop_app.ui.startup.early_input import EarlyInput
     from desktop_app.ui.startup.menus import WindowMenus
 
@@ -120,6 +120,16 @@ class WindowFrame(QMainWindow):
                 self._early_input = EarlyInput(self.open_engine_now, self)
                 app.installEventFilter(self._early_input)
         return handled
+
+    def frame_state(self) -> AppState:
+        """What the next start restores: where the window was, and the list's width as
+        last seen (folded, the splitter gives it 0)."""
+        shown = self.chat_list.isVisible()
+        return replace(
+            self.app_state,
+            window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii"),
+            splitter_sizes=list(self.splitter.sizes()) if shown else self.app_state.splitter_sizes,
+        )
 
     def stop_early_input(self) -> None:
         app = QApplication.instance()
