@@ -75,10 +75,10 @@ def cmd_chat(engine: Engine, args: argparse.Namespace) -> int:
             print(json.dumps(shown, ensure_ascii=False, indent=2))
             return 0
         print(f"{chat.title}  ({chat.id}, {chat.info.model}) — cost: {chat.costs.spend().text()}")
-        for m in messages:
+        for number, m in enumerate(messages, 1):  # the numbers `edit`, `exclude`… take
             status = "" if m.status.value == "complete" else f" [{m.status.value}]"
             kinds = ", ".join(block_type(b) for b in m.blocks)
-            print(f"\n{m.role}{status} ({kinds}):\n{m.text or '(no text)'}")
+            print(f"\n#{number} {m.role}{status} ({kinds}):\n{m.text or '(no text)'}")
     elif args.chat_command == "set":
         for note in engine.find(args.chat).setup.change(key_values(args.pairs)):
             print(note, file=sys.stderr)

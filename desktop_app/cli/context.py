@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -16,8 +17,9 @@ from desktop_app.core.blocks import block_type
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
-    from desktop_app.chats import Engine
+    from desktop_app.chats import Chat, Engine
     from desktop_app.context.projection import Plan
+    from desktop_app.core.messages import Message
 
 
 def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
@@ -27,19 +29,9 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
     messages = chat.messages()
     engine.tool_servers.start(wait=True)  # the tools `send` would offer
     if args.request:
-        plan: Plan = chat.plans.plan(args.draft, history=messages)
-        if chat.plans.compacts_first(plan, args.draft, messages):
-            print(
-                "The next send compacts older turns first; the summary is not written yet, "
-                "so its request cannot be shown exactly. Run `contextdesk compact "
-                f"{chat.id}` first to see it.",
-                file=sys.stderr,
-            )
-            return 1
-        if plan.stand_in or plan.retries:
-            print(which_request(plan), file=sys.stderr)
-        print(json.dumps(plan.request.body(), ensure_ascii=False, indent=2))
-        return 0
+        return print_request(
+            chat, chat.plans.plan(args.draft, history=messages), messages, args.draft
+        )
     plan = chat.plans.plan(history=messages)
     if args.json:
         print(json.dumps(context_json(plan, messages), ensure_ascii=False, indent=2))
@@ -59,6 +51,23 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
             for b, s in zip(m.blocks, states, strict=True)
         )
         print(f"{m.role:<9} {detail}")
+    return 0
+
+
+def print_request(chat: Chat, plan: Plan, history: Sequence[Message], draft: str = "") -> int:
+    """Print the body of the request `plan` is — the one sending `draft` after `history`
+    makes — or, when that send would compact first, say why it cannot be known yet (1)."""
+    if chat.plans.compacts_first(plan, draft, history):
+        print(
+            "The next send compacts older turns first; the summary is not written yet, "
+            "so its request cannot be shown exactly. Run `contextdesk compact "
+            f"{chat.id}` first to see it.",
+            file=sys.stderr,
+        )
+        return 1
+    if plan.stand_in or plan.retries:
+        print(which_request(plan), file=sys.stderr)
+    print(json.dumps(plan.request.body(), ensure_ascii=False, indent=2))
     return 0
 
 

@@ -72,6 +72,41 @@ def add_commands(sub: Any) -> None:
         help="tools that ask may run without asking (an MCP tool as SERVER.TOOL)",
     )
 
+    number = "its number in the branch shown, from 1 (as `chat show` and `branch` number them)"
+    edit = sub.add_parser(
+        "edit",
+        help="rewrite message N as TEXT: a new branch beside it, answered (like send)",
+    )
+    edit.add_argument("chat")
+    edit.add_argument("number", type=int, metavar="N", help=f"a message of yours: {number}")
+    edit.add_argument("text")
+    regenerate = sub.add_parser(
+        "regenerate",
+        help="answer again the message reply N answers (default: the last reply), as a new branch",
+    )
+    regenerate.add_argument("chat")
+    regenerate.add_argument(
+        "number", nargs="?", type=int, metavar="N", help=f"a reply of Claude's: {number}"
+    )
+    retry = sub.add_parser(
+        "retry", help="answer again after a failed or interrupted last reply, beside it"
+    )
+    retry.add_argument("chat")
+    for turn in (edit, regenerate, retry):
+        _turn_options(turn)
+    for name, text in (
+        ("exclude", "leave message N out of the context (the transcript keeps it)"),
+        ("include", "put message N back into the context"),
+    ):
+        change = sub.add_parser(name, help=text)
+        change.add_argument("chat")
+        change.add_argument("number", type=int, metavar="N", help=number)
+        change.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="print the body of the next request as it would be; change nothing",
+        )
+
     pin = sub.add_parser("pin", help="pin a fact: sent verbatim with every message")
     pin.add_argument("chat")
     pin.add_argument("text")
@@ -197,6 +232,23 @@ def add_commands(sub: Any) -> None:
     )
     check.add_argument("file", type=Path)
     check.add_argument("--fix", type=Path, metavar="OUT", help="write the repaired JSON to OUT")
+
+
+def _turn_options(parser: Any) -> None:
+    """What a command that starts a turn takes besides `send`'s own: `send`'s options,
+    and --dry-run."""
+    parser.add_argument("--json", action="store_true", help="print the turn's result as JSON")
+    parser.add_argument(
+        "--allow-tools",
+        default="",
+        metavar="NAME,…",
+        help="tools that ask may run without asking (an MCP tool as SERVER.TOOL)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the body of the request it would send; change nothing",
+    )
 
 
 def _add_mcp(sub: Any) -> None:

@@ -1,10 +1,16 @@
-"""`contextdesk pin`, `facts`, `unpin`, `compact`: what a chat remembers for the model."""
+"""`contextdesk pin`, `facts`, `unpin`, `compact`, `exclude`, `include`: what a chat
+remembers for the model."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from typing import TYPE_CHECKING
+
+from desktop_app.cli.arguments import numbered
+from desktop_app.cli.context import print_request
+from desktop_app.core.errors import ContextDeskError
 
 if TYPE_CHECKING:
     from desktop_app.chats import Engine
@@ -68,4 +74,24 @@ def cmd_compact(engine: Engine, args: argparse.Namespace) -> int:
         print("\n(dry run: nothing was changed)")
     else:
         print("\nApplied. Undo is available in the context panel.")
+    return 0
+
+
+def cmd_exclude(engine: Engine, args: argparse.Namespace) -> int:
+    """`exclude CHAT N` leaves message N out of the context (the transcript keeps it);
+    `include CHAT N` puts it back. With --dry-run, the next request as it would be."""
+    excluded = args.command == "exclude"
+    chat = engine.find(args.chat)
+    messages = chat.messages()
+    message = numbered(messages, args.number)
+    changed = chat.state.exclude_message(message.id, excluded)
+    if args.dry_run:  # as the window's cost preview plans it
+        engine.tool_servers.start(wait=True)  # the tools the request offers
+        return print_request(chat, chat.plans.plan_if(messages, state=changed), messages)
+    cost = ""
+    with contextlib.suppress(ContextDeskError):  # no cost to tell: the change still goes ahead
+        cost = chat.costs.of_state(messages, changed)
+    chat.memory.set_excluded(message, excluded)
+    done = "left out of the context" if excluded else "back in the context"
+    print(f"Message {args.number} is {done}." + (f" {cost}" if cost else ""))
     return 0
