@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from desktop_app.cli_parser import parse
+    from desktop_app.cli.parser import parse
     from desktop_app.config.privacy import protect_process
 
     protect_process()  # a command the model runs cannot read our memory or environment
@@ -31,10 +31,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         smoke_test = getattr(args, "smoke_test", False)
         return run_gui(args.home, demo=args.demo or args.command == "demo", smoke_test=smoke_test)
-    from desktop_app import cli
+    from desktop_app.cli.commands import run
 
     try:
-        return cli.run(args)
+        return run(args)
     except BrokenPipeError:  # `contextdesk … | head`: the reader left; that is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

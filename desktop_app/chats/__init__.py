@@ -1,7 +1,7 @@
 """The application layer (docs/architecture.md, "Layers"): Qt-free, the one home of every
 action a user takes. `Engine` opens the app's parts and hands out one `Chat` per chat;
 a `Chat` has every action on it; a `Turn` is one message being answered. The window
-(`ui/`) and the command line (`cli.py`) call these and keep only widgets and printing.
+(`ui/`) and the command line (`cli/`) call these and keep only widgets and printing.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -180,7 +180,9 @@ class Planning:
             blocks = tuple(draft)
         ids = [m.id for m in messages]
         if beside is not None and beside.id in ids:
-            messages = messages[: ids.index(beside.id)]
+            cut = ids.index(beside.id)
+            planner = _leaving(planner, messages[cut:])  # the old version's branch, once sent
+            messages = messages[:cut]
             with contextlib.suppress(ContextDeskError):  # (an empty edit: nothing to add)
                 blocks = edited(beside, blocks).blocks
         if blocks:
@@ -207,12 +209,26 @@ class Planning:
             return self.planning(draft, history, beside=beside, planner=planner)
         point = retry_point(history)
         if point is not None:
-            cut = [m.id for m in history].index(point) + 1
-            failed = history[cut].id
-            retry = self.planning("", history[:cut], planner=planner)
+            failed = history[[m.id for m in history].index(point) + 1].id
+            retry = self.answering_again(point, history, planner=planner)
             return lambda: replace(retry(), retries=failed)
         one_word = self.planning(ONE_WORD, history, planner=planner)
         return lambda: replace(one_word(), stand_in=ONE_WORD)
+
+    def answering_again(
+        self,
+        question_id: str,
+        history: Sequence[Message],
+        *,
+        planner: ContextPlanner | None = None,
+    ) -> Callable[[], Plan]:
+        """`planning` of the request that answers a message of the user's again —
+        `turns.start(None, …, after=question_id)`: Regenerate, or Retry beside a failed
+        reply — the branch shown up to that message; the replies after it go to a
+        branch of their own."""
+        cut = [m.id for m in history].index(question_id) + 1
+        planner = _leaving(planner or self.planner(), history[cut:])
+        return self.planning("", history[:cut], planner=planner)
 
     def plan_if(
         self,
@@ -303,3 +319,14 @@ class Planning:
                 )
         except sqlite3.Error:
             log.warning("could not record a summary request in the ledger", exc_info=True)
+
+
+def _leaving(planner: ContextPlanner, messages: Sequence[Message]) -> ContextPlanner:
+    """`planner` as it will plan once `messages` (the end of the branch shown) are on a
+    branch beside the one a turn makes: a summary standing for any of them no longer
+    applies (`ContextState.off_branch`, as the store reads it after the turn starts)."""
+    state = planner.state
+    if not messages or not state.summaries:
+        return planner
+    off = state.off_branch | {m.id for m in messages}
+    return replace(planner, state=replace(state, off_branch=off))

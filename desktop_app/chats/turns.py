@@ -109,7 +109,16 @@ class Turns:
     ) -> TurnFinished:
         """Send a message and answer it on this thread, persisting every event."""
         blocks = (TextBlock(message),) if isinstance(message, str) else tuple(message)
-        turn = self.start(Message("user", blocks), approver)
+        return self.answer(self.start(Message("user", blocks), approver), cancel, on_event)
+
+    def answer(
+        self,
+        turn: Turn,
+        cancel: CancelToken | None = None,
+        on_event: Callable[[LoopEvent], None] | None = None,
+    ) -> TurnFinished:
+        """Run a started turn (`start`: a message, an edit, a retry, a regeneration) on
+        this thread to its end, persisting every event before `on_event` sees it."""
         finished: TurnFinished | None = None
         try:
             for event in turn.events(cancel or CancelToken()):

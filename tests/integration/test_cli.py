@@ -248,13 +248,13 @@ def test_settings_are_shown_and_changed_from_the_terminal(cli: CLI, tmp_path: Pa
 def test_a_bug_is_said_plainly_and_its_traceback_kept_in_the_log(
     cli: CLI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from desktop_app import cli as commands
+    from desktop_app.cli import commands
 
     def broken(engine: object, args: object) -> int:
         raise RuntimeError("the flux capacitor")
 
     chat = cli("chat", "new").strip()
-    monkeypatch.setitem(commands._COMMANDS, "facts", broken)
+    monkeypatch.setitem(commands.COMMANDS, "facts", broken)
     err = cli("facts", chat, status=1)
     assert "Something went wrong: RuntimeError: the flux capacitor" in err
     assert "Traceback" not in err
@@ -282,7 +282,7 @@ def test_search_prints_one_line_per_hit(cli: CLI) -> None:
 
 def test_the_plain_launch_is_read_as_the_whole_grammar_reads_it() -> None:
     """The window's fast path (no arguments, or a data folder) never drifts from argparse."""
-    from desktop_app.cli_parser import _grammar, parse
+    from desktop_app.cli.parser import _grammar, parse
 
     for argv in ([], ["--home", "/data/cd"], ["--home", "x", "demo"], ["-v"]):
         assert vars(parse(argv)) == vars(_grammar(commands=True).parse_args(argv)), argv
@@ -300,6 +300,6 @@ def test_the_plain_launch_is_read_as_the_whole_grammar_reads_it() -> None:
     ],
 )
 def test_an_mcp_server_s_own_flags_stay_its_own(argv: list[str], command: list[str]) -> None:
-    from desktop_app.cli_parser import parse
+    from desktop_app.cli.parser import parse
 
     assert parse(argv).server_command == command

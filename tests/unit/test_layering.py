@@ -37,7 +37,7 @@ def loaded_after_importing(modules: list[str], watch: list[str]) -> list[str]:
 
 def test_the_module_list_is_real() -> None:
     assert "desktop_app.core.loop" in NON_UI
-    assert "desktop_app.cli" in NON_UI
+    assert "desktop_app.cli.commands" in NON_UI
     assert "desktop_app.core.loop" in CORE
 
 
@@ -69,7 +69,7 @@ def test_the_backend_defers_the_slow_anthropic_import() -> None:
         "desktop_app.api.backend",
         "desktop_app.api.simulator",
         "desktop_app.app",
-        "desktop_app.cli",
+        "desktop_app.cli.commands",  # (it loads every command's module)
     ]
     assert loaded_after_importing(modules, ["anthropic", "httpx2"]) == []
 
@@ -105,19 +105,24 @@ def test_the_window_starts_without_the_engine_the_sdk_or_the_encoding() -> None:
         "desktop_app.ui.context_panel",
         "desktop_app.ui.approval_card",
         "desktop_app.core.branches",
-        "desktop_app.cli",
+        # the commands: the window parses its arguments with `cli.parser` alone
+        *(
+            f"desktop_app.cli.{path.stem}"
+            for path in (PACKAGE / "cli").glob("*.py")
+            if path.stem not in ("__init__", "parser")
+        ),
         "desktop_app.core.repair",
         "logging.handlers",
         "hashlib",
     ]
-    window_path = ["desktop_app.app", "desktop_app.cli_parser", "desktop_app.ui.gui"]
+    window_path = ["desktop_app.app", "desktop_app.cli.parser", "desktop_app.ui.gui"]
     assert loaded_after_importing(window_path, deferred) == []
 
 
 # -- the faces reach the engine only through the application layer ----------------------------
 
 PACKAGE = Path(desktop_app.__file__).parent
-FACES = [*sorted(PACKAGE.glob("cli*.py")), *sorted((PACKAGE / "ui").glob("*.py"))]
+FACES = [*sorted((PACKAGE / "cli").glob("*.py")), *sorted((PACKAGE / "ui").glob("*.py"))]
 # Modules of plain values (blocks, messages, events, errors, ports, facts, context state,
 # prices and how money is written): the faces may use anything in them.
 VALUE_MODULES = {
@@ -187,7 +192,9 @@ def test_the_faces_use_the_engine_only_through_the_application_layer() -> None:
 
 
 def test_the_faces_check_imports_for_real() -> None:
-    assert any(m == "desktop_app.chats" for _, m, _ in runtime_imports(FACES[0]))  # cli.py
+    run = PACKAGE / "cli" / "commands.py"
+    assert run in FACES
+    assert any(m == "desktop_app.chats" for _, m, _ in runtime_imports(run))
     assert is_value(ErrorKind.AUTH)
     assert is_value(Fact)
     assert not is_value(ChatStore)

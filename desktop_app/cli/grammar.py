@@ -1,102 +1,26 @@
-"""The `contextdesk` command line's grammar: every command, option and help text.
-
-Apart from the commands themselves (`cli.py`) so that starting the window, which parses
-its arguments here too, loads nothing a command needs and the window does not.
-"""
+"""The grammar of the `contextdesk` commands (all but the window's: `cli/parser.py`)."""
 
 from __future__ import annotations
 
-import argparse
-import functools
 from pathlib import Path
+from typing import Any
 
-from desktop_app import __version__
-from desktop_app.chats.names import CHAT_FIELDS
+from desktop_app.chats.names import CHAT_FIELDS, PROJECT_DEFAULT_FIELDS
 from desktop_app.config.settings import SETTINGS
 
-WINDOW_WORDS = {"gui", "demo", "--demo", "-v", "--verbose", "--smoke-test"}
+# `project set PROJECT KEY=VALUE`: a project's own fields (KEY → its attribute)
+PROJECT_KEYS = {
+    "name": "name",
+    "instructions": "instructions",
+    "budget": "knowledge_budget",
+    "knowledge": "knowledge_mode",
+    "model": "model",
+    "workspace": "workspace",
+}
 
 
-def parse(argv: list[str]) -> argparse.Namespace:
-    """The arguments, read by the whole grammar — or, when they only open the window,
-    by its part of it: the other commands' ~20 parsers cost the window's start ~15 ms,
-    and argparse itself ~10 ms more for the plain launch (no arguments, or a folder)."""
-    if not argv or (len(argv) == 2 and argv[0] == "--home" and not argv[1].startswith("-")):
-        home = argv[1] if argv else None
-        return argparse.Namespace(home=home, demo=False, verbose=False, command=None)
-    argv = _server_command_marked(argv)
-    tail: list[str] = []
-    if "--" in argv and "mcp" in argv[: argv.index("--")]:
-        # `mcp add NAME -- COMMAND ARGS…`: argparse's subparsers mangle what follows "--"
-        argv, tail = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
-    grammar = _grammar(commands=not _opens_the_window(argv))
-    args = grammar.parse_args(argv)
-    if hasattr(args, "server_command"):
-        args.server_command = [*args.server_command, *tail]
-    elif tail:
-        grammar.error(f"unexpected arguments after --: {' '.join(tail)}")
-    return args
-
-
-ADD_OPTIONS = {"--url", "--header", "--env", "--timeout"}  # `mcp add`'s, each with a value
-
-
-def _server_command_marked(argv: list[str]) -> list[str]:
-    """`mcp add NAME npx -y pkg`, as typed without `--`: the command starts at the first
-    word after NAME that is not one of `add`'s options (so its own flags stay its own)."""
-    for i in range(len(argv) - 2):
-        if argv[i : i + 2] == ["mcp", "add"] and "--" not in argv:
-            words = iter(range(i + 3, len(argv)))
-            for j in words:
-                word = argv[j]
-                if word in ADD_OPTIONS:
-                    next(words, None)  # its value
-                elif word.split("=")[0] in ADD_OPTIONS or word in ("-h", "--help"):
-                    continue
-                else:
-                    return [*argv[:j], "--", *argv[j:]]
-    return argv
-
-
-def _opens_the_window(argv: list[str]) -> bool:
-    words = iter(argv)
-    for word in words:
-        if word == "--home":
-            next(words, None)  # its value
-        elif not (word in WINDOW_WORDS or word.startswith("--home=")):
-            return False
-    return True
-
-
-@functools.cache  # built once per process (~20 ms): the repl parses each of its commands
-def _grammar(*, commands: bool) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="contextdesk",
-        description="A desktop chat client for Claude whose memory is visible and steerable.",
-    )
-    parser.add_argument("--version", action="version", version=f"ContextDesk {__version__}")
-    parser.add_argument(
-        "--home", metavar="DIR", help="keep all data under DIR (like CONTEXTDESK_HOME)"
-    )
-    parser.add_argument(
-        "--demo", action="store_true", help="use the offline demo model (no API key needed)"
-    )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, text in (
-        ("gui", "open the window (the default)"),
-        ("demo", "open the window on the offline demo model"),
-    ):
-        window = sub.add_parser(name, help=text)
-        window.add_argument(
-            "--smoke-test",
-            action="store_true",
-            help="open the window, ask the demo model one question that uses a tool, "
-            "then quit: exit 0 if it all worked (used to check a build)",
-        )
-
-    if not commands:
-        return parser
+def add_commands(sub: Any) -> None:
+    """Every command's parser, added to the top-level parser's subparsers."""
     chat = sub.add_parser("chat", help="create, list, show, change or delete chats").add_subparsers(
         dest="chat_command", metavar="ACTION", required=True
     )
@@ -147,6 +71,41 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
         metavar="NAME,…",
         help="tools that ask may run without asking (an MCP tool as SERVER.TOOL)",
     )
+
+    number = "its number in the branch shown, from 1 (as `chat show` and `branch` number them)"
+    edit = sub.add_parser(
+        "edit",
+        help="rewrite message N as TEXT: a new branch beside it, answered (like send)",
+    )
+    edit.add_argument("chat")
+    edit.add_argument("number", type=int, metavar="N", help=f"a message of yours: {number}")
+    edit.add_argument("text")
+    regenerate = sub.add_parser(
+        "regenerate",
+        help="answer again the message reply N answers (default: the last reply), as a new branch",
+    )
+    regenerate.add_argument("chat")
+    regenerate.add_argument(
+        "number", nargs="?", type=int, metavar="N", help=f"a reply of Claude's: {number}"
+    )
+    retry = sub.add_parser(
+        "retry", help="answer again after a failed or interrupted last reply, beside it"
+    )
+    retry.add_argument("chat")
+    for turn in (edit, regenerate, retry):
+        _turn_options(turn)
+    for name, text in (
+        ("exclude", "leave message N out of the context (the transcript keeps it)"),
+        ("include", "put message N back into the context"),
+    ):
+        change = sub.add_parser(name, help=text)
+        change.add_argument("chat")
+        change.add_argument("number", type=int, metavar="N", help=number)
+        change.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="print the body of the next request as it would be; change nothing",
+        )
 
     pin = sub.add_parser("pin", help="pin a fact: sent verbatim with every message")
     pin.add_argument("chat")
@@ -263,11 +222,8 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
     settings.add_argument("pairs", nargs="*", metavar="KEY[=VALUE]")
     settings.add_argument("--json", action="store_true")
 
-    from desktop_app.cli_mcp import add_parser as add_mcp_parser
-    from desktop_app.cli_project import add_parser as add_project_parser
-
-    add_mcp_parser(sub)
-    add_project_parser(sub)
+    _add_mcp(sub)
+    _add_project(sub)
 
     check = sub.add_parser(
         "check",
@@ -276,4 +232,100 @@ def _grammar(*, commands: bool) -> argparse.ArgumentParser:
     )
     check.add_argument("file", type=Path)
     check.add_argument("--fix", type=Path, metavar="OUT", help="write the repaired JSON to OUT")
-    return parser
+
+
+def _turn_options(parser: Any) -> None:
+    """What a command that starts a turn takes besides `send`'s own: `send`'s options,
+    and --dry-run."""
+    parser.add_argument("--json", action="store_true", help="print the turn's result as JSON")
+    parser.add_argument(
+        "--allow-tools",
+        default="",
+        metavar="NAME,…",
+        help="tools that ask may run without asking (an MCP tool as SERVER.TOOL)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the body of the request it would send; change nothing",
+    )
+
+
+def _add_mcp(sub: Any) -> None:
+    mcp = sub.add_parser(
+        "mcp", help="MCP tool servers: list, add, remove, test, import"
+    ).add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
+    listing = mcp.add_parser("list", help="the configured servers")
+    listing.add_argument("--json", action="store_true")
+    add = mcp.add_parser(
+        "add",
+        help="add a server: NAME -- COMMAND [ARGS…] (stdio) or NAME --url URL (Streamable HTTP)",
+        description="Values of --env and --header are kept in the system keyring, not in the "
+        "settings file.",
+    )
+    add.add_argument("name")
+    add.add_argument("--url", default="", help="a Streamable HTTP server's endpoint")
+    add.add_argument("--header", action="append", default=[], metavar="K=V")
+    add.add_argument("--env", action="append", default=[], metavar="K=V")
+    add.add_argument("--timeout", type=float, default=0, help="seconds a call may take (60)")
+    add.add_argument("server_command", nargs="*", metavar="-- COMMAND [ARGS…]")
+    remove = mcp.add_parser("remove", help="remove a server (and its secrets)")
+    remove.add_argument("name")
+    test = mcp.add_parser("test", help="start a server and list its tools with their tokens")
+    test.add_argument("name")
+    test.add_argument("--json", action="store_true")
+    importing = mcp.add_parser("import", help="add the servers of Claude desktop's config")
+    importing.add_argument("file", nargs="?", type=Path, help="(default: Claude desktop's own)")
+    importing.add_argument(
+        "--env-in-file",
+        action="store_true",
+        help="without a system keyring: keep the servers' env values in mcp.json (readable "
+        "only by you) instead of refusing",
+    )
+
+
+def _add_project(sub: Any) -> None:
+    project = sub.add_parser(
+        "project", help="projects: instructions, facts and files shared by their chats"
+    ).add_subparsers(dest="project_command", metavar="ACTION", required=True)
+    new = project.add_parser("new", help="create a project; prints its id")
+    new.add_argument("name")
+    new.add_argument("--instructions", default="")
+    listing = project.add_parser("list", help="every project")
+    listing.add_argument("--json", action="store_true")
+    show = project.add_parser("show", help="a project: its layers, files and chats")
+    show.add_argument("project")
+    show.add_argument("--json", action="store_true")
+    change = project.add_parser(
+        "set",
+        help="change a project: " + ", ".join(f"{k}=…" for k in PROJECT_KEYS) + ", or what its "
+        "new chats start with (max_tokens=…, thinking=…, …)",
+        description="budget: the share of a chat's window the knowledge may take (0.3); "
+        "knowledge: whole, chosen or on_demand. New chats of the project start with "
+        + ", ".join(PROJECT_DEFAULT_FIELDS)
+        + " when set (KEY= with no value goes back to Settings').",
+    )
+    change.add_argument("project")
+    change.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
+    delete = project.add_parser("delete", help="delete a project (its chats stay, in none)")
+    delete.add_argument("project")
+    pin = project.add_parser("pin", help="pin a fact for every chat of the project")
+    pin.add_argument("project")
+    pin.add_argument("text")
+    unpin = project.add_parser("unpin", help="remove a project fact")
+    unpin.add_argument("project")
+    unpin.add_argument("fact_id")
+    add_file = project.add_parser("add-file", help="add a knowledge file (text)")
+    add_file.add_argument("project")
+    add_file.add_argument("file", type=Path)
+    remove_file = project.add_parser("remove-file", help="remove a knowledge file")
+    remove_file.add_argument("project")
+    remove_file.add_argument("file", help="its id, an id prefix, or its name")
+    choose = project.add_parser("choose", help="send only these files (when all do not fit)")
+    choose.add_argument("project")
+    choose.add_argument("files", nargs="+")
+    export = project.add_parser("export", help="the project, its files and chats, as JSON")
+    export.add_argument("project")
+    export.add_argument("-o", "--output", type=Path)
+    importing = project.add_parser("import", help="import a project export; prints its id")
+    importing.add_argument("file", type=Path)

@@ -5,46 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from desktop_app.cli.arguments import key_values
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
     from desktop_app.chats.engine import Engine
-
-
-def add_parser(sub: Any) -> None:
-    mcp = sub.add_parser(
-        "mcp", help="MCP tool servers: list, add, remove, test, import"
-    ).add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
-    listing = mcp.add_parser("list", help="the configured servers")
-    listing.add_argument("--json", action="store_true")
-    add = mcp.add_parser(
-        "add",
-        help="add a server: NAME -- COMMAND [ARGS…] (stdio) or NAME --url URL (Streamable HTTP)",
-        description="Values of --env and --header are kept in the system keyring, not in the "
-        "settings file.",
-    )
-    add.add_argument("name")
-    add.add_argument("--url", default="", help="a Streamable HTTP server's endpoint")
-    add.add_argument("--header", action="append", default=[], metavar="K=V")
-    add.add_argument("--env", action="append", default=[], metavar="K=V")
-    add.add_argument("--timeout", type=float, default=0, help="seconds a call may take (60)")
-    add.add_argument("server_command", nargs="*", metavar="-- COMMAND [ARGS…]")
-    remove = mcp.add_parser("remove", help="remove a server (and its secrets)")
-    remove.add_argument("name")
-    test = mcp.add_parser("test", help="start a server and list its tools with their tokens")
-    test.add_argument("name")
-    test.add_argument("--json", action="store_true")
-    importing = mcp.add_parser("import", help="add the servers of Claude desktop's config")
-    importing.add_argument("file", nargs="?", type=Path, help="(default: Claude desktop's own)")
-    importing.add_argument(
-        "--env-in-file",
-        action="store_true",
-        help="without a system keyring: keep the servers' env values in mcp.json (readable "
-        "only by you) instead of refusing",
-    )
 
 
 def cmd_mcp(engine: Engine, args: argparse.Namespace) -> int:
@@ -80,8 +47,6 @@ def _list(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def _add(engine: Engine, args: argparse.Namespace) -> int:
-    from desktop_app.cli import key_values
-
     if bool(args.server_command) == bool(args.url):
         raise ContextDeskError(
             "Command or URL",

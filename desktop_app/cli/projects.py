@@ -4,71 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
+from desktop_app.cli.arguments import key_values
+from desktop_app.cli.grammar import PROJECT_KEYS
 from desktop_app.core.errors import ContextDeskError, ErrorKind, shown_path
 
 if TYPE_CHECKING:
     from desktop_app.chats.engine import Engine
     from desktop_app.context.project import Project
-
-SETTABLE = {
-    "name": "name",
-    "instructions": "instructions",
-    "budget": "knowledge_budget",
-    "knowledge": "knowledge_mode",
-    "model": "model",
-    "workspace": "workspace",
-}
-
-
-def add_parser(sub: Any) -> None:
-    project = sub.add_parser(
-        "project", help="projects: instructions, facts and files shared by their chats"
-    ).add_subparsers(dest="project_command", metavar="ACTION", required=True)
-    new = project.add_parser("new", help="create a project; prints its id")
-    new.add_argument("name")
-    new.add_argument("--instructions", default="")
-    listing = project.add_parser("list", help="every project")
-    listing.add_argument("--json", action="store_true")
-    show = project.add_parser("show", help="a project: its layers, files and chats")
-    show.add_argument("project")
-    show.add_argument("--json", action="store_true")
-    change = project.add_parser(
-        "set",
-        help="change a project: " + ", ".join(f"{k}=…" for k in SETTABLE) + ", or what its "
-        "new chats start with (max_tokens=…, thinking=…, …)",
-        description="budget: the share of a chat's window the knowledge may take (0.3); "
-        "knowledge: whole, chosen or on_demand. New chats of the project start with "
-        + ", ".join(PROJECT_DEFAULT_FIELDS)
-        + " when set (KEY= with no value goes back to Settings').",
-    )
-    change.add_argument("project")
-    change.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
-    delete = project.add_parser("delete", help="delete a project (its chats stay, in none)")
-    delete.add_argument("project")
-    pin = project.add_parser("pin", help="pin a fact for every chat of the project")
-    pin.add_argument("project")
-    pin.add_argument("text")
-    unpin = project.add_parser("unpin", help="remove a project fact")
-    unpin.add_argument("project")
-    unpin.add_argument("fact_id")
-    add_file = project.add_parser("add-file", help="add a knowledge file (text)")
-    add_file.add_argument("project")
-    add_file.add_argument("file", type=Path)
-    remove_file = project.add_parser("remove-file", help="remove a knowledge file")
-    remove_file.add_argument("project")
-    remove_file.add_argument("file", help="its id, an id prefix, or its name")
-    choose = project.add_parser("choose", help="send only these files (when all do not fit)")
-    choose.add_argument("project")
-    choose.add_argument("files", nargs="+")
-    export = project.add_parser("export", help="the project, its files and chats, as JSON")
-    export.add_argument("project")
-    export.add_argument("-o", "--output", type=Path)
-    importing = project.add_parser("import", help="import a project export; prints its id")
-    importing.add_argument("file", type=Path)
 
 
 def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
@@ -85,18 +30,16 @@ def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
     elif command == "show":
         _show(engine, projects.find(args.project), args.json)
     elif command == "set":
-        from desktop_app.cli import key_values
-
         fields, defaults = {}, {}
         for key, value in key_values(args.pairs).items():
             if key in PROJECT_DEFAULT_FIELDS:
                 defaults[key] = value
-            elif key in SETTABLE:
-                fields[SETTABLE[key]] = float(value) if key == "budget" else value
+            elif key in PROJECT_KEYS:
+                fields[PROJECT_KEYS[key]] = float(value) if key == "budget" else value
             else:
                 raise ContextDeskError(
                     "Unknown key",
-                    f"{key!r}: a project has {', '.join(SETTABLE)}; its new chats start "
+                    f"{key!r}: a project has {', '.join(PROJECT_KEYS)}; its new chats start "
                     f"with {', '.join(PROJECT_DEFAULT_FIELDS)} (an empty value: Settings').",
                     kind=ErrorKind.USAGE,
                 )

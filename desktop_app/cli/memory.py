@@ -1,0 +1,97 @@
+"""`contextdesk pin`, `facts`, `unpin`, `compact`, `exclude`, `include`: what a chat
+remembers for the model."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from typing import TYPE_CHECKING
+
+from desktop_app.cli.arguments import numbered
+from desktop_app.cli.context import print_request
+from desktop_app.core.errors import ContextDeskError
+
+if TYPE_CHECKING:
+    from desktop_app.chats import Engine
+
+
+def cmd_pin(engine: Engine, args: argparse.Namespace) -> int:
+    print(engine.find(args.chat).memory.pin(args.text).id)
+    return 0
+
+
+def cmd_facts(engine: Engine, args: argparse.Namespace) -> int:
+    facts = engine.find(args.chat).state.facts
+    if args.json:
+        listed = [
+            {
+                "id": f.id,
+                "text": f.text,
+                "fields": [list(p) for p in f.fields],
+                "source": f.source.value,
+                "pending": f.pending,
+            }
+            for f in facts
+        ]
+        print(json.dumps(listed, ensure_ascii=False, indent=2))
+        return 0
+    for f in facts:
+        origin = (
+            "suggested by Claude, not yet accepted"
+            if f.pending
+            else ("you" if f.source.value == "user" else "Claude")
+        )
+        print(f"{f.id}  [{origin}]  {f.text}")
+    if not facts:
+        print("No pinned facts.")
+    return 0
+
+
+def cmd_unpin(engine: Engine, args: argparse.Namespace) -> int:
+    chat = engine.find(args.chat)
+    fact = chat.memory.fact(args.fact_id)
+    chat.memory.unpin(fact)
+    print(f"Unpinned: {fact.text}")
+    return 0
+
+
+def cmd_compact(engine: Engine, args: argparse.Namespace) -> int:
+    chat = engine.find(args.chat)
+    preview = chat.memory.preview_compaction(args.instructions)
+    if not args.dry_run:  # applied before anything is printed: `| head` cannot stop it
+        chat.memory.apply_compaction(preview)
+    a, b = preview.span.turns
+    print(
+        f"Summary of turns {a}–{b} ({len(preview.span.covers)} messages): ≈{preview.tokens_before:,} → ≈{preview.tokens_after:,} tokens\n"
+    )
+    print(preview.text)
+    if preview.missing:
+        print("\nNot in the summary or the pinned facts (pin them to keep them):")
+        for item in preview.missing:
+            print(f"  - {item}")
+    if args.dry_run:
+        print("\n(dry run: nothing was changed)")
+    else:
+        print("\nApplied. Undo is available in the context panel.")
+    return 0
+
+
+def cmd_exclude(engine: Engine, args: argparse.Namespace) -> int:
+    """`exclude CHAT N` leaves message N out of the context (the transcript keeps it);
+    `include CHAT N` puts it back. With --dry-run, the next request as it would be."""
+    excluded = args.command == "exclude"
+    chat = engine.find(args.chat)
+    messages = chat.messages()
+    message = numbered(messages, args.number)
+    changed = chat.state.exclude_message(message.id, excluded)
+    if args.dry_run:  # as the window's cost preview plans it
+        engine.tool_servers.start(wait=True)  # the tools the request offers
+        return print_request(chat, chat.plans.plan_if(messages, state=changed), messages)
+    cost = ""
+    with contextlib.suppress(ContextDeskError):  # no cost to tell: the change still goes ahead
+        cost = chat.costs.of_state(messages, changed)
+    chat.memory.set_excluded(message, excluded)
+    done = "left out of the context" if excluded else "back in the context"
+    print(f"Message {args.number} is {done}." + (f" {cost}" if cost else ""))
+    return 0
