@@ -32,7 +32,7 @@ from desktop_app.context.facts import Fact, FactSource  # noqa: E402
 from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock  # noqa: E402
 from desktop_app.core.messages import Message  # noqa: E402
 from desktop_app.ui import theme  # noqa: E402
-from desktop_app.ui.compaction_dialog import CompactionDialog  # noqa: E402
+from desktop_app.ui.dialogs.compaction_dialog import CompactionDialog  # noqa: E402
 from desktop_app.ui.gui import make_app  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
 

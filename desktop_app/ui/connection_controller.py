@@ -94,7 +94,7 @@ class ConnectionController(QObject):
 
     def open_prices(self, model: str = "") -> None:
         """Settings → Prices: the table, and a model's price entered or corrected."""
-        from desktop_app.ui.prices_dialog import PricesDialog
+        from desktop_app.ui.dialogs.prices_dialog import PricesDialog
 
         engine = self.engine
         dialog = PricesDialog(
@@ -109,7 +109,7 @@ class ConnectionController(QObject):
 
     def open_settings(self) -> bool:
         """The Settings dialog; True once what it chose is saved and in use."""
-        from desktop_app.ui.settings_dialog import SettingsDialog
+        from desktop_app.ui.dialogs.settings_dialog import SettingsDialog
 
         engine = self.engine
         dialog = SettingsDialog(

@@ -21,7 +21,7 @@ from desktop_app.chats import FirstFrame, data_folder, log_unexpected
 from desktop_app.core.errors import ErrorInfo, ErrorKind
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.single_instance import SingleInstance
+from desktop_app.ui.startup.single_instance import SingleInstance
 
 log = logging.getLogger(__name__)
 ICON_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)

@@ -42,17 +42,17 @@ if TYPE_CHECKING:
 
     from desktop_app.chats import Engine
     from desktop_app.storage.chat_info import ChatInfo
-    from desktop_app.ui.banner import ErrorBanner
-    from desktop_app.ui.chat_list_controller import ChatListController
+    from desktop_app.ui.chat_list.controller import ChatListController
     from desktop_app.ui.connection_controller import ConnectionController
-    from desktop_app.ui.context_dock import ContextDock
-    from desktop_app.ui.context_panel import ContextPanel
-    from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
+    from desktop_app.ui.context.dock import ContextDock
+    from desktop_app.ui.context.panel import ContextPanel
+    from desktop_app.ui.context.placement import ContextPlacement, ContextStrip
+    from desktop_app.ui.conversation.banner import ErrorBanner
     from desktop_app.ui.conversation.pane import ConversationPane
+    from desktop_app.ui.conversation.session import ChatSession
     from desktop_app.ui.dialogs.window_dialogs import WindowDialogs
-    from desktop_app.ui.session import ChatSession
     from desktop_app.ui.startup.menus import ChatAct
-    from desktop_app.ui.welcome import WelcomePage
+    from desktop_app.ui.startup.welcome import WelcomePage
     from desktop_app.ui.workers import BackgroundWorker
 
 log = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ class MainWindow(WindowFrame):
         work from now on. (What the chat list asked for before — in the one turn of the
         event loop the first frame lasts — found no one to answer.)"""
         assert not self.attached
-        from desktop_app.ui.chat_list_controller import ChatListController
+        from desktop_app.ui.chat_list.controller import ChatListController
         from desktop_app.ui.connection_controller import ConnectionController
         from desktop_app.ui.conversation.open_panes import OpenPanes
         from desktop_app.ui.dialogs.window_dialogs import WindowDialogs
@@ -183,9 +183,9 @@ class MainWindow(WindowFrame):
         if self._centre_made:
             return
         self._centre_made = True
-        from desktop_app.ui.banner import ErrorBanner
-        from desktop_app.ui.context_dock import ContextDock
-        from desktop_app.ui.welcome import WelcomePage
+        from desktop_app.ui.context.dock import ContextDock
+        from desktop_app.ui.conversation.banner import ErrorBanner
+        from desktop_app.ui.startup.welcome import WelcomePage
 
         # Bars that come and go (the undo bar, a banner) never resize the window.
         layout = self.layout()
@@ -237,7 +237,9 @@ class MainWindow(WindowFrame):
         if last and self.current is None and self.chat_list.model.row_of(last) is not None:
             # Typing already begun (in the search box, say) keeps its focus.
             self.open_chat(last, focus=QApplication.focusWidget() is None)
-        from desktop_app.ui.markdown_style import warm_up_highlighting  # (after the paint)
+        from desktop_app.ui.conversation.markdown_style import (
+            warm_up_highlighting,  # (after the paint)
+        )
 
         self.background.submit("highlighting", warm_up_highlighting, lambda _made: None)
         self.started = True

@@ -7,7 +7,7 @@
 - `BackgroundWorker` is one long-lived thread for planning and other short jobs (loading
   the token encoding, projecting a long chat): jobs are keyed, and a newer job for a key
   replaces one still waiting, so typing never queues up stale plans.
-- (The loop's `Approver`, which asks the GUI thread and waits: `ui/approval_card.py`.)
+- (The loop's `Approver`, which asks the GUI thread and waits: `ui/conversation/approval_card.py`.)
 """
 
 from __future__ import annotations

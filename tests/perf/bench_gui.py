@@ -37,9 +37,9 @@ from desktop_app.chats import Engine
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message
 from desktop_app.demo_chat import create_demo_chat
+from desktop_app.ui.conversation.session import ChatSession
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.session import ChatSession
 from tests.perf.bench_startup import to_first_paint
 from tests.perf.report import Row, report
 
@@ -211,7 +211,7 @@ def chat_list_of(count: int) -> tuple[float, float]:
     steps through it (each repainted)."""
     from desktop_app.context.chat_settings import ContextSettings
     from desktop_app.storage.chat_info import ChatInfo
-    from desktop_app.ui.chat_list import ChatListPanel
+    from desktop_app.ui.chat_list.panel import ChatListPanel
 
     now = time.time()
     chats = [

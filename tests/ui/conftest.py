@@ -14,9 +14,9 @@ from pytestqt.qtbot import QtBot
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.chats import Engine
 from desktop_app.demo_chat import create_demo_chat
+from desktop_app.ui.conversation.session import ChatSession
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.session import ChatSession
 
 TURN_TIMEOUT_MS = 20_000  # the first turn of a run imports the SDK (~2.5 s on 2 cores)
 
@@ -84,7 +84,7 @@ def answer_fact_dialog(qtbot: QtBot, text: str) -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.ui.fact_dialog import FactDialog
+    from desktop_app.ui.dialogs.fact_dialog import FactDialog
 
     def answer() -> None:
         dialog = next(

@@ -24,12 +24,12 @@ from desktop_app.context.projection import Section
 from desktop_app.core.blocks import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.errors import ErrorInfo
 from desktop_app.core.messages import Message
-from desktop_app.ui.compaction_dialog import CompactionDialog
-from desktop_app.ui.composer import image_attachment
-from desktop_app.ui.facts_panel import MIME
+from desktop_app.ui.context.facts_panel import MIME
+from desktop_app.ui.conversation.composer import image_attachment
+from desktop_app.ui.conversation.message_model import Role
+from desktop_app.ui.conversation.session import ChatSession
+from desktop_app.ui.dialogs.compaction_dialog import CompactionDialog
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.message_model import Role
-from desktop_app.ui.session import ChatSession
 from tests.ui.conftest import TURN_TIMEOUT_MS, answer_fact_dialog, open_demo
 
 
@@ -456,7 +456,7 @@ def test_export_from_the_chat_list_writes_json(
     session = open_demo(window, engine, qtbot, turns=2)
     target = tmp_path / "out.json"
     monkeypatch.setattr(
-        "desktop_app.ui.chat_list_controller.QFileDialog.getSaveFileName",
+        "desktop_app.ui.chat_list.controller.QFileDialog.getSaveFileName",
         lambda *args: (str(target), ""),
     )
     index = window.chat_list.index_of(session.chat.id)
@@ -530,7 +530,7 @@ def test_compact_now_is_offered_only_when_it_can_do_something(
 def test_the_fact_dialog_is_roomy_enter_breaks_a_line_ctrl_enter_pins_tab_leaves(
     qtbot: QtBot,
 ) -> None:
-    from desktop_app.ui.fact_dialog import FactDialog
+    from desktop_app.ui.dialogs.fact_dialog import FactDialog
 
     dialog = FactDialog(None, "Pin a fact", "Sent, verbatim, with every request:")
     qtbot.addWidget(dialog)

@@ -27,11 +27,11 @@ from desktop_app.api.simulator.script import Fault, FaultKind, Reply
 from desktop_app.chats import Engine
 from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, MessageStatus
-from desktop_app.ui.approval_card import ApprovalCard
+from desktop_app.ui.conversation.approval_card import ApprovalCard
+from desktop_app.ui.conversation.message_model import Role
+from desktop_app.ui.conversation.message_words import speaker
+from desktop_app.ui.conversation.session import ChatSession
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.message_model import Role
-from desktop_app.ui.message_words import speaker
-from desktop_app.ui.session import ChatSession
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 
 
@@ -380,7 +380,7 @@ def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
 def test_messages_are_read_in_a_centred_column_however_wide_the_window(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    from desktop_app.ui.message_delegate import COLUMN_PX
+    from desktop_app.ui.conversation.message_delegate import COLUMN_PX
 
     session = open_demo(window, engine, qtbot)
     view = window.pane.messages
@@ -536,7 +536,9 @@ def opened_urls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         opened.append(url.toString())
         return True
 
-    monkeypatch.setattr("desktop_app.ui.message_delegate.QDesktopServices.openUrl", open_url)
+    monkeypatch.setattr(
+        "desktop_app.ui.conversation.message_delegate.QDesktopServices.openUrl", open_url
+    )
     return opened
 
 
@@ -581,7 +583,7 @@ def shown_text(window: MainWindow, index: QModelIndex, option: QStyleOptionViewI
 def test_long_code_folds_to_its_first_lines_and_copies_whole(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    from desktop_app.ui.markdown_style import FOLD_KEEP
+    from desktop_app.ui.conversation.markdown_style import FOLD_KEEP
 
     code = "\n".join(f"print({n})" for n in range(1, 121))
     open_reply(window, engine, qtbot, f"Here:\n\n```python\n{code}\n```\n\nAnd after it.")
@@ -681,7 +683,7 @@ def test_a_message_s_actions_appear_over_it_on_hover_and_on_keyboard_focus(
 def test_messages_outside_the_next_request_are_set_apart_by_a_divider(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    from desktop_app.ui.message_model import context_marker
+    from desktop_app.ui.conversation.message_model import context_marker
 
     session = open_demo(window, engine, qtbot)
     view = window.pane.messages
@@ -805,7 +807,7 @@ def test_code_colours_stay_on_their_words_after_an_emoji_and_fences_keep_their_l
 def test_only_web_links_open(
     window: MainWindow, engine: Engine, qtbot: QtBot, opened_urls: list[str]
 ) -> None:
-    from desktop_app.ui.message_model import BlockChip, out_of_request
+    from desktop_app.ui.conversation.message_model import BlockChip, out_of_request
 
     opened = opened_urls
     open_reply(window, engine, qtbot, "Run [this](file:///home/me/run.desktop).")
@@ -1016,7 +1018,7 @@ def test_edit_and_regenerate_make_versions_switched_in_place(
 def test_two_long_blocks_fold_each_and_keep_their_places(qtbot: QtBot) -> None:
     from PySide6.QtGui import QTextDocument
 
-    from desktop_app.ui.markdown_style import FOLD_KEEP, place, style_code
+    from desktop_app.ui.conversation.markdown_style import FOLD_KEEP, place, style_code
 
     first = "\n".join(f"a{n}" for n in range(60))
     second = "\n".join(f"b{n}" for n in range(50))
@@ -1044,7 +1046,7 @@ def test_two_long_blocks_fold_each_and_keep_their_places(qtbot: QtBot) -> None:
 def test_switching_a_long_chat_s_branch_before_its_history_is_read_shows_that_branch(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    from desktop_app.ui.session import FIRST_PAGE
+    from desktop_app.ui.conversation.session import FIRST_PAGE
 
     chat = engine.new_chat("Long, with an edit")
     turns = [

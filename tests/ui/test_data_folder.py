@@ -26,7 +26,7 @@ from desktop_app.core.errors import ErrorKind
 from desktop_app.core.messages import Message, MessageStatus, user_text
 from desktop_app.ui.gui import FIRST_PAINT_PROBE, open_window, run_gui
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.single_instance import SingleInstance
+from desktop_app.ui.startup.single_instance import SingleInstance
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 from tests.unit.builders import database_at
 
@@ -318,7 +318,7 @@ class Watch(core.QObject):
         return False
 
 ENGINE = ["desktop_app.chats.engine", "desktop_app.storage.store", "desktop_app.context.state",
-          "desktop_app.core.messages", "desktop_app.ui.chat_list_controller"]
+          "desktop_app.core.messages", "desktop_app.ui.chat_list.controller"]
 app = make_app()
 window = open_window(sys.argv[1])
 watch = Watch()

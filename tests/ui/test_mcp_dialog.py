@@ -16,9 +16,9 @@ from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
 from desktop_app.config.mcp_servers import McpServer
-from desktop_app.ui.context_meter import TOOLS
+from desktop_app.ui.context.meter import TOOLS
+from desktop_app.ui.dialogs.mcp_dialog import McpDialog
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.mcp_dialog import McpDialog
 from tests.ui.conftest import open_demo
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
+from desktop_app.ui.conversation.message_delegate import CACHE_SIZE, MessageDelegate
+from desktop_app.ui.conversation.message_model import OLDER_PAGE
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.message_delegate import CACHE_SIZE, MessageDelegate
-from desktop_app.ui.message_model import OLDER_PAGE
 from tests.ui.conftest import open_demo
 
 
@@ -58,7 +58,7 @@ def test_a_streaming_text_past_its_shown_part_changes_only_the_line_that_counts_
     """Once a reply passes SHOWN_CHARS, only its first part shows, then "… N more
     characters": N grows every frame, and laying out the whole part again each time
     (25 ms at 20,000 characters) was the streaming lag."""
-    from desktop_app.ui.long_text import SHOWN_CHARS, shown_plain
+    from desktop_app.ui.conversation.long_text import SHOWN_CHARS, shown_plain
 
     session = open_demo(window, engine, qtbot, turns=2)
     view = window.pane.messages
@@ -117,7 +117,7 @@ def test_a_long_history_is_set_aside_from_the_garbage_collector(
     the window stopped. Once read, a long history is frozen out of it (`gc.freeze`)."""
     import gc
 
-    from desktop_app.ui import session as session_module
+    from desktop_app.ui.conversation import session as session_module
 
     monkeypatch.setattr(session_module, "FREEZE_AT", 100)  # (20,000 in the app)
     gc.unfreeze()

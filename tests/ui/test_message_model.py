@@ -9,8 +9,14 @@ from pytestqt.qtbot import QtBot
 
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message, MessageStatus, Usage, user_text
-from desktop_app.ui.message_model import OLDER_PAGE, PAGE, BlockChip, MessageListModel, Role
-from desktop_app.ui.message_words import token_label
+from desktop_app.ui.conversation.message_model import (
+    OLDER_PAGE,
+    PAGE,
+    BlockChip,
+    MessageListModel,
+    Role,
+)
+from desktop_app.ui.conversation.message_words import token_label
 
 
 def chat(n: int) -> list[Message]:
@@ -120,7 +126,7 @@ def test_a_replys_header_shows_its_estimate_and_the_exact_output() -> None:
 
 
 def test_a_reply_being_written_says_streaming_once_not_twice() -> None:
-    from desktop_app.ui.message_model import context_marker
+    from desktop_app.ui.conversation.message_model import context_marker
 
     streaming = (BlockChip("text", 0, False, "streaming"),)
     assert context_marker(streaming) == ("", "")  # the header's "● streaming…" says it
@@ -130,7 +136,7 @@ def test_a_reply_being_written_says_streaming_once_not_twice() -> None:
 
 def test_a_tool_step_names_the_tool_as_people_do_and_previews_json_on_one_line() -> None:
     from desktop_app.core.blocks import ToolUseBlock
-    from desktop_app.ui.message_words import call_line, result_preview
+    from desktop_app.ui.conversation.message_words import call_line, result_preview
 
     call = ToolUseBlock("toolu_1", "mcp__time__get_current_time", {"timezone": "UTC"})
     assert call_line(call) == "time.get_current_time(timezone: UTC)"  # as its approval said

@@ -12,9 +12,9 @@ from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
 from desktop_app.context.projection import Section
-from desktop_app.ui.chat_list_model import ID_ROLE
+from desktop_app.ui.chat_list.model import ID_ROLE
+from desktop_app.ui.dialogs.project_dialog import NEW_PROJECT, ProjectDialog
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.project_dialog import NEW_PROJECT, ProjectDialog
 from tests.ui.conftest import answer_fact_dialog, open_demo
 
 
@@ -29,7 +29,7 @@ def test_a_chat_gets_a_project_a_shared_fact_and_a_layer_switched_off(
 ) -> None:
     session = open_demo(window, engine, qtbot)
     monkeypatch.setattr(
-        "desktop_app.ui.project_dialog.QInputDialog.getText", lambda *a, **k: ("Acme", True)
+        "desktop_app.ui.dialogs.project_dialog.QInputDialog.getText", lambda *a, **k: ("Acme", True)
     )
     qtbot.keyClick(
         window,
@@ -229,10 +229,10 @@ def test_the_project_dialog_keeps_its_width_and_counts_knowledge_as_it_is_planne
     notes = tmp_path / "refunds.md"
     notes.write_text("Refunds are paid within thirty days of purchase. " * 40, encoding="utf-8")
     monkeypatch.setattr(
-        "desktop_app.ui.project_dialog.QInputDialog.getText", lambda *a, **k: ("Acme", True)
+        "desktop_app.ui.dialogs.project_dialog.QInputDialog.getText", lambda *a, **k: ("Acme", True)
     )
     monkeypatch.setattr(  # the file the user picks in the system's file dialog
-        "desktop_app.ui.project_dialog.QFileDialog.getOpenFileNames",
+        "desktop_app.ui.dialogs.project_dialog.QFileDialog.getOpenFileNames",
         lambda *a, **k: ([str(notes)], ""),
     )
     window.dialogs.open_project()

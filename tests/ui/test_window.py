@@ -26,13 +26,13 @@ from desktop_app.core.messages import Message
 from desktop_app.demo_chat import DEMO_TITLE, create_demo_chat
 from desktop_app.tokens.images import image_size
 from desktop_app.ui import theme
-from desktop_app.ui.chat_list_model import ACTIVITY_ROLE, GROUP_ROLE, HIT_ROLE, Activity
-from desktop_app.ui.composer import file_attachment
+from desktop_app.ui.chat_list.model import ACTIVITY_ROLE, GROUP_ROLE, HIT_ROLE, Activity
+from desktop_app.ui.conversation.composer import file_attachment
+from desktop_app.ui.conversation.message_model import OLDER_PAGE, Role
+from desktop_app.ui.conversation.session import FIRST_PAGE
+from desktop_app.ui.dialogs.settings_dialog import SettingsDialog
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.message_model import OLDER_PAGE, Role
-from desktop_app.ui.session import FIRST_PAGE
-from desktop_app.ui.settings_dialog import SettingsDialog
 from tests.fakes.keyring_backend import LockedKeyring
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 from tests.unit.builders import a, u
@@ -704,7 +704,7 @@ def test_ctrl_b_hides_the_chat_list_and_the_window_remembers(
 
 
 def test_every_menu_action_has_keys_and_the_sheet_lists_them(window: MainWindow) -> None:
-    from desktop_app.ui.shortcuts import ShortcutsDialog
+    from desktop_app.ui.dialogs.shortcuts import ShortcutsDialog
 
     menus = [top.menu() for top in window.menuBar().actions()]
     actions = [
@@ -881,7 +881,7 @@ def test_light_chosen_in_settings_wins_over_a_dark_system_from_the_first_frame()
 def test_the_docked_context_panel_leaves_the_conversation_most_of_a_1280_px_window(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    from desktop_app.ui.context_panel import PANEL_PX
+    from desktop_app.ui.context.panel import PANEL_PX
 
     window.resize(1280, 820)
     session = open_demo(window, engine, qtbot)
@@ -896,7 +896,7 @@ def test_the_docked_context_panel_leaves_the_conversation_most_of_a_1280_px_wind
 def test_a_price_entered_in_settings_turns_tokens_only_into_a_cost(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    from desktop_app.ui.prices_dialog import PricesDialog
+    from desktop_app.ui.dialogs.prices_dialog import PricesDialog
 
     assert engine.prices().price("my-local-model") is None
     dialog = PricesDialog(engine.prices(), engine.set_price, engine.prices, "my-local-model")
@@ -933,7 +933,7 @@ def test_file_dialogs_start_in_documents_then_where_the_last_one_was(
         seen.append(start)
         return str(chosen / "chat.json"), ""
 
-    monkeypatch.setattr("desktop_app.ui.chat_list_controller.QFileDialog.getSaveFileName", save_as)
+    monkeypatch.setattr("desktop_app.ui.chat_list.controller.QFileDialog.getSaveFileName", save_as)
     chat = engine.new_chat("Kept")
     window.chats.export(chat.id, "json")
     assert (chosen / "chat.json").exists()
@@ -949,7 +949,7 @@ def test_the_trash_restores_a_chat_and_deletes_one_for_good_with_its_ledger(
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from desktop_app.ui.trash_dialog import TrashDialog
+    from desktop_app.ui.dialogs.trash_dialog import TrashDialog
     from tests.fakes.tools import ScriptedApprover
 
     kept, gone = engine.new_chat("Keep me"), engine.new_chat("Delete me")
@@ -1094,7 +1094,7 @@ def test_after_start_up_the_common_languages_are_ready_to_colour_off_the_gui_thr
 ) -> None:
     """Making a language's lexer takes 10–110 ms: paid on a worker after the first paint,
     not by the first paint that shows such code (or by Stop, when a reply ends with it)."""
-    from desktop_app.ui.markdown_style import COMMON_LANGUAGES, _lexer
+    from desktop_app.ui.conversation.markdown_style import COMMON_LANGUAGES, _lexer
 
     _lexer.cache_clear()
     window = open_window(engine)

@@ -20,7 +20,7 @@ from desktop_app.core.blocks import ToolUseBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ErrorInfo
 from desktop_app.core.ports import ApprovalDecision, ApprovalRequest
-from desktop_app.ui.approval_card import PendingApproval, WindowApprover
+from desktop_app.ui.conversation.approval_card import PendingApproval, WindowApprover
 from desktop_app.ui.workers import BackgroundWorker
 
 STORM = """

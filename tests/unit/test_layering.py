@@ -84,7 +84,7 @@ def test_the_window_starts_without_the_engine_the_sdk_or_the_encoding() -> None:
         "desktop_app.context.state",
         "desktop_app.core.blocks",
         "desktop_app.core.messages",
-        "desktop_app.ui.chat_list_controller",
+        "desktop_app.ui.chat_list.controller",
         "desktop_app.ui.connection_controller",
         "desktop_app.ui.workers",
         "anthropic",
@@ -98,12 +98,12 @@ def test_the_window_starts_without_the_engine_the_sdk_or_the_encoding() -> None:
         "desktop_app.chats.chat",
         "desktop_app.core.events",
         "desktop_app.tokens.counter",
-        "desktop_app.ui.session",
+        "desktop_app.ui.conversation.session",
         # the conversation's widgets: made right after the first frame
-        "desktop_app.ui.composer",
-        "desktop_app.ui.message_view",
-        "desktop_app.ui.context_panel",
-        "desktop_app.ui.approval_card",
+        "desktop_app.ui.conversation.composer",
+        "desktop_app.ui.conversation.message_view",
+        "desktop_app.ui.context.panel",
+        "desktop_app.ui.conversation.approval_card",
         "desktop_app.core.branches",
         # the commands: the window parses its arguments with `cli.parser` alone
         *(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from desktop_app.ui.long_text import (
+from desktop_app.ui.conversation.long_text import (
     SHOW_ALL,
     SHOWN_CHARS,
     TABLE_KEEP,

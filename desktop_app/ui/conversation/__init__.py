@@ -1,1 +1,1 @@
-"""One open chat's conversation: its pane, its messages, its composer."""
+"""One open chat's conversation: its pane, its session, its messages, its composer."""

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from desktop_app.core.errors import ErrorInfo, ErrorKind
-from desktop_app.ui.chat_list_model import Activity
+from desktop_app.ui.chat_list.model import Activity
 from desktop_app.ui.conversation.pane import ConversationPane
-from desktop_app.ui.session import ChatSession
+from desktop_app.ui.conversation.session import ChatSession
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStackedWidget

@@ -22,12 +22,12 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.ui import theme
-from desktop_app.ui.approval_card import ApprovalCard, PendingApproval
-from desktop_app.ui.banner import ErrorBanner
-from desktop_app.ui.chat_header import ChatHeader
-from desktop_app.ui.composer import Composer
-from desktop_app.ui.find_bar import FindBar
-from desktop_app.ui.message_view import MessageListView
+from desktop_app.ui.conversation.approval_card import ApprovalCard, PendingApproval
+from desktop_app.ui.conversation.banner import ErrorBanner
+from desktop_app.ui.conversation.chat_header import ChatHeader
+from desktop_app.ui.conversation.composer import Composer
+from desktop_app.ui.conversation.find_bar import FindBar
+from desktop_app.ui.conversation.message_view import MessageListView
 
 if TYPE_CHECKING:
     from desktop_app.config.settings import Settings
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from desktop_app.core.blocks import Block
     from desktop_app.core.messages import Message
     from desktop_app.core.ports import ModelInfo
-    from desktop_app.ui.session import ChatSession
+    from desktop_app.ui.conversation.session import ChatSession
 
 FIND_LIMIT = 1000  # matches Ctrl+F steps through in one chat
 # Errors whose banner has no Retry (which answers the last message again): nothing to
@@ -290,7 +290,7 @@ class ConversationPane(QWidget):
 
     @Slot(object)
     def _on_messages_pin_requested(self, message: Message) -> None:
-        from desktop_app.ui.fact_dialog import ask_fact
+        from desktop_app.ui.dialogs.fact_dialog import ask_fact
 
         text = ask_fact(
             self,

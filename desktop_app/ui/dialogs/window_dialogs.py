@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 
     from desktop_app.chats import Engine
     from desktop_app.ui.conversation.pane import ConversationPane
-    from desktop_app.ui.mcp_dialog import McpDialog, McpWatcher
-    from desktop_app.ui.project_dialog import ProjectDialog
-    from desktop_app.ui.trash_dialog import TrashDialog
+    from desktop_app.ui.dialogs.mcp_dialog import McpDialog, McpWatcher
+    from desktop_app.ui.dialogs.project_dialog import ProjectDialog
+    from desktop_app.ui.dialogs.trash_dialog import TrashDialog
     from desktop_app.ui.workers import BackgroundWorker
 
 
@@ -50,7 +50,7 @@ class WindowDialogs(QObject):
     def start_tool_servers(self) -> None:
         """After the first paint, off the window's thread: the configured servers start;
         each one ready (or failed) re-plans the open chats with its tools (or without)."""
-        from desktop_app.ui.mcp_dialog import McpWatcher
+        from desktop_app.ui.dialogs.mcp_dialog import McpWatcher
 
         self.mcp_watcher = McpWatcher(self.engine, self)
         self.mcp_watcher.changed.connect(self._on_mcp_watcher_changed)
@@ -72,7 +72,7 @@ class WindowDialogs(QObject):
 
     @Slot()
     def open_tools(self) -> None:
-        from desktop_app.ui.mcp_dialog import McpDialog
+        from desktop_app.ui.dialogs.mcp_dialog import McpDialog
 
         pane = self._shown()
         chat = pane.session.chat if pane is not None else None
@@ -103,7 +103,7 @@ class WindowDialogs(QObject):
         pane = self._shown()
         if pane is None:
             return
-        from desktop_app.ui.project_dialog import ProjectDialog
+        from desktop_app.ui.dialogs.project_dialog import ProjectDialog
 
         dialog = ProjectDialog(pane.session, self.window)
         dialog.changed.connect(self._on_project_dialog_changed)
@@ -124,7 +124,7 @@ class WindowDialogs(QObject):
         if pane.session.busy:
             self.status.emit("Wait for the reply to finish, or stop it, then compact.")
             return
-        from desktop_app.ui.compaction_dialog import CompactionDialog
+        from desktop_app.ui.dialogs.compaction_dialog import CompactionDialog
 
         CompactionDialog(pane.session, self.window).exec()
 
@@ -133,7 +133,7 @@ class WindowDialogs(QObject):
     @Slot()
     def open_trash(self) -> None:
         """View → Trash: restore a trashed chat, or delete it (or all) for good."""
-        from desktop_app.ui.trash_dialog import TrashDialog
+        from desktop_app.ui.dialogs.trash_dialog import TrashDialog
 
         dialog = TrashDialog(self.engine, self.window)
         dialog.restored.connect(self._on_trash_restored)
@@ -148,6 +148,6 @@ class WindowDialogs(QObject):
 
     @Slot()
     def open_shortcuts(self) -> None:
-        from desktop_app.ui.shortcuts import ShortcutsDialog
+        from desktop_app.ui.dialogs.shortcuts import ShortcutsDialog
 
         ShortcutsDialog(self.window.menuBar(), self.window).exec()

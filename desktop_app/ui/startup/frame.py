@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.ui import theme
-from desktop_app.ui.chat_list import ChatListPanel
+from desktop_app.ui.chat_list.panel import ChatListPanel
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QResizeEvent

@@ -16,7 +16,7 @@ from PySide6.QtGui import QAction, QKeySequence
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMenuBar, QWidget
 
-    from desktop_app.ui.chat_list_controller import ChatListController
+    from desktop_app.ui.chat_list.controller import ChatListController
     from desktop_app.ui.conversation.pane import ConversationPane
 
     ChatAct = Callable[[ChatListController, str], object]  # (the list's actions, a chat id)

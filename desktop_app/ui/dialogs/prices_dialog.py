@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.config.prices import Price, PriceTable
 from desktop_app.core.errors import ContextDeskError
-from desktop_app.ui.settings_dialog import row_widget
+from desktop_app.ui.dialogs.settings_dialog import row_widget
 
 COLUMNS = ("Model", "Input", "Output", "Cache write 5 min", "Cache write 1 h", "Cache read")
 

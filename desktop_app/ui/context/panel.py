@@ -33,12 +33,12 @@ from PySide6.QtWidgets import (
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
-from desktop_app.ui.context_meter import SEGMENTS, ContextMeter
-from desktop_app.ui.wrap_row import WrapRow
+from desktop_app.ui.context.meter import SEGMENTS, ContextMeter
+from desktop_app.ui.conversation.wrap_row import WrapRow
 
 if TYPE_CHECKING:
     from desktop_app.context.projection import Plan
-    from desktop_app.ui.session import ChatSession
+    from desktop_app.ui.conversation.session import ChatSession
 
 
 PANEL_PX = 400  # the width the docked panel asks for
@@ -81,8 +81,8 @@ class ContextPanel(QStackedWidget):
         self.addWidget(self.tabs)
 
     def _build(self) -> None:
-        from desktop_app.ui.facts_panel import FactsPanel
-        from desktop_app.ui.request_view import RequestView
+        from desktop_app.ui.context.facts_panel import FactsPanel
+        from desktop_app.ui.context.request_view import RequestView
 
         self.built = True
         self.meter = ContextMeter()

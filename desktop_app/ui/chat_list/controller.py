@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from desktop_app.chats import NEW_CHAT_TITLE, Engine
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.storage.search import MAX_QUERY_CHARS, TIME_BUDGET_S
-from desktop_app.ui.chat_list import ChatListPanel
+from desktop_app.ui.chat_list.panel import ChatListPanel
 from desktop_app.ui.workers import BackgroundWorker
 
 if TYPE_CHECKING:  # loaded with the first chat

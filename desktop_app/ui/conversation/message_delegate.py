@@ -59,8 +59,8 @@ from desktop_app.core.blocks import (
 from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui import theme
-from desktop_app.ui.long_text import SHOW_ALL, shown_markdown, shown_plain
-from desktop_app.ui.markdown_style import (
+from desktop_app.ui.conversation.long_text import SHOW_ALL, shown_markdown, shown_plain
+from desktop_app.ui.conversation.markdown_style import (
     HEADER_PX,
     MARKDOWN,
     CodeBlock,
@@ -70,7 +70,7 @@ from desktop_app.ui.markdown_style import (
     style_code,
     style_text,
 )
-from desktop_app.ui.message_model import (
+from desktop_app.ui.conversation.message_model import (
     BlockChip,
     Index,
     MessageListModel,
@@ -79,7 +79,7 @@ from desktop_app.ui.message_model import (
     context_marker,
     out_of_request,
 )
-from desktop_app.ui.message_words import (
+from desktop_app.ui.conversation.message_words import (
     call_line,
     result_preview,
     result_text,
@@ -89,7 +89,7 @@ from desktop_app.ui.message_words import (
     token_label,
     tool_name,
 )
-from desktop_app.ui.streamed_text import StreamedText
+from desktop_app.ui.conversation.streamed_text import StreamedText
 
 PAD = 12  # around a message
 INDENT = 14  # blocks sit under the header
@@ -859,7 +859,7 @@ class MessageDelegate(QStyledItemDelegate):
     ) -> None:
         """A code block's background and its header strip: the language, and Copy (or
         "Copied" just after a click). Coordinates are the document's."""
-        from desktop_app.ui.markdown_style import background
+        from desktop_app.ui.conversation.markdown_style import background
 
         box = QRectF(0, code.top, width, code.bottom - code.top)
         painter.setPen(Qt.PenStyle.NoPen)

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QDockWidget
 
-from desktop_app.ui.context_panel import ContextPanel
-from desktop_app.ui.context_placement import ContextPlacement, ContextStrip
+from desktop_app.ui.context.panel import ContextPanel
+from desktop_app.ui.context.placement import ContextPlacement, ContextStrip
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QBoxLayout, QMainWindow
 
     from desktop_app.context.projection import Plan
-    from desktop_app.ui.session import ChatSession
+    from desktop_app.ui.conversation.session import ChatSession
 
 DOCK_PX = 340  # the panel's first width, docked
 

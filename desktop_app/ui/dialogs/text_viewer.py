@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.ui.long_text import VIEWER_LINE, in_pieces
+from desktop_app.ui.conversation.long_text import VIEWER_LINE, in_pieces
 from desktop_app.ui.theme import monospace
 
 

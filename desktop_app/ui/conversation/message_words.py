@@ -10,7 +10,7 @@ from typing import Any
 
 from desktop_app.core.blocks import TextBlock, ToolUseBlock
 from desktop_app.core.messages import Message, MessageStatus
-from desktop_app.ui.message_model import BlockChip
+from desktop_app.ui.conversation.message_model import BlockChip
 
 
 def call_line(block: ToolUseBlock, room: int = 60) -> str:

@@ -34,8 +34,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.context.facts import Fact, FactSource
-from desktop_app.ui.fact_dialog import ask_fact
-from desktop_app.ui.wrap_row import WrapRow
+from desktop_app.ui.conversation.wrap_row import WrapRow
+from desktop_app.ui.dialogs.fact_dialog import ask_fact
 
 Index = QModelIndex | QPersistentModelIndex
 FACT_ROLE = Qt.ItemDataRole.UserRole + 1

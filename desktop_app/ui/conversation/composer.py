@@ -443,7 +443,7 @@ class Composer(QWidget):
 
     def _preview(self, attachment: Attachment) -> None:
         """The card's text, read-only, as it will be sent."""
-        from desktop_app.ui.text_viewer import show_text
+        from desktop_app.ui.dialogs.text_viewer import show_text
 
         assert isinstance(attachment.block, TextBlock)
         show_text(self, attachment.name, attachment.block.text, name="attachmentPreview")

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QLineEdit, QStyledItemDelegate, QWidget
 
 from desktop_app.storage.search import MARK_END, MARK_START
-from desktop_app.ui.chat_list_model import (
+from desktop_app.ui.chat_list.model import (
     ACTIVITY_ROLE,
     CHAT_ROLE,
     HEADER_ROLE,

@@ -41,8 +41,8 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.messages import Message, MessageStatus, Usage
 from desktop_app.core.request import ChatRequest
-from desktop_app.ui.approval_card import PendingApproval, WindowApprover
-from desktop_app.ui.message_model import BlockChip, ChipSource, MessageListModel
+from desktop_app.ui.conversation.approval_card import PendingApproval, WindowApprover
+from desktop_app.ui.conversation.message_model import BlockChip, ChipSource, MessageListModel
 from desktop_app.ui.workers import BackgroundWorker, TurnWorker
 
 if TYPE_CHECKING:  # loaded with the first chat, after the first paint

@@ -31,14 +31,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.ui.chat_list_model import (
+from desktop_app.ui.chat_list.model import (
     CHAT_ROLE,
     HIT_ROLE,
     ID_ROLE,
     NO_PROJECT,
     ChatListModel,
 )
-from desktop_app.ui.chat_row_delegate import ChatRowDelegate
+from desktop_app.ui.chat_list.row_delegate import ChatRowDelegate
 from desktop_app.ui.qt_later import Qt
 
 if TYPE_CHECKING:

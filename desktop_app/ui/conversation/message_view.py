@@ -32,10 +32,10 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, MessageStatus
-from desktop_app.ui.message_actions import HoverBar, MessageAction
-from desktop_app.ui.message_delegate import MessageDelegate
-from desktop_app.ui.message_model import MessageListModel, Role
-from desktop_app.ui.message_words import speaker
+from desktop_app.ui.conversation.message_actions import HoverBar, MessageAction
+from desktop_app.ui.conversation.message_delegate import MessageDelegate
+from desktop_app.ui.conversation.message_model import MessageListModel, Role
+from desktop_app.ui.conversation.message_words import speaker
 
 NEAR_TOP_PX = 40
 AT_BOTTOM_PX = 8
@@ -357,7 +357,7 @@ class MessageListView(QListView):
     @Slot(str)
     def _on_delegate_show_all_requested(self, message_id: str) -> None:
         """A message too long to lay out whole, in a viewer of its own."""
-        from desktop_app.ui.text_viewer import show_text
+        from desktop_app.ui.dialogs.text_viewer import show_text
 
         model = self.model()
         if not isinstance(model, MessageListModel):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from PySide6.QtGui import QFont, QTextCursor, QTextDocument
 
-from desktop_app.ui.markdown_style import utf16_length
+from desktop_app.ui.conversation.markdown_style import utf16_length
 
 Where = tuple[str, int]  # (message id, block number)
 

@@ -35,10 +35,10 @@ from PySide6.QtWidgets import (
 from desktop_app.context.project import LAYERS, KnowledgeMode, Project
 from desktop_app.context.projection import Section
 from desktop_app.core.errors import ContextDeskError
-from desktop_app.ui.fact_dialog import ask_fact
+from desktop_app.ui.dialogs.fact_dialog import ask_fact
 
 if TYPE_CHECKING:
-    from desktop_app.ui.session import ChatSession
+    from desktop_app.ui.conversation.session import ChatSession
 
 NEW_PROJECT = "__new__"
 ID_ROLE = Qt.ItemDataRole.UserRole + 1

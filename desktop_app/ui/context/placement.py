@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.ui.context_meter import ContextMeter
+from desktop_app.ui.context.meter import ContextMeter
 
 if TYPE_CHECKING:
     from desktop_app.context.projection import Plan

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.ui.session import ChatSession
+from desktop_app.ui.conversation.session import ChatSession
 from desktop_app.ui.workers import CallWorker, Outcome
 
 if TYPE_CHECKING:

@@ -1,0 +1,1 @@
+"""The chat list: its panel, its rows, and what its actions do."""
