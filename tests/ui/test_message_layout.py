@@ -11,6 +11,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
+from desktop_app.ui.conversation.message_content import make_document
 from desktop_app.ui.conversation.message_delegate import CACHE_SIZE, MessageDelegate
 from desktop_app.ui.conversation.message_model import OLDER_PAGE
 from desktop_app.ui.main_window import MainWindow
@@ -46,7 +47,7 @@ def test_a_streaming_text_grows_in_its_document_and_reads_as_if_laid_out_whole(
     layout = delegate._layout(index, view.font())
     doc = layout.parts[0].doc
     assert doc is not None
-    whole = delegate._document("".join(pieces), view.font(), int(doc.textWidth()))
+    whole = make_document("".join(pieces), view.font(), int(doc.textWidth()))
     assert doc.toPlainText() == whole.toPlainText()
     assert doc.size().height() == whole.size().height()
     assert delegate.streamed.holds(doc)  # one document, added to

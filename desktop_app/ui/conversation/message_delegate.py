@@ -11,7 +11,6 @@ changes them without touching any layout.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,7 +31,6 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
-    QColor,
     QDesktopServices,
     QFont,
     QFontMetrics,
@@ -43,14 +41,10 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QTextDocument,
-    QTextOption,
 )
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
-from desktop_app.chats.attachments import image_size
 from desktop_app.core.blocks import (
-    ImageBlock,
-    RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -59,16 +53,18 @@ from desktop_app.core.blocks import (
 from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui import theme
-from desktop_app.ui.conversation.long_text import SHOW_ALL, shown_markdown, shown_plain
+from desktop_app.ui.conversation.long_text import SHOW_ALL, shown_plain
 from desktop_app.ui.conversation.markdown_style import (
     HEADER_PX,
-    MARKDOWN,
     CodeBlock,
-    OfflineDocument,
-    images_as_links,
     place,
     style_code,
     style_text,
+)
+from desktop_app.ui.conversation.message_content import (
+    block_content,
+    make_document,
+    thinking_content,
 )
 from desktop_app.ui.conversation.message_model import (
     BlockChip,
@@ -76,22 +72,27 @@ from desktop_app.ui.conversation.message_model import (
     MessageListModel,
     Role,
     TurnPlace,
-    context_marker,
     out_of_request,
 )
+from desktop_app.ui.conversation.message_painting import (
+    COPY_BUTTON_PX,
+    DIVIDER_PX,
+    MARK_PX,
+    PAD,
+    paint_chip,
+    paint_code_frame,
+    paint_divider,
+    paint_header,
+    text_colour,
+)
 from desktop_app.ui.conversation.message_words import (
-    call_line,
-    result_preview,
-    result_text,
     speaker,
     status_label,
     time_label,
     token_label,
-    tool_name,
 )
 from desktop_app.ui.conversation.streamed_text import StreamedText
 
-PAD = 12  # around a message
 INDENT = 14  # blocks sit under the header
 GAP = 6  # between a chip and its content, and between blocks
 CHIP_GAP = 4
@@ -100,11 +101,8 @@ CACHE_SIZE = 600  # rows whose laid-out documents are kept (≈12 KB each)
 # its height a row beyond CACHE_SIZE was laid out again each time (370 ms at 610 rows).
 HEIGHTS_KEPT = 200_000
 LINK_SCHEMES = ("http", "https", "mailto")
-DIVIDER_PX = 26  # the band a "above this line: …" rule takes
-COPY_BUTTON_PX = 80  # the right end of a code block's header strip
 COPIED_MS = 1500  # how long "Copied" shows
 FOLD_BUTTON_PX = 150  # "Show all N lines", left of Copy
-MARK_PX = 20  # the round mark before who speaks
 CONTINUED_PX = 4  # the gap between two rows of one turn of Claude's
 ARROW_PX = 22  # each arrow of a message's ‹ 1/2 › (its versions: branches)
 COLUMN_PX = 780  # messages are read in a centred column this wide at most (lines of
@@ -156,7 +154,7 @@ class MessageDelegate(QStyledItemDelegate):
         # While every row is measured: the view's width, the column's, the font's key,
         # Context view, dark (`layout_pass`)
         self._pass: tuple[int, int, str, bool, bool] | None = None
-        self.streamed = StreamedText(self._document)  # the text being streamed, laid out
+        self.streamed = StreamedText(make_document)  # the text being streamed, laid out
         self._expanded: set[tuple[str, int]] = set()
         self._unfolded: set[tuple[str, int, int]] = set()  # long code shown whole: (id, block, key)
         self._mono = theme.monospace()
@@ -202,7 +200,7 @@ class MessageDelegate(QStyledItemDelegate):
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if layout.divider:
-            self._paint_divider(painter, rect, layout.divider, option)
+            paint_divider(painter, rect, layout.divider, option)
             rect = rect.adjusted(0, int(layout.top), 0, 0)
         if out_of_request(chips):  # summarized, excluded or not sent: set apart, dimmed
             painter.setOpacity(0.55)
@@ -220,15 +218,18 @@ class MessageDelegate(QStyledItemDelegate):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(bubble, 8, 8)
         if not layout.continues:
-            self._paint_header(
-                painter, rect, message, chips, option, dark, index.data(Role.SIBLINGS)
-            )
+            siblings = index.data(Role.SIBLINGS)
+            spots = self._switcher_at(rect, message, option.font) if siblings else None
+            switcher = (siblings, spots) if siblings is not None and spots else None
+            paint_header(painter, rect, message, chips, option, dark, switcher, self.context_view)
         for part in layout.parts:
             chip = chips[part.block] if part.block < len(chips) else BlockChip("?", 0, False, "")
             top = rect.top() - layout.top + part.top
             left = rect.left() + PAD + INDENT
             if part.row and self.context_view:
-                chip_right = self._paint_chip(painter, left, top, chip, dark)
+                chip_right = paint_chip(
+                    painter, left, top, chip, dark, self._chip_font(), self._chip_height()
+                )
             else:
                 chip_right = left - 8  # the summary starts where the chip would
             if part.row and part.summary:
@@ -250,13 +251,15 @@ class MessageDelegate(QStyledItemDelegate):
                 origin = QPointF(left, rect.top() - layout.top + part.doc_top)
                 painter.translate(origin)
                 for code in part.codes:
-                    self._paint_code_frame(painter, part.doc.textWidth(), code, option, dark)
+                    copied = self._copied == (code.code, code.first)
+                    width = part.doc.textWidth()
+                    paint_code_frame(painter, width, code, option, dark, self._mono, copied)
                 context = QAbstractTextDocumentLayout.PaintContext()
                 # Only the lines on screen are drawn (a long reply is mostly off it)
                 context.clip = QRectF(visible).translated(-origin)
                 context.palette = palette
                 context.palette.setColor(
-                    QPalette.ColorRole.Text, self._text_colour(message, part, palette)
+                    QPalette.ColorRole.Text, text_colour(message, part.block, palette)
                 )
                 part.doc.documentLayout().draw(painter, context)
                 painter.restore()
@@ -634,7 +637,7 @@ class MessageDelegate(QStyledItemDelegate):
             open_ = (message.id, j) in self._expanded
             call = calls.get(block.tool_use_id) if isinstance(block, ToolResultBlock) else None
             if isinstance(block, ThinkingBlock):
-                doc, collapsible, summary = self._thinking(
+                doc, collapsible, summary = thinking_content(
                     message, j, block, open_, font, text_width
                 )
             elif streaming and isinstance(block, TextBlock):
@@ -642,7 +645,10 @@ class MessageDelegate(QStyledItemDelegate):
                 doc = self.streamed.document((message.id, j), text, font, text_width)
                 collapsible, summary = False, ""
             else:
-                doc, collapsible, summary = self._content(block, open_, font, text_width, call)
+                mono = self._mono_like(font)
+                doc, collapsible, summary = block_content(
+                    block, open_, font, text_width, mono, call
+                )
             row = self._chip_height() if self.context_view or summary else 0.0
             part = _Part(j, y, doc, collapsible, summary, row)
             if doc is not None and isinstance(block, TextBlock) and not streaming:
@@ -657,258 +663,3 @@ class MessageDelegate(QStyledItemDelegate):
             y += QFontMetrics(font).height()  # a reply that has not said anything yet
         bottom = CONTINUED_PX - GAP if turn.continued else PAD - GAP  # the turn reads on below
         return _Layout(int(y + bottom), parts, top, divider, continues)
-
-    def _content(
-        self,
-        block: object,
-        open_: bool,
-        font: QFont,
-        width: int,
-        call: ToolUseBlock | None = None,
-    ) -> tuple[QTextDocument | None, bool, str]:
-        """(document or None, can it be collapsed, text beside the chip)."""
-        if isinstance(block, TextBlock):  # bounded: a long text shows its first part
-            shown = shown_markdown(block.text)
-            return self._document(shown.text, font, width, markdown=True), False, ""
-        if isinstance(block, ToolUseBlock):
-            if not open_:  # a step of the turn, said in a line; the arguments on a click
-                return None, True, f"▸ {call_line(block)} — click for the arguments"
-            arguments = json.dumps(block.input, indent=2, ensure_ascii=False)
-            doc = self._document(shown_plain(arguments).text, self._mono_like(font), width)
-            return doc, True, f"▾ Calls {tool_name(block.name)} — click to hide"
-        if isinstance(block, ToolResultBlock):
-            text = block.content if isinstance(block.content, str) else result_text(block.content)
-            lines = text.count("\n") + 1
-            # the step's second half: what the call (named) gave back
-            what = f"↳ {tool_name(call.name)}" if call is not None else "↳ Result"
-            what += " failed" if block.is_error else ""
-            first = result_preview(text)
-            if not open_:
-                return None, True, f"▸ {what}: {lines:,} line{'s' * (lines != 1)} — {first}"
-            doc = self._document(shown_plain(text).text, self._mono_like(font), width)
-            return doc, True, f"▾ {what}: {lines:,} line{'s' * (lines != 1)} — click to hide"
-        if isinstance(block, ImageBlock):
-            size = image_size(block.data)
-            return None, False, f"image, {size[0]}×{size[1]} px" if size else "image"
-        if isinstance(block, RedactedThinkingBlock):
-            return None, False, "redacted thinking (encrypted; sent back unchanged)"
-        return None, False, "kept exactly as received"
-
-    def _thinking(
-        self, message: Message, j: int, block: ThinkingBlock, open_: bool, font: QFont, width: int
-    ) -> tuple[QTextDocument | None, bool, str]:
-        """Thinking as today's models send it: reasoning before the answer, or a note
-        before a tool call (a quiet step of the turn); its text may be omitted by the
-        model's `display` setting, and then only that it happened (and its tokens) is said."""
-        after = message.blocks[j + 1] if j + 1 < len(message.blocks) else None
-        note = j > 0 and isinstance(after, ToolUseBlock)
-        text = block.thinking.strip()
-        if not text:
-            spent = message.usage.thinking_tokens if message.usage else 0
-            tokens = f" · {spent:,} thinking tokens in this reply" if spent and not note else ""
-            if note:
-                return None, False, "✎ A note before the next step (its text is not shown)"
-            return None, False, f"Thought — its text is not shown (display: omitted){tokens}"
-        if note and "\n" not in text and len(text) <= 160:
-            return None, False, f"✎ {text}"
-        first = text.splitlines()[0][:80]
-        if not open_:
-            what = "✎ Note" if note else f"▸ Thinking, {len(text.split()):,} words"
-            return None, True, f"{what} — {first}" if note else f"{what} — click to show"
-        doc = self._document(shown_plain(block.thinking).text, font, width)
-        return doc, True, "▾ Note — click to hide" if note else "▾ Thinking — click to hide"
-
-    def _document(
-        self, text: str, font: QFont, width: int, *, markdown: bool = False
-    ) -> QTextDocument:
-        doc = OfflineDocument()
-        doc.setDefaultFont(font)
-        doc.setDocumentMargin(0)
-        option = QTextOption()
-        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        doc.setDefaultTextOption(option)
-        if markdown:
-            doc.setMarkdown(text, MARKDOWN)
-            if "![" in text:  # (walking every fragment costs; only this makes an image)
-                images_as_links(doc)
-        else:
-            doc.setPlainText(text)
-        doc.setTextWidth(width)
-        return doc
-
-    def _paint_header(
-        self,
-        painter: QPainter,
-        rect: QRect,
-        message: Message,
-        chips: tuple[BlockChip, ...],
-        option: QStyleOptionViewItem,
-        dark: bool,
-        siblings: Siblings | None,
-    ) -> None:
-        font, palette = option.font, option.palette
-        metrics = QFontMetrics(font)
-        x, y = rect.left() + PAD, rect.top() + PAD
-        self._paint_mark(
-            painter,
-            QRectF(x, y + (metrics.height() - MARK_PX) / 2, MARK_PX, MARK_PX),
-            message,
-            dark,
-        )
-        x += MARK_PX + 8
-        bold = QFont(font)
-        bold.setBold(True)
-        painter.setFont(bold)
-        painter.setPen(palette.color(QPalette.ColorRole.Text))
-        who = speaker(message)
-        if message.is_tool_results:  # a step of Claude's turn, quieter than a message
-            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-        painter.drawText(QPointF(x, y + metrics.ascent()), who)
-        x += QFontMetrics(bold).horizontalAdvance(who) + 10
-        painter.setFont(font)
-        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-        when = time_label(message.created_at)
-        painter.drawText(QPointF(x, y + metrics.ascent()), when)
-        x += metrics.horizontalAdvance(when) + 10
-        if siblings is not None:
-            spots = self._switcher_at(rect, message, font)
-            self._paint_switcher(painter, spots, siblings, option)
-            x = int(spots[2].right()) + 6
-        status = status_label(message)
-        if status:
-            painter.setPen(theme.status_colour(message.status.value, dark))
-            painter.drawText(QPointF(x, y + metrics.ascent()), status)
-        right = QRectF(rect.left(), y, rect.width() - PAD, metrics.height())
-        if self.context_view:
-            text = token_label(message, chips)
-            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-            painter.drawText(right, Qt.AlignmentFlag.AlignRight, text)
-            return
-        state, text = context_marker(chips)
-        if not text:
-            return
-        small = QFont(font)
-        small.setPointSizeF(font.pointSizeF() * 0.9)
-        painter.setFont(small)
-        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-        painter.drawText(right, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
-        dot = QFontMetrics(small).horizontalAdvance(text) + 12
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(theme.state_colour(state, dark))
-        painter.drawEllipse(QPointF(right.right() - dot, right.center().y()), 3.5, 3.5)
-
-    @staticmethod
-    def _paint_mark(painter: QPainter, spot: QRectF, message: Message, dark: bool) -> None:
-        """Who speaks, at a glance: Claude's mark in its accent, the person's in grey."""
-        claude = message.role == "assistant"
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(theme.role_colour(claude, dark))
-        painter.drawEllipse(spot)
-        letter = QFont(painter.font())
-        letter.setBold(True)
-        letter.setPixelSize(int(spot.height() * 0.55))
-        painter.setFont(letter)
-        painter.setPen(QColor("white"))
-        painter.drawText(spot, Qt.AlignmentFlag.AlignCenter, "C" if claude else "Y")
-
-    def _paint_switcher(
-        self,
-        painter: QPainter,
-        spots: tuple[QRectF, QRectF, QRectF],
-        siblings: Siblings,
-        option: QStyleOptionViewItem,
-    ) -> None:
-        """‹ 1/2 ›: which version of the message this is; an arrow is dim at either end."""
-        back, label, forward = spots
-        quiet = option.palette.color(QPalette.ColorRole.PlaceholderText)
-        strong = option.palette.color(QPalette.ColorRole.Text)
-        painter.setFont(option.font)
-        ends = (siblings.index == 0, siblings.index == len(siblings.ids) - 1)
-        for arrow, glyph, at_end in ((back, "‹", ends[0]), (forward, "›", ends[1])):
-            painter.setPen(quiet if at_end else strong)
-            painter.drawText(arrow, Qt.AlignmentFlag.AlignCenter, glyph)
-        painter.setPen(quiet)
-        painter.drawText(label, Qt.AlignmentFlag.AlignCenter, siblings.label)
-
-    def _paint_divider(
-        self, painter: QPainter, rect: QRect, text: str, option: QStyleOptionViewItem
-    ) -> None:
-        """A rule with its words in the middle, above the first message the next
-        request holds again."""
-        font = QFont(option.font)
-        font.setPointSizeF(font.pointSizeF() * 0.85)
-        painter.setFont(font)
-        colour = option.palette.color(QPalette.ColorRole.PlaceholderText)
-        band = QRectF(rect.left() + PAD, rect.top(), rect.width() - 2 * PAD, DIVIDER_PX)
-        words = QFontMetrics(font).horizontalAdvance(text) + 16
-        y = band.center().y()
-        painter.setPen(QPen(colour, 1, Qt.PenStyle.DashLine))
-        gap_left = band.center().x() - words / 2
-        painter.drawLine(QPointF(band.left(), y), QPointF(gap_left, y))
-        painter.drawLine(QPointF(gap_left + words, y), QPointF(band.right(), y))
-        painter.setPen(colour)
-        painter.drawText(band, Qt.AlignmentFlag.AlignCenter, text)
-
-    def _paint_code_frame(
-        self,
-        painter: QPainter,
-        width: float,
-        code: CodeBlock,
-        option: QStyleOptionViewItem,
-        dark: bool,
-    ) -> None:
-        """A code block's background and its header strip: the language, and Copy (or
-        "Copied" just after a click). Coordinates are the document's."""
-        from desktop_app.ui.conversation.markdown_style import background
-
-        box = QRectF(0, code.top, width, code.bottom - code.top)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(background(dark))
-        painter.drawRoundedRect(box, 6, 6)
-        font = QFont(self._mono)
-        font.setPointSizeF(option.font.pointSizeF() * 0.85)
-        painter.setFont(font)
-        painter.setPen(option.palette.color(QPalette.ColorRole.PlaceholderText))
-        strip = QRectF(box.left() + 10, box.top(), box.width() - 20, HEADER_PX)
-        centred = Qt.AlignmentFlag.AlignVCenter
-        label = code.language or "code"
-        if code.folded:
-            label += f" · first {code.lines - code.folded} of {code.lines:,} lines"
-        painter.drawText(strip, centred | Qt.AlignmentFlag.AlignLeft, label)
-        if code.foldable:  # left of Copy: the lines not shown, or folding them again
-            fold = f"Show all {code.lines:,} lines" if code.folded else "Fold"
-            room = QRectF(strip.left(), strip.top(), strip.width() - COPY_BUTTON_PX, HEADER_PX)
-            painter.drawText(room, centred | Qt.AlignmentFlag.AlignRight, fold)
-        copied = self._copied == (code.code, code.first)
-        painter.drawText(
-            strip, centred | Qt.AlignmentFlag.AlignRight, "Copied" if copied else "Copy"
-        )
-
-    def _paint_chip(
-        self, painter: QPainter, x: float, y: float, chip: BlockChip, dark: bool
-    ) -> float:
-        """The pill: type · tokens · state, outlined and lettered in the state's colour."""
-        font = self._chip_font()
-        parts = [chip.kind]
-        if chip.tokens:
-            parts.append(f"{'' if chip.exact else '≈'}{chip.tokens:,}")
-        parts.append(chip.state or "counting…")
-        text = " · ".join(parts)
-        metrics = QFontMetrics(font)
-        box = QRectF(x, y, metrics.horizontalAdvance(text) + 14, self._chip_height())
-        colour = theme.state_colour(chip.state, dark)
-        fill = QColor(colour)
-        fill.setAlpha(34)
-        painter.setPen(QPen(colour, 1))
-        painter.setBrush(fill)
-        painter.drawRoundedRect(box, box.height() / 2, box.height() / 2)
-        painter.setFont(font)
-        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
-        return box.right()
-
-    @staticmethod
-    def _text_colour(message: Message, part: _Part, palette: QPalette) -> QColor:
-        block = message.blocks[part.block] if part.block < len(message.blocks) else None
-        if isinstance(block, ThinkingBlock):
-            return palette.color(QPalette.ColorRole.PlaceholderText)
-        return palette.color(QPalette.ColorRole.Text)
