@@ -38,6 +38,9 @@ class ConnectionController(QObject):
         super().__init__(parent)
         self.engine = engine
         self.background = background
+        # The server's model list on a thread of its own: its first call imports the SDK
+        # (seconds on a busy machine), and a plan must not wait behind it.
+        self.listing = BackgroundWorker(self)
         self.window = parent
         self.key: ApiKey | None = None
         self.key_known = False  # the background lookup has answered
@@ -70,7 +73,7 @@ class ConnectionController(QObject):
         self.key, self.key_known = key, True
         self.mode_changed.emit()
         if key is not None or self.demo:  # also imports the SDK early, off-thread
-            self.background.submit("models", self.engine.models, self._on_models_fetched)
+            self.listing.submit("models", self.engine.models, self._on_models_fetched)
 
     def _on_models_fetched(self, models: list[ModelInfo]) -> None:
         if models:

@@ -330,12 +330,6 @@ class MainWindow(WindowFrame):
         """A menu's action on the chat shown, as the chat list's menu does it to a chat."""
         return lambda: self._on_shown(lambda pane: act(self.chats, pane.session.chat.id))
 
-    def open_dialog(self, which: str) -> None:
-        dialogs = self.dialogs
-        opens = {"tools": dialogs.open_tools, "project": dialogs.open_project}
-        opens |= {"trash": dialogs.open_trash, "shortcuts": dialogs.open_shortcuts}
-        opens[which]()
-
     @Slot(str)
     def _on_chat_list_project_requested(self, chat_id: str) -> None:
         if self.open_chat(chat_id) is not None:
@@ -496,7 +490,7 @@ class MainWindow(WindowFrame):
                 self.engine.save_window_state(self.app_state)
             except ContextDeskError as exc:
                 log.warning("window state not saved: %s", exc)
-            self.background.stop()
-            self.counting.stop()
-            self.searching.stop()
+            for worker in (self.background, self.counting, self.searching):
+                worker.stop()
+            self.connection.listing.stop()
         super().closeEvent(event)

@@ -122,7 +122,7 @@ def test_the_window_starts_without_the_engine_the_sdk_or_the_encoding() -> None:
 # -- the faces reach the engine only through the application layer ----------------------------
 
 PACKAGE = Path(desktop_app.__file__).parent
-FACES = [*sorted((PACKAGE / "cli").glob("*.py")), *sorted((PACKAGE / "ui").glob("*.py"))]
+FACES = [*sorted((PACKAGE / "cli").rglob("*.py")), *sorted((PACKAGE / "ui").rglob("*.py"))]
 # Modules of plain values (blocks, messages, events, errors, ports, facts, context state,
 # prices and how money is written): the faces may use anything in them.
 VALUE_MODULES = {

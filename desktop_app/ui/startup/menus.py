@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from desktop_app.ui.chat_list.controller import ChatListController
     from desktop_app.ui.conversation.pane import ConversationPane
+    from desktop_app.ui.dialogs.window_dialogs import WindowDialogs
 
     ChatAct = Callable[[ChatListController, str], object]  # (the list's actions, a chat id)
 
@@ -37,7 +38,8 @@ class MenuWindow(Protocol):
 
     def open_settings(self) -> None: ...
 
-    def open_dialog(self, which: str) -> None: ...
+    @property
+    def dialogs(self) -> WindowDialogs: ...  # (there once the engine is: so are the actions)
 
     def shown_does(self, act: Callable[[ConversationPane], object]) -> Callable[[], None]: ...
 
@@ -76,7 +78,7 @@ class WindowMenus:
         file_menu.addAction(self._action("&Settings…", settings_keys, window.open_settings))
         file_menu.addAction(
             self._action(
-                "&Tools and MCP servers…", "Ctrl+Shift+T", lambda: window.open_dialog("tools")
+                "&Tools and MCP servers…", "Ctrl+Shift+T", lambda: window.dialogs.open_tools()
             )
         )
         file_menu.addAction(self._action("&Quit", "Ctrl+Q", window.close))
@@ -97,7 +99,7 @@ class WindowMenus:
             self._action("&Archive", "Ctrl+Shift+A", window.shown_chat_does(_toggle_archived))
         )
         chat_menu.addAction(
-            self._action("Pro&ject…", "Ctrl+Shift+J", lambda: window.open_dialog("project"))
+            self._action("Pro&ject…", "Ctrl+Shift+J", lambda: window.dialogs.open_project())
         )
         chat_menu.addAction(
             self._action("Move to &trash", "Ctrl+Shift+Backspace", window.shown_chat_does(_trash))
@@ -119,11 +121,11 @@ class WindowMenus:
         view_menu.addAction(self._action("&Search chats", "Ctrl+K", window.search_chats))
         view_menu.addAction(self._action("A&rchived chats", "Ctrl+Shift+H", window.show_archive))
         view_menu.addAction(
-            self._action("&Trash…", "Ctrl+Shift+Delete", lambda: window.open_dialog("trash"))
+            self._action("&Trash…", "Ctrl+Shift+Delete", lambda: window.dialogs.open_trash())
         )
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(
-            self._action("&Keyboard shortcuts", "Ctrl+/", lambda: window.open_dialog("shortcuts"))
+            self._action("&Keyboard shortcuts", "Ctrl+/", lambda: window.dialogs.open_shortcuts())
         )
         self.menus = [file_menu, chat_menu, view_menu, help_menu]
         self.enable(False)  # until the engine is here, they act on nothing
