@@ -11,6 +11,7 @@ from desktop_app.chats.names import NEW_CHAT_TITLE
 from desktop_app.config.logfile import log_unexpected
 
 if TYPE_CHECKING:
+    from desktop_app.chats.changes import Changes, Rows
     from desktop_app.chats.chat import Chat, Imported
     from desktop_app.chats.chat_core import can_retry, repaired, retry_point
     from desktop_app.chats.engine import DEMO_MODEL, Engine
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
 # follows it), and a chat's own machinery (the loop's events, requests, token counting)
 # loads with the first chat opened.
 _LATER = {
+    "Changes": "changes",
+    "Rows": "changes",
     "DEMO_MODEL": "engine",
     "Engine": "engine",
     "Imported": "chat",
@@ -44,10 +47,12 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEMO_MODEL",
     "NEW_CHAT_TITLE",
+    "Changes",
     "Chat",
     "Engine",
     "FirstFrame",
     "Imported",
+    "Rows",
     "Turn",
     "can_retry",
     "data_folder",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from desktop_app.chats.changes import Changes, Rows
 from desktop_app.chats.chat_core import ChatCore
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.branches import Branch, Siblings
@@ -87,15 +88,22 @@ class Branches:
             branches.append(Branch(leaf, len(path), differs, path[differs - 1], [leaf] == shown))
         return branches
 
-    def show(self, message_id: str, *, exactly: bool = False) -> None:
+    def show(self, message_id: str, *, exactly: bool = False) -> Changes:
         """Show the branch through `message_id` (as it was left, or ending there).
-        The context, the meter and the next request follow it."""
+        The context, the meter and the next request follow it; the rows shown change
+        from the message before it on (`Changes.rows`)."""
         core = self._core
         core.check_not_answering("switch branches")
         core.check_no_turn_elsewhere()
-        core.host.store.show_branch(core.id, message_id, exactly=exactly)
+        store = core.host.store
+        store.show_branch(core.id, message_id, exactly=exactly)
         core.refresh_info()
         core.forget_state()  # which summaries stand for this branch (`off_branch`)
+        path = store.tree(core.id).path(core.info.leaf_id)
+        at = path.index(message_id) if message_id in path else 0
+        before = path[at - 1] if at else None
+        rows = Rows(before, tuple(self.messages_after(before)))
+        return Changes(info=core.info, state=core.state, replan=True, rows=rows)
 
     def show_holding(self, message_id: str) -> bool:
         """Show the branch a message is on, when it is not the one shown (a search hit
@@ -107,4 +115,4 @@ class Branches:
         if message_id in tree.path(core.info.leaf_id):
             return False
         self.show(message_id)
-        return True
+        return True  # (the window reads the branch again: it may not have all its rows)

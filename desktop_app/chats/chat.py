@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop_app.chats.branches import Branches
+from desktop_app.chats.changes import Changes
 from desktop_app.chats.chat_core import ChatCore
 from desktop_app.chats.costs import Costs
 from desktop_app.chats.host import ChatHost
@@ -108,16 +109,18 @@ class Chat:
 
     # -- the chat itself --------------------------------------------------------------------
 
-    def rename(self, title: str) -> None:
-        self._core.rename(title)
+    def rename(self, title: str) -> Changes:
+        return self._core.rename(title)
 
-    def set_pinned(self, pinned: bool) -> None:
+    def set_pinned(self, pinned: bool) -> Changes:
         """Keep the chat on top of the chat list (or let it go back to its date)."""
         self._core.info = self._core.host.store.set_pinned(self.id, pinned)
+        return Changes(info=self._core.info)
 
-    def set_archived(self, archived: bool) -> None:
+    def set_archived(self, archived: bool) -> Changes:
         """Take the chat out of the list without deleting it (or bring it back)."""
         self._core.info = self._core.host.store.set_archived(self.id, archived)
+        return Changes(info=self._core.info)
 
     def delete(self) -> None:
         """Move to the trash (the chat list offers Undo: `Engine.restore_chat`)."""

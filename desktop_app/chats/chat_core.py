@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from desktop_app.chats.changes import Changes
 from desktop_app.chats.instance import process_alive
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.state import ContextState
@@ -89,11 +90,12 @@ class ChatCore:
         self.info = self.host.store.chat(self.id)
         return self.info
 
-    def rename(self, title: str) -> None:
+    def rename(self, title: str) -> Changes:
         title = " ".join(title.split())
         if not title:
             raise ContextDeskError("No title", "A chat needs a name.", kind=ErrorKind.USAGE)
         self.info = self.host.store.update_chat(self.id, title=title)
+        return Changes(info=self.info)
 
     def forget_state(self) -> None:
         """The state is read again when next used (another branch shown: its summaries)."""
@@ -103,14 +105,15 @@ class ChatCore:
 
     # -- the one way the context state changes ---------------------------------------------
 
-    def change(self, change: StateChange) -> None:
+    def change(self, change: StateChange) -> Changes:
         """Apply a context edit now — to the state as stored, so an edit made by another
         program meanwhile is kept — or, during our own turn, when it ends."""
         if self.answering:
             self._queued.append(change)
-            return
+            return Changes(waits_for_turn=True)
         self.check_no_turn_elsewhere()
         self.save_state(change(self.host.store.context_state(self.id)))
+        return Changes(state=self.state, replan=True)
 
     def save_state(self, state: ContextState) -> None:
         """Saved first, then kept: a failed write leaves the chat as it was."""

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from desktop_app.chats.changes import Changes
 from desktop_app.chats.chat_core import ChatCore, repaired
 from desktop_app.chats.planning import Planning
 from desktop_app.context.facts import Fact
@@ -28,14 +29,13 @@ class Memory:
 
     # -- pinned facts -------------------------------------------------------------------
 
-    def pin(self, text: str) -> Fact:
-        """Pin `text`: sent verbatim with every request from now on."""
+    def pin(self, text: str) -> Changes:
+        """Pin `text`: sent verbatim with every request from now on (`Changes.fact`)."""
         text = text.strip()
         if not text:
             raise ContextDeskError("Nothing to pin", "Give the fact's text.", kind=ErrorKind.USAGE)
         fact = Fact(text)
-        self._core.change(lambda s: s.pin(fact))
-        return fact
+        return replace(self._core.change(lambda s: s.pin(fact)), fact=fact)
 
     def fact(self, ref: str) -> Fact:
         """A pinned or suggested fact by its id or a unique prefix of it."""
@@ -45,35 +45,36 @@ class Memory:
             raise ContextDeskError("Fact not found", f"{ref!r}: {why}.", kind=ErrorKind.NOT_FOUND)
         return matches[0]
 
-    def edit_fact(self, fact: Fact, text: str) -> None:
+    def edit_fact(self, fact: Fact, text: str) -> Changes:
         text = text.strip()
-        if text and text != fact.text:
-            self._core.change(lambda s: s.update_fact(fact.edited(text)))
+        if not text or text == fact.text:
+            return Changes()
+        return self._core.change(lambda s: s.update_fact(fact.edited(text)))
 
-    def unpin(self, fact: Fact) -> None:
+    def unpin(self, fact: Fact) -> Changes:
         """Delete a pinned fact, or reject one Claude suggested."""
-        self._core.change(lambda s: s.unpin(fact.id))
+        return self._core.change(lambda s: s.unpin(fact.id))
 
-    def restore_fact(self, fact: Fact, index: int) -> None:
+    def restore_fact(self, fact: Fact, index: int) -> Changes:
         """Undo a deletion: the fact comes back where it was."""
-        self._core.change(lambda s: s.pin(fact).move_fact(fact.id, index))
+        return self._core.change(lambda s: s.pin(fact).move_fact(fact.id, index))
 
-    def move_fact(self, fact: Fact, index: int) -> None:
-        self._core.change(lambda s: s.move_fact(fact.id, index))
+    def move_fact(self, fact: Fact, index: int) -> Changes:
+        return self._core.change(lambda s: s.move_fact(fact.id, index))
 
-    def accept_fact(self, fact: Fact, text: str | None = None) -> None:
+    def accept_fact(self, fact: Fact, text: str | None = None) -> Changes:
         """A fact Claude suggested is pinned (as the user edited it, if they did)."""
         edited = fact.edited(text.strip()) if text and text.strip() else fact
         accepted = replace(edited, pending=False)
-        self._core.change(lambda s: s.update_fact(accepted))
+        return self._core.change(lambda s: s.update_fact(accepted))
 
     # -- what the next request holds ----------------------------------------------------------
 
     def is_excluded(self, message: Message) -> bool:
         return message.id in self._core.state.excluded_messages
 
-    def set_excluded(self, message: Message, excluded: bool) -> None:
-        self._core.change(lambda s: s.exclude_message(message.id, excluded))
+    def set_excluded(self, message: Message, excluded: bool) -> Changes:
+        return self._core.change(lambda s: s.exclude_message(message.id, excluded))
 
     def old_tool_results(self, messages: Sequence[Message]) -> set[str]:
         """The tool results "Clear old tool results" would clear (all but the latest)."""
@@ -81,12 +82,12 @@ class Memory:
 
         return old_tool_result_ids(messages, KEEP_RESULTS_OF_LAST_TURNS)
 
-    def clear_tool_results(self, tool_use_ids: set[str]) -> None:
+    def clear_tool_results(self, tool_use_ids: set[str]) -> Changes:
         """Send these results as a short placeholder (the transcript keeps them)."""
-        self._core.change(lambda s: s.clear_results(tool_use_ids))
+        return self._core.change(lambda s: s.clear_results(tool_use_ids))
 
-    def resume_auto_compaction(self) -> None:
-        self._core.change(lambda s: s.resume_auto_compaction())
+    def resume_auto_compaction(self) -> Changes:
+        return self._core.change(lambda s: s.resume_auto_compaction())
 
     # -- compaction ---------------------------------------------------------------------------
 
@@ -119,13 +120,13 @@ class Memory:
 
         return ask
 
-    def apply_compaction(self, preview: CompactionPreview, text: str | None = None) -> None:
+    def apply_compaction(self, preview: CompactionPreview, text: str | None = None) -> Changes:
         """The preview's summary (as the user edited it) replaces the turns it covers in
         what is sent; the transcript keeps them, and `undo_compaction` brings them back."""
         from desktop_app.context.compaction import apply_preview
 
         self._plans.record_compaction_requests()
-        self._core.change(lambda s: apply_preview(s, preview, text))
+        return self._core.change(lambda s: apply_preview(s, preview, text))
 
-    def undo_compaction(self) -> None:
-        self._core.change(lambda s: s.undo_summary())
+    def undo_compaction(self) -> Changes:
+        return self._core.change(lambda s: s.undo_summary())

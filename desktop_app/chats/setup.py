@@ -7,6 +7,7 @@ import logging
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
+from desktop_app.chats.changes import Changes
 from desktop_app.chats.chat_core import ChatCore
 from desktop_app.chats.names import CHAT_FIELDS
 from desktop_app.chats.planning import Planning
@@ -26,20 +27,25 @@ class Setup:
         self._core = core
         self._plans = plans
 
-    def set_settings(self, settings: ContextSettings) -> None:
+    def set_settings(self, settings: ContextSettings) -> Changes:
         core = self._core
         core.info = core.host.store.update_chat(core.id, settings=checked(settings))
-        self._plans.settings_changed()
+        return self._changed()
 
-    def set_system_prompt(self, text: str) -> None:
+    def set_system_prompt(self, text: str) -> Changes:
         core = self._core
         core.info = core.host.store.update_chat(core.id, system_prompt=text)
-        self._plans.settings_changed()
+        return self._changed()
 
-    def change(self, assignments: dict[str, str]) -> list[str]:
+    def _changed(self, notes: tuple[str, ...] = ()) -> Changes:
+        """The chat's settings changed: its planner is made again for them."""
+        self._plans.settings_changed()
+        return Changes(info=self._core.info, replan=True, notes=notes)
+
+    def change(self, assignments: dict[str, str]) -> Changes:
         """`contextdesk chat set`: KEY=VALUE pairs (keys in CHAT_FIELDS), checked together.
         A new model brings its window, its output limit and the thinking it takes (as
-        `switch_model`); returns what was adjusted to fit it, said ([] when nothing was)."""
+        `switch_model`); what was adjusted to fit it is said in `Changes.notes`."""
         core = self._core
         fields: dict[str, Any] = {}
         values = asdict(core.settings)
@@ -68,13 +74,12 @@ class Setup:
         if "title" in fields:
             core.rename(fields.pop("title"))
         core.info = core.host.store.update_chat(core.id, settings=settings, **fields)
-        self._plans.settings_changed()
-        return notes
+        return self._changed(tuple(notes))
 
-    def switch_model(self, model: str) -> list[str]:
+    def switch_model(self, model: str) -> Changes:
         """Send this chat's next requests to `model`, with that model's context window,
         output limit and thinking (the transcript stays; the context panel and the meter
-        re-plan for it). Returns what had to change to fit the model, said."""
+        re-plan for it). What had to change to fit the model is in its notes."""
         return self.change({"model": model})
 
     def _fitted_to(

@@ -80,7 +80,7 @@ def cmd_chat(engine: Engine, args: argparse.Namespace) -> int:
             kinds = ", ".join(block_type(b) for b in m.blocks)
             print(f"\n#{number} {m.role}{status} ({kinds}):\n{m.text or '(no text)'}")
     elif args.chat_command == "set":
-        for note in engine.find(args.chat).setup.change(key_values(args.pairs)):
+        for note in engine.find(args.chat).setup.change(key_values(args.pairs)).notes:
             print(note, file=sys.stderr)
     elif args.chat_command == "delete":
         chat = engine.find(args.chat)

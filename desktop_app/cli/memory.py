@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 
 
 def cmd_pin(engine: Engine, args: argparse.Namespace) -> int:
-    print(engine.find(args.chat).memory.pin(args.text).id)
+    pinned = engine.find(args.chat).memory.pin(args.text)
+    assert pinned.fact is not None  # (pinning makes one)
+    print(pinned.fact.id)
     return 0
 
 

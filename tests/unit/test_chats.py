@@ -177,10 +177,20 @@ def test_the_plan_ends_with_the_draft(engine: Engine) -> None:
 # -- facts -------------------------------------------------------------------------------------
 
 
+def pinned(chat: Chat, text: str) -> Fact:
+    """Pin `text`; the fact it made (what the action says it changed)."""
+    changes = chat.memory.pin(text)
+    assert changes.fact is not None
+    assert changes.state is not None
+    assert changes.fact in changes.state.facts
+    assert changes.replan
+    return changes.fact
+
+
 def test_facts_are_pinned_edited_moved_deleted_and_restored(engine: Engine) -> None:
     chat = demo(engine, 2)
     first, second = chat.state.facts
-    fact = chat.memory.pin("  Ticket 5521 is escalated  ")
+    fact = pinned(chat, "  Ticket 5521 is escalated  ")
     assert fact.text == "Ticket 5521 is escalated"
     assert "Ticket 5521 is escalated" in system_text(chat)
     chat.memory.edit_fact(fact, "Ticket 5521 is escalated to tier 2")
@@ -596,10 +606,10 @@ def test_a_facts_last_sent_is_the_last_request_that_carried_it(
     engine: Engine, simulator: SimulatorServer
 ) -> None:
     chat = engine.new_chat()
-    first = chat.memory.pin("The order number is #88213.")
+    first = pinned(chat, "The order number is #88213.")
     assert chat.costs.facts_last_sent(chat.state.facts) == {}  # pinned, not sent yet
     chat.turns.send("hello", ScriptedApprover())
-    second = chat.memory.pin("Refunds take 5 days.")
+    second = pinned(chat, "Refunds take 5 days.")
     sent = chat.costs.facts_last_sent(chat.state.facts)
     assert sent[first.id][0] == 1
     assert second.id not in sent  # pinned after the last request: not sent, whatever the turn

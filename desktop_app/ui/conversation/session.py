@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
-from desktop_app.chats import Chat, Engine, Turn, retry_point
+from desktop_app.chats import Changes, Chat, Engine, Turn, retry_point
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
@@ -323,29 +323,8 @@ class ChatSession(QObject):
     def show_branch(self, message_id: str) -> None:
         """Show another version of a message, and the branch that goes on from it: the
         rows from there are replaced, the context and the next request follow."""
-        if self.busy:
-            return
-        shown = next((m for m in self.messages if m.id in self._versions_of(message_id)), None)
-        if shown is None:
-            return
-        ids = [m.id for m in self.messages]
-        before = ids[ids.index(shown.id) - 1] if ids.index(shown.id) else None
-        try:
-            self.chat.branches.show(message_id)
-            if not self.model.history_complete:  # (a read under way is of the old branch)
-                self.load()
-                self.chat_changed.emit(self.chat.info)
-                return
-            after = self.chat.branches.messages_after(before)
-        except ContextDeskError as exc:
-            self.set_error(exc.info)
-            return
-        self.model.cut_after(before)
-        for message in after:
-            self.model.append(message)
-        self._show_branch_points()
-        self.chat_changed.emit(self.chat.info)
-        self.request_plan()
+        if not self.busy and self._versions_of(message_id):
+            self._act(lambda: self.chat.branches.show(message_id))
 
     def _versions_of(self, message_id: str) -> tuple[str, ...]:
         for siblings in self.model.branch_points().values():
@@ -459,8 +438,10 @@ class ChatSession(QObject):
             self._retiring.add(worker)
             worker.thread_finished.connect(self._on_worker_thread_finished)
         if turn is not None:
-            # Keeps suggested facts and applies edits made meanwhile; planned below.
-            self._act(turn.finish, replan=False)
+            try:  # keeps suggested facts and applies edits made meanwhile; planned below
+                turn.finish()
+            except ContextDeskError as exc:
+                self.set_error(exc.info)
             self._show_branch_points()  # a regenerated reply is a version now
         question, self._answering_again = self._answering_again, None
         shown = self.model.all_messages()
@@ -498,18 +479,38 @@ class ChatSession(QObject):
         self.error = error
         self.error_changed.emit()
 
-    def _act(self, action: Callable[[], object], *, replan: bool = True) -> bool:
-        """Run one of the chat's actions; a failure (a full disk…) becomes the banner
-        and changes nothing. Then plan (unless the caller will): what is sent may have
-        changed."""
+    def apply(self, changes: Changes) -> None:
+        """Show what an action changed, as it says — the one place the window does
+        (`Changes`): the chat's row, the rows of a branch, the plan, a note to say."""
+        if changes.info is not None:
+            self.chat_changed.emit(changes.info)
+        if changes.rows is not None:
+            if self.model.history_complete:
+                self.model.cut_after(changes.rows.after)
+                for message in changes.rows.messages:
+                    self.model.append(message)
+                self._show_branch_points()
+            else:  # (a read under way is of the old branch)
+                self.load()
+                return
+        if changes.notes:  # what had to change to fit (a model's output limit, its thinking)
+            self.told.emit(" ".join(changes.notes))
+        if changes.replan:
+            self._prepare_planning()  # (the planner, made again if the settings changed)
+            self.request_plan()
+
+    def _act(self, action: Callable[[], Changes], cost: str = "") -> bool:
+        """Run one of the chat's actions and show what it changed; a failure (a full
+        disk…) becomes the banner and changes nothing. `cost`: what the change does to
+        the next turn's cost, said once it is made."""
         try:
-            action()
+            changes = action()
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return False
-        finally:
-            if replan:
-                self.request_plan()
+        self.apply(changes)
+        if cost:
+            self.told.emit(cost)
         return True
 
     def is_excluded(self, message: Message) -> bool:
@@ -517,8 +518,7 @@ class ChatSession(QObject):
 
     def set_excluded(self, message: Message, excluded: bool) -> None:
         cost = self._cost_of(lambda: self.chat.state.exclude_message(message.id, excluded))
-        if self._act(lambda: self.chat.memory.set_excluded(message, excluded)) and cost:
-            self.told.emit(cost)
+        self._act(lambda: self.chat.memory.set_excluded(message, excluded), cost)
 
     def pin_fact(self, text: str) -> bool:
         return self._act(lambda: self.chat.memory.pin(text))
@@ -537,7 +537,12 @@ class ChatSession(QObject):
 
     def fact_to_project(self, fact: Fact) -> None:
         """Pin (or accept) the fact for every chat of this chat's project instead."""
-        self._act(lambda: self.engine.projects.accept_to_project(self.chat, fact.id))
+
+        def to_project() -> Changes:
+            self.engine.projects.accept_to_project(self.chat, fact.id)
+            return Changes(state=self.chat.state, replan=True)
+
+        self._act(to_project)
 
     def accept_fact(self, fact: Fact, text: str | None = None) -> None:
         self._act(lambda: self.chat.memory.accept_fact(fact, text))
@@ -547,8 +552,7 @@ class ChatSession(QObject):
 
     def undo_compaction(self) -> None:
         cost = self._cost_of(self.chat.state.undo_summary)
-        if self._act(self.chat.memory.undo_compaction) and cost:
-            self.told.emit(cost)
+        self._act(self.chat.memory.undo_compaction, cost)
 
     def _cost_of(self, make_state: Callable[[], ContextState]) -> str:
         """What a change to the context state does to the next turn's cost ("" when it
@@ -567,31 +571,20 @@ class ChatSession(QObject):
         self._act(lambda: self.chat.memory.clear_tool_results(tool_use_ids))
 
     def set_context_settings(self, settings: ContextSettings) -> None:
-        self._update_chat(lambda: self.chat.setup.set_settings(settings))
+        self._act(lambda: self.chat.setup.set_settings(settings))
 
     def switch_model(self, model: str) -> None:
-        notes: list[str] = []
-        self._update_chat(lambda: notes.extend(self.chat.setup.switch_model(model)))
-        if notes:  # what had to change to fit the model (its output limit, its thinking)
-            self.told.emit(" ".join(notes))
+        self._act(lambda: self.chat.setup.switch_model(model))
 
     def change(self, assignments: dict[str, str]) -> None:
         """Chat settings as `chat set` takes them (the chat bar's thinking menu)."""
-        notes: list[str] = []
-        self._update_chat(lambda: notes.extend(self.chat.setup.change(assignments)))
-        if notes:
-            self.told.emit(" ".join(notes))
+        self._act(lambda: self.chat.setup.change(assignments))
 
     def set_system_prompt(self, text: str) -> None:
-        self._update_chat(lambda: self.chat.setup.set_system_prompt(text))
+        self._act(lambda: self.chat.setup.set_system_prompt(text))
 
     def rename(self, title: str) -> None:
-        self._update_chat(lambda: self.chat.rename(title))
-
-    def _update_chat(self, action: Callable[[], None]) -> None:
-        if self._act(action):
-            self.chat_changed.emit(self.chat.info)
-            self.settings_changed()
+        self._act(lambda: self.chat.rename(title))
 
     def close(self) -> None:
         """The window is closing: stop the turn, let it store what it has, and wait for
