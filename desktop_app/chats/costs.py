@@ -17,7 +17,7 @@ from desktop_app.core.messages import Message
 if TYPE_CHECKING:
     from desktop_app.config.prices import Spend
     from desktop_app.context.compaction import CompactionPreview
-    from desktop_app.context.projection import Plan
+    from desktop_app.context.plan import Plan
     from desktop_app.core.request_diff import RequestDiff
     from desktop_app.storage.ledger import SentRequest
 
@@ -118,7 +118,7 @@ class Costs:
         with the cache write it causes: everything after the first changed position is
         written to the prompt cache again. "" when the model has no price."""
         from desktop_app.config.prices import format_money
-        from desktop_app.context.projection import Section
+        from desktop_app.context.plan import Section
         from desktop_app.core.request_diff import diff_bodies
 
         prices = self._core.host.prices()

@@ -26,9 +26,9 @@ from desktop_app.core.messages import Message
 from desktop_app.core.request import RequestExtras
 
 if TYPE_CHECKING:  # the context engine and the tools load with the first plan
+    from desktop_app.context.plan import Plan
     from desktop_app.context.planner import ContextPlanner
     from desktop_app.context.project import Project, ProjectLayers
-    from desktop_app.context.projection import Plan
     from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.mcp_tools import McpOffer
     from desktop_app.tools.registry import ToolRegistry

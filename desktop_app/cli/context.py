@@ -18,12 +18,12 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
     from desktop_app.chats import Chat, Engine
-    from desktop_app.context.projection import Plan
+    from desktop_app.context.plan import Plan
     from desktop_app.core.messages import Message
 
 
 def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
-    from desktop_app.context.projection import Section
+    from desktop_app.context.plan import Section
 
     chat = engine.find(args.chat)
     messages = chat.messages()

@@ -13,7 +13,7 @@ from desktop_app.storage.search import MARK_END, MARK_START
 
 if TYPE_CHECKING:
     from desktop_app.config.prices import Spend
-    from desktop_app.context.projection import Plan
+    from desktop_app.context.plan import Plan
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.storage.search import SearchHit
 

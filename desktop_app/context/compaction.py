@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import facts_block
 from desktop_app.context.fidelity import missing_facts
-from desktop_app.context.projection import turn_numbers
+from desktop_app.context.request_notes import turn_numbers
 from desktop_app.context.state import ContextState, Summary
 from desktop_app.core.assembly import MessageAssembler
 from desktop_app.core.blocks import (

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field, replace
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.compaction import Compactor, NothingToCompact, apply_preview, plan_span
 from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.plan import Plan
 from desktop_app.context.project import ProjectLayers
-from desktop_app.context.projection import Plan, Projector
+from desktop_app.context.projection import Projector
 from desktop_app.context.state import ContextState
 from desktop_app.context.trimming import TrimPolicy
 from desktop_app.core.blocks import JSONObject

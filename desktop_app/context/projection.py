@@ -11,31 +11,36 @@ One pure function decides what Claude is sent. Request layout (docs/architecture
 Nothing here deletes: policies change the view. Every block of the transcript gets a
 state in the plan — in context, summarized in #k, trimmed, excluded, cleared, not sent —
 so the UI can show, block by block, what the model will see.
+
+Here: `Projector` and the projection itself — which messages are kept, the request
+assembled, the account of it. Its result is `plan.py`'s `Plan`; each message's view
+(exclusions, clearing, trimming, and its cache) is `views.py`'s; the words added to the
+request are `request_notes.py`'s.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from dataclasses import replace
 from itertools import pairwise
 
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import facts_block
+from desktop_app.context.plan import NO_THINKING, WHOLE_NOT_SENT, BlockState, Plan, Section
 from desktop_app.context.project import ProjectLayers
-from desktop_app.context.state import ContextState, Summary
-from desktop_app.context.trimming import TrimPolicy, trim_text
-from desktop_app.core.binding import PrefixDigest, sendable_thinking
-from desktop_app.core.blocks import (
-    THINKING_TYPES,
-    Block,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
+from desktop_app.context.request_notes import (
+    omission_note,
+    summary_text,
+    turn_numbers,
+    user_note,
+    workspace_note,
 )
+from desktop_app.context.state import ContextState, Summary
+from desktop_app.context.trimming import TrimPolicy
+from desktop_app.context.views import MessageViews, ViewEntry
+from desktop_app.core.binding import PrefixDigest, sendable_thinking
+from desktop_app.core.blocks import THINKING_TYPES, TextBlock
 from desktop_app.core.history import merge_same_role, without_trailing_whitespace
 from desktop_app.core.messages import Message
 from desktop_app.core.model_facts import ModelFacts, facts_for
@@ -51,164 +56,6 @@ from desktop_app.tokens.counter import (
 )
 
 FORECAST_TURNS = 5  # turns averaged for "auto-compaction in about N turns"
-NO_THINKING = ThinkingSetup(None, "", False)
-
-
-class BlockState(StrEnum):
-    IN_CONTEXT = "in context"
-    SUMMARIZED = "summarized"
-    TRIMMED = "trimmed"
-    EXCLUDED = "excluded"
-    CLEARED = "cleared"
-    NOT_SENT = "not sent"
-
-
-# A whole message's state, shared by every message in it (a 100,000-message chat's plan
-# marks most of its messages not sent: one tuple, not one each).
-_WHOLE_NOT_SENT: tuple[BlockState, int | None] = (BlockState.NOT_SENT, None)
-_WHOLE_EXCLUDED: tuple[BlockState, int | None] = (BlockState.EXCLUDED, None)
-
-
-@dataclass(frozen=True, slots=True)
-class BlockStatus:
-    state: BlockState
-    tokens: int  # the block as stored: its own local estimate, never calibrated
-    sent_tokens: int  # what it costs in the request: 0 unless in context or trimmed
-    summary: int | None = None  # k of "summarized in #k"
-    why: str = ""  # why a block is not sent, where one says (a thinking block's binding)
-
-    @property
-    def label(self) -> str:
-        if self.state is BlockState.SUMMARIZED:
-            return f"summarized in #{self.summary}"
-        if self.state is BlockState.TRIMMED:
-            return f"trimmed {self.tokens:,} → {self.sent_tokens:,} tokens"
-        if self.why:
-            return f"{self.state.value}: {self.why}"
-        return self.state.value
-
-
-class Section(StrEnum):
-    PROJECT_INSTRUCTIONS = "project instructions"
-    PROJECT_FACTS = "project facts"
-    PROJECT_KNOWLEDGE = "project knowledge"
-    SYSTEM = "system"
-    FACTS = "facts"
-    TOOLS = "tools"
-    SUMMARY = "summary"
-    MESSAGES = "messages"
-    RESERVED = "reserved output"
-    FREE = "free"
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    request: ChatRequest
-    sections: Mapping[Section, int]  # calibrated token estimates; they add up to the window
-    context_window: int
-    estimated_input: int  # calibrated estimate of the whole prompt
-    calibration: float  # the factor applied to totals, for this request's mix of content
-    threshold: int  # tokens at which auto-compaction is due
-    compaction_due: bool
-    due_reason: str
-    fits: bool  # estimated input + max_tokens ≤ window
-    forecast_turns: int | None  # "auto-compaction in about N turns" (None: no rate yet)
-    first_sent_after_head: str | None  # where the context "starts" after the first message
-    not_sent_count: int
-    last_reported: TokenFigure | None  # the last reply's prompt, as the API counted it (exact)
-    # Per-message and per-block states that differ from "in context, unchanged".
-    message_states: Mapping[str, tuple[BlockState, int | None]] = field(repr=False)
-    block_states: Mapping[tuple[str, int], tuple[BlockState, int]] = field(repr=False)
-    counter: TokenCounter = field(repr=False, compare=False)
-    project: ProjectLayers | None = field(default=None, repr=False, compare=False)
-    # What the chat's thinking choice became for this model (its `note` says any change).
-    thinking: ThinkingSetup = field(default=NO_THINKING, repr=False, compare=False)
-    # Why each thinking block "not sent" is not sent (core/binding.py).
-    unsent_reasons: Mapping[tuple[str, int], str] = field(
-        default_factory=dict, repr=False, compare=False
-    )
-    # The whole prompt as the server's count_tokens counted this very request (exact).
-    exact_input: TokenFigure | None = field(default=None, compare=False)
-    # Why nothing can be compacted now ("" when something can; planner.compaction_blocked).
-    compaction_blocked: str = field(default="", compare=False)
-    # The message this request's last one is a new version of ("": none — not an edit).
-    edit_of: str = field(default="", compare=False)
-    # The failed or interrupted reply this request answers again, beside it (Retry).
-    retries: str = field(default="", compare=False)
-    # The words standing for an empty composer's draft ("": the draft is the user's own),
-    # so that the next request can be shown as one that can be sent (Chat.next_planning).
-    stand_in: str = field(default="", compare=False)
-
-    @property
-    def input_figure(self) -> TokenFigure:
-        """The whole prompt of this request: the server's count where it counted it,
-        else the local estimate."""
-        return self.exact_input or TokenFigure(self.estimated_input, exact=False)
-
-    def block_status(self, message: Message, index: int) -> BlockStatus:
-        """The state of one block of the transcript in this request, with its own local
-        estimate (calibration scales totals, never a block: its number must not move when
-        a factor is learned)."""
-        tokens = self.counter.blocks_of(message)[index]
-        if message.id == self.retries:  # Retry's request answers again, beside it
-            return BlockStatus(BlockState.NOT_SENT, tokens, 0, why="Retry answers again")
-        whole = self.message_states.get(message.id)
-        if whole is not None:
-            return BlockStatus(whole[0], tokens, 0, whole[1])
-        special = self.block_states.get((message.id, index))
-        if special is not None:
-            state, sent_raw = special
-            why = self.unsent_reasons.get((message.id, index), "")
-            return BlockStatus(state, tokens, sent_raw, why=why)
-        return BlockStatus(BlockState.IN_CONTEXT, tokens, tokens)
-
-    @property
-    def forecast(self) -> str:
-        if self.compaction_due:
-            return "auto-compaction is due now"
-        if self.forecast_turns is None:
-            return "not enough turns yet to forecast auto-compaction"
-        turns = self.forecast_turns
-        return (
-            f"at the recent rate, auto-compaction in about {turns} turn{'s' if turns != 1 else ''}"
-        )
-
-
-def summary_text(summary: Summary, turns: tuple[int, int] | None) -> str:
-    span = f"turns {turns[0]}–{turns[1]}" if turns else f"{len(summary.covers)} messages"
-    return (
-        f"[Summary #{summary.number} of the earlier conversation ({span}), written by ContextDesk "
-        "so the conversation fits the context window. The full messages are kept in the chat.]\n\n"
-        f"{summary.text}"
-    )
-
-
-def omission_note(count: int, turns: tuple[int, int]) -> str:
-    return (
-        f"[ContextDesk note: {count} earlier message{'s' if count != 1 else ''} (turns {turns[0]}–"
-        f"{turns[1]}) are not included in this request, to fit the context window.]"
-    )
-
-
-def workspace_note(workspace: str) -> str:
-    return f"The user's workspace folder is {workspace}. File tools take paths relative to it."
-
-
-def turn_numbers(messages: Sequence[Message], clean: Sequence[bool] | None = None) -> list[int]:
-    """1-based turn number of every message: a turn starts at each clean user message."""
-    if clean is None:
-        clean = [is_clean_start(messages, i) for i in range(len(messages))]
-    numbers, turn = [], 0
-    for index, starts_turn in enumerate(clean):
-        if index == 0 or starts_turn:
-            turn += 1
-        numbers.append(turn)
-    return numbers
-
-
-_ViewEntry = tuple[
-    tuple[Block, ...], bool, "Message | None", list[tuple[tuple[str, int], tuple[BlockState, int]]]
-]
 
 
 class Projector:
@@ -217,12 +64,12 @@ class Projector:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self.views: dict[str, _ViewEntry] = {}
+        self.views: dict[str, ViewEntry] = {}
         self._views_for: tuple[object, ...] = ()
 
     def view_cache(
         self, state: ContextState, settings: ContextSettings, policies: Mapping[str, TrimPolicy]
-    ) -> dict[str, _ViewEntry]:
+    ) -> dict[str, ViewEntry]:
         """The cache of message views, emptied whenever anything that shapes a view changed."""
         shapers = (state.excluded_messages, state.excluded_blocks, state.cleared_results, policies)
         scalars = (settings.tool_result_cap, settings.drop_old_thinking)
@@ -271,26 +118,33 @@ class _Projection:
         settings: ContextSettings,
         model: str,
         trim_policies: Mapping[str, TrimPolicy],
-        view_cache: dict[str, _ViewEntry],
+        view_cache: dict[str, ViewEntry],
     ) -> None:
-        self.view_cache = view_cache
         self.counter = counter
         self.messages = messages
         self.state = state
         self.settings = settings
         self.model = model
-        self.trim_policies = trim_policies
         self.factor = counter.calibration.factor(model)
         self.message_states: dict[str, tuple[BlockState, int | None]] = {}
         self.block_states: dict[tuple[str, int], tuple[BlockState, int]] = {}
         self.clean = [is_clean_start(messages, i) for i in range(len(messages))]
-        self.touched = {message_id for message_id, _ in state.excluded_blocks}
         self.recount = False  # set when repair or stripping changed blocks after costing
         self.project: ProjectLayers | None = None
         self.facts: ModelFacts = facts_for(model)
         self.unsent_reasons: dict[tuple[str, int], str] = {}  # why a thinking block is not sent
         self._owners: dict[int, tuple[str, int]] | None = None
-        self._tool_names: dict[str, str] | None = None
+        self.viewer = MessageViews(
+            counter,
+            messages,
+            state,
+            settings,
+            trim_policies,
+            view_cache,
+            self.clean,
+            self.message_states,
+            self.block_states,
+        )
 
     def run(
         self,
@@ -303,8 +157,9 @@ class _Projection:
         messages, settings, counter = self.messages, self.settings, self.counter
         n = len(messages)
         turns = turn_numbers(messages, self.clean)
-        views = self.views()
-        costs = [0 if v is None else self.cost(m, v) for m, v in zip(messages, views, strict=True)]
+        views = self.viewer.views()
+        cost = self.viewer.cost
+        costs = [0 if v is None else cost(m, v) for m, v in zip(messages, views, strict=True)]
 
         # The opening question is kept; a history that opens with the assistant has none
         # (and a call there must stay with its result).
@@ -315,7 +170,7 @@ class _Projection:
         if summary:  # the kept part must start cleanly, even if the summary's span does not end so
             clean = next((i for i in range(tail_from, n) if self.clean[i]), n)
             for i in range(tail_from, clean):
-                self.message_states.setdefault(messages[i].id, _WHOLE_NOT_SENT)
+                self.message_states.setdefault(messages[i].id, WHOLE_NOT_SENT)
             tail_from = clean
 
         # The system prompt, facts, tools and summary are fixed; the tail is what may shrink.
@@ -344,13 +199,13 @@ class _Projection:
         keep_from = self.trim_to_budget(starts, keep_from, costs, fixed)
 
         for i in range(tail_from, keep_from):
-            self.message_states[messages[i].id] = _WHOLE_NOT_SENT
+            self.message_states[messages[i].id] = WHOLE_NOT_SENT
         # What is sent, in order, each with its raw cost (reused below: no recount).
         kept = [(views[i], costs[i]) for i in [*head, *range(keep_from, n)]]
         synthetic = [summary_message] if summary_message else []
         if keep_from > tail_from:
             turns_cut = (turns[tail_from], turns[keep_from - 1])
-            synthetic.append(_user_note(omission_note(keep_from - tail_from, turns_cut)))
+            synthetic.append(user_note(omission_note(keep_from - tail_from, turns_cut)))
         kept[len(head) : len(head)] = [(m, counter.message(m)) for m in synthetic]
         sent = self.sendable([m for m, _ in kept if m is not None])
         sent = self.bound_thinking(sent, system_parts, tools)
@@ -437,7 +292,7 @@ class _Projection:
         sent = merge_same_role(kept)
         if sent and sent[0].role != "user":
             sent = (
-                _user_note("[ContextDesk note: the conversation's first message is excluded.]"),
+                user_note("[ContextDesk note: the conversation's first message is excluded.]"),
                 *sent,
             )
             self.recount = True
@@ -449,131 +304,6 @@ class _Projection:
             self.recount = self.recount or last is not sent[-1]
             sent = (*sent[:-1], last)
         return sent
-
-    # -- the view of each message ------------------------------------------------------------
-
-    def views(self) -> list[Message | None]:
-        """Each message as it would be sent if kept (None: nothing of it is sent)."""
-        state, messages = self.state, self.messages
-        paired_out: set[str] = set()  # tool ids excluded with their partner
-        if state.excluded_messages or state.excluded_blocks:
-            for msg in messages:
-                for j, block in enumerate(msg.blocks):
-                    out = msg.id in state.excluded_messages or (msg.id, j) in state.excluded_blocks
-                    if out and isinstance(block, ToolUseBlock):
-                        paired_out.add(block.id)
-                    elif out and isinstance(block, ToolResultBlock):
-                        paired_out.add(block.tool_use_id)
-        current_turn = max((i for i, clean in enumerate(self.clean) if clean), default=0)
-        if messages and messages[-1].role == "assistant":
-            # A finished reply: the next request carries the user's next message, so this
-            # turn is an earlier one then, and its thinking goes like the others'.
-            current_turn = len(messages)
-        return [
-            self.cached_view(i, msg, paired_out, current_turn) for i, msg in enumerate(messages)
-        ]
-
-    def tool_name(self, tool_id: str) -> str:
-        """The name of the tool a call id belongs to (the map is built on first need)."""
-        if self._tool_names is None:
-            self._tool_names = {
-                b.id: b.name for m in self.messages for b in m.blocks if isinstance(b, ToolUseBlock)
-            }
-        return self._tool_names.get(tool_id, "a tool")
-
-    def cached_view(
-        self, index: int, msg: Message, paired_out: set[str], current_turn: int
-    ) -> Message | None:
-        drop_thinking = (
-            self.settings.drop_old_thinking and msg.role == "assistant" and index < current_turn
-        )
-        entry = self.view_cache.get(msg.id)
-        if entry is not None and entry[0] is msg.blocks and entry[1] == drop_thinking:
-            self.block_states.update(entry[3])
-            return entry[2]
-        view = self.view(msg, paired_out, drop_thinking)
-        if msg.id not in self.message_states:  # whole-message states depend on more than the view
-            keys = ((msg.id, j) for j in range(len(msg.blocks)))
-            marks = [(key, self.block_states[key]) for key in keys if key in self.block_states]
-            self.view_cache[msg.id] = (msg.blocks, drop_thinking, view, marks)
-        return view
-
-    def view(self, msg: Message, paired_out: set[str], drop_thinking: bool) -> Message | None:
-        if msg.id in self.state.excluded_messages:
-            self.message_states[msg.id] = _WHOLE_EXCLUDED
-            return None
-        if msg.id not in self.touched and all(type(b) is TextBlock for b in msg.blocks):
-            return msg  # the common case: plain text, nothing to change
-        blocks: list[Block] = []
-        changed = False
-        for j, block in enumerate(msg.blocks):
-            new = self.view_block(msg, j, block, paired_out, drop_thinking)
-            changed = changed or new is not block
-            if new is not None:
-                blocks.append(new)
-        if not changed:
-            return msg
-        return replace(msg, blocks=tuple(blocks)) if blocks else None
-
-    def view_block(
-        self,
-        msg: Message,
-        j: int,
-        block: Block,
-        paired_out: set[str],
-        drop_thinking: bool,
-    ) -> Block | None:
-        key = (msg.id, j)
-        if key in self.state.excluded_blocks:
-            self.block_states[key] = (BlockState.EXCLUDED, 0)
-            return None
-        if isinstance(block, ToolUseBlock | ToolResultBlock):
-            tool_id = block.id if isinstance(block, ToolUseBlock) else block.tool_use_id
-            if tool_id in paired_out:  # a call and its result are sent together or not at all
-                self.block_states[key] = (BlockState.EXCLUDED, 0)
-                return None
-        if drop_thinking and isinstance(block, ThinkingBlock | RedactedThinkingBlock):
-            self.block_states[key] = (BlockState.CLEARED, 0)
-            return None
-        if isinstance(block, ToolResultBlock):
-            # its size as the message's own count has it (kept with the chat, not counted
-            # again on a long chat's first plan)
-            size = self.counter.blocks_of(msg)[j]
-            return self.view_result(key, block, self.tool_name(block.tool_use_id), size)
-        return block
-
-    def view_result(
-        self, key: tuple[str, int], block: ToolResultBlock, tool: str, size: int
-    ) -> Block:
-        counter = self.counter
-        if block.tool_use_id in self.state.cleared_results:
-            note = (
-                f"[Result cleared to save context: {tool} returned about {size:,} tokens here. "
-                "Run the tool again if it is needed.]"
-            )
-            cleared = ToolResultBlock(block.tool_use_id, note, block.is_error)
-            self.block_states[key] = (BlockState.CLEARED, counter.block(cleared))
-            return cleared
-        if not isinstance(block.content, str):
-            return block  # rich results (images, documents) enter whole
-        policy = self.trim_policies.get(tool, TrimPolicy(cap_tokens=self.settings.tool_result_cap))
-        if not policy.fields and size <= policy.cap_tokens:
-            return block
-        text = trim_text(block.content, policy, counter.text)
-        if text == block.content:
-            return block
-        trimmed = ToolResultBlock(block.tool_use_id, text, block.is_error)
-        self.block_states[key] = (BlockState.TRIMMED, counter.block(trimmed))
-        return trimmed
-
-    def cost(self, msg: Message, view: Message) -> int:
-        """Raw tokens of a message's view; blocks kept from the original reuse its counts."""
-        if view is msg:
-            return self.counter.message(msg)
-        known = {id(b): c for b, c in zip(msg.blocks, self.counter.blocks_of(msg), strict=True)}
-        return MESSAGE_OVERHEAD + sum(
-            known.get(id(b)) or self.counter.block(b) for b in view.blocks
-        )
 
     # -- which messages are kept ------------------------------------------------------------
 
@@ -610,7 +340,7 @@ class _Projection:
         budget = self.settings.context_window - self.settings.max_tokens
         if self.calibrated(fixed + sum(costs[keep_from:])) <= budget:
             return keep_from
-        fixed += self.counter.message(_user_note(omission_note(10**6, (10**5, 10**5))))  # its note
+        fixed += self.counter.message(user_note(omission_note(10**6, (10**5, 10**5))))  # its note
         recent = self.settings.keep_recent_turns
         later = [s for s in starts if s > keep_from]
         if recent > 0 and len(later) >= recent:
@@ -747,7 +477,3 @@ def _layer_costs(
 
 def _has_thinking(message: Message) -> bool:
     return any(isinstance(b, THINKING_TYPES) for b in message.blocks)
-
-
-def _user_note(text: str) -> Message:
-    return Message(role="user", blocks=(TextBlock(text),), id="context-note")

@@ -2,7 +2,7 @@
 sibling beside it, and the chat shows one branch — the path from the first message to
 a leaf. Nothing is ever removed; switching branches only changes which leaf is shown.
 
-Pure data (no database): `storage/store.py` reads each message's id, parent and
+Pure data (no database): `storage/branch_rows.py` reads each message's id, parent and
 whether it is hidden, and asks this module for paths and siblings.
 """
 

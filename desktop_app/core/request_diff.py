@@ -80,7 +80,7 @@ def _first_change(before: dict[str, Any], after: dict[str, Any]) -> tuple[str | 
 
 def _what_changed(a: Any, b: Any) -> str:
     text = json.dumps(b, ensure_ascii=False)
-    if "[Summary #" in text and "written by ContextDesk" in text:  # projection.summary_text
+    if "[Summary #" in text and "written by ContextDesk" in text:  # request_notes.summary_text
         return "the summary changed"
     if isinstance(a, dict) and isinstance(b, dict) and a.get("role") != b.get("role"):
         return "a different message is there (earlier ones were left out or summarized)"

@@ -281,7 +281,7 @@ def _v12(db: sqlite3.Connection) -> None:
     # was counted on every read of the chat's row (≈50 ms at 100,000 messages, on every
     # open and every turn's end). NULL: to be counted again. A change to the messages or
     # to the branch shown forgets it, whatever code made it (the triggers); inserting
-    # messages sets it (`ChatStore._insert_many`, the one place that does: a trigger a
+    # messages sets it (`message_writes.insert_many`, the one place that does: a trigger a
     # row made a 10,000-message import 25% slower).
     db.execute("ALTER TABLE chats ADD COLUMN shown_count INTEGER")
     for trigger in _SHOWN_COUNT_TRIGGERS:  # (one statement each: `_run` splits at ";")
@@ -311,7 +311,7 @@ def _v13(db: sqlite3.Connection) -> None:
     # `remember`): a long chat's first plan reads them instead of counting it all again.
     # A table of their own: kept in the blocks' rows, storing them rewrote every block's
     # text. Deleted blocks forget their message's counts (the trigger), whatever code
-    # deletes them; new blocks do too (`ChatStore._insert_blocks`, the one place that
+    # deletes them; new blocks do too (`message_writes._insert_blocks`, the one place that
     # writes them). (`blocks.tokens`, from v1, was never written.)
     db.execute(
         "CREATE TABLE block_counts (message_id TEXT PRIMARY KEY "

@@ -1,5 +1,5 @@
 """Reading stored messages back: their rows and blocks in one pass, and the per-block
-token counts kept beside them (schema v13). The store's writes live in `store.py`."""
+token counts kept beside them (schema v13). Writing them is `message_writes.py`'s."""
 
 from __future__ import annotations
 

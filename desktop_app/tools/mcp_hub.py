@@ -15,6 +15,11 @@ server is pinged as well, to notice one that hangs. A server that says its tools
 is listed again: on a `subscriptions/listen` stream at 2026-07-28, by a notification
 before.
 
+Here: `McpHub`, which starts and stops servers, holds their connections, calls their
+tools and keeps their states. The states are values of `mcp_state.py`; the watch over a
+running server (its end, pings, tool changes) is `mcp_liveness.py`'s; the limits on what
+a server may offer are `mcp_limits.py`'s.
+
 The SDK and its dependencies load only when a server is started.
 """
 
@@ -28,16 +33,35 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from desktop_app.config.logfile import keep_sdk_logs_off_the_terminal
-from desktop_app.config.mcp_servers import McpConfig, McpServer, Secrets, hide_values
+from desktop_app.config.mcp_servers import McpConfig, Secrets, hide_values
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError
-from desktop_app.tools.mcp_names import McpToolInfo, tool_spec
+from desktop_app.tools.mcp_limits import within_limits
+from desktop_app.tools.mcp_liveness import (
+    WATCH_EVERY_S,
+    Run,
+    connection_lost,
+    last_words,
+    listen_for_tool_changes,
+    listens_for_tool_changes,
+    message_handler,
+    reason,
+    watch,
+)
+from desktop_app.tools.mcp_names import McpToolInfo
+from desktop_app.tools.mcp_state import (
+    FRESH,
+    Failure,
+    McpCallFailed,
+    McpUnavailable,
+    ServerState,
+    ServerStatus,
+)
 from desktop_app.tools.mcp_transport import transport_for
 
 if TYPE_CHECKING:
@@ -48,73 +72,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 5.0
-WATCH_EVERY_S = 10.0  # how often a handshake-era server is pinged (one that hangs is noticed)
-PING_TIMEOUT_S = 10.0
-LOG_TAIL_LINES = 4
-LAST_WORDS = " — its last words: "  # what follows is the server's stderr
-
-
-class ServerStatus(StrEnum):
-    NOT_STARTED = "not started"
-    STARTING = "starting"
-    READY = "ready"
-    FAILED = "failed"
-    STOPPED = "stopped"
-
-
-class Failure(StrEnum):
-    """Why a server cannot be used, in the fixed words the model is told: never the
-    error's own text or the server's output, either of which may hold a secret (a URL
-    with a password, a token); those stay in `ServerState.error`, for the user."""
-
-    NO_START = "it could not start"
-    START_TIMEOUT = "it did not start in time"
-    STOPPED = "it stopped"
-    NOT_ANSWERING = "it stopped answering"
-
-
-_NOT_READY = {
-    ServerStatus.NOT_STARTED: "it has not been started",
-    ServerStatus.STARTING: "it is still starting",
-    ServerStatus.READY: "it is ready",
-    ServerStatus.FAILED: "it failed",
-    ServerStatus.STOPPED: "it was stopped",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class ServerState:
-    server: McpServer
-    status: ServerStatus = ServerStatus.NOT_STARTED
-    tools: tuple[McpToolInfo, ...] = ()
-    error: str = ""  # why it failed or stopped, in full (the tools view, the log)
-    failure: Failure | None = None  # why it failed, as the model is told
-    protocol: str = ""  # the MCP protocol version negotiated ("2026-07-28", "2025-11-25"…)
-    log_path: Path | None = None  # where its stderr goes
-    withheld: str = ""  # why its tools are not offered (over its limits), for the user
-
-    @property
-    def offered(self) -> bool:
-        """Its tools go to the model: it is ready, and they are within its limits."""
-        return self.status is ServerStatus.READY and not self.withheld
-
-    @property
-    def name(self) -> str:
-        return self.server.name
-
-    @property
-    def reason(self) -> str:
-        """Why its tools cannot be used now, in fixed words: what the model is told."""
-        return self.failure.value if self.failure else _NOT_READY[self.status]
-
-
-_FRESH: dict[str, Any] = {
-    "error": "",
-    "failure": None,
-    "tools": (),
-    "protocol": "",
-    "withheld": "",
-}  # a new run
 
 
 class McpHub:
@@ -199,7 +156,7 @@ class McpHub:
                 if self._states[n].status in (ServerStatus.NOT_STARTED, ServerStatus.STOPPED)
             ]
             for name in starting:
-                self._set(name, status=ServerStatus.STARTING, **_FRESH)
+                self._set(name, status=ServerStatus.STARTING, **FRESH)
         if not starting:
             return
         loop = self._ensure_loop()
@@ -272,12 +229,12 @@ class McpHub:
         except Exception as exc:
             if cancel.cancelled:
                 raise Cancelled() from exc
-            if _connection_lost(exc):
+            if connection_lost(exc):
                 errlog, start = self._logs.get(server, (None, 0))
-                why = f"it stopped during a call ({_reason(exc)})" + _tail(errlog, start)
+                why = f"it stopped during a call ({reason(exc)})" + last_words(errlog, start)
                 self._failed(server, Failure.STOPPED, why)
                 raise McpUnavailable(server, Failure.STOPPED.value) from exc
-            raise McpCallFailed(server, tool, self._hide(server, _reason(exc))) from exc
+            raise McpCallFailed(server, tool, self._hide(server, reason(exc))) from exc
         finally:
             unregister()
 
@@ -309,7 +266,7 @@ class McpHub:
         if state is None:
             return
         server = state.server
-        run = _Run(name, stop=asyncio.Event())
+        run = Run(name, stop=asyncio.Event())
         self._stops[name] = run.stop
         timed_out = False
 
@@ -337,11 +294,13 @@ class McpHub:
                 transport_for(server, secrets, run.errlog, run.ended),
                 client_info=_client_info(),
                 mode="auto",
-                message_handler=_message_handler(run),
+                message_handler=message_handler(run),
             ) as client:
                 tools = await _list_tools(client, name)
                 timer.cancel()
-                tools, withheld = await asyncio.to_thread(self._within_limits, server, tools)
+                tools, withheld = await asyncio.to_thread(
+                    within_limits, server, tools, self._token_counter
+                )
                 self._clients[name] = client
                 with self._lock:
                     self._set(
@@ -365,9 +324,9 @@ class McpHub:
         except Exception as exc:  # the SDK's and the OS's: all become the server's error
             log.info("MCP server %s failed", name, exc_info=True)
             if run.ready:  # e.g. an HTTP server gone: its listen stream fails the session
-                self._failed(name, Failure.STOPPED, f"it stopped ({_reason(exc)})" + run.tail())
+                self._failed(name, Failure.STOPPED, f"it stopped ({reason(exc)})" + run.tail())
             else:
-                why = f"it could not start ({_reason(exc)})" + run.tail()
+                why = f"it could not start ({reason(exc)})" + run.tail()
                 self._failed(name, Failure.NO_START, why)
         finally:
             timer.cancel()
@@ -385,59 +344,20 @@ class McpHub:
                 self._lock.notify_all()
             self._notify([name])
 
-    async def _hold(self, run: _Run, client: Client, list_timeout: float) -> None:
+    async def _hold(self, run: Run, client: Client, list_timeout: float) -> None:
         """Hold the connection until it is stopped or lost, following the server's tool
         list meanwhile."""
         followers = [asyncio.create_task(self._follow_tools(run, client, list_timeout))]
-        if _listens_for_tool_changes(client):
-            followers.append(asyncio.create_task(_listen_for_tool_changes(run, client)))
+        if listens_for_tool_changes(client):
+            followers.append(asyncio.create_task(listen_for_tool_changes(run, client)))
         try:
-            await self._watch(run, client)
+            await watch(run, client, self.watch_every, self._failed)
         finally:
             for follower in followers:
                 follower.cancel()
             await asyncio.gather(*followers, return_exceptions=True)
 
-    async def _watch(self, run: _Run, client: Client) -> None:
-        """Until stopped: the end of the transport's read stream is the server's end (its
-        process exited, its connection dropped). A handshake-era server is also pinged
-        every `watch_every` s, to notice one that hangs."""
-        pings = client.protocol_version not in _modern_versions()
-        while True:
-            await _either(run.stop, run.ended, timeout=self.watch_every if pings else None)
-            if run.stop.is_set():
-                return
-            if run.ended.is_set():
-                why = "it stopped (its connection closed)" + run.tail()
-                self._failed(run.name, Failure.STOPPED, why)
-                return
-            pings = await self._ping(run, client)
-
-    async def _ping(self, run: _Run, client: Client) -> bool:
-        """Ping a handshake-era server; False when it should not be pinged again (it has
-        no ping, or it failed). Any answer, an error included, says it is alive."""
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import METHOD_NOT_FOUND
-
-        try:
-            # The session's ping, not `Client.send_ping`: that one warns MCPDeprecationWarning
-            # for every era (mcp/client/client.py).
-            await asyncio.wait_for(client.session.send_ping(), PING_TIMEOUT_S)
-            return True
-        except MCPError as exc:
-            if not _connection_lost(exc):
-                return exc.code != METHOD_NOT_FOUND  # it answered: alive
-            failure, why = Failure.STOPPED, f"it stopped ({_reason(exc)})"
-        except TimeoutError:
-            failure = Failure.NOT_ANSWERING
-            why = f"it did not answer a ping within {PING_TIMEOUT_S:g} s"
-        except Exception as exc:
-            failure, why = Failure.STOPPED, f"it stopped ({_reason(exc)})"
-        if not run.stop.is_set():
-            self._failed(run.name, failure, why + run.tail())
-        return False
-
-    async def _follow_tools(self, run: _Run, client: Client, timeout: float) -> None:
+    async def _follow_tools(self, run: Run, client: Client, timeout: float) -> None:
         """Whenever the server says its tools changed, list them again (past the SDK's
         response cache, which may still hold the old list) and tell the listeners."""
         while True:
@@ -451,35 +371,15 @@ class McpHub:
             listed = self.state(run.name)
             if listed is None:
                 return
-            tools, withheld = await asyncio.to_thread(self._within_limits, listed.server, tools)
+            tools, withheld = await asyncio.to_thread(
+                within_limits, listed.server, tools, self._token_counter
+            )
             with self._lock:
                 current = self._states.get(run.name)
                 if current is None or current.status is not ServerStatus.READY:
                     return
                 self._set(run.name, tools=tools, withheld=withheld)
             self._notify([run.name])
-
-    def _within_limits(
-        self, server: McpServer, tools: tuple[McpToolInfo, ...]
-    ) -> tuple[tuple[McpToolInfo, ...], str]:
-        """The server's tools, or none and why: more tools, or more tokens in their
-        definitions, than its limits (counted as a request carries them, and only as far
-        as the limit: a 2 MB description is not counted whole)."""
-        if len(tools) > server.max_tools:
-            return (), (
-                f"its {len(tools):,} tools are more than its limit of {server.max_tools:,} "
-                "(maxTools in mcp.json)"
-            )
-        counter = self._token_counter()
-        total = 0
-        for info in tools:
-            total += counter.tools((tool_spec(info),))
-            if total > server.max_tool_tokens:
-                return (), (
-                    f"its tool definitions come to more than its limit of "
-                    f"{server.max_tool_tokens:,} tokens (maxToolTokens in mcp.json)"
-                )
-        return tools, ""
 
     def _token_counter(self) -> TokenCounter:
         if self._counter is None:
@@ -578,20 +478,6 @@ class McpHub:
             return None, None
 
 
-class McpUnavailable(ContextDeskError):
-    def __init__(self, server: str, why: str) -> None:
-        super().__init__(
-            "MCP server unavailable",
-            f"The MCP server {server!r} is unavailable: {why}. Its tools cannot be used until "
-            "it is restarted (File → Tools and MCP servers… → Restart; its output is in its log).",
-        )
-
-
-class McpCallFailed(ContextDeskError):
-    def __init__(self, server: str, tool: str, why: str) -> None:
-        super().__init__("MCP tool failed", f"{server}.{tool} failed: {why}.")
-
-
 def _client_info() -> Any:
     from mcp import Implementation
 
@@ -620,123 +506,5 @@ async def _list_tools(
     return tuple(tools)
 
 
-@dataclass
-class _Run:
-    """One run of a server (from its start to its end), on the hub's loop."""
-
-    name: str
-    stop: asyncio.Event  # set to stop it (or once it failed)
-    ended: asyncio.Event = field(default_factory=asyncio.Event)  # its transport's end
-    tools_changed: asyncio.Event = field(default_factory=asyncio.Event)  # list them again
-    errlog: TextIO | None = None  # its stderr's log file
-    log_start: int = 0  # where this run's output begins in it
-    ready: bool = False  # it started (a failure after this is a stop, not a failed start)
-
-    def tail(self) -> str:
-        return _tail(self.errlog, self.log_start)
-
-
-def _message_handler(run: _Run) -> Any:
-    """What the session hands us besides answers: a server's notifications, and faults of
-    the transport (mcp/client/session.py `IncomingMessage`)."""
-    from mcp_types import ToolListChangedNotification
-
-    async def handle(message: Any) -> None:
-        if isinstance(message, ToolListChangedNotification):
-            run.tools_changed.set()  # before 2026-07-28: the notification itself
-        elif isinstance(message, Exception):  # e.g. a line on stdout that is not JSON-RPC
-            log.info("MCP server %s: %s", run.name, _reason(message))
-
-    return handle
-
-
-def _listens_for_tool_changes(client: Client) -> bool:
-    """At 2026-07-28 a server tells of changes only on a `subscriptions/listen` stream
-    (mcp/client/subscriptions.py), when it advertises `tools.listChanged`."""
-    tools = client.server_capabilities.tools
-    listed = bool(tools and tools.list_changed)
-    return listed and client.protocol_version in _modern_versions()
-
-
-async def _listen_for_tool_changes(run: _Run, client: Client) -> None:
-    try:
-        async with client.listen(tools_list_changed=True) as subscription:
-            if not subscription.honored.tools_list_changed:
-                return
-            async for _event in subscription:
-                run.tools_changed.set()
-    except Exception as exc:  # the stream dropped, or was refused: the tools stay as listed
-        log.info("MCP server %s: no longer told of tool changes", run.name, exc_info=True)
-        if _server_gone(exc):  # over HTTP this stream is the only sign of the server's end:
-            run.ended.set()  # lost, or never opened because the server went first
-
-
-def _server_gone(exc: BaseException) -> bool:
-    """A listen stream that failed because the server is gone (its connection refused
-    or dropped), not because it declined to listen."""
-    if isinstance(exc, BaseExceptionGroup):
-        return any(_server_gone(e) for e in exc.exceptions)
-    if _connection_lost(exc) or isinstance(exc, OSError):
-        return True
-    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
-    return bool(names & {"SubscriptionLost", "ConnectError", "RemoteProtocolError", "ReadError"})
-
-
-def _modern_versions() -> tuple[str, ...]:
-    """The protocol versions without the handshake (and without `ping`), as the SDK
-    lists them (mcp_types/version.py)."""
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-    return MODERN_PROTOCOL_VERSIONS
-
-
-async def _either(first: asyncio.Event, second: asyncio.Event, timeout: float | None) -> None:
-    """Wait until one of the events is set, or `timeout` passes."""
-    waits = [asyncio.create_task(first.wait()), asyncio.create_task(second.wait())]
-    try:
-        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for wait in waits:
-            wait.cancel()
-
-
-def _connection_lost(exc: BaseException) -> bool:
-    """The server's end is gone (not: a tool's error that mentions a connection)."""
-    import anyio
-    from mcp.shared.exceptions import MCPError
-    from mcp_types import CONNECTION_CLOSED
-
-    if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError)):
-        return True
-    if isinstance(exc, (anyio.EndOfStream, BrokenPipeError, ConnectionResetError)):
-        return True
-    # The SDK's own code for "the transport ended" (mcp/shared/jsonrpc_dispatcher.py).
-    return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
-
-
 def _cancel(future: Future[Any]) -> None:
     future.cancel()
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_reason(e) for e in exc.exceptions)
-    text = str(exc).strip() or type(exc).__name__
-    if isinstance(exc, FileNotFoundError):
-        text = f"the command was not found: {exc.filename or text}"
-    return text
-
-
-def _tail(errlog: TextIO | None, start: int) -> str:
-    """The last lines the server wrote to stderr, for its error."""
-    if errlog is None:
-        return ""
-    try:
-        errlog.flush()
-        with open(errlog.name, encoding="utf-8", errors="replace") as handle:
-            handle.seek(start)
-            lines = [line.rstrip() for line in handle.read().splitlines() if line.strip()]
-    except OSError:
-        return ""
-    lines = [line for line in lines if not line.startswith("--- started")][-LOG_TAIL_LINES:]
-    return (LAST_WORDS + " | ".join(lines)) if lines else ""

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.ports import ApprovalPolicy, ToolOutcome
 from desktop_app.core.request import ToolSpec
-from desktop_app.tools.mcp_hub import McpHub, ServerState, ServerStatus
+from desktop_app.tools.mcp_hub import McpHub
 from desktop_app.tools.mcp_names import PREFIX, McpToolInfo, api_name, display_name
 from desktop_app.tools.mcp_results import outcome as outcome  # (its old home, re-exported)
+from desktop_app.tools.mcp_state import ServerState, ServerStatus
 from desktop_app.tools.registry import Tool, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:

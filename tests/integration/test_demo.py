@@ -10,8 +10,9 @@ from desktop_app.api.backend import AnthropicBackend
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.compaction import Compactor
+from desktop_app.context.plan import BlockState
 from desktop_app.context.planner import ContextPlanner
-from desktop_app.context.projection import BlockState, Projector
+from desktop_app.context.projection import Projector
 from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import ToolResultBlock
 from desktop_app.core.cancel import CancelToken

@@ -29,8 +29,9 @@ from desktop_app.core.images import image_size
 from desktop_app.core.request import ToolSpec
 from desktop_app.tokens.counter import TokenCounter
 from desktop_app.tokens.images import API_MAX_EDGE
-from desktop_app.tools.mcp_hub import McpHub, ServerStatus
+from desktop_app.tools.mcp_hub import McpHub
 from desktop_app.tools.mcp_names import api_name
+from desktop_app.tools.mcp_state import ServerStatus
 from desktop_app.tools.mcp_tools import mcp_tools, outcome, unavailable_note
 from tests.fakes.keyring_backend import LockedKeyring
 from tests.integration.conftest import TEST_KEY
@@ -404,16 +405,16 @@ def test_an_http_server_gone_before_its_listen_stream_opens_is_noticed(
     or cannot open for a server gone.)"""
     import asyncio
 
-    from desktop_app.tools import mcp_hub
+    from desktop_app.tools import mcp_hub, mcp_liveness
 
     opened = threading.Event()
-    listen = mcp_hub._listen_for_tool_changes
+    listen = mcp_liveness.listen_for_tool_changes
 
     async def late_listen(run: Any, client: Any) -> None:
         await asyncio.to_thread(opened.wait, 20)  # the server is killed meanwhile
         await listen(run, client)
 
-    monkeypatch.setattr(mcp_hub, "_listen_for_tool_changes", late_listen)
+    monkeypatch.setattr(mcp_hub, "listen_for_tool_changes", late_listen)  # (as the hub calls it)
     hub = hub_of(McpServer("web", url=http_server.url))
     assert hub.state("web").status is ServerStatus.READY, hub.state("web").error
     left = _told_when_not_ready(hub)

@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
-from desktop_app.context.projection import Projector, Section
+from desktop_app.context.plan import Section
+from desktop_app.context.projection import Projector
 from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message

@@ -29,7 +29,8 @@ import pytest
 from desktop_app.config.mcp_servers import McpConfig, McpServer
 from desktop_app.core.blocks import ImageBlock
 from desktop_app.core.cancel import CancelToken
-from desktop_app.tools.mcp_hub import McpHub, ServerStatus
+from desktop_app.tools.mcp_hub import McpHub
+from desktop_app.tools.mcp_state import ServerStatus
 from desktop_app.tools.mcp_tools import mcp_tools, outcome
 
 pytestmark = pytest.mark.timeout(600)

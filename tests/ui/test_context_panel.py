@@ -19,8 +19,8 @@ from desktop_app.api.simulator import SimulatorServer
 from desktop_app.api.simulator.script import Fault, FaultKind
 from desktop_app.chats import Engine
 from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.plan import Section
 from desktop_app.context.policies import old_tool_result_ids
-from desktop_app.context.projection import Section
 from desktop_app.core.blocks import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.errors import ErrorInfo
 from desktop_app.core.messages import Message

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QComboBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
-from desktop_app.context.projection import Section
+from desktop_app.context.plan import Section
 from desktop_app.ui.chat_list.model import ID_ROLE
 from desktop_app.ui.dialogs.project_dialog import NEW_PROJECT, ProjectDialog
 from desktop_app.ui.main_window import MainWindow

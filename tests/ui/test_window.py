@@ -20,7 +20,7 @@ from desktop_app.api.simulator import Fault, FaultKind, SimulatorServer
 from desktop_app.chats import Engine
 from desktop_app.config.secrets import KeySource
 from desktop_app.config.settings import AppState, load
-from desktop_app.context.projection import BlockState
+from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import ImageBlock, ThinkingBlock
 from desktop_app.core.messages import Message
 from desktop_app.demo_chat import DEMO_TITLE, create_demo_chat

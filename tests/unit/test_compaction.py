@@ -14,8 +14,9 @@ from desktop_app.context.compaction import (
     plan_span,
 )
 from desktop_app.context.facts import Fact
+from desktop_app.context.plan import BlockState
 from desktop_app.context.planner import ContextPlanner
-from desktop_app.context.projection import BlockState, Projector
+from desktop_app.context.projection import Projector
 from desktop_app.context.state import ContextState
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact, facts_block
+from desktop_app.context.plan import BlockState, Plan, Section
 from desktop_app.context.policies import clear_old_tool_results, old_tool_result_ids
-from desktop_app.context.projection import BlockState, Plan, Projector, Section
+from desktop_app.context.projection import Projector
 from desktop_app.context.state import ContextState, Summary
 from desktop_app.context.trimming import TrimPolicy
 from desktop_app.core.blocks import RedactedThinkingBlock, TextBlock, ToolResultBlock

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QBoxLayout, QMainWindow
 
-    from desktop_app.context.projection import Plan
+    from desktop_app.context.plan import Plan
     from desktop_app.ui.conversation.session import ChatSession
 
 DOCK_PX = 340  # the panel's first width, docked

@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from desktop_app.ui import theme
 
 if TYPE_CHECKING:
-    from desktop_app.context.projection import Plan
+    from desktop_app.context.plan import Plan
 
-# section (the values of projection.Section, a StrEnum) → (colour, what it holds)
+# section (the values of plan.Section, a StrEnum) → (colour, what it holds)
 SEGMENTS: dict[str, tuple[str, str]] = {
     "project instructions": ("#3949ab", "the project's instructions, shared by its chats"),
     "project facts": ("#00695c", "the project's pinned facts, shared by its chats"),

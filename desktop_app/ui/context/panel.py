@@ -37,7 +37,7 @@ from desktop_app.ui.context.meter import SEGMENTS, ContextMeter
 from desktop_app.ui.conversation.wrap_row import WrapRow
 
 if TYPE_CHECKING:
-    from desktop_app.context.projection import Plan
+    from desktop_app.context.plan import Plan
     from desktop_app.ui.conversation.session import ChatSession
 
 
@@ -467,7 +467,7 @@ class ContextPanel(QStackedWidget):
 
 def _project_line(plan: Plan) -> str:
     """The chat's project and each of its layers' tokens, as this request holds them."""
-    from desktop_app.context.projection import Section
+    from desktop_app.context.plan import Section
 
     if plan.project is None:
         return "In no project: nothing is shared with other chats."

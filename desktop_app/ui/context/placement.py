@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from desktop_app.ui.context.meter import ContextMeter
 
 if TYPE_CHECKING:
-    from desktop_app.context.projection import Plan
+    from desktop_app.context.plan import Plan
 
 NARROW_PX = 1100  # below this the panel folds into the strip
 OVERLAY_PX = 440  # the panel's width over the conversation

@@ -33,7 +33,7 @@ from desktop_app.ui import theme
 
 if TYPE_CHECKING:
     from desktop_app.chats import Chat
-    from desktop_app.context.projection import Plan
+    from desktop_app.context.plan import Plan
 
 _TOKENS = re.compile(
     r'(?P<key>"(?:[^"\\]|\\.)*"(?=\s*:))|(?P<string>"(?:[^"\\]|\\.)*")|(?P<number>-?\d+(?:\.\d+)?)|(?P<word>\btrue\b|\bfalse\b|\bnull\b)'

@@ -31,7 +31,7 @@ from desktop_app.ui.conversation.message_view import MessageListView
 
 if TYPE_CHECKING:
     from desktop_app.config.settings import Settings
-    from desktop_app.context.projection import Plan
+    from desktop_app.context.plan import Plan
     from desktop_app.core.blocks import Block
     from desktop_app.core.messages import Message
     from desktop_app.core.ports import ModelInfo

@@ -47,7 +47,7 @@ from desktop_app.ui.workers import BackgroundWorker, TurnWorker
 
 if TYPE_CHECKING:  # loaded with the first chat, after the first paint
     from desktop_app.context.compaction import CompactionPreview
-    from desktop_app.context.projection import Plan
+    from desktop_app.context.plan import Plan
 
 log = logging.getLogger(__name__)
 

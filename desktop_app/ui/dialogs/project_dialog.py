@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.context.plan import Section
 from desktop_app.context.project import LAYERS, KnowledgeMode, Project
-from desktop_app.context.projection import Section
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui.dialogs.fact_dialog import ask_fact
 
