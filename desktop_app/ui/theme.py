@@ -115,12 +115,10 @@ def role_colour(claude: bool, dark: bool) -> QColor:
     return QColor("#8a8f98" if not dark else "#5f6368")
 
 
-def state_colour(state: str, dark: bool) -> QColor:
-    """The colour of a context state label ("summarized in #2" → summarized)."""
-    for name, pair in _STATE_COLOURS.items():
-        if name and state.startswith(name):
-            return QColor(pair[dark])
-    return QColor(_STATE_COLOURS[""][dark])
+def state_colour(state: str | None, dark: bool) -> QColor:
+    """The colour of a block's context state (`BlockState`, "streaming", or None: not
+    counted yet)."""
+    return QColor(_STATE_COLOURS.get(state or "", _STATE_COLOURS[""])[dark])
 
 
 def status_colour(status: str, dark: bool) -> QColor:

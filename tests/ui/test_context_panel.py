@@ -250,7 +250,7 @@ def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
     assert "#1" in summaries.item(0).text()
     assert "edited" in summaries.item(0).text()
     chips = [
-        c.state
+        c.label
         for r in range(session.model.rowCount())
         for c in session.model.index(r).data(Role.BLOCKS)
     ]

@@ -188,7 +188,7 @@ def test_a_reply_cut_off_mid_stream_is_kept_and_retry_answers_beside_it(
     assert json.loads(request.body_text())["messages"][-1]["role"] == "user"
     # …and the cut-off reply's own chips say so: it is not in that request.
     cut_off = window.pane.messages.model().index(1, 0).data(Role.BLOCKS)
-    assert [c.state for c in cut_off] == ["not sent: Retry answers again"]
+    assert [c.label for c in cut_off] == ["not sent: Retry answers again"]
     qtbot.mouseClick(window.pane.banner.retry_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, session)
     answer = session.messages[-1]
@@ -823,7 +823,7 @@ def test_only_web_links_open(
     qtbot.mouseClick(window.pane.messages.viewport(), Qt.MouseButton.LeftButton, pos=spot.toPoint())
     assert opened == []  # a file link from a reply is never opened
     # And a reply streaming in is the newest of the context, never dimmed as held back.
-    assert out_of_request((BlockChip("text", 5, False, "streaming"),)) == ""
+    assert out_of_request((BlockChip("text", 5, False, None, streaming=True),)) == ""
 
 
 def test_a_markdown_image_reads_nothing_and_shows_its_alt_text_as_a_link(

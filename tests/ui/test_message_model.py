@@ -7,6 +7,7 @@ from dataclasses import replace
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message, MessageStatus, Usage, user_text
 from desktop_app.ui.conversation.message_model import (
@@ -17,6 +18,8 @@ from desktop_app.ui.conversation.message_model import (
     Role,
 )
 from desktop_app.ui.conversation.message_words import token_label
+
+IN, SUMMARIZED = BlockState.IN_CONTEXT, BlockState.SUMMARIZED
 
 
 def chat(n: int) -> list[Message]:
@@ -34,7 +37,7 @@ def test_the_model_follows_qts_rules(qtmodeltester: ModelTester) -> None:
     model.append(user_text("new"))
     model.append_text("streaming-1", "Hel")
     model.append_text("streaming-1", "lo")
-    model.set_chip_source(lambda m, j: BlockChip("text", 3, False, "in context"))
+    model.set_chip_source(lambda m, j: BlockChip("text", 3, False, IN))
     model.remove_message("streaming-1")
     qtmodeltester.check(model)
 
@@ -79,17 +82,19 @@ def test_a_new_plan_updates_the_chips_of_every_row() -> None:
     model = MessageListModel()
     messages = chat(4)
     model.set_messages(messages)
-    assert model.data(model.index(0), Role.BLOCKS) == (BlockChip("text", 0, False, ""),)
+    assert model.data(model.index(0), Role.BLOCKS) == (BlockChip("text", 0, False, None),)
     summarized = {messages[1].id}
     model.set_chip_source(
-        lambda m, j: BlockChip(
-            "text", 7, False, "summarized in #1" if m.id in summarized else "in context"
+        lambda m, j: (
+            BlockChip("text", 7, False, SUMMARIZED, words="summarized in #1")
+            if m.id in summarized
+            else BlockChip("text", 7, False, IN)
         )
     )
     assert model.data(model.index(1), Role.BLOCKS) == (
-        BlockChip("text", 7, False, "summarized in #1"),
+        BlockChip("text", 7, False, SUMMARIZED, words="summarized in #1"),
     )
-    assert model.data(model.index(2), Role.BLOCKS)[0].state == "in context"
+    assert model.data(model.index(2), Role.BLOCKS)[0].state is IN
 
 
 def test_a_chat_shows_its_newest_page_then_takes_in_the_whole_history(qtbot: QtBot) -> None:
@@ -113,8 +118,8 @@ def test_a_chat_shows_its_newest_page_then_takes_in_the_whole_history(qtbot: QtB
 
 def test_a_replys_header_shows_its_estimate_and_the_exact_output() -> None:
     chips = (
-        BlockChip("text", 70, False, "in context"),
-        BlockChip("tool_use", 15, False, "in context"),
+        BlockChip("text", 70, False, IN),
+        BlockChip("tool_use", 15, False, IN),
     )
     reply = Message("assistant", (TextBlock("a"), TextBlock("b")), usage=Usage(900, 120))
     assert token_label(reply, chips) == "≈85 tokens · 120 generated (exact)"
@@ -128,10 +133,16 @@ def test_a_replys_header_shows_its_estimate_and_the_exact_output() -> None:
 def test_a_reply_being_written_says_streaming_once_not_twice() -> None:
     from desktop_app.ui.conversation.message_model import context_marker
 
-    streaming = (BlockChip("text", 0, False, "streaming"),)
-    assert context_marker(streaming) == ("", "")  # the header's "● streaming…" says it
-    done = (BlockChip("text", 12, False, "in context", 12),)
-    assert context_marker(done) == ("in context", "in context · ≈12")
+    streaming = (BlockChip("text", 0, False, None, streaming=True),)
+    assert context_marker(streaming) == (None, "")  # the header's "● streaming…" says it
+    done = (BlockChip("text", 12, False, IN, 12),)
+    assert context_marker(done) == (IN, "in context · ≈12")
+    # The state is the plan's value: a mark's colour never comes from parsing its words
+    mixed = (
+        BlockChip("text", 90, False, SUMMARIZED, words="summarized in #2"),
+        BlockChip("text", 10, False, IN, 10),
+    )
+    assert context_marker(mixed) == (SUMMARIZED, "partly summarized · ≈10")
 
 
 def test_a_tool_step_names_the_tool_as_people_do_and_previews_json_on_one_line() -> None:

@@ -44,6 +44,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
+from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import (
     TextBlock,
     ThinkingBlock,
@@ -223,7 +224,7 @@ class MessageDelegate(QStyledItemDelegate):
             switcher = (siblings, spots) if siblings is not None and spots else None
             paint_header(painter, rect, message, chips, option, dark, switcher, self.context_view)
         for part in layout.parts:
-            chip = chips[part.block] if part.block < len(chips) else BlockChip("?", 0, False, "")
+            chip = chips[part.block] if part.block < len(chips) else BlockChip("?", 0, False, None)
             top = rect.top() - layout.top + part.top
             left = rect.left() + PAD + INDENT
             if part.row and self.context_view:
@@ -319,7 +320,7 @@ class MessageDelegate(QStyledItemDelegate):
         layout = self._layout(index, option.font)
         chips: tuple[BlockChip, ...] = index.data(Role.BLOCKS)
         part = next(p for p in layout.parts if p.block == block)
-        chip = chips[block] if block < len(chips) else BlockChip("?", 0, False, "")
+        chip = chips[block] if block < len(chips) else BlockChip("?", 0, False, None)
         return self._line_text(index.data(Role.MESSAGE), part, chip)
 
     def _line_text(self, message: Message, part: _Part, chip: BlockChip) -> str:
@@ -329,8 +330,8 @@ class MessageDelegate(QStyledItemDelegate):
         if self.context_view or not isinstance(block, ToolResultBlock) or not chip.tokens:
             return part.summary
         cost = f"≈{chip.tokens:,} tokens"
-        if chip.state and chip.state != "in context":
-            cost += f", {chip.state}"
+        if chip.state not in (None, BlockState.IN_CONTEXT):
+            cost += f", {chip.label}"
         head, dash, preview = part.summary.partition(" — ")  # before the preview: never elided
         return f"{head} · {cost}{dash}{preview}"
 
@@ -463,7 +464,7 @@ class MessageDelegate(QStyledItemDelegate):
             return super().helpEvent(event, view, option, index)
         chip = chips[part.block]
         how = "exact (reported by the API)" if chip.exact else "estimated locally"
-        state = chip.state or "not counted yet"
+        state = chip.label or "not counted yet"
         tip = f"{chip.kind} block · {chip.tokens:,} tokens, {how}\nIn the next request: {state}"
         if part.collapsible:
             tip += "\nClick to show or hide."
@@ -477,7 +478,7 @@ class MessageDelegate(QStyledItemDelegate):
         chips: tuple[BlockChip, ...] = index.data(Role.BLOCKS) or ()
         lines = [
             f"{chip.kind} · {'' if chip.exact else '≈'}{chip.tokens:,} tokens · "
-            f"{chip.state or 'not counted yet'}"
+            f"{chip.label or 'not counted yet'}"
             for chip in chips
         ]
         if lines:

@@ -19,6 +19,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt
 
+from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import TextBlock, ToolUseBlock, block_type
 from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
@@ -45,13 +46,28 @@ class Role(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class BlockChip:
-    """What the delegate shows on one block: its type, tokens and context state."""
+    """What the delegate shows on one block: its type, tokens and context state — the
+    state as the plan's value (colours and marks are chosen by it), its words beside."""
 
     kind: str
     tokens: int
     exact: bool
-    state: str  # "in context", "summarized in #2", "trimmed 8,900 → 1,200 tokens", …
+    state: BlockState | None  # None: not counted yet, or a reply still streaming
     sent: int = 0  # what it costs in the next request (0 unless in context or trimmed)
+    words: str = ""  # the state in full: "summarized in #2", "trimmed 8,900 → 1,200 tokens"
+    streaming: bool = False
+
+    @property
+    def label(self) -> str:
+        """The state as the chip says it ("" until counted)."""
+        if self.streaming:
+            return "streaming"
+        return self.words or (self.state.value if self.state is not None else "")
+
+    @property
+    def tone(self) -> str:
+        """Which of the theme's state colours it is drawn in."""
+        return "streaming" if self.streaming else (self.state or "")
 
 
 # How the model learns each block's chip: from the current plan (the GUI passes
@@ -333,7 +349,7 @@ class MessageListModel(QAbstractListModel):
 
     def _block_chips(self, message: Message) -> tuple[BlockChip, ...]:
         if self._chips is None:
-            return tuple(BlockChip(block_type(b), 0, False, "") for b in message.blocks)
+            return tuple(BlockChip(block_type(b), 0, False, None) for b in message.blocks)
         chips = self._chip_cache.get(message.id)
         if chips is None:
             chips = tuple(self._chips(message, j) for j in range(len(message.blocks)))
@@ -373,44 +389,36 @@ def calls_before(message: Message, before: Message | None) -> dict[str, ToolUseB
 
 def out_of_request(chips: tuple[BlockChip, ...]) -> str:
     """The state of a message none of whose blocks the next request holds as written
-    ("summarized in #2", "excluded", …), or "" when it is sent (or not planned yet)."""
-    if not chips or any(not c.state for c in chips):
+    ("summarized in #2", "excluded", …), or "" when it is sent (or not planned yet; a
+    reply streaming in is the newest of the context)."""
+    if not chips or any(c.state is None for c in chips):
         return ""
-    families = [_family(c.state) for c in chips]
-    if any(family in ("in context", "trimmed", "streaming") for family in families):
-        return ""  # (a reply streaming in is the newest of the context)
-    held_back = ("summarized", "excluded", "not sent")
-    return next((c.state for c, f in zip(chips, families, strict=True) if f in held_back), "")
+    if any(c.state in (BlockState.IN_CONTEXT, BlockState.TRIMMED) for c in chips):
+        return ""
+    held_back = (BlockState.SUMMARIZED, BlockState.EXCLUDED, BlockState.NOT_SENT)
+    return next((c.label for c in chips if c.state in held_back), "")
 
 
-def context_marker(chips: tuple[BlockChip, ...]) -> tuple[str, str]:
+def context_marker(chips: tuple[BlockChip, ...]) -> tuple[BlockState | None, str]:
     """One quiet mark for a whole message: (the state its colour comes from, the text),
-    e.g. ("in context", "in context · ≈72"), ("summarized in #2", "summarized in #2"),
-    or, when its blocks differ, the state most of its tokens are in, said as partly."""
-    if not chips or any(c.state == "streaming" for c in chips):
-        return "", ""  # (a reply being written says so beside its name, once)
-    if any(not c.state for c in chips):
-        return "", "counting…"
-    by_state: dict[str, int] = {}
+    e.g. (IN_CONTEXT, "in context · ≈72"), (SUMMARIZED, "summarized in #2"), or, when
+    its blocks differ, the state most of its tokens are in, said as partly."""
+    if not chips or any(c.streaming for c in chips):
+        return None, ""  # (a reply being written says so beside its name, once)
+    if any(c.state is None for c in chips):
+        return None, "counting…"
+    by_state: dict[BlockState, int] = {}
     for chip in chips:
-        family = _family(chip.state)
-        by_state[family] = by_state.get(family, 0) + max(chip.tokens, 1)
+        assert chip.state is not None  # (checked above)
+        by_state[chip.state] = by_state.get(chip.state, 0) + max(chip.tokens, 1)
     if len(by_state) > 1:  # an earlier turn's thinking is always cleared: not "partly"
-        by_state.pop("cleared", None)
-    main = max(by_state, key=lambda family: by_state[family])
-    state = next(c.state for c in chips if _family(c.state) == main)
+        by_state.pop(BlockState.CLEARED, None)
+    main = max(by_state, key=lambda state: by_state[state])
+    said = next(c.label for c in chips if c.state is main)
     sent = sum(c.sent for c in chips)
     exact = all(c.exact for c in chips)
     tokens = f" · {'' if exact else '≈'}{sent:,}" if sent else ""
-    label = state if len(by_state) == 1 else f"partly {main}"
-    if main == "trimmed":  # "trimmed 8,900 → 1,200 tokens" says its own numbers
-        return state, label
-    return state, f"{label}{tokens}"
-
-
-def _family(state: str) -> str:
-    """The kind of a state, without its details ("summarized in #2" → "summarized")."""
-    for family in ("in context", "summarized", "trimmed", "excluded", "cleared", "not sent"):
-        if state.startswith(family):
-            return family
-    return state
+    label = said if len(by_state) == 1 else f"partly {main.value}"
+    if main is BlockState.TRIMMED:  # "trimmed 8,900 → 1,200 tokens" says its own numbers
+        return main, label
+    return main, f"{label}{tokens}"

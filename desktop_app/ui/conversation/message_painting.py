@@ -114,11 +114,11 @@ def paint_chip(
     parts = [chip.kind]
     if chip.tokens:
         parts.append(f"{'' if chip.exact else '≈'}{chip.tokens:,}")
-    parts.append(chip.state or "counting…")
+    parts.append(chip.label or "counting…")
     text = " · ".join(parts)
     metrics = QFontMetrics(font)
     box = QRectF(x, y, metrics.horizontalAdvance(text) + 14, height)
-    colour = theme.state_colour(chip.state, dark)
+    colour = theme.state_colour(chip.tone, dark)
     fill = QColor(colour)
     fill.setAlpha(34)
     painter.setPen(QPen(colour, 1))

@@ -604,12 +604,12 @@ def _chips_from(plan: Plan) -> ChipSource:
 
     def chip(message: Message, index: int) -> BlockChip:
         if message.status is MessageStatus.STREAMING:
-            return BlockChip(block_type(message.blocks[index]), 0, False, "streaming")
+            return BlockChip(block_type(message.blocks[index]), 0, False, None, streaming=True)
         try:
             status = plan.block_status(message, index)
         except (IndexError, KeyError):
-            return BlockChip(block_type(message.blocks[index]), 0, False, "")
+            return BlockChip(block_type(message.blocks[index]), 0, False, None)
         kind = block_type(message.blocks[index])
-        return BlockChip(kind, status.tokens, False, status.label, status.sent_tokens)
+        return BlockChip(kind, status.tokens, False, status.state, status.sent_tokens, status.label)
 
     return chip
