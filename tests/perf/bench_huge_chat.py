@@ -75,8 +75,7 @@ def main() -> int:
         opens: dict[str, list[float]] = {huge.id: [], small.id: []}
         for _ in range(args.runs):
             for chat_id in opens:  # interleaved: a busy moment slows both alike
-                window.panes.sessions().pop(chat_id, None)
-                window.open_chat(tiny.id)
+                window.open_chat(tiny.id)  # (each opened afresh: open_long_chat)
                 opens[chat_id].append(open_long_chat(window, chat_id))
         session = window.current
         assert session is not None

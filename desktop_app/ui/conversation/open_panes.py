@@ -102,6 +102,7 @@ class OpenPanes(QObject):
             self._close(pane)
             self.stack.removeWidget(pane)
             pane.deleteLater()
+            pane.session.deleteLater()  # (its history with it: the window is its parent)
         return pane
 
     def close_all(self) -> None:

@@ -16,8 +16,8 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Signal, Slot
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QPalette, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
@@ -106,7 +106,6 @@ class ConversationPane(QWidget):
         self.set_reading_width(settings.reading_width)
         self.style_conversation()
         self._connect()
-        self.messages.setModel(session.model)
         self.messages.delegate.cost_of = session.chat.costs.reply_cost
         self.messages.excluded = set(session.state().excluded_messages)
         self.show_error(session.error)
@@ -139,6 +138,20 @@ class ConversationPane(QWidget):
         view.branch_requested.connect(self._on_messages_branch_requested)
         view.scrollbar_width_changed.connect(self._on_messages_scrollbar_width_changed)
         self.find_bar.closed.connect(self._on_find_bar_closed)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """The messages go in when the pane is first shown, at its size: set before, the
+        view laid its rows out at each width the pane passed through (4 layouts, not 1)."""
+        super().showEvent(event)
+        view = self.messages
+        if view.model() is None:
+            # Laid out with its scrollbar from the start: a long chat needs it, and its
+            # appearing would narrow the rows and lay them all out again. (A short chat
+            # loses it after, and lays its few rows out again.)
+            view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+            view.setModel(self.session.model)
+            view.restore_scroll(self.session.scroll_value)
+            view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
 
     def tab_stops(self) -> list[QWidget]:
         """Its widgets as the eye reads them: the bar, the messages, the composer."""
