@@ -184,7 +184,7 @@ class MainWindow(WindowFrame):
             return
         self._centre_made = True
         from desktop_app.ui.context.dock import ContextDock
-        from desktop_app.ui.conversation.banner import ErrorBanner
+        from desktop_app.ui.conversation.banner import ErrorBanner, centred_row
         from desktop_app.ui.startup.welcome import WelcomePage
 
         # Bars that come and go (the undo bar, a banner) never resize the window.
@@ -196,7 +196,7 @@ class MainWindow(WindowFrame):
         self.center.addWidget(self.no_chat)
         self.banner = ErrorBanner()
         self.banner.setMaximumWidth(self.settings.reading_width)
-        self.middle_column.insertWidget(0, self.banner, 0, Qt.AlignmentFlag.AlignHCenter)
+        self.middle_column.insertLayout(0, centred_row(self.banner))  # as a chat's stands
         self.banner.retry_requested.connect(self.banner.hide)  # (it offers no Retry)
         self.welcome = WelcomePage()
         self.welcome.enter_key_requested.connect(self.open_settings)

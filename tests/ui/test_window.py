@@ -22,6 +22,7 @@ from desktop_app.config.secrets import KeySource
 from desktop_app.config.settings import AppState, load
 from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import ImageBlock, ThinkingBlock
+from desktop_app.core.errors import ErrorInfo
 from desktop_app.core.messages import Message
 from desktop_app.demo_chat import DEMO_TITLE, create_demo_chat
 from desktop_app.tokens.images import image_size
@@ -1104,3 +1105,36 @@ def test_after_start_up_the_common_languages_are_ready_to_colour_off_the_gui_thr
     for language in COMMON_LANGUAGES:
         _lexer(language)
     assert _lexer.cache_info().misses == made  # none is made on the GUI thread now
+
+
+def test_each_open_chat_keeps_its_own_draft_and_place(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """A pane per open chat: what was typed in one stays there when another is shown."""
+    first = open_demo(window, engine, qtbot, turns=2)
+    first_pane = window.pane
+    qtbot.keyClicks(first_pane.composer.edit, "half a question about #88213")
+    second = window.new_chat("Another")
+    assert second is not None
+    assert second is not first
+    assert window.pane is not first_pane
+    assert window.pane.composer.edit.toPlainText() == ""  # its own, empty
+    qtbot.keyClicks(window.pane.composer.edit, "something else")
+    window.open_chat(first.chat.id)
+    assert window.pane is first_pane  # the same pane, not made again
+    assert first_pane.composer.edit.toPlainText() == "half a question about #88213"
+    assert window.center.currentWidget() is first_pane
+
+
+def test_a_problem_that_is_no_chat_s_own_is_said_whole_above_the_chat(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    open_demo(window, engine, qtbot, turns=1)
+    words = "The folder /media/usb is read-only: choose another folder for the export."
+    window.show_problem(ErrorInfo("Export failed", words))
+    banner = window.banner
+    assert banner.isVisible()
+    assert not window.pane.banner.isVisible()  # not the chat's error: no Retry there
+    # In the reading column's width, not squeezed to its size hint (it cut the words)
+    assert banner.width() >= min(window.settings.reading_width, window.middle.width()) - 40
+    assert banner.message.width() >= banner.message.fontMetrics().horizontalAdvance(words) / 2

@@ -94,3 +94,14 @@ class ErrorBanner(QFrame):
     def _on_close_clicked(self) -> None:
         self.hide()
         self.dismissed.emit()
+
+
+def centred_row(bar: QWidget) -> QHBoxLayout:
+    """`bar` in the reading column, however wide the window: stretch around it (an
+    aligned widget would keep its size hint and cut its text)."""
+    row = QHBoxLayout()
+    row.setContentsMargins(0, 0, 0, 0)
+    row.addStretch(1)
+    row.addWidget(bar, 1000)  # all the room up to its maximum, then the spacers'
+    row.addStretch(1)
+    return row

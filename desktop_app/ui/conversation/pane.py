@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.ui import theme
 from desktop_app.ui.conversation.approval_card import ApprovalCard, PendingApproval
-from desktop_app.ui.conversation.banner import ErrorBanner
+from desktop_app.ui.conversation.banner import ErrorBanner, centred_row
 from desktop_app.ui.conversation.chat_header import ChatHeader
 from desktop_app.ui.conversation.composer import Composer
 from desktop_app.ui.conversation.find_bar import FindBar
@@ -96,11 +96,7 @@ class ConversationPane(QWidget):
         # (Stretch around them, not an alignment: an aligned widget keeps its size hint.)
         self._centred_rows: list[QHBoxLayout] = []
         for bar in (self.banner, self.composer):
-            centred = QHBoxLayout()
-            centred.setContentsMargins(0, 0, 0, 0)
-            centred.addStretch(1)
-            centred.addWidget(bar, 1000)  # all the room up to its maximum, then the spacers'
-            centred.addStretch(1)
+            centred = centred_row(bar)
             self.column.addLayout(centred)
             self._centred_rows.append(centred)
         self.set_reading_width(settings.reading_width)
