@@ -92,18 +92,22 @@ class Branches:
         """Show the branch through `message_id` (as it was left, or ending there).
         The context, the meter and the next request follow it; the rows shown change
         from the message before it on (`Changes.rows`)."""
+        self.switch(message_id, exactly=exactly)
         core = self._core
-        core.check_not_answering("switch branches")
-        core.check_no_turn_elsewhere()
-        store = core.host.store
-        store.show_branch(core.id, message_id, exactly=exactly)
-        core.refresh_info()
-        core.forget_state()  # which summaries stand for this branch (`off_branch`)
-        path = store.tree(core.id).path(core.info.leaf_id)
+        path = core.host.store.tree(core.id).path(core.info.leaf_id)
         at = path.index(message_id) if message_id in path else 0
         before = path[at - 1] if at else None
         rows = Rows(before, tuple(self.messages_after(before)))
         return Changes(info=core.info, state=core.state, replan=True, rows=rows)
+
+    def switch(self, message_id: str, *, exactly: bool = False) -> None:
+        """`show` without reading the rows it shows (a turn reads its history itself)."""
+        core = self._core
+        core.check_not_answering("switch branches")
+        core.check_no_turn_elsewhere()
+        core.host.store.show_branch(core.id, message_id, exactly=exactly)
+        core.refresh_info()
+        core.forget_state()  # which summaries stand for this branch (`off_branch`)
 
     def show_holding(self, message_id: str) -> bool:
         """Show the branch a message is on, when it is not the one shown (a search hit
@@ -114,5 +118,5 @@ class Branches:
         tree = core.host.store.tree(core.id)
         if message_id in tree.path(core.info.leaf_id):
             return False
-        self.show(message_id)
+        self.switch(message_id)
         return True  # (the window reads the branch again: it may not have all its rows)

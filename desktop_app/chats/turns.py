@@ -65,7 +65,7 @@ class Turns:
         try:
             if after is not None:  # until the new answer is stored, the old one stays shown
                 self._answering_again = (after, store.chat(core.id).leaf_id)
-                self._branches.show(after, exactly=True)
+                self._branches.switch(after, exactly=True)
             if message is not None:
                 store.append_message(core.id, message, beside=beside)
                 self._name_after(message)
