@@ -125,17 +125,23 @@ def test_a_disk_that_fills_during_a_turn_stops_it_says_so_and_loses_nothing(
     assert session.error is not None
     assert session.error.kind is ErrorKind.DISK_FULL
     # Nothing lost: the history and the question are stored, as the chat reopens them —
-    # and what arrived of the reply, when the disk filled while it streamed (a WAL
-    # checkpoint decides which write meets the full disk first).
+    # and what arrived of the reply. Which write meets the full disk first is SQLite's
+    # to decide (pages freed by the index's merges are reused before the file grows): the
+    # request's record, a streaming checkpoint, or the bookkeeping after a whole reply.
     stored = engine.store.messages(chat.id)
     assert [m.text for m in stored[:3]] == [history, "I have read them.", "What did we decide?"]
     assert [m.text for m in session.messages] == [m.text for m in stored]
     for partial in stored[3:]:
         assert partial.role == "assistant"
-        assert partial.status is not MessageStatus.COMPLETE
         assert "[Simulated reply from the ContextDesk offline demo model]".startswith(
             partial.text[:20]
         )
+    if stored[-1].status is MessageStatus.COMPLETE:
+        # The reply was whole and stored before the disk filled: there is nothing to
+        # answer again, so no retry is offered (it would ask the question twice).
+        assert len(stored) == 4
+        assert not window.pane.banner.retry_button.isVisible()
+        return
 
     engine.store.db.execute("PRAGMA max_page_count = 1073741823")  # space again
     assert window.pane.banner.retry_button.isVisible()
