@@ -23,6 +23,8 @@ from urllib.parse import urlparse
 
 from desktop_app.config.files import write_json_atomically
 from desktop_app.config.privacy import PRIVATE_FILE
+from desktop_app.context import bounds
+from desktop_app.context.bounds import Bounds
 from desktop_app.context.chat_settings import (
     EFFORT_LEVELS,
     THINKING_DISPLAYS,
@@ -71,11 +73,6 @@ class AppState:
     chat_list_hidden: bool = False  # Ctrl+B
     context_view: bool = False  # every block's chip in the conversation (View → Context view)
     last_folder: str = ""  # where the last export or import was (file dialogs start there)
-
-
-MAX_TOKENS_RANGE = (256, 128_000)
-THINKING_RANGE = (1024, 127_999)  # the API's minimum budget; below 128K, the largest max_tokens
-CONTEXT_WINDOW_RANGE = (1_000, 10_000_000)
 
 
 class BadSetting(ContextDeskError):
@@ -144,18 +141,15 @@ def _model(value: str, _: Settings) -> str:
     return ""
 
 
-def _in_range(low: int, high: int) -> Callable[[int, Settings], str]:
-    def check(value: int, _: Settings) -> str:
-        return "" if low <= value <= high else f"must be between {low:,} and {high:,}"
+def _within(allowed: Bounds) -> Callable[[float, Settings], str]:
+    def check(value: float, _: Settings) -> str:
+        return allowed.why_not(value)
 
     return check
 
 
-def _window(value: int, _: Settings) -> str:
-    low, high = CONTEXT_WINDOW_RANGE
-    if value == 0 or low <= value <= high:
-        return ""
-    return f"0 (as the model list says) or between {low:,} and {high:,} tokens"
+# New chats' window may be 0: "as the model list says" (a chat's own is always a number).
+NEW_CHATS_WINDOW = replace(bounds.CONTEXT_WINDOW, zero="as the model list says")
 
 
 def _thinking(value: str, _: Settings) -> str:
@@ -165,9 +159,8 @@ def _thinking(value: str, _: Settings) -> str:
 def _thinking_budget(value: int, settings: Settings) -> str:
     if value == 0 and settings.thinking != "budget":
         return ""
-    low, high = THINKING_RANGE
-    if not low <= value <= high:
-        return f"a budget between {low:,} and {high:,} tokens"
+    if why := bounds.THINKING_BUDGET.why_not(value):
+        return why
     if value >= settings.max_tokens:
         return f"must be below the max output tokens ({settings.max_tokens:,}), as the API requires"
     return ""
@@ -200,22 +193,10 @@ def _anything(_value: Any, _: Settings) -> str:
 
 
 APPEARANCES = ("system", "light", "dark")
-TEXT_SIZES = (8, 24)  # points; 0 means the system's size
-READING_WIDTHS = (560, 1600)  # px: the conversation's column, at most
 
 
 def _appearance(value: str, _: Settings) -> str:
     return "" if value in APPEARANCES else f"say {', '.join(APPEARANCES)}"
-
-
-def _text_size(value: int, _: Settings) -> str:
-    low, high = TEXT_SIZES
-    return "" if value == 0 or low <= value <= high else f"0 (the system's) or {low} to {high}"
-
-
-def _reading_width(value: int, _: Settings) -> str:
-    low, high = READING_WIDTHS
-    return "" if low <= value <= high else f"{low} to {high} (pixels)"
 
 
 SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
@@ -231,14 +212,14 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
         "context_window",
         "context_window",
         "the model's context window in tokens, for a model no list knows; 0: as listed",
-        _window,
+        _within(NEW_CHATS_WINDOW),
         "Context window",
     ),
     SettingSpec(
         "max_tokens",
         "max_tokens",
         "max output tokens of new chats",
-        _in_range(*MAX_TOKENS_RANGE),
+        _within(bounds.MAX_TOKENS),
         "Max output tokens",
     ),
     SettingSpec(
@@ -302,14 +283,14 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
         "first_word_timeout",
         "first_word_timeout",
         "seconds a reply may take to begin before it is an error",
-        _in_range(5, 3600),
+        _within(bounds.TIMEOUT),
         "Wait for a reply to begin",
     ),
     SettingSpec(
         "quiet_timeout",
         "quiet_timeout",
         "seconds a reply may pause mid-way before it is an error",
-        _in_range(5, 3600),
+        _within(bounds.TIMEOUT),
         "Wait while a reply pauses",
     ),
     SettingSpec(
@@ -329,14 +310,14 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
         "text_size",
         "text_size",
         "the window's text size in points; 0: the system's",
-        _text_size,
+        _within(bounds.TEXT_SIZE),
         "Text size",
     ),
     SettingSpec(
         "reading_width",
         "reading_width",
         "the conversation's column at most, in pixels (centred in a wider window)",
-        _reading_width,
+        _within(bounds.READING_WIDTH),
         "Reading width",
     ),
 )

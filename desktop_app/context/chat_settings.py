@@ -46,22 +46,18 @@ class ContextSettings:
 
     def problems(self) -> list[str]:
         """Values a chat cannot work with, one line each, named as `chat set` names them."""
-        found = []
-        if not 1_000 <= self.context_window <= 10_000_000:
-            found.append("context_window must be between 1,000 and 10,000,000 tokens")
-        if not 0.1 <= self.compaction_threshold <= 1.0:
-            found.append("threshold must be between 0.1 and 1.0")
-        if not 1 <= self.max_tokens < self.context_window:
-            found.append("max_tokens must be at least 1 and below the context window")
+        from desktop_app.context.bounds import CHAT_BOUNDS
+
+        found = [
+            f"{key} {why}"
+            for name, (key, bounds) in CHAT_BOUNDS.items()
+            if (why := bounds.why_not(getattr(self, name)))
+        ]
+        if self.max_tokens >= self.context_window:
+            found.append("max_tokens must be below the context window")
         found += thinking_problems(
             self.thinking, self.thinking_budget, self.effort, self.thinking_display, self.max_tokens
         )
-        counts = {
-            "keep_recent": self.keep_recent_turns,
-            "max_messages": self.max_context_messages,
-            "tool_result_cap": self.tool_result_cap,
-        }
-        found += [f"{key} cannot be negative" for key, value in counts.items() if value < 0]
         if self.request_extras and not _extras_readable(self.request_extras):
             found.append("request_extras must be a JSON object of tools, tool_choice, metadata")
         return found
@@ -97,8 +93,13 @@ def thinking_problems(
     found = []
     if mode not in THINKING_MODES:
         found.append("thinking must be adaptive, off or budget")
-    if mode == "budget" and not 1024 <= budget < max_tokens:
-        found.append("thinking_budget must be from 1,024 up to below max_tokens")
+    if mode == "budget":
+        from desktop_app.context.bounds import THINKING_BUDGET
+
+        if why := THINKING_BUDGET.why_not(budget):
+            found.append(f"thinking_budget {why}")
+        elif budget >= max_tokens:
+            found.append("thinking_budget must be below max_tokens, as the API requires")
     if effort and effort not in EFFORT_LEVELS:
         found.append(f"effort must be empty (the model's default) or {', '.join(EFFORT_LEVELS)}")
     if display not in THINKING_DISPLAYS:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.context import bounds
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
@@ -112,11 +113,12 @@ class ContextPanel(QStackedWidget):
         self.resume_button = QPushButton("Resume auto-compaction")
         self.resume_button.clicked.connect(self._on_resume_clicked)
         self.auto = QCheckBox("Compact automatically")
-        self.threshold = _spin(50, 98, "% of the window")
+        low, high = bounds.COMPACTION_THRESHOLD.low, bounds.COMPACTION_THRESHOLD.high
+        self.threshold = _spin(round(low * 100), round(high * 100), "% of the window")
         self.keep_recent = _CountSpin("turn", "turns")
-        self.keep_recent.setRange(1, 200)
+        self.keep_recent.setRange(*bounds.KEEP_RECENT_TURNS.whole_range)
         self.keep_first = QCheckBox("Keep the first message")
-        self.max_messages = _spin(0, 100_000, " messages")
+        self.max_messages = _spin(*bounds.MAX_CONTEXT_MESSAGES.whole_range, " messages")
         self.max_messages.setSpecialValueText("no limit")
         self.drop_thinking = QCheckBox("Drop old turns' thinking")
         self.drop_thinking.setToolTip(
@@ -383,7 +385,9 @@ class ContextPanel(QStackedWidget):
         settings = replace(
             current,
             auto_compact=self.auto.isChecked(),
-            compaction_threshold=self.threshold.value() / 100,
+            compaction_threshold=_shown_fraction(
+                self.threshold.value(), current.compaction_threshold
+            ),
             keep_recent_turns=self.keep_recent.value(),
             keep_first_message=self.keep_first.isChecked(),
             max_context_messages=self.max_messages.value(),
@@ -569,6 +573,12 @@ class _CountSpin(QSpinBox):
         ok = digits and self.minimum() <= int(digits) <= self.maximum()
         state = QValidator.State.Acceptable if ok else QValidator.State.Intermediate
         return (state, text, pos)
+
+
+def _shown_fraction(percent: int, stored: float) -> float:
+    """The spin box's percent as a fraction; the stored value itself while the box still
+    shows it (0.875 set on the command line is not rounded to 0.88 by another edit)."""
+    return stored if percent == round(stored * 100) else percent / 100
 
 
 def _spin(low: int, high: int, suffix: str) -> QSpinBox:

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.context import bounds
 from desktop_app.context.plan import Section
 from desktop_app.context.project import LAYERS, KnowledgeMode, Project
 from desktop_app.core.errors import ContextDeskError
@@ -120,9 +121,13 @@ class ProjectDialog(QDialog):
         typed = self.new_model.lineEdit()
         if typed is not None:  # a model typed is kept when the field is left, Enter or not
             typed.editingFinished.connect(self._on_new_model_chosen)
-        self.new_max_tokens = _default_spin("projectMaxTokens", 0, 1_000_000, " tokens")
+        self.new_max_tokens = _default_spin(
+            "projectMaxTokens", 0, int(bounds.MAX_TOKENS.high), " tokens"
+        )
         self.new_max_tokens.editingFinished.connect(self._on_defaults_edited)
-        self.new_thinking = _default_spin("projectThinking", -1, 1_000_000, " tokens (0 = off)")
+        self.new_thinking = _default_spin(
+            "projectThinking", -1, int(bounds.THINKING_BUDGET.high), " tokens (0 = off)"
+        )
         self.new_thinking.editingFinished.connect(self._on_defaults_edited)
 
         self.project_box = QGroupBox("The project (shared by all its chats)")

@@ -35,14 +35,8 @@ from PySide6.QtWidgets import (
 from desktop_app.api.models import DEFAULT_CONTEXT_WINDOW
 from desktop_app.chats import thinking_meaning
 from desktop_app.config.secrets import KeyringUnavailable
-from desktop_app.config.settings import (
-    CONTEXT_WINDOW_RANGE,
-    MAX_TOKENS_RANGE,
-    READING_WIDTHS,
-    TEXT_SIZES,
-    THINKING_RANGE,
-    Settings,
-)
+from desktop_app.config.settings import Settings
+from desktop_app.context import bounds
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui import theme
 
@@ -105,7 +99,7 @@ class SettingsDialog(QDialog):
         self.model.setCurrentIndex(found)
         self.context_window = QSpinBox()
         self.context_window.setObjectName("contextWindow")
-        self.context_window.setRange(*CONTEXT_WINDOW_RANGE)
+        self.context_window.setRange(*bounds.CONTEXT_WINDOW.whole_range)
         self.context_window.setSingleStep(8192)
         self.context_window.setGroupSeparatorShown(True)
         self.context_window.setSuffix(" tokens")
@@ -114,7 +108,7 @@ class SettingsDialog(QDialog):
         self.context_window_note.setWordWrap(True)
         self.context_window_note.setEnabled(False)
         self.max_tokens = QSpinBox()
-        self.max_tokens.setRange(*MAX_TOKENS_RANGE)
+        self.max_tokens.setRange(*bounds.MAX_TOKENS.whole_range)
         self.max_tokens.setSingleStep(1024)
         self.max_tokens.setValue(settings.max_tokens)
         # New chats' thinking: adaptive (Claude decides how much) at an effort, off (the
@@ -142,7 +136,7 @@ class SettingsDialog(QDialog):
             self.effort.addItem(text, value)
         self.effort.setCurrentIndex(max(0, self.effort.findData(settings.effort)))
         self.thinking_budget = QSpinBox()
-        self.thinking_budget.setRange(*THINKING_RANGE)
+        self.thinking_budget.setRange(*bounds.THINKING_BUDGET.whole_range)
         self.thinking_budget.setSingleStep(1024)
         self.thinking_budget.setValue(settings.thinking_budget or 4096)
         self.thinking_budget.setSuffix(" tokens")
@@ -195,13 +189,14 @@ class SettingsDialog(QDialog):
         self.appearance.setCurrentIndex(max(0, self.appearance.findData(settings.appearance)))
         self.text_size = QSpinBox()
         self.text_size.setObjectName("textSize")
-        self.text_size.setRange(TEXT_SIZES[0] - 1, TEXT_SIZES[1])  # the lowest: the system's
+        lowest = int(bounds.TEXT_SIZE.low) - 1  # below the smallest size: the system's
+        self.text_size.setRange(lowest, int(bounds.TEXT_SIZE.high))
         self.text_size.setSpecialValueText("As the system")
         self.text_size.setSuffix(" pt")
-        self.text_size.setValue(settings.text_size or TEXT_SIZES[0] - 1)
+        self.text_size.setValue(settings.text_size or lowest)
         self.reading_width = QSpinBox()
         self.reading_width.setObjectName("readingWidth")
-        self.reading_width.setRange(*READING_WIDTHS)
+        self.reading_width.setRange(*bounds.READING_WIDTH.whole_range)
         self.reading_width.setSingleStep(20)
         self.reading_width.setSuffix(" px")
         self.reading_width.setValue(settings.reading_width)
@@ -325,7 +320,7 @@ class SettingsDialog(QDialog):
         budget, most = self.thinking_budget.value(), self.max_tokens.value()
         if self.thinking.currentData() != "budget" or budget < most:
             return
-        raised = min(MAX_TOKENS_RANGE[1], budget + 4096)
+        raised = min(int(bounds.MAX_TOKENS.high), budget + 4096)
         if raised <= budget:
             return  # no room above it: the problem line under the budget says what to do
         self.max_tokens.setValue(raised)
@@ -409,7 +404,9 @@ class SettingsDialog(QDialog):
             first_word_timeout=self.first_word.value(),
             quiet_timeout=self.quiet.value(),
             appearance=str(self.appearance.currentData()),
-            text_size=0 if self.text_size.value() < TEXT_SIZES[0] else self.text_size.value(),
+            text_size=0
+            if self.text_size.value() < bounds.TEXT_SIZE.low
+            else self.text_size.value(),
             reading_width=self.reading_width.value(),
         )
 
@@ -471,7 +468,7 @@ def _row_of(form: QFormLayout, widget: QWidget | None) -> int:
 
 def _seconds(value: int) -> QSpinBox:
     box = QSpinBox()
-    box.setRange(5, 3600)
+    box.setRange(*bounds.TIMEOUT.whole_range)
     box.setSuffix(" s")
     box.setValue(value)
     box.setToolTip("After this, the reply ends with an error you can retry (nothing is lost).")
