@@ -132,10 +132,10 @@ class Planning:
         """The project's layers as this chat sends them (its switches, its window)."""
         if project is None:
             return None
-        from desktop_app.context.project import layers_for, switched_off
+        from desktop_app.context.project import layers_for
 
         settings = self._core.settings
-        off = switched_off(settings.project_layers_off)
+        off = settings.project_layers_off
         return layers_for(project, off, settings.context_window, counter.text)
 
     def _mcp_tools(self) -> McpOffer | None:
@@ -144,9 +144,9 @@ class Planning:
         hub = self._core.host.mcp
         if hub is None:
             return None
-        from desktop_app.tools.mcp_tools import McpOffer, parse_off
+        from desktop_app.tools.mcp_tools import McpOffer
 
-        return McpOffer(hub, parse_off(self._core.settings.tools_off))
+        return McpOffer(hub, frozenset(self._core.settings.tools_off))
 
     # -- the next request -----------------------------------------------------------------
 

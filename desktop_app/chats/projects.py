@@ -19,7 +19,6 @@ from desktop_app.context.project import (
     KnowledgeFile,
     KnowledgeMode,
     Project,
-    switched_off,
 )
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
@@ -232,11 +231,11 @@ class Projects:
             )
         off = self.layers_off(chat)
         off = off - {layer} if on else off | {layer}
-        chat.setup.set_settings(replace(chat.settings, project_layers_off=",".join(sorted(off))))
+        chat.setup.set_settings(replace(chat.settings, project_layers_off=tuple(sorted(off))))
 
     def layers_off(self, chat: Chat) -> frozenset[str]:
         """The project layers this chat does not send."""
-        return switched_off(chat.settings.project_layers_off)
+        return frozenset(chat.settings.project_layers_off)
 
     def pin_from_chat(self, chat: Chat, text: str) -> Fact:
         """ "Pin to project" from a chat: shared by every chat of its project."""

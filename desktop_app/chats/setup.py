@@ -13,7 +13,7 @@ from desktop_app.chats.names import CHAT_FIELDS
 from desktop_app.chats.planning import Planning
 from desktop_app.chats.setting_values import checked, thinking_setting
 from desktop_app.config.settings import typed_value
-from desktop_app.context.chat_settings import ContextSettings
+from desktop_app.context.chat_settings import NAME_LISTS, ContextSettings, names
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
@@ -62,6 +62,9 @@ class Setup:
                 continue
             if name == "thinking":
                 values.update(thinking_setting(key, text))
+                continue
+            if name in NAME_LISTS:  # comma-separated on the command line
+                values[name] = names(text)
                 continue
             values[name] = typed_value(key, text, type(values[name]))
         settings = checked(ContextSettings(**values))

@@ -160,9 +160,9 @@ class ToolServers:
         if hub is None:
             return []
         from desktop_app.tools.mcp_names import display_name, tool_spec
-        from desktop_app.tools.mcp_tools import is_off, parse_off
+        from desktop_app.tools.mcp_tools import is_off
 
-        off = parse_off(chat.settings.tools_off) if chat is not None else frozenset()
+        off = frozenset(chat.settings.tools_off) if chat is not None else frozenset()
         counter = self.engine.counter
         views = []
         for state in hub.states():
@@ -200,14 +200,12 @@ class ToolServers:
     def set_on(self, chat: Chat, name: str, on: bool) -> None:
         """Offer (or stop offering) a server ("git") or one tool ("git.git_log") in this
         chat: only its next requests change."""
-        from desktop_app.tools.mcp_tools import parse_off
-
-        off = set(parse_off(chat.settings.tools_off))
+        off = set(chat.settings.tools_off)
         if on:
             off.discard(name)
         else:
             off.add(name)
-        chat.setup.set_settings(replace(chat.settings, tools_off=",".join(sorted(off))))
+        chat.setup.set_settings(replace(chat.settings, tools_off=tuple(sorted(off))))
 
 
 def api_name(name: str) -> str:

@@ -38,11 +38,11 @@ class ContextSettings:
     # every turn so the chat goes on as its author's requests did; "" for most chats.
     request_extras: str = ""
     # Tools this chat does not offer the model: MCP servers ("git") or single tools
-    # ("git.git_log"), comma-separated. "" offers every tool there is.
-    tools_off: str = ""
-    # Layers of the chat's project it does not send: "instructions", "facts",
-    # "knowledge", comma-separated. "" sends them all.
-    project_layers_off: str = ""
+    # ("git.git_log"), sorted. Empty: every tool there is is offered.
+    tools_off: tuple[str, ...] = ()
+    # Layers of the chat's project it does not send ("instructions", "facts",
+    # "knowledge"), sorted. Empty: all are sent.
+    project_layers_off: tuple[str, ...] = ()
 
     def problems(self) -> list[str]:
         """Values a chat cannot work with, one line each, named as `chat set` names them."""
@@ -79,6 +79,20 @@ class ContextSettings:
             effort=choice.effort,
             thinking_display=choice.display,
         )
+
+
+NAME_LISTS = ("tools_off", "project_layers_off")  # the fields that hold names
+
+
+def names(value: object) -> tuple[str, ...] | None:
+    """A list of names as stored or given — a JSON list, or the comma-separated text
+    older versions stored and `chat set` takes — sorted, without repeats; None when
+    `value` is neither."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        return None
+    return tuple(sorted({v.strip() for v in value if v.strip()}))
 
 
 THINKING_MODES = ("adaptive", "off", "budget")

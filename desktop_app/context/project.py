@@ -81,11 +81,6 @@ class ProjectLayers:
         return "\n\n".join(layer.text for layer in self.layers if layer.text)
 
 
-def switched_off(text: str) -> frozenset[str]:
-    """A chat's `project_layers_off` ("facts,knowledge") as the set of layer names."""
-    return frozenset(name.strip() for name in text.split(",") if name.strip())
-
-
 def layers_for(
     project: Project,
     off: Collection[str],

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING
 
 from desktop_app.config.settings import same_type
-from desktop_app.context.chat_settings import ContextSettings
+from desktop_app.context.chat_settings import NAME_LISTS, ContextSettings, names
 
 if TYPE_CHECKING:
     import sqlite3
@@ -78,6 +78,9 @@ def settings_from_json(text: str) -> ContextSettings:
         for f in fields(ContextSettings)
         if f.name in data and same_type(data[f.name], getattr(defaults, f.name))
     }
+    for name in NAME_LISTS:  # a list (or, written by older versions, comma-separated text)
+        if (listed := names(data.get(name, ()))) is not None:
+            values[name] = listed
     if "thinking" not in data:  # written before thinking had modes: a budget, or 0 for none
         values["thinking"] = "budget" if values.get("thinking_budget") else "adaptive"
     settings = ContextSettings(**values)

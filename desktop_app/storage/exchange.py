@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from desktop_app.config.settings import DEFAULT_MODEL, same_type
-from desktop_app.context.chat_settings import EFFORT_LEVELS, ContextSettings
+from desktop_app.context.chat_settings import EFFORT_LEVELS, NAME_LISTS, ContextSettings, names
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import ContextState, Summary
 from desktop_app.core.body_repair import BodyRepair, repair_body
@@ -371,12 +371,18 @@ def _chat_settings(raw: Any, reader: _Fields) -> ContextSettings:
         reader.problem("chat.settings", "Input should be a valid object")
         return ContextSettings()
     defaults = ContextSettings()
-    values = {}
+    values: dict[str, Any] = {}
     for f in fields(ContextSettings):
         if f.name not in raw:
             continue
         default = getattr(defaults, f.name)
-        if same_type(raw[f.name], default):
+        if f.name in NAME_LISTS:  # a list of names (comma-separated text, exported earlier)
+            listed = names(raw[f.name])
+            if listed is None:
+                reader.problem(f"chat.settings.{f.name}", "Input should be a list of names")
+            else:
+                values[f.name] = listed
+        elif same_type(raw[f.name], default):
             values[f.name] = raw[f.name]
         else:
             kind = "a finite number" if isinstance(default, float) else type(default).__name__

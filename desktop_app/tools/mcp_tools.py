@@ -33,10 +33,6 @@ def is_off(server: str, tool: str, off: Collection[str]) -> bool:
     return server in off or display_name(server, tool) in off
 
 
-def parse_off(text: str) -> frozenset[str]:
-    return frozenset(part.strip() for part in text.split(",") if part.strip())
-
-
 def mcp_tools(hub: McpHub, off: Collection[str] = ()) -> list[Tool]:
     """The tools of the ready servers, less those a chat turned off."""
     tools: list[Tool] = []

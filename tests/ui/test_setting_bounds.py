@@ -34,7 +34,9 @@ def test_the_longest_reply_has_one_range_in_settings_in_a_chat_and_in_the_dialog
     low, high = bounds.MAX_TOKENS.whole_range
     chat = engine.new_chat("Short answers")
     chat.setup.change({"max_tokens": str(low)})  # a chat could always ask for one token
-    assert problems(with_values(engine.settings, {"max_tokens": str(low)})) == []  # so can new chats
+    assert (
+        problems(with_values(engine.settings, {"max_tokens": str(low)})) == []
+    )  # so can new chats
     assert chat.settings.max_tokens == low
     chat.setup.change({"max_tokens": f"{high:,}", "context_window": "1000000"})
     with pytest.raises(ContextDeskError) as refused:

@@ -134,6 +134,33 @@ def test_a_chat_is_renamed_changed_and_checked(engine: Engine) -> None:
         chat.rename("   ")
 
 
+def test_switched_off_tools_and_layers_are_lists_of_names_everywhere(engine: Engine) -> None:
+    """Typed on the command line as comma-separated names, stored and exported as a
+    list; a row or an export written as comma-separated text (earlier versions) reads."""
+    chat = engine.new_chat("Tools")
+    chat.setup.change({"tools_off": "git.git_log, time,git.git_log", "project_layers_off": "facts"})
+    assert chat.settings.tools_off == ("git.git_log", "time")
+    assert chat.settings.project_layers_off == ("facts",)
+    stored = engine.store.db.execute("SELECT settings FROM chats WHERE id = ?", (chat.id,))
+    row = json.loads(stored.fetchone()[0])
+    assert row["tools_off"] == ["git.git_log", "time"]  # a list, not "git.git_log,time"
+    exported = json.loads(chat.export())
+    assert exported["chat"]["settings"]["tools_off"] == ["git.git_log", "time"]
+
+    row["tools_off"], row["project_layers_off"] = "time,git", "knowledge"  # as written before
+    engine.store.db.execute(
+        "UPDATE chats SET settings = ? WHERE id = ?", (json.dumps(row), chat.id)
+    )
+    assert engine.store.chat(chat.id).settings.tools_off == ("git", "time")
+    assert engine.store.chat(chat.id).settings.project_layers_off == ("knowledge",)
+    exported["chat"]["settings"]["tools_off"] = "time,git"  # an export from before
+    imported = engine.import_bytes(json.dumps(exported).encode(), "Again").chat
+    assert imported.settings.tools_off == ("git", "time")
+    exported["chat"]["settings"]["tools_off"] = [1, 2]
+    with pytest.raises(ContextDeskError, match="a list of names"):
+        engine.import_bytes(json.dumps(exported).encode(), "Broken")
+
+
 def test_engine_hands_out_one_chat_object_per_chat(engine: Engine) -> None:
     chat = engine.new_chat("One")
     assert engine.chat(chat.id) is chat
