@@ -36,6 +36,7 @@ from desktop_app.storage.store import ChatStore
 from desktop_app.tokens.counter import TokenCounter
 
 if TYPE_CHECKING:
+    from desktop_app.chats.changes import Changes
     from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState
 
 CHECKPOINT_EVERY_S = 1.0
@@ -48,7 +49,7 @@ class TurnOwner(Protocol):
 
     def turn_state_changed(self, state: ContextState) -> None: ...
 
-    def turn_ended(self, turn: Turn) -> None: ...
+    def turn_ended(self, turn: Turn) -> Changes: ...
 
 
 @dataclass
@@ -84,10 +85,12 @@ class Turn:
         if isinstance(event, ContextStateChanged) and isinstance(event.state, ContextState):
             self.owner.turn_state_changed(event.state)
 
-    def finish(self) -> None:
+    def finish(self) -> Changes:
         """The loop has ended: keep what the planner learned (suggested facts, the
-        breaker) and apply the user's context edits made meanwhile."""
-        self.owner.turn_ended(self)
+        breaker) and apply the user's context edits made meanwhile. What the turn's end
+        changed besides its messages (a regeneration that brought nothing shows the
+        answer it had again) is in the `Changes`."""
+        return self.owner.turn_ended(self)
 
 
 @dataclass

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from desktop_app.chats.branches import Branches
+from desktop_app.chats.changes import NOTHING, Changes, Rows
 from desktop_app.chats.chat_core import ChatCore, without_failed_replies
 from desktop_app.chats.names import NEW_CHAT_TITLE
 from desktop_app.chats.planning import Planning
@@ -187,10 +188,10 @@ class Turns:
         self._core.host.store.save_context_state(self._core.id, state)
         self._core.keep_state(state)
 
-    def turn_ended(self, turn: Turn) -> None:
+    def turn_ended(self, turn: Turn) -> Changes:
         core = self._core
         if self._turn is not turn:
-            return
+            return NOTHING
         self._turn = None
         core.answering = False
         self._plans.record_compaction_requests()  # auto-compaction's, if it ran
@@ -199,20 +200,24 @@ class Turns:
         core.keep_state(state)  # shown even if saving fails below; the error says so
         try:
             core.save_state(state)
-            self._show_old_answer_if_none_came()
+            rows = self._show_old_answer_if_none_came()
             core.refresh_info()
         finally:
             core.host.store.turn_ended(core.id, os.getpid())
+        return Changes(info=core.info, state=core.state, replan=True, rows=rows)
 
-    def _show_old_answer_if_none_came(self) -> None:
+    def _show_old_answer_if_none_came(self) -> Rows | None:
         """A regeneration stopped or failed before its first word stored nothing: the
-        branch shown ends at the question still, so the answer it had comes back."""
+        branch shown ends at the question still, so the answer it had comes back (the
+        rows after the question)."""
         if self._answering_again is None:
-            return
+            return None
         question, was_shown = self._answering_again
         self._answering_again = None
         core = self._core
-        if core.host.store.chat(core.id).leaf_id == question:  # (any new message clears it)
-            core.host.store.show_end(core.id, was_shown)
-            core.refresh_info()
-            core.forget_state()  # its summaries again
+        if core.host.store.chat(core.id).leaf_id != question:  # (any new message clears it)
+            return None
+        core.host.store.show_end(core.id, was_shown)
+        core.refresh_info()
+        core.forget_state()  # its summaries again
+        return Rows(question, tuple(self._branches.messages_after(question)))

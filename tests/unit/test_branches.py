@@ -194,8 +194,11 @@ def test_a_regeneration_stopped_before_its_first_word_gives_the_old_answer_back(
         for event in turn.events(stop):
             turn.record(event)
     finally:
-        turn.finish()
+        changes = turn.finish()
         turn.release_thread()
+    assert changes.rows is not None  # the window is told which rows come back
+    assert changes.rows.after == first[2].id
+    assert [m.id for m in changes.rows.messages] == [first[3].id]
     assert [m.id for m in chat.messages()] == [m.id for m in first]
     assert [m.id for m in engine.store.messages(chat.id)] == [m.id for m in first]
     assert chat.branches.points() == {}

@@ -125,7 +125,6 @@ class ChatSession(QObject):
         self._approver.approval_requested.connect(self._on_approver_approval_requested)
         self._draft: Sequence[Block] = ()  # the composer's next message, as it would be sent
         self._editing: Message | None = None  # the message the draft is a new version of
-        self._answering_again: str | None = None  # the question a regeneration answers
         self._reads = 0  # each read of the whole history, numbered: a late one is dropped
         self._planning_ready = False
 
@@ -304,10 +303,7 @@ class ChatSession(QObject):
         failed or interrupted reply, as its new version."""
         if self.busy:
             return False
-        after = retry_point(self.messages)
-        if after is not None:
-            self._answering_again = after  # the failed reply gives way to the new one
-        return self._start(None, after=after)
+        return self._start(None, after=retry_point(self.messages))
 
     def regenerate(self, reply: Message) -> bool:
         """Answer the message a reply answers again, beside it (a new branch)."""
@@ -358,8 +354,6 @@ class ChatSession(QObject):
             return False
         turn.state.always_allowed = self.always_allowed  # the same set: answers persist
         branching = beside is not None or after is not None
-        if after is not None:
-            self._answering_again = after
         if branching and (not self.model.history_complete or (beside or after) not in ids):
             self.load()  # the rows shown are not all the branch's: read it as it is now
         elif branching:  # the branch goes on from before the edited message, or the question
@@ -437,19 +431,16 @@ class ChatSession(QObject):
         if worker is not None:  # it still closes its connections: keep it until it ends
             self._retiring.add(worker)
             worker.thread_finished.connect(self._on_worker_thread_finished)
+        changes = Changes()
         if turn is not None:
-            try:  # keeps suggested facts and applies edits made meanwhile; planned below
-                turn.finish()
+            try:  # keeps suggested facts and applies edits made meanwhile
+                changes = turn.finish()
             except ContextDeskError as exc:
                 self.set_error(exc.info)
             self._show_branch_points()  # a regenerated reply is a version now
-        question, self._answering_again = self._answering_again, None
-        shown = self.model.all_messages()
-        if question is not None and shown and shown[-1].id == question:
-            self.load()  # no new answer came: the chat shows the one it had (Chat says so)
-        self.chat_changed.emit(self.chat.info)
         self.busy_changed.emit(False)
-        self.request_plan()
+        # (a regeneration that brought nothing shows the answer it had: `changes.rows`)
+        self.apply(replace(changes, info=self.chat.info, replan=True))
 
     @Slot()
     def _on_worker_thread_finished(self) -> None:
