@@ -9,6 +9,8 @@ decides what it does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import (
     QAbstractItemModel,
     QEvent,
@@ -76,7 +78,9 @@ class MessageListView(QListView):
         self.setUniformItemSizes(False)
         self.setMouseTracking(True)
         self.setFrameShape(QListView.Shape.NoFrame)
-        self.excluded: set[str] = set()  # for the menu's wording; the window keeps it current
+        # Whether a message is left out of the context (the menu says Include, then): the
+        # pane asks its chat — the view keeps no copy to fall out of date.
+        self.is_excluded: Callable[[Message], bool] = lambda _message: False
         self.hover_bar = HoverBar(self.viewport())
         self._scrollbar_width = 0
         self._pointer: QPoint | None = None  # where the mouse is over the messages, if it is
@@ -247,7 +251,7 @@ class MessageListView(QListView):
                 lambda: QGuiApplication.clipboard().setText(_plain(message)),
             )
         ]
-        if message.id in self.excluded:
+        if self.is_excluded(message):
             actions.append(
                 MessageAction(
                     "exclude",

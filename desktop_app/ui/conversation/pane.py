@@ -31,7 +31,6 @@ from desktop_app.ui.conversation.message_view import MessageListView
 
 if TYPE_CHECKING:
     from desktop_app.config.settings import Settings
-    from desktop_app.context.plan import Plan
     from desktop_app.core.blocks import Block
     from desktop_app.core.messages import Message
     from desktop_app.core.ports import ModelInfo
@@ -103,14 +102,13 @@ class ConversationPane(QWidget):
         self.style_conversation()
         self._connect()
         self.messages.delegate.cost_of = session.chat.costs.reply_cost
-        self.messages.excluded = set(session.state().excluded_messages)
+        self.messages.is_excluded = session.is_excluded
         self.show_error(session.error)
         self.composer.set_busy(session.busy)
 
     def _connect(self) -> None:
         session = self.session
         session.busy_changed.connect(self._on_session_busy_changed)
-        session.planned.connect(self._on_session_planned)
         session.error_changed.connect(self._on_session_error_changed)
         session.told.connect(self._on_session_told)
         session.retry_waiting.connect(self._on_session_retry_waiting)
@@ -294,7 +292,6 @@ class ConversationPane(QWidget):
     def _on_messages_exclude_toggled(self, message: Message) -> None:
         session = self.session
         session.set_excluded(message, not session.is_excluded(message))
-        self.messages.excluded = set(session.state().excluded_messages)
         self.messages.refresh_actions()
 
     @Slot(object)
@@ -365,10 +362,6 @@ class ConversationPane(QWidget):
         error = self.session.error
         if not busy and error is not None and error.kind in RETRY_WHEN_STORED:
             self.banner.retry_button.setVisible(self._can_retry(error))  # the turn has ended
-
-    @Slot(object)
-    def _on_session_planned(self, _plan: Plan) -> None:
-        self.messages.excluded = set(self.session.state().excluded_messages)
 
     @Slot()
     def _on_session_error_changed(self) -> None:
