@@ -1,6 +1,7 @@
 """What a chat's requests cost (`chat.costs`): the ledger of what it sent, each reply's
 request, what a change would do to the next turn's input, the chat's spend, and two
-requests side by side."""
+requests side by side. Costs are values (`config/prices.ReplyCost`, `InputCostChange`):
+the faces say them, with `desktop_app.said`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message
 
 if TYPE_CHECKING:
-    from desktop_app.config.prices import Spend
+    from desktop_app.config.prices import InputCostChange, ReplyCost, Spend
     from desktop_app.context.compaction import CompactionPreview
     from desktop_app.context.plan import Plan
     from desktop_app.core.request_diff import RequestDiff
@@ -66,26 +67,29 @@ class Costs:
         sent = ledger.last_sent_with(db, self._core.id, list(rendered.values()))
         return {fid: sent[text] for fid, text in rendered.items() if text in sent}
 
-    def reply_cost(self, reply_id: str) -> str:
-        """What the request answered by this reply cost, said: money by the price table, or
-        tokens only (no price for the model, or no record of the request)."""
-        from desktop_app.config.prices import format_money
+    def reply_cost(self, reply_id: str) -> ReplyCost | None:
+        """What the request answered by this reply cost: its tokens as the API counted them,
+        and money by the price table (None when the model has no price). None when there
+        is no record of the request, or no usage in it."""
+        from desktop_app.config.prices import ReplyCost
         from desktop_app.storage import ledger
 
         found = ledger.reply_request(self._core.host.store.db, reply_id)
         if found is None:
-            return ""
+            return None
         model, usage = found
         if usage is None:
-            return ""
+            return None
         prices = self._core.host.prices()
-        cost = prices.cost(model, usage)
-        tokens = (
-            f"in {usage.input_tokens:,} · cache write {usage.cache_creation_input_tokens:,} · "
-            f"cache read {usage.cache_read_input_tokens:,} · out {usage.output_tokens:,}"
+        return ReplyCost(
+            model,
+            usage.input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens,
+            usage.output_tokens,
+            prices.cost(model, usage),
+            prices.currency,
         )
-        money = format_money(cost, prices.currency) if cost is not None else f"no price for {model}"
-        return f"Its request: {tokens} tokens (exact) · {money}"
 
     def spend(self) -> Spend:
         """What this chat's requests cost, by the price table (tokens only where a model
@@ -113,24 +117,27 @@ class Costs:
 
     # -- what a change costs ------------------------------------------------------------------
 
-    def of_change(self, before: Plan, after: Plan) -> str:
-        """What a change does to the next turn's input cost, said (≈: token estimates),
-        with the cache write it causes: everything after the first changed position is
-        written to the prompt cache again. "" when the model has no price."""
-        from desktop_app.config.prices import format_money
+    def of_change(self, before: Plan, after: Plan) -> InputCostChange | None:
+        """What a change does to the next turn's input cost (from token estimates), with
+        the cache write it causes: everything after the first changed position is written
+        to the prompt cache again. None when the model has no price."""
+        from desktop_app.config.prices import InputCostChange
         from desktop_app.context.plan import Section
         from desktop_app.core.request_diff import diff_bodies
 
         prices = self._core.host.prices()
         price = prices.price(self._core.model)
         if price is None:
-            return ""
+            return None
         per = prices.per_tokens
         old, new = before.estimated_input, after.estimated_input
         if not after.request.prompt_caching:  # no cache: every input token at the input price
-            return (
-                f"Next turn's input: ≈{format_money(old * price.input / per, prices.currency)} "
-                f"→ ≈{format_money(new * price.input / per, prices.currency)}."
+            return InputCostChange(
+                prices.currency,
+                as_is=old * price.input / per,
+                with_change=new * price.input / per,
+                rewritten_tokens=0,
+                prompt_caching=False,
             )
         first = diff_bodies(before.request.body(), after.request.body()).first_change
         kept = new
@@ -145,23 +152,27 @@ class Costs:
         rewritten = new - kept
         unchanged = old * price.cache_read / per  # as it stands: read from the cache
         changed = (kept * price.cache_read + rewritten * price.cache_write_5m) / per
-        return (
-            f"Next turn's input: ≈{format_money(unchanged, prices.currency)} as it stands "
-            f"(read from the prompt cache) → ≈{format_money(changed, prices.currency)} with the "
-            f"change (≈{rewritten:,} tokens written to the cache again)."
+        return InputCostChange(
+            prices.currency,
+            as_is=unchanged,
+            with_change=changed,
+            rewritten_tokens=rewritten,
+            prompt_caching=True,
         )
 
-    def of_compaction(self, preview: CompactionPreview, messages: Sequence[Message]) -> str:
+    def of_compaction(
+        self, preview: CompactionPreview, messages: Sequence[Message]
+    ) -> InputCostChange | None:
         """What applying `preview` does to the next turn's input cost (see `of_change`)."""
         from desktop_app.context.compaction import apply_preview
 
         return self.of_state(messages, apply_preview(self._core.state, preview))
 
-    def of_state(self, messages: Sequence[Message], state: ContextState) -> str:
+    def of_state(self, messages: Sequence[Message], state: ContextState) -> InputCostChange | None:
         """What changing the context state to `state` (an exclusion, an undo…) does to the
-        next turn's input cost; "" when the model has no price (then nothing is planned:
+        next turn's input cost; None when the model has no price (then nothing is planned:
         this runs on the GUI thread, on a click)."""
         if self._core.host.prices().price(self._core.model) is None:
-            return ""
+            return None
         before = self._plans.plan(history=messages)
         return self.of_change(before, self._plans.plan_if(messages, state=state))

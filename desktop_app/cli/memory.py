@@ -8,6 +8,7 @@ import contextlib
 import json
 from typing import TYPE_CHECKING
 
+from desktop_app import said
 from desktop_app.cli.arguments import numbered
 from desktop_app.cli.context import print_request
 from desktop_app.core.errors import ContextDeskError
@@ -92,7 +93,8 @@ def cmd_exclude(engine: Engine, args: argparse.Namespace) -> int:
         return print_request(chat, chat.plans.plan_if(messages, state=changed), messages)
     cost = ""
     with contextlib.suppress(ContextDeskError):  # no cost to tell: the change still goes ahead
-        cost = chat.costs.of_state(messages, changed)
+        change = chat.costs.of_state(messages, changed)
+        cost = said.input_cost(change) if change is not None else ""
     chat.memory.set_excluded(message, excluded)
     done = "left out of the context" if excluded else "back in the context"
     print(f"Message {args.number} is {done}." + (f" {cost}" if cost else ""))

@@ -86,6 +86,39 @@ class Spend:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplyCost:
+    """What the request a reply answered cost: its tokens as the API counted them (exact)
+    and the money by the price table, in `currency` — None when `model` has no price
+    (tokens only: a cost is never guessed). Said by `desktop_app.said.reply_cost`."""
+
+    model: str
+    input_tokens: int
+    cache_creation_input_tokens: int  # written to the prompt cache
+    cache_read_input_tokens: int
+    output_tokens: int
+    cost: float | None
+    currency: str
+
+
+@dataclass(frozen=True, slots=True)
+class InputCostChange:
+    """What a change does to the next turn's input cost, in `currency`: `as_is` as the
+    request stands, `with_change` once it is made. With `prompt_caching`, the request as
+    it stands is read from the prompt cache, and the change writes `rewritten_tokens`
+    (everything after the first changed position) to the cache again at the write price;
+    without it every input token is at the input price and nothing is written (0).
+    `estimated`: from token estimates, not the API's count. Said by
+    `desktop_app.said.input_cost`."""
+
+    currency: str
+    as_is: float
+    with_change: float
+    rewritten_tokens: int
+    prompt_caching: bool
+    estimated: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class PriceTable:
     models: Mapping[str, Price]
     updated: str = ""

@@ -5,7 +5,6 @@ compaction) the offline demo's simulator on a loopback socket through the anthro
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from desktop_app.core.blocks import TextBlock, ToolResultBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.events import TurnFinished
-from desktop_app.core.messages import Message, MessageStatus, user_text
+from desktop_app.core.messages import Message, MessageStatus, Usage, user_text
 from desktop_app.core.ports import ApprovalDecision
 from desktop_app.core.protocol import validate
 from tests.fakes.tools import ScriptedApprover
@@ -670,27 +669,29 @@ def test_a_change_says_what_it_does_to_the_next_turns_cost(tmp_path: Path) -> No
         after = chat.plans.plan_if(
             messages, state=chat.state.clear_results(chat.memory.old_tool_results(messages))
         )
-        said = chat.costs.of_change(before, after)
-        found = re.fullmatch(
-            r"Next turn's input: ≈\$([\d.]+) as it stands \(read from the prompt cache\) → "
-            r"≈\$([\d.]+) with the change \(≈([\d,]+) tokens written to the cache again\)\.",
-            said,
-        )
-        assert found is not None, said
-        as_is, changed, rewritten = float(found[1]), float(found[2]), int(found[3].replace(",", ""))
-        assert as_is == pytest.approx(before.estimated_input * 0.10 / 1e6, abs=1e-4)
+        change = chat.costs.of_change(before, after)
+        assert change is not None
+        assert (change.currency, change.prompt_caching, change.estimated) == ("USD", True, True)
+        # Haiku 4.5, per million tokens: $0.10 read from the cache, $1.25 written to it.
+        assert change.as_is == pytest.approx(before.estimated_input * 0.10 / 1e6)
+        rewritten = change.rewritten_tokens
         assert 0 < rewritten < after.estimated_input  # from the first cleared result on
         kept = after.estimated_input - rewritten
-        assert changed == pytest.approx((kept * 0.10 + rewritten * 1.25) / 1e6, abs=1e-4)
-        assert engine.new_chat("Local", model="llama3").costs.of_change(before, after) == ""
+        assert change.with_change == pytest.approx((kept * 0.10 + rewritten * 1.25) / 1e6)
+        assert engine.new_chat("Local", model="llama3").costs.of_change(before, after) is None
+        # Without prompt caching every input token is at the input price ($1), none rewritten.
+        uncached = replace(after, request=replace(after.request, prompt_caching=False))
+        plain = chat.costs.of_change(before, uncached)
+        assert plain is not None
+        assert (plain.prompt_caching, plain.rewritten_tokens) == (False, 0)
+        assert plain.as_is == pytest.approx(before.estimated_input * 1.0 / 1e6)
+        assert plain.with_change == pytest.approx(after.estimated_input * 1.0 / 1e6)
         # Excluding the latest answer rewrites only what follows it: a few tokens.
         late = chat.costs.of_state(messages, chat.state.exclude_message(messages[-1].id, True))
         early = chat.costs.of_state(messages, chat.state.exclude_message(messages[1].id, True))
-        written = [
-            int(re.search(r"≈([\d,]+) tokens written", t)[1].replace(",", ""))  # type: ignore[index]
-            for t in (late, early)
-        ]
-        assert written[0] < written[1]
+        assert late is not None
+        assert early is not None
+        assert late.rewritten_tokens < early.rewritten_tokens
     finally:
         engine.close()
 
@@ -706,14 +707,54 @@ def test_a_compaction_preview_says_what_it_does_to_the_next_turns_cost(tmp_path:
         messages = chat.messages()
         span = plan_span(messages, chat.state, chat.settings)
         preview = CompactionPreview(span, "Questions 0–3 were answered.", "m", "", 5000, 12, ())
-        said = chat.costs.of_compaction(preview, messages)
+        change = chat.costs.of_compaction(preview, messages)
         # The summary replaces the start of the conversation: nearly all is written anew.
-        found = re.search(r"≈([\d,]+) tokens written to the cache again", said)
-        assert found is not None, said
+        assert change is not None
+        assert change.prompt_caching
         after = chat.plans.plan_if(messages, state=apply_preview(chat.state, preview))
-        assert 0 < int(found[1].replace(",", "")) <= after.estimated_input
+        assert 0 < change.rewritten_tokens <= after.estimated_input
+        kept = after.estimated_input - change.rewritten_tokens
+        assert change.with_change == pytest.approx(
+            (kept * 0.10 + change.rewritten_tokens * 1.25) / 1e6
+        )
     finally:
         engine.close()
+
+
+def test_a_replys_cost_is_its_requests_usage_priced_by_the_table(
+    engine: Engine, simulator: SimulatorServer
+) -> None:
+    from desktop_app.storage import ledger
+
+    chat = engine.new_chat()
+    chat.turns.send("hello", ScriptedApprover())
+    reply = chat.messages()[-1]
+    sent = chat.costs.sent_requests()[-1]
+    # Its usage as the API reports it with a prompt cache (the simulator's has none): four
+    # different counts, so that no one can stand in for another.
+    usage = Usage(
+        input_tokens=1_200,
+        output_tokens=340,
+        cache_creation_input_tokens=5_000,
+        cache_read_input_tokens=80_000,
+    )
+    ledger.finish(
+        engine.store.db, sent.id, seconds=1.0, usage=usage, status=sent.status, reply_id=reply.id
+    )
+    cost = chat.costs.reply_cost(reply.id)
+    assert cost is not None
+    assert (cost.model, cost.currency, cost.cost) == ("contextdesk-demo", "USD", None)  # no price
+    assert (
+        cost.input_tokens,
+        cost.cache_creation_input_tokens,
+        cost.cache_read_input_tokens,
+        cost.output_tokens,
+    ) == (1_200, 5_000, 80_000, 340)
+    engine.set_price("contextdesk-demo", {"input": 3, "output": 15})  # cache: 3.75 / 0.30
+    priced = chat.costs.reply_cost(reply.id)
+    assert priced is not None
+    assert priced.cost == pytest.approx((1_200 * 3 + 5_000 * 3.75 + 80_000 * 0.30 + 340 * 15) / 1e6)
+    assert chat.costs.reply_cost("no-such-reply") is None  # no record of its request
 
 
 def test_a_request_refused_before_any_reply_is_in_the_ledger_as_failed(

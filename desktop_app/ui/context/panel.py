@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app import said
 from desktop_app.context import bounds
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
@@ -431,7 +432,7 @@ class ContextPanel(QStackedWidget):
             self,
             "Change what is sent?",
             f"{what}\n\nNext request: ≈{before:,} → ≈{after.estimated_input:,} tokens."
-            + (f"\n{cost}" if cost else ""),
+            + (f"\n{said.input_cost(cost)}" if cost is not None else ""),
         )
         return answer == QMessageBox.StandardButton.Yes
 

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QEvent,
@@ -44,6 +44,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
+from desktop_app import said
 from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import (
     TextBlock,
@@ -93,6 +94,9 @@ from desktop_app.ui.conversation.message_words import (
     token_label,
 )
 from desktop_app.ui.conversation.streamed_text import StreamedText
+
+if TYPE_CHECKING:
+    from desktop_app.config.prices import ReplyCost
 
 INDENT = 14  # blocks sit under the header
 GAP = 6  # between a chip and its content, and between blocks
@@ -159,7 +163,8 @@ class MessageDelegate(QStyledItemDelegate):
         self._expanded: set[tuple[str, int]] = set()
         self._unfolded: set[tuple[str, int, int]] = set()  # long code shown whole: (id, block, key)
         self._mono = theme.monospace()
-        self.cost_of: Callable[[str], str] | None = None  # a reply's request, said (on hover)
+        # What a reply's request cost (said on hover); None: no record of it
+        self.cost_of: Callable[[str], ReplyCost | None] | None = None
         self.column_px = COLUMN_PX  # the reading column's widest
         # Context view: every block's chip (type · tokens · state). Off, a message shows
         # one quiet marker in its header, and a block has a row only for what it says
@@ -483,9 +488,9 @@ class MessageDelegate(QStyledItemDelegate):
         ]
         if lines:
             lines.insert(0, f"In the next request ({token_label(message, chips)}):")
-        said = self.cost_of(message.id) if self.cost_of and message.role == "assistant" else ""
-        if said:
-            lines.append(said)
+        cost = self.cost_of(message.id) if self.cost_of and message.role == "assistant" else None
+        if cost is not None:
+            lines.append(said.reply_cost(cost))
         if not lines:
             QToolTip.hideText()
             return False

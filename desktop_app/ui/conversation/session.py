@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
+from desktop_app import said
 from desktop_app.chats import Changes, Chat, Engine, Turn, retry_point
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
@@ -551,9 +552,10 @@ class ChatSession(QObject):
         if self.busy:
             return ""
         try:
-            return self.chat.costs.of_state(self.messages, make_state())
+            change = self.chat.costs.of_state(self.messages, make_state())
         except ContextDeskError:
             return ""
+        return said.input_cost(change) if change is not None else ""
 
     def resume_auto_compaction(self) -> None:
         self._act(self.chat.memory.resume_auto_compaction)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app import said
 from desktop_app.ui.conversation.session import ChatSession
 from desktop_app.ui.workers import CallWorker, Outcome
 
@@ -119,7 +120,7 @@ class CompactionDialog(QDialog):
         self.status.setText(
             f"Summarizes turns {first}–{last} ({len(preview.span.covers):,} messages): "
             f"≈{preview.tokens_before:,} → ≈{preview.tokens_after:,} tokens."
-            + (f" {cost}" if cost else "")
+            + (f" {said.input_cost(cost)}" if cost is not None else "")
         )
         self.summary.setPlainText(preview.text)
         self.missing.clear()

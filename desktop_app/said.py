@@ -1,0 +1,37 @@
+"""Words for values, shared by the window and the terminal: what crosses the layers is a
+value (`config/prices.ReplyCost`, `InputCostChange`), and its sentence is made here,
+once, for both faces. Nothing here reaches the engine or imports Qt: value modules only
+(the layering test reads it as a face)."""
+
+from __future__ import annotations
+
+from desktop_app.config.prices import InputCostChange, ReplyCost, format_money
+
+
+def reply_cost(cost: ReplyCost) -> str:
+    """What a reply's request cost: its tokens as the API counted them, then the money —
+    or, when the model has no price, that it has none."""
+    tokens = (
+        f"in {cost.input_tokens:,} · cache write {cost.cache_creation_input_tokens:,} · "
+        f"cache read {cost.cache_read_input_tokens:,} · out {cost.output_tokens:,}"
+    )
+    money = (
+        format_money(cost.cost, cost.currency)
+        if cost.cost is not None
+        else f"no price for {cost.model}"
+    )
+    return f"Its request: {tokens} tokens (exact) · {money}"
+
+
+def input_cost(change: InputCostChange) -> str:
+    """What a change does to the next turn's input cost (≈: from estimates), with the
+    tokens it writes to the prompt cache again when the request is cached."""
+    about = "≈" if change.estimated else ""
+    as_is = about + format_money(change.as_is, change.currency)
+    changed = about + format_money(change.with_change, change.currency)
+    if not change.prompt_caching:
+        return f"Next turn's input: {as_is} → {changed}."
+    return (
+        f"Next turn's input: {as_is} as it stands (read from the prompt cache) → {changed} "
+        f"with the change ({about}{change.rewritten_tokens:,} tokens written to the cache again)."
+    )
