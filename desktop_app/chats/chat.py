@@ -13,8 +13,8 @@ the chat's shared core (`chat_core.ChatCore`) —
 — and what is the chat itself (its name, its place in the list, export, deletion) is
 here. The window and the command line call these and keep only widgets and printing.
 A `Chat` lives on the thread that owns the database connection (the GUI thread, or the
-command line's only thread); the slow actions come split for a worker (`plans.planning`,
-`memory.previewing_compaction`).
+command line's only thread); its slow actions (a turn, a compaction preview, the
+server's count) run their network part on a worker (`slow.SlowAction`).
 """
 
 from __future__ import annotations

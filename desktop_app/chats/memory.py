@@ -4,8 +4,8 @@ context state (`ChatCore.change`), never of its transcript."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from desktop_app.chats.changes import Changes
@@ -94,17 +94,17 @@ class Memory:
     def preview_compaction(self, instructions: str = "") -> CompactionPreview:
         """Ask the model for a summary of the older turns; nothing changes until
         `apply_compaction`."""
-        try:
-            return self.previewing_compaction(instructions, self._core.messages())(CancelToken())
-        finally:
-            self._plans.record_compaction_requests()
+        from desktop_app.chats.slow import run_here
+
+        previewing = self.previewing_compaction(instructions, self._core.messages())
+        run_here(previewing)
+        assert previewing.preview is not None  # (it ends with one, or raises)
+        return previewing.preview
 
     def previewing_compaction(
         self, instructions: str, history: Sequence[Message]
-    ) -> Callable[[CancelToken], CompactionPreview]:
-        """`preview_compaction`, split for threads: call this on the database thread;
-        call what it returns on a worker (then `Chat.release_thread` there, and
-        `plans.record_compaction_requests` back on the database thread)."""
+    ) -> CompactionPreviewing:
+        """`preview_compaction` as a slow action (chats/slow.py), for a worker thread."""
         planner, state, settings = self._plans.planner(), self._core.state, self._core.settings
         messages = list(history)
 
@@ -118,7 +118,7 @@ class Memory:
                 instructions=instructions.strip(),
             )
 
-        return ask
+        return CompactionPreviewing(ask, self._plans, self._core.host.connection.release_thread)
 
     def apply_compaction(self, preview: CompactionPreview, text: str | None = None) -> Changes:
         """The preview's summary (as the user edited it) replaces the turns it covers in
@@ -130,3 +130,28 @@ class Memory:
 
     def undo_compaction(self) -> Changes:
         return self._core.change(lambda s: s.undo_summary())
+
+
+@dataclass
+class CompactionPreviewing:
+    """Asking the model for a summary (a slow action: chats/slow.py). Its one event is
+    the preview; once it ends, the requests it sent go to the ledger, whatever came of
+    them."""
+
+    ask: Callable[[CancelToken], CompactionPreview]
+    plans: Planning
+    release: Callable[[], None]
+    preview: CompactionPreview | None = None
+
+    def events(self, cancel: CancelToken) -> Iterator[CompactionPreview]:
+        yield self.ask(cancel)
+
+    def release_thread(self) -> None:
+        self.release()
+
+    def record(self, event: CompactionPreview) -> None:
+        self.preview = event
+
+    def finish(self) -> Changes:
+        self.plans.record_compaction_requests()
+        return Changes()

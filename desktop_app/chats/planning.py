@@ -10,8 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,9 +26,12 @@ from desktop_app.core.messages import Message
 from desktop_app.core.request import RequestExtras
 
 if TYPE_CHECKING:  # the context engine and the tools load with the first plan
+    from desktop_app.chats.changes import Changes
+    from desktop_app.chats.connection import Connection
     from desktop_app.context.plan import Plan
     from desktop_app.context.planner import ContextPlanner
     from desktop_app.context.project import Project, ProjectLayers
+    from desktop_app.core.cancel import CancelToken
     from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.mcp_tools import McpOffer
     from desktop_app.tools.registry import ToolRegistry
@@ -253,23 +256,14 @@ class Planning:
 
     # -- counting ---------------------------------------------------------------------------
 
-    def counting(self, plan: Plan) -> Callable[[], int | None] | None:
-        """The server's own count of `plan`'s request, split for threads as `planning`
-        is: call on the database thread; run what it returns on a worker (it connects).
-        None when there is nothing to count (a request ends with the user's words)."""
+    def counting(self, plan: Plan) -> ServerCount | None:
+        """The server's own count of `plan`'s request, as a slow action (chats/slow.py):
+        it connects, so it runs on a worker. None when there is nothing to count (a
+        request ends with the user's words)."""
         request = plan.request
         if plan.stand_in or not request.messages or request.messages[-1].role != "user":
             return None  # (a stand-in for an empty composer is not worth a request)
-        connection = self._core.host.connection
-
-        def count() -> int | None:
-            backend = connection.backend()
-            try:
-                return backend.count_tokens(request)
-            finally:
-                backend.release_thread()
-
-        return count
+        return ServerCount(plan, self._core.host.connection, self.counted)
 
     def counted(self, plan: Plan, tokens: int) -> Plan:
         """`plan` with the server's count of its request, marked exact; the local estimate
@@ -330,3 +324,29 @@ def _leaving(planner: ContextPlanner, messages: Sequence[Message]) -> ContextPla
         return planner
     off = state.off_branch | {m.id for m in messages}
     return replace(planner, state=replace(state, off_branch=off))
+
+
+@dataclass
+class ServerCount:
+    """The server's count of a plan's request (count_tokens; None where the server has
+    no such endpoint). Recorded, it makes `counted`: the plan, marked exact."""
+
+    plan: Plan
+    connection: Connection
+    mark_exact: Callable[[Plan, int], Plan]  # `Planning.counted`
+    counted: Plan | None = None
+
+    def events(self, cancel: CancelToken) -> Iterator[int | None]:
+        yield self.connection.backend().count_tokens(self.plan.request)
+
+    def release_thread(self) -> None:
+        self.connection.release_thread()
+
+    def record(self, event: int | None) -> None:
+        if event is not None:
+            self.counted = self.mark_exact(self.plan, event)
+
+    def finish(self) -> Changes:
+        from desktop_app.chats.changes import Changes
+
+        return Changes()

@@ -120,19 +120,18 @@ class Turns:
     ) -> TurnFinished:
         """Run a started turn (`start`: a message, an edit, a retry, a regeneration) on
         this thread to its end, persisting every event before `on_event` sees it."""
-        finished: TurnFinished | None = None
-        try:
-            for event in turn.events(cancel or CancelToken()):
-                turn.record(event)
-                if on_event is not None:
-                    on_event(event)
-                if isinstance(event, TurnFinished):
-                    finished = event
-        finally:
-            turn.finish()
-            turn.release_thread()
-        assert finished is not None  # run_turn always ends with TurnFinished
-        return finished
+        from desktop_app.chats.slow import run_here
+
+        ended: list[TurnFinished] = []
+
+        def seen(event: LoopEvent) -> None:
+            if isinstance(event, TurnFinished):
+                ended.append(event)
+            if on_event is not None:
+                on_event(event)
+
+        run_here(turn, cancel, seen)
+        return ended[-1]  # run_turn always ends with TurnFinished
 
     def _request_recorder(self) -> RequestRecorder:
         if self._sent is None:

@@ -1,12 +1,13 @@
 """Work that must not run on the GUI thread, and the way its results come back.
 
-- `TurnWorker` runs one turn's loop (`Turn.events`) on its own `QThread` and forwards
-  every event as a signal; the GUI thread persists them (it owns the database
-  connection) and updates the model. The worker never touches a widget, a model or the
-  database.
+- `ActionWorker` runs one of a chat's slow actions (chats/slow.py: a turn, a compaction
+  preview) on its own `QThread` and forwards every event as a signal; the GUI thread
+  records them (it owns the database connection) and updates the model. The worker never
+  touches a widget, a model or the database.
 - `BackgroundWorker` is one long-lived thread for planning and other short jobs (loading
   the token encoding, projecting a long chat): jobs are keyed, and a newer job for a key
-  replaces one still waiting, so typing never queues up stale plans.
+  replaces one still waiting, so typing never queues up stale plans. It runs slow
+  actions too (`submit_action`: the server's count of the next request).
 - (The loop's `Approver`, which asks the GUI thread and waits: `ui/conversation/approval_card.py`.)
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +25,9 @@ from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo, ErrorKind
 
-if TYPE_CHECKING:  # the loop's events load with the first chat
-    from desktop_app.core.events import LoopEvent
+if TYPE_CHECKING:
+    from desktop_app.chats.changes import Changes
+    from desktop_app.chats.slow import SlowAction
 
 log = logging.getLogger(__name__)
 
@@ -76,39 +78,40 @@ class _ThreadWorker(QObject):
         return bool(self._thread.wait(timeout_ms))
 
 
-class TurnWorker(_ThreadWorker):
-    """Iterates one turn's events on a worker thread.
+class ActionWorker(_ThreadWorker):
+    """Iterates one slow action's events (chats/slow.py) on a worker thread.
 
     Signals:
-        event_ready(object): one `LoopEvent`, in order.
-        crashed(object): an `ErrorInfo` — the loop raised, which it never should.
-        done(): the loop has ended (after its `TurnFinished`, or after `crashed`); the
-            thread then closes its connections and ends (`thread_finished`).
+        event_ready(object): one event, in order (record it, then show it).
+        crashed(object): an `ErrorInfo` — the action raised (cancelled, or a failure a
+            turn's loop never lets out).
+        done(): the events have ended (after the last, or after `crashed`): call the
+            action's `finish` now. The thread then closes its connections and ends
+            (`thread_finished`).
     """
 
     event_ready = Signal(object)
     crashed = Signal(object)
     done = Signal()
 
-    def __init__(
-        self,
-        events: Callable[[CancelToken], Iterator[LoopEvent]],
-        cancel: CancelToken,
-        on_exit: Callable[[], None] = lambda: None,
-    ) -> None:
-        super().__init__("turn", cancel, on_exit)
-        self._events = events
+    def __init__(self, action: SlowAction[Any], name: str) -> None:
+        super().__init__(name, CancelToken(), action.release_thread)
+        self._action = action
 
     @Slot()
     def run(self) -> None:
         try:
-            for event in self._events(self.cancel):
+            for event in self._action.events(self.cancel):
                 self.event_ready.emit(event)
+        except Cancelled:
+            self.crashed.emit(
+                ErrorInfo("Cancelled", "Nothing was changed.", kind=ErrorKind.CANCELLED)
+            )
         except Exception as exc:  # never silent: the GUI shows it as an error banner
-            log.exception("the turn loop raised")
+            log.exception("the %s worker raised", self._thread.objectName())
             self.crashed.emit(unexpected(exc))
         finally:
-            self.done.emit()  # the turn is over for the user now; closing comes after
+            self.done.emit()  # over for the user now; closing the connections comes after
             self._release()
 
 
@@ -126,7 +129,7 @@ class Outcome:
 
     result: Any = None
     error: ErrorInfo | None = None
-    job: _Job | None = None  # a background job's callbacks; None for a CallWorker
+    job: _Job | None = None  # the background job's callbacks
 
 
 class _JobRunner(QObject):
@@ -184,6 +187,42 @@ class BackgroundWorker(QObject):
             self._waiting[key] = _Job(key, run, on_done, on_error)
         self.wake.emit()
 
+    def submit_action(
+        self,
+        key: str,
+        action: SlowAction[Any],
+        on_done: Callable[[Changes], None],
+        on_error: Callable[[ErrorInfo], None],
+    ) -> None:
+        """Run a slow action's events off the GUI thread (then release the thread's
+        connections there); record them and finish it back on the GUI thread, then
+        `on_done(changes)`. Keyed as `submit`: a waiting one is replaced."""
+
+        def run() -> tuple[list[Any], ErrorInfo | None]:
+            events: list[Any] = []
+            try:
+                events.extend(action.events(CancelToken()))
+            except Exception as exc:  # finished all the same, on the GUI thread
+                return events, unexpected(exc)
+            finally:
+                action.release_thread()
+            return events, None
+
+        def ended(outcome: tuple[list[Any], ErrorInfo | None]) -> None:
+            events, error = outcome
+            try:
+                for event in events:
+                    action.record(event)
+                changes = action.finish()
+            except ContextDeskError as exc:
+                error = error or exc.info
+            if error is not None:
+                on_error(error)
+            else:
+                on_done(changes)
+
+        self.submit(key, run, ended, on_error)
+
     def take(self) -> _Job | None:
         with self._lock:
             if not self._waiting:
@@ -213,30 +252,3 @@ class BackgroundWorker(QObject):
             job.on_done(outcome.result)
         elif job.on_error is not None:
             job.on_error(outcome.error)
-
-
-class CallWorker(_ThreadWorker):
-    """Runs one cancellable call (a compaction preview asks the model) on its own thread.
-
-    Signals:
-        finished(object): an `Outcome` with the call's result or its error.
-    """
-
-    finished = Signal(object)
-
-    def __init__(self, call: Callable[[CancelToken], Any], on_exit: Callable[[], None]) -> None:
-        super().__init__("call", CancelToken(), on_exit)
-        self._call = call
-
-    @Slot()
-    def run(self) -> None:
-        try:
-            outcome = Outcome(self._call(self.cancel))
-        except Cancelled:
-            outcome = Outcome(
-                error=ErrorInfo("Cancelled", "Nothing was changed.", kind=ErrorKind.CANCELLED)
-            )
-        except Exception as exc:
-            outcome = Outcome(error=unexpected(exc))
-        self._release()  # before the answer: the dialog waits for this thread to end
-        self.finished.emit(outcome)

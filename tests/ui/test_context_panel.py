@@ -264,6 +264,33 @@ def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
     assert not window.context.undo_button.isEnabled()
 
 
+def test_a_compaction_preview_cancelled_while_it_waits_changes_nothing_and_is_on_record(
+    window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
+) -> None:
+    """The preview runs as every slow action does (chats/slow.py): Cancel ends it on its
+    worker, and its end is still recorded — the request it sent is in the ledger."""
+    session = open_demo(window, engine, qtbot, turns=12)
+    with replanned(qtbot, session):
+        session.set_context_settings(replace(session.chat.settings, keep_recent_turns=3))
+    before = json.dumps(session.plan.request.body(), sort_keys=True) if session.plan else ""
+    simulator.queue(Fault(FaultKind.HANG))  # the summary never comes
+    dialog = CompactionDialog(session, window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.mouseClick(dialog.preview_button, Qt.MouseButton.LeftButton)
+    assert dialog.preview_button.text() == "Cancel"
+    qtbot.waitUntil(lambda: bool(simulator.message_requests()), timeout=5000)
+    qtbot.mouseClick(dialog.preview_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.preview_button.text() == "Preview summary", timeout=5000)
+    assert "Cancelled" in dialog.status.text()
+    assert not dialog.apply_button.isEnabled()
+    assert [r.purpose for r in session.chat.costs.sent_requests()] == ["compaction"]
+    assert engine.store.context_state(session.chat.id).summaries == ()
+    plan = session.plan
+    assert plan is not None
+    assert json.dumps(plan.request.body(), sort_keys=True) == before
+
+
 def test_three_failed_compactions_pause_auto_compaction_with_the_reason(
     window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:

@@ -17,7 +17,9 @@ from desktop_app.api.backend import AnthropicBackend
 from desktop_app.api.simulator import Reply, SimulatorServer
 from desktop_app.api.simulator.script import Fault, FaultKind
 from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine
+from desktop_app.chats.changes import Changes
 from desktop_app.chats.instance import InstanceLock
+from desktop_app.chats.slow import run_here
 from desktop_app.config.settings import BadSetting, load
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.core.blocks import TextBlock, ToolResultBlock
@@ -285,6 +287,28 @@ def test_compaction_preview_apply_and_undo(engine: Engine, simulator: SimulatorS
     chat.memory.undo_compaction()
     assert json.dumps(chat.plans.plan().request.body(), sort_keys=True) == original
     assert simulator.message_requests()[-1].headers.get("x-contextdesk-purpose") == "compaction"
+
+
+def test_every_slow_action_finishes_however_it_ends(
+    engine: Engine, simulator: SimulatorServer
+) -> None:
+    """A preview that fails, a turn and a count run through the same steps (chats/slow.py):
+    each is recorded and finished — the failed summary request is in the ledger too."""
+    chat = demo(engine, 12)
+    chat.setup.set_settings(replace(chat.settings, keep_recent_turns=3))
+    simulator.queue(Fault(FaultKind.SERVER_ERROR, should_retry=False))
+    with pytest.raises(ContextDeskError):
+        chat.memory.preview_compaction()
+    assert [(r.purpose, r.status) for r in chat.costs.sent_requests()] == [("compaction", "error")]
+    chat.turns.send("One more question?", ScriptedApprover())
+    assert [r.purpose for r in chat.costs.sent_requests()] == ["compaction", "chat"]
+    plan = chat.plans.plan("And another?")  # (a request to count ends with the user's words)
+    counting = chat.plans.counting(plan)
+    assert counting is not None
+    assert run_here(counting) == Changes()
+    assert counting.counted is not None
+    assert counting.counted.exact_input is not None
+    assert counting.counted.exact_input.exact
 
 
 def test_auto_compaction_paused_by_the_breaker_is_resumed(engine: Engine) -> None:

@@ -6,7 +6,7 @@ outlives switching to another chat, so a reply keeps streaming into its model wh
 user reads something else, and coming back finds the scroll position, the error banner
 and the "always allow" answers as they were.
 
-Threads: the turn runs on a `TurnWorker`; planning runs on the shared
+Threads: the turn runs on an `ActionWorker`; planning runs on the shared
 `BackgroundWorker`. Everything here runs on the GUI thread, which owns the database
 connection, so every event is persisted here, in order, before the model shows it.
 """
@@ -28,7 +28,6 @@ from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import Block, block_type
-from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.core.events import (
     LoopEvent,
@@ -44,7 +43,7 @@ from desktop_app.core.messages import Message, MessageStatus, Usage
 from desktop_app.core.request import ChatRequest
 from desktop_app.ui.conversation.approval_card import PendingApproval, WindowApprover
 from desktop_app.ui.conversation.message_model import BlockChip, ChipSource, MessageListModel
-from desktop_app.ui.workers import BackgroundWorker, TurnWorker
+from desktop_app.ui.workers import ActionWorker, BackgroundWorker
 
 if TYPE_CHECKING:  # loaded with the first chat, after the first paint
     from desktop_app.context.compaction import CompactionPreview
@@ -114,8 +113,8 @@ class ChatSession(QObject):
         self.scroll_value: int | None = None  # where the view was when the user left
         self.last_sent: SentRequest | None = None  # the request of the last reply, as sent
         self._turn: Turn | None = None
-        self._worker: TurnWorker | None = None
-        self._retiring: set[TurnWorker] = set()  # finished turns still closing connections
+        self._worker: ActionWorker | None = None
+        self._retiring: set[ActionWorker] = set()  # finished turns still closing connections
         self._pending_approval: PendingApproval | None = None
         self._stream_buffer: dict[str, list[str]] = {}
         self._flush_timer = QTimer(self)
@@ -263,24 +262,21 @@ class ChatSession(QObject):
         plan = self.plan
         if plan is None or self.counting is None or self.busy or plan.exact_input is not None:
             return
-        count = self.chat.plans.counting(plan)
-        if count is None:
+        counting = self.chat.plans.counting(plan)
+        if counting is None:
             return
 
-        def counted(tokens: int | None) -> None:
-            if tokens is None or self.plan is not plan:  # no endpoint, or planned again since
+        def counted(_changes: Changes) -> None:
+            exact = counting.counted
+            if exact is None or self.plan is not plan:  # no endpoint, or planned again since
                 return
-            try:
-                self.plan = self.chat.plans.counted(plan, tokens)
-            except ContextDeskError:
-                log.warning("the server's count was not kept", exc_info=True)
-                return
-            self.planned.emit(self.plan)
+            self.plan = exact
+            self.planned.emit(exact)
 
         def not_counted(error: ErrorInfo) -> None:  # the estimate stands; nothing to say
             log.info("no exact count for the next request: %s", error.title)
 
-        self.counting.submit(f"count:{self.chat.id}", count, counted, not_counted)
+        self.counting.submit_action(f"count:{self.chat.id}", counting, counted, not_counted)
 
     # -- sending, retrying, stopping --------------------------------------------------------
 
@@ -365,7 +361,7 @@ class ChatSession(QObject):
             self.model.append(message)
             self.chat_changed.emit(self.chat.info)  # named after its first message
         self._turn = turn
-        self._worker = TurnWorker(turn.events, CancelToken(), turn.release_thread)
+        self._worker = ActionWorker(turn, "turn")
         self._worker.event_ready.connect(self._on_worker_event_ready)
         self._worker.crashed.connect(self._on_worker_crashed)
         self._worker.done.connect(self._on_worker_done)

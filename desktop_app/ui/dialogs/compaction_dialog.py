@@ -24,10 +24,12 @@ from PySide6.QtWidgets import (
 
 from desktop_app import said
 from desktop_app.ui.conversation.session import ChatSession
-from desktop_app.ui.workers import CallWorker, Outcome
+from desktop_app.ui.workers import ActionWorker
 
 if TYPE_CHECKING:
+    from desktop_app.chats.memory import CompactionPreviewing
     from desktop_app.context.compaction import CompactionPreview
+    from desktop_app.core.errors import ErrorInfo
 
 
 class CompactionDialog(QDialog):
@@ -35,7 +37,9 @@ class CompactionDialog(QDialog):
         super().__init__(parent)
         self.session = session
         self.preview: CompactionPreview | None = None
-        self.worker: CallWorker | None = None
+        self.worker: ActionWorker | None = None
+        self._previewing: CompactionPreviewing | None = None
+        self._failed: ErrorInfo | None = None  # how the preview asked for failed, if it did
         self.setWindowTitle(f"Compact “{session.chat.title}”")
         self.setObjectName("compactionDialog")
         self.instructions = QLineEdit()
@@ -89,29 +93,44 @@ class CompactionDialog(QDialog):
             self.worker.cancel.cancel()
             return
         chat = self.session.chat
-        ask = chat.memory.previewing_compaction(self.instructions.text(), self.session.messages)
-        self.worker = CallWorker(ask, chat.release_thread)
-        self.worker.finished.connect(self._on_worker_finished)
+        previewing = chat.memory.previewing_compaction(
+            self.instructions.text(), self.session.messages
+        )
+        self._previewing, self._failed = previewing, None
+        self.worker = ActionWorker(previewing, "compaction")
+        self.worker.event_ready.connect(self._on_worker_event_ready)
+        self.worker.crashed.connect(self._on_worker_crashed)
+        self.worker.done.connect(self._on_worker_done)
         self.worker.start()
         self.preview_button.setText("Cancel")
         self.apply_button.setEnabled(False)
         self.status.setText("Asking the model for a summary…")
 
     @Slot(object)
-    def _on_worker_finished(self, outcome: Outcome) -> None:
+    def _on_worker_event_ready(self, preview: CompactionPreview) -> None:
+        if self._previewing is not None:
+            self._previewing.record(preview)
+
+    @Slot(object)
+    def _on_worker_crashed(self, error: ErrorInfo) -> None:
+        self._failed = error
+
+    @Slot()
+    def _on_worker_done(self) -> None:
         if self.worker is not None:
-            self.worker.wait()
+            self.worker.wait()  # (its connections closed: the dialog may go at once)
             self.worker.deleteLater()
-        self.worker = None
-        self.session.chat.plans.record_compaction_requests()  # sent, whatever came of it
+        previewing, self.worker, self._previewing = self._previewing, None, None
         self.preview_button.setText("Preview summary")
-        if outcome.error is not None:
-            self.status.setText(
-                f"<b>{escape(outcome.error.title)}</b>: {escape(outcome.error.message)}"
-            )
+        if previewing is None:
             return
-        preview: CompactionPreview = outcome.result
-        self.show_preview(preview)
+        previewing.finish()  # the requests it sent go to the ledger, whatever came of them
+        error = self._failed
+        if error is not None or previewing.preview is None:
+            title, message = (error.title, error.message) if error else ("No summary", "")
+            self.status.setText(f"<b>{escape(title)}</b>: {escape(message)}")
+            return
+        self.show_preview(previewing.preview)
 
     def show_preview(self, preview: CompactionPreview) -> None:
         self.preview = preview
