@@ -1,27 +1,54 @@
 """The application layer (docs/architecture.md, "Layers"): Qt-free, the one home of every
 action a user takes. `Engine` opens the app's parts and hands out one `Chat` per chat;
 a `Chat` has every action on it; a `Turn` is one message being answered. The window
-(`ui/`) and the command line (`cli/`) call these and keep only widgets and printing.
+(`ui/`) and the command line (`cli/`) call these and keep only widgets and printing,
+and import them from here only — this is the layer's face (`tests/unit/test_layering.py`).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.chats.first_frame import FirstFrame, data_folder
-from desktop_app.chats.names import NEW_CHAT_TITLE
+from desktop_app.chats.names import CHAT_FIELDS, NEW_CHAT_TITLE, PROJECT_DEFAULT_FIELDS
 from desktop_app.config.logfile import log_unexpected
 
 if TYPE_CHECKING:
+    from desktop_app.chats.attachments import (
+        API_MAX_EDGE,
+        FALLBACK_TOKENS,
+        image_size,
+        image_tokens,
+    )
     from desktop_app.chats.changes import Changes, Rows
     from desktop_app.chats.chat import Chat, Imported
     from desktop_app.chats.chat_core import can_retry, repaired, retry_point
+    from desktop_app.chats.checking import check_file
     from desktop_app.chats.engine import DEMO_MODEL, Engine
+    from desktop_app.chats.given_files import read_given_file, shown_name
+    from desktop_app.chats.instance import InstanceLock
+    from desktop_app.chats.memory import CompactionPreviewing
+    from desktop_app.chats.slow import SlowAction, run_here
     from desktop_app.chats.thinking_preview import thinking_meaning
+    from desktop_app.chats.tool_servers import ServerView, api_name, people_name
     from desktop_app.chats.turn import Turn
 
 # Each loads on first use: the window's first frame needs only `FirstFrame` (the engine
 # follows it), and a chat's own machinery (the loop's events, requests, token counting)
 # loads with the first chat opened.
 _LATER = {
+    "API_MAX_EDGE": "attachments",
+    "FALLBACK_TOKENS": "attachments",
+    "image_size": "attachments",
+    "image_tokens": "attachments",
+    "check_file": "checking",
+    "read_given_file": "given_files",
+    "shown_name": "given_files",
+    "InstanceLock": "instance",
+    "CompactionPreviewing": "memory",
+    "SlowAction": "slow",
+    "run_here": "slow",
+    "ServerView": "tool_servers",
+    "api_name": "tool_servers",
+    "people_name": "tool_servers",
     "Changes": "changes",
     "Rows": "changes",
     "DEMO_MODEL": "engine",
@@ -45,19 +72,35 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "API_MAX_EDGE",
+    "CHAT_FIELDS",
     "DEMO_MODEL",
+    "FALLBACK_TOKENS",
     "NEW_CHAT_TITLE",
+    "PROJECT_DEFAULT_FIELDS",
     "Changes",
     "Chat",
+    "CompactionPreviewing",
     "Engine",
     "FirstFrame",
     "Imported",
+    "InstanceLock",
     "Rows",
+    "ServerView",
+    "SlowAction",
     "Turn",
+    "api_name",
     "can_retry",
+    "check_file",
     "data_folder",
+    "image_size",
+    "image_tokens",
     "log_unexpected",
+    "people_name",
+    "read_given_file",
     "repaired",
     "retry_point",
+    "run_here",
+    "shown_name",
     "thinking_meaning",
 ]

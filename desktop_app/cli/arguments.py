@@ -26,7 +26,7 @@ def key_values(pairs: list[str]) -> dict[str, str]:
 def allowed_tools(names: str) -> set[str]:
     """--allow-tools: built-in tools by name, MCP tools as SERVER.TOOL (or as the model
     sees them)."""
-    from desktop_app.chats.tool_servers import api_name
+    from desktop_app.chats import api_name
 
     return {api_name(n.strip()) for n in names.split(",") if n.strip()}
 

@@ -53,7 +53,7 @@ def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def check(path: Path, fix: Path | None) -> int:
-    from desktop_app.chats.checking import check_file
+    from desktop_app.chats import check_file
 
     report = check_file(path, fix)
     if not report.problems:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from desktop_app.chats.names import CHAT_FIELDS, PROJECT_DEFAULT_FIELDS
+from desktop_app.chats import CHAT_FIELDS, PROJECT_DEFAULT_FIELDS
 from desktop_app.config.settings import SETTINGS
 
 # `project set PROJECT KEY=VALUE`: a project's own fields (KEY → its attribute)

@@ -11,7 +11,7 @@ from desktop_app.cli.arguments import key_values
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
-    from desktop_app.chats.engine import Engine
+    from desktop_app.chats import Engine
 
 
 def cmd_mcp(engine: Engine, args: argparse.Namespace) -> int:

@@ -6,13 +6,13 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
+from desktop_app.chats import PROJECT_DEFAULT_FIELDS
 from desktop_app.cli.arguments import key_values
 from desktop_app.cli.grammar import PROJECT_KEYS
 from desktop_app.core.errors import ContextDeskError, ErrorKind, shown_path
 
 if TYPE_CHECKING:
-    from desktop_app.chats.engine import Engine
+    from desktop_app.chats import Engine
     from desktop_app.context.project import Project
 
 
@@ -68,7 +68,7 @@ def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
         else:
             print(text)
     elif command == "import":
-        from desktop_app.chats.given_files import read_given_file
+        from desktop_app.chats import read_given_file
         from desktop_app.storage.exchange import MAX_IMPORT_BYTES
 
         try:

@@ -45,7 +45,7 @@ class TerminalApprover:
         name = request.call.name
         if name in self.allowed:
             return ApprovalDecision.ALLOW_ONCE
-        from desktop_app.chats.tool_servers import people_name
+        from desktop_app.chats import people_name
 
         name = people_name(name)
         print(

@@ -26,8 +26,7 @@ from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo, ErrorKind
 
 if TYPE_CHECKING:
-    from desktop_app.chats.changes import Changes
-    from desktop_app.chats.slow import SlowAction
+    from desktop_app.chats import Changes, SlowAction
 
 log = logging.getLogger(__name__)
 

@@ -197,6 +197,34 @@ def test_the_faces_use_the_engine_only_through_the_application_layer() -> None:
     assert wrong == []
 
 
+def test_the_faces_import_the_application_layer_from_its_face_only() -> None:
+    """`desktop_app.chats` is curated: a face imports what it lists (its `__all__`), never
+    one of its modules — so the layer's insides can move without the faces noticing."""
+    import desktop_app.chats as chats
+
+    wrong = []
+    for path in FACES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom | ast.Import):
+                continue
+            modules = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+            )
+            for module in modules:
+                if module.startswith("desktop_app.chats."):
+                    wrong.append(f"{path.name}:{node.lineno} {module}")
+                elif module == "desktop_app.chats" and isinstance(node, ast.ImportFrom):
+                    wrong += [
+                        f"{path.name}:{node.lineno} {a.name} (not in chats.__all__)"
+                        for a in node.names
+                        if a.name not in chats.__all__
+                    ]
+    assert wrong == []
+    assert all(getattr(chats, name) is not None for name in chats.__all__)  # each resolves
+
+
 def test_the_faces_check_imports_for_real() -> None:
     run = PACKAGE / "cli" / "commands.py"
     assert run in FACES

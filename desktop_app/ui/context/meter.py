@@ -35,7 +35,7 @@ MESSAGES, TOOLS, RESERVED, FREE = "messages", "tools", "reserved output", "free"
 def tools_by_server(plan: Plan) -> list[tuple[str, int]]:
     """The tools segment by where the tools come from (each MCP server, built-in), largest
     first, scaled as the segment is."""
-    from desktop_app.chats.tool_servers import people_name
+    from desktop_app.chats import people_name
 
     totals: dict[str, int] = {}
     for spec in plan.request.tools:

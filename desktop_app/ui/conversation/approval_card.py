@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.chats.tool_servers import people_name
+from desktop_app.chats import people_name
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled
 from desktop_app.core.ports import ApprovalDecision, ApprovalRequest

@@ -38,8 +38,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.chats.attachments import API_MAX_EDGE, FALLBACK_TOKENS, image_tokens
-from desktop_app.chats.given_files import read_given_file, shown_name
+from desktop_app.chats import (
+    API_MAX_EDGE,
+    FALLBACK_TOKENS,
+    image_tokens,
+    read_given_file,
+    shown_name,
+)
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.messages import Message

@@ -8,7 +8,7 @@ import json
 
 from PySide6.QtGui import QFont, QTextDocument, QTextOption
 
-from desktop_app.chats.attachments import image_size
+from desktop_app.chats import image_size
 from desktop_app.core.blocks import (
     ImageBlock,
     RedactedThinkingBlock,

@@ -46,7 +46,7 @@ def tool_name(name: str) -> str:
     says it — not as the API does (`mcp__server__tool`)."""
     if not name.startswith("mcp__"):
         return name
-    from desktop_app.chats.tool_servers import people_name
+    from desktop_app.chats import people_name
 
     return people_name(name)
 

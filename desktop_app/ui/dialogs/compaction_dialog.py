@@ -27,7 +27,7 @@ from desktop_app.ui.conversation.session import ChatSession
 from desktop_app.ui.workers import ActionWorker
 
 if TYPE_CHECKING:
-    from desktop_app.chats.memory import CompactionPreviewing
+    from desktop_app.chats import CompactionPreviewing
     from desktop_app.context.compaction import CompactionPreview
     from desktop_app.core.errors import ErrorInfo
 

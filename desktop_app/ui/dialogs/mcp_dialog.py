@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.chats.tool_servers import ServerView
+from desktop_app.chats import ServerView
 from desktop_app.config.mcp_servers import ImportReport, SecretsNeedKeyring
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.ui import theme

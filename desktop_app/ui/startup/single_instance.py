@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from desktop_app.chats.instance import InstanceLock
+from desktop_app.chats import InstanceLock
 
 if TYPE_CHECKING:  # QtNetwork (~30 ms to import) loads after the first paint
     from PySide6.QtNetwork import QLocalServer
