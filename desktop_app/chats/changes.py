@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from desktop_app.config.prices import InputCostChange
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
 from desktop_app.core.messages import Message
@@ -31,6 +32,9 @@ class Changes:
     notes: tuple[str, ...] = ()  # what the action adjusted on its own, to say once
     fact: Fact | None = None  # the fact the action pinned or changed
     waits_for_turn: bool = False  # a context edit made during a turn: applied when it ends
+    # What the change does to the next turn's input cost (asked for with the history it
+    # is made on; None: not asked, no price for the model, or it could not be said).
+    cost: InputCostChange | None = None
 
 
 NOTHING = Changes()

@@ -45,8 +45,8 @@ class Chat:
     def __init__(self, host: ChatHost, info: ChatInfo) -> None:
         self._core = core = ChatCore(host, info)
         self.plans = Planning(core)
-        self.memory = Memory(core, self.plans)
         self.costs = Costs(core, self.plans)
+        self.memory = Memory(core, self.plans, self.costs)
         self.branches = Branches(core)
         self.turns = Turns(core, self.plans, self.branches)
         self.setup = Setup(core, self.plans)

@@ -4,12 +4,14 @@ context state (`ChatCore.change`), never of its transcript."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from desktop_app.chats.changes import Changes
-from desktop_app.chats.chat_core import ChatCore, repaired
+from desktop_app.chats.chat_core import ChatCore, StateChange, repaired
+from desktop_app.chats.costs import Costs
 from desktop_app.chats.planning import Planning
 from desktop_app.context.facts import Fact
 from desktop_app.core.cancel import CancelToken
@@ -23,9 +25,10 @@ KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest one
 
 
 class Memory:
-    def __init__(self, core: ChatCore, plans: Planning) -> None:
+    def __init__(self, core: ChatCore, plans: Planning, costs: Costs) -> None:
         self._core = core
         self._plans = plans
+        self._costs = costs
 
     # -- pinned facts -------------------------------------------------------------------
 
@@ -73,8 +76,21 @@ class Memory:
     def is_excluded(self, message: Message) -> bool:
         return message.id in self._core.state.excluded_messages
 
-    def set_excluded(self, message: Message, excluded: bool) -> Changes:
-        return self._core.change(lambda s: s.exclude_message(message.id, excluded))
+    def set_excluded(
+        self, message: Message, excluded: bool, *, history: Sequence[Message] | None = None
+    ) -> Changes:
+        """Leave a message out of what is sent (or put it back). Given the `history` shown,
+        the change's cost to the next turn comes with it (`Changes.cost`)."""
+        return self._priced(lambda s: s.exclude_message(message.id, excluded), history)
+
+    def _priced(self, edit: StateChange, history: Sequence[Message] | None) -> Changes:
+        """`edit` made, with what it does to the next turn's input cost, worked out before
+        it is made, when `history` is given (not during a turn: the edit waits for it)."""
+        cost = None
+        if history is not None and not self._core.answering:
+            with contextlib.suppress(ContextDeskError):  # refused: `change` says so below
+                cost = self._costs.of_state(history, edit(self._core.state))
+        return replace(self._core.change(edit), cost=cost)
 
     def old_tool_results(self, messages: Sequence[Message]) -> set[str]:
         """The tool results "Clear old tool results" would clear (all but the latest)."""
@@ -128,8 +144,10 @@ class Memory:
         self._plans.record_compaction_requests()
         return self._core.change(lambda s: apply_preview(s, preview, text))
 
-    def undo_compaction(self) -> Changes:
-        return self._core.change(lambda s: s.undo_summary())
+    def undo_compaction(self, *, history: Sequence[Message] | None = None) -> Changes:
+        """The latest summary stands no more: the turns it covered are sent again (with
+        its cost to the next turn, given the `history` shown: `set_excluded`)."""
+        return self._priced(lambda s: s.undo_summary(), history)
 
 
 @dataclass

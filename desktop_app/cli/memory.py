@@ -4,14 +4,12 @@ remembers for the model."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 from typing import TYPE_CHECKING
 
 from desktop_app import said
 from desktop_app.cli.arguments import numbered
 from desktop_app.cli.context import print_request
-from desktop_app.core.errors import ContextDeskError
 
 if TYPE_CHECKING:
     from desktop_app.chats import Engine
@@ -91,11 +89,7 @@ def cmd_exclude(engine: Engine, args: argparse.Namespace) -> int:
     if args.dry_run:  # as the window's cost preview plans it
         engine.tool_servers.start(wait=True)  # the tools the request offers
         return print_request(chat, chat.plans.plan_if(messages, state=changed), messages)
-    cost = ""
-    with contextlib.suppress(ContextDeskError):  # no cost to tell: the change still goes ahead
-        change = chat.costs.of_state(messages, changed)
-        cost = said.input_cost(change) if change is not None else ""
-    chat.memory.set_excluded(message, excluded)
+    cost = chat.memory.set_excluded(message, excluded, history=messages).cost
     done = "left out of the context" if excluded else "back in the context"
-    print(f"Message {args.number} is {done}." + (f" {cost}" if cost else ""))
+    print(f"Message {args.number} is {done}." + (f" {said.input_cost(cost)}" if cost else ""))
     return 0

@@ -716,6 +716,12 @@ def test_a_change_says_what_it_does_to_the_next_turns_cost(tmp_path: Path) -> No
         assert late is not None
         assert early is not None
         assert late.rewritten_tokens < early.rewritten_tokens
+        # The exclusion itself says the same, worked out before it is made (both faces
+        # show this value: the window's note, the command line's line).
+        made = chat.memory.set_excluded(messages[1], True, history=messages)
+        assert made.cost == early
+        assert messages[1].id in engine.store.context_state(chat.id).excluded_messages
+        assert chat.memory.set_excluded(messages[1], False).cost is None  # (not asked)
     finally:
         engine.close()
 

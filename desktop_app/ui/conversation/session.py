@@ -483,30 +483,34 @@ class ChatSession(QObject):
                 return
         if changes.notes:  # what had to change to fit (a model's output limit, its thinking)
             self.told.emit(" ".join(changes.notes))
+        if changes.cost is not None:  # what the change does to the next turn's cost
+            self.told.emit(said.input_cost(changes.cost))
         if changes.replan:
             self._prepare_planning()  # (the planner, made again if the settings changed)
             self.request_plan()
 
-    def _act(self, action: Callable[[], Changes], cost: str = "") -> bool:
+    def _act(self, action: Callable[[], Changes]) -> bool:
         """Run one of the chat's actions and show what it changed; a failure (a full
-        disk…) becomes the banner and changes nothing. `cost`: what the change does to
-        the next turn's cost, said once it is made."""
+        disk…) becomes the banner and changes nothing."""
         try:
             changes = action()
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return False
         self.apply(changes)
-        if cost:
-            self.told.emit(cost)
         return True
+
+    def _shown(self) -> Sequence[Message] | None:
+        """The history an action's cost is worked out on: none while a turn runs (the
+        edit waits for it, and planning now would hold up the window)."""
+        return None if self.busy else self.messages
 
     def is_excluded(self, message: Message) -> bool:
         return self.chat.memory.is_excluded(message)
 
     def set_excluded(self, message: Message, excluded: bool) -> None:
-        cost = self._cost_of(lambda: self.chat.state.exclude_message(message.id, excluded))
-        self._act(lambda: self.chat.memory.set_excluded(message, excluded), cost)
+        history = self._shown()
+        self._act(lambda: self.chat.memory.set_excluded(message, excluded, history=history))
 
     def pin_fact(self, text: str) -> bool:
         return self._act(lambda: self.chat.memory.pin(text))
@@ -539,19 +543,8 @@ class ChatSession(QObject):
         return self._act(lambda: self.chat.memory.apply_compaction(preview, text))
 
     def undo_compaction(self) -> None:
-        cost = self._cost_of(self.chat.state.undo_summary)
-        self._act(self.chat.memory.undo_compaction, cost)
-
-    def _cost_of(self, make_state: Callable[[], ContextState]) -> str:
-        """What a change to the context state does to the next turn's cost ("" when it
-        cannot be said now: a turn is running, no price, or the change is refused)."""
-        if self.busy:
-            return ""
-        try:
-            change = self.chat.costs.of_state(self.messages, make_state())
-        except ContextDeskError:
-            return ""
-        return said.input_cost(change) if change is not None else ""
+        history = self._shown()
+        self._act(lambda: self.chat.memory.undo_compaction(history=history))
 
     def resume_auto_compaction(self) -> None:
         self._act(self.chat.memory.resume_auto_compaction)
