@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QSpinBox
+from PySide6.QtWidgets import QLabel, QSpinBox
 from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
-from desktop_app.config.settings import problems, with_values
+from desktop_app.config.settings import SETTINGS, problems, with_values
 from desktop_app.context import bounds
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.demo_chat import create_demo_chat
@@ -83,3 +83,23 @@ def test_the_panel_shows_and_keeps_compaction_numbers_set_on_the_command_line(
     assert engine.store.chat(session.chat.id).settings.compaction_threshold == lowest / 100
     assert typed(qtbot, panel.max_messages, "999999") == 999_999
     assert engine.store.chat(session.chat.id).settings.max_context_messages == 999_999
+
+
+def test_the_settings_dialog_names_each_row_as_the_settings_declare_it(
+    engine: Engine, qtbot: QtBot
+) -> None:
+    """A row's name comes from the same declaration as its range and its check, so the
+    line that says what is wrong names the row it stands under."""
+    dialog = SettingsDialog(engine.settings, engine.secrets, "none yet", [])
+    qtbot.addWidget(dialog)
+    dialog.show()
+    shown = {label.text() for label in dialog.findChildren(QLabel) if label.isVisible()}
+    rows = ("base_url", "model", "context_window", "max_tokens", "thinking", "system_prompt")
+    rows += ("tools_enabled", "workspace", "send_with_enter", "appearance", "text_size")
+    declared = {spec.attr: spec.label for spec in SETTINGS}
+    assert {declared[attr] for attr in (*rows, "reading_width")} <= shown
+    dialog.max_tokens.setValue(2048)
+    dialog.thinking.setCurrentIndex(dialog.thinking.findData("budget"))
+    dialog.thinking_budget.setValue(4096)  # not below the max output: raised to fit…
+    assert dialog.max_tokens.value() > 4096
+    assert problems(dialog.chosen(), labels=True) == []

@@ -35,13 +35,17 @@ from PySide6.QtWidgets import (
 from desktop_app.api.models import DEFAULT_CONTEXT_WINDOW
 from desktop_app.chats import thinking_meaning
 from desktop_app.config.secrets import KeyringUnavailable
-from desktop_app.config.settings import Settings
+from desktop_app.config.settings import SETTINGS, Settings
 from desktop_app.context import bounds
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui import theme
 
 if TYPE_CHECKING:
     from desktop_app.config.secrets import SecretStore
+
+# Each setting's name as the dialog shows it: declared once, with its range and its check
+# (config/settings.SETTINGS), so a problem line names the row it is under.
+LABELS = {spec.attr: spec.label for spec in SETTINGS}
 
 RECHECK_MS = 250  # check the fields once typing pauses
 
@@ -217,7 +221,7 @@ class SettingsDialog(QDialog):
         form.addRow("", self.key_source)
         form.addRow("", self.session_only)
         form.addRow("", self.key_problem)
-        form.addRow("Server", self.base_url)
+        form.addRow(LABELS["base_url"], self.base_url)
         model_row = QHBoxLayout()
         model_row.addWidget(self.model, 1)
         self.prices = QPushButton("Prices…")
@@ -227,21 +231,21 @@ class SettingsDialog(QDialog):
         if open_prices is not None:
             self.prices.clicked.connect(lambda: open_prices(self._chosen_model()))
         model_row.addWidget(self.prices)
-        form.addRow("Model", row_widget(model_row))
+        form.addRow(LABELS["model"], row_widget(model_row))
         window_row = QHBoxLayout()
         window_row.addWidget(self.context_window)
         window_row.addWidget(self.context_window_note, 1)
-        form.addRow("Context window", row_widget(window_row))
-        form.addRow("Max output tokens", self.max_tokens)
-        form.addRow("Thinking", row_widget(thinking_row))
+        form.addRow(LABELS["context_window"], row_widget(window_row))
+        form.addRow(LABELS["max_tokens"], self.max_tokens)
+        form.addRow(LABELS["thinking"], row_widget(thinking_row))
         form.addRow("", self.thinking_meaning)
         form.addRow("", self.show_thinking)
         form.addRow("", self.thinking_note)
-        form.addRow("System prompt", self.system_prompt)
-        form.addRow("Tools", self.tools)
+        form.addRow(LABELS["system_prompt"], self.system_prompt)
+        form.addRow(LABELS["tools_enabled"], self.tools)
         form.addRow("", self.commands)
         form.addRow("", self.command_env)
-        form.addRow("Workspace folder", row_widget(workspace_row))
+        form.addRow(LABELS["workspace"], row_widget(workspace_row))
         waits = QHBoxLayout()
         waits.addWidget(self.first_word)
         waits.addWidget(QLabel("to begin;"))
@@ -249,15 +253,15 @@ class SettingsDialog(QDialog):
         waits.addWidget(QLabel("when it pauses"))
         waits.addStretch(1)
         form.addRow("Wait for a reply", row_widget(waits))
-        form.addRow("Sending", self.send_with_enter)
+        form.addRow(LABELS["send_with_enter"], self.send_with_enter)
         look = QHBoxLayout()
         look.addWidget(self.appearance)
-        look.addWidget(QLabel("Text size"))
+        look.addWidget(QLabel(LABELS["text_size"]))
         look.addWidget(self.text_size)
-        look.addWidget(QLabel("Reading width"))
+        look.addWidget(QLabel(LABELS["reading_width"]))
         look.addWidget(self.reading_width)
         look.addStretch(1)
-        form.addRow("Appearance", row_widget(look))
+        form.addRow(LABELS["appearance"], row_widget(look))
         self.field_problems = self._problem_rows(
             form,
             {
