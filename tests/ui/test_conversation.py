@@ -643,6 +643,59 @@ def test_code_is_coloured_by_its_language_and_tables_line_up(
     assert table.cellAt(0, 0).firstCursorPosition().block().text() == "Input"
 
 
+def test_a_code_frame_after_a_table_stands_over_its_own_code(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """The code's frame is placed by block numbers, after the table before it is ruled
+    (ruling may take an empty line out of a header cell): it stands over its own lines."""
+    reply = (
+        "| Order | Paid | State |\n|---|---:|---|\n| #1 | 847.20 | done |\n\n"
+        f"And the code:\n\n```python\n{CODE}\n```\n"
+    )
+    open_reply(window, engine, qtbot, reply)
+    index, option = reply_option(window, 1)
+    part = window.pane.messages.delegate._layout(index, option.font).parts[0]
+    assert part.doc is not None
+    (code,) = part.codes
+    lines = CODE.split("\n")
+    assert part.doc.findBlockByNumber(code.first).text() == lines[0]
+    assert part.doc.findBlockByNumber(code.last).text() == lines[-1]
+
+
+def test_a_long_reply_s_code_is_coloured_a_block_at_a_time_after_it_shows(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """Laying a long reply out whole (when it ends: Stop, or its last word) leaves its
+    code plain, then colours it a block per event, the height unchanged."""
+    from desktop_app.ui.conversation.code_colouring import LATER_FROM_CHARS
+
+    section = f"Step:\n\n```python\n{CODE}\n```\n\n"
+    reply = section * (LATER_FROM_CHARS // len(section) + 2)
+    open_reply(window, engine, qtbot, reply)
+    delegate = window.pane.messages.delegate
+    index, option = reply_option(window, 1)
+    layout = delegate._layout(index, option.font)
+    doc = layout.parts[0].doc
+    assert doc is not None
+    blocks = len(layout.parts[0].codes)
+    assert blocks > 2
+
+    def keyword_colours() -> set[str]:
+        found, colours = doc.find("def"), set()
+        while not found.isNull():
+            colours.add(found.charFormat().foreground().color().name())
+            found = doc.find("def", found)
+        return colours
+
+    plain = doc.find("parse").charFormat().foreground().color().name()
+    waiting = delegate.colouring.pending()
+    assert 0 < waiting <= blocks  # (a paint may have run a turn of the loop already)
+    qtbot.waitUntil(lambda: delegate.colouring.pending() == 0, timeout=5000)
+    assert plain not in keyword_colours()  # every block's keywords coloured
+    assert len(keyword_colours()) == 1
+    assert delegate._layout(index, option.font).height == layout.height
+
+
 def test_a_message_s_actions_appear_over_it_on_hover_and_on_keyboard_focus(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:

@@ -94,10 +94,10 @@ def test_the_settings_dialog_names_each_row_as_the_settings_declare_it(
     qtbot.addWidget(dialog)
     dialog.show()
     shown = {label.text() for label in dialog.findChildren(QLabel) if label.isVisible()}
-    rows = ("base_url", "model", "context_window", "max_tokens", "thinking", "system_prompt")
-    rows += ("tools_enabled", "workspace", "send_with_enter", "appearance", "text_size")
+    rows = "base_url model context_window max_tokens thinking system_prompt tools_enabled"
+    rows += " workspace send_with_enter appearance text_size reading_width"
     declared = {spec.attr: spec.label for spec in SETTINGS}
-    assert {declared[attr] for attr in (*rows, "reading_width")} <= shown
+    assert {declared[attr] for attr in rows.split()} <= shown
     dialog.max_tokens.setValue(2048)
     dialog.thinking.setCurrentIndex(dialog.thinking.findData("budget"))
     dialog.thinking_budget.setValue(4096)  # not below the max output: raised to fit…

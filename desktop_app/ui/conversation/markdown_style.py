@@ -79,11 +79,15 @@ class CodeBlock:
         return self.lines > FOLD_LINES
 
 
-def style_code(doc: QTextDocument, dark: bool, unfolded: Collection[int] = ()) -> list[CodeBlock]:
-    """Find and style the fenced code of `doc` (made by setMarkdown); call `place`
+def style_code(
+    doc: QTextDocument, dark: bool, unfolded: Collection[int] = (), *, colour: bool = True
+) -> list[CodeBlock]:
+    """Find and style the fenced code of `doc` (made by setMarkdown, after `style_text`:
+    it takes lines out of tables, which would move the blocks found here); call `place`
     after `setTextWidth` to learn where each block ended up. A block of more than
     FOLD_LINES lines shows its first FOLD_KEEP, unless its `key` is in `unfolded` (the
-    reader asked for all of it)."""
+    reader asked for all of it). Without `colour`, the code is framed but left plain:
+    `colour_code` colours a block later (a long reply's code, a block per event)."""
     blocks: list[CodeBlock] = []
     block = doc.begin()
     while block.isValid():
@@ -117,9 +121,17 @@ def style_code(doc: QTextDocument, dark: bool, unfolded: Collection[int] = ()) -
                 later.first -= code.folded
                 later.last -= code.folded
         _frame(doc, code.first, code.last)
-        shown = "\n".join(code.code.split("\n")[: code.last - code.first + 1])
-        _colour(doc, doc.findBlockByNumber(code.first).position(), shown, code.language, dark)
+        if colour:
+            colour_code(doc, code, dark)
     return blocks
+
+
+def colour_code(doc: QTextDocument, code: CodeBlock, dark: bool) -> None:
+    """Highlight one framed block of `doc`'s code (as much of it as is shown). Colours,
+    bold and italic only: in a fixed-pitch font no line's width changes, so the layout
+    keeps its height."""
+    shown = "\n".join(code.code.split("\n")[: code.last - code.first + 1])
+    _colour(doc, doc.findBlockByNumber(code.first).position(), shown, code.language, dark)
 
 
 def _fold(doc: QTextDocument, code: CodeBlock) -> None:

@@ -55,6 +55,7 @@ from desktop_app.core.blocks import (
 from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
 from desktop_app.ui import theme
+from desktop_app.ui.conversation.code_colouring import LATER_FROM_CHARS, LaterColouring
 from desktop_app.ui.conversation.long_text import SHOW_ALL, shown_plain
 from desktop_app.ui.conversation.markdown_style import (
     HEADER_PX,
@@ -160,6 +161,7 @@ class MessageDelegate(QStyledItemDelegate):
         # Context view, dark (`layout_pass`)
         self._pass: tuple[int, int, str, bool, bool] | None = None
         self.streamed = StreamedText(make_document)  # the text being streamed, laid out
+        self.colouring = LaterColouring(lambda: self._view.viewport().update(), self)
         self._expanded: set[tuple[str, int]] = set()
         self._unfolded: set[tuple[str, int, int]] = set()  # long code shown whole: (id, block, key)
         self._mono = theme.monospace()
@@ -659,8 +661,12 @@ class MessageDelegate(QStyledItemDelegate):
             part = _Part(j, y, doc, collapsible, summary, row)
             if doc is not None and isinstance(block, TextBlock) and not streaming:
                 whole = {k for block_number, k in unfolded if block_number == j}
-                part.codes = style_code(doc, theme.is_dark(), whole)
-                style_text(doc, theme.is_dark())
+                dark = theme.is_dark()
+                style_text(doc, dark)  # (first: it takes lines out of tables)
+                now = len(block.text) < LATER_FROM_CHARS
+                part.codes = style_code(doc, dark, whole, colour=now)
+                if not now:
+                    self.colouring.add(doc, part.codes, dark)
                 doc.setTextWidth(text_width)  # laid out again with the new margins
                 place(doc, part.codes)
             parts.append(part)
