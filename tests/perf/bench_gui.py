@@ -174,10 +174,12 @@ def stream_into(window: MainWindow, session: ChatSession) -> tuple[list[float], 
     heartbeat.start()
     spin(STREAM_SECONDS)
     heartbeat.stop()
+    ended: list[float] = []  # when the session says the turn is over (the Send button back)
+    session.busy_changed.connect(lambda busy: None if busy else ended.append(time.perf_counter()))
     pressed = time.perf_counter()
     session.stop()
-    wait_for(lambda: not session.busy, timeout=10)
-    return heartbeat.lags, time.perf_counter() - pressed
+    wait_for(lambda: bool(ended), timeout=10)
+    return heartbeat.lags, ended[0] - pressed
 
 
 @contextlib.contextmanager

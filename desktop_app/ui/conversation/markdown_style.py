@@ -205,11 +205,20 @@ def images_as_links(doc: QTextDocument) -> int:
     return len(images)
 
 
-def style_text(doc: QTextDocument, dark: bool) -> None:
-    """Inline code tinted, tables ruled and aligned (fenced code: `style_code`)."""
+def has_inline_code(text: str) -> bool:
+    """Does Markdown `text` have `inline code` (a backtick outside a fence line)? Looking
+    for it in the document walks every fragment: most of styling a long reply's text."""
+    return "`" in text and any(
+        "`" in line for line in text.split("\n") if not line.lstrip().startswith(("```", "~~~"))
+    )
+
+
+def style_text(doc: QTextDocument, dark: bool, *, inline_code: bool = True) -> None:
+    """Inline code tinted (unless there is none), tables ruled and aligned (fenced code:
+    `style_code`)."""
     tint = QColor("#2d333b" if dark else "#eaeef2")
     rule = QColor("#3d444d" if dark else "#d0d7de")
-    block = doc.begin()
+    block = doc.begin() if inline_code else doc.end()
     while block.isValid():
         if not block.blockFormat().hasProperty(QTextFormat.Property.BlockCodeFence):
             it = block.begin()

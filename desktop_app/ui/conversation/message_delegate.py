@@ -60,6 +60,7 @@ from desktop_app.ui.conversation.long_text import SHOW_ALL, shown_plain
 from desktop_app.ui.conversation.markdown_style import (
     HEADER_PX,
     CodeBlock,
+    has_inline_code,
     place,
     style_code,
     style_text,
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
 INDENT = 14  # blocks sit under the header
 GAP = 6  # between a chip and its content, and between blocks
 CHIP_GAP = 4
+SETTLE_MS = 40  # a reply that ended is laid out whole after the window shows it ended
 CACHE_SIZE = 600  # rows whose laid-out documents are kept (≈12 KB each)
 # Rows whose heights are kept: every row loaded is measured at every layout pass; without
 # its height a row beyond CACHE_SIZE was laid out again each time (370 ms at 610 rows).
@@ -162,6 +164,10 @@ class MessageDelegate(QStyledItemDelegate):
         self._pass: tuple[int, int, str, bool, bool] | None = None
         self.streamed = StreamedText(make_document)  # the text being streamed, laid out
         self.colouring = LaterColouring(lambda: self._view.viewport().update(), self)
+        # A reply that has just ended (Stop, or its last word) keeps its streamed layout
+        # until the window has shown that it ended: laying it out whole (its Markdown,
+        # tables, code) comes a turn of the event loop later (`_settle`).
+        self._settling: set[str] = set()
         self._expanded: set[tuple[str, int]] = set()
         self._unfolded: set[tuple[str, int, int]] = set()  # long code shown whole: (id, block, key)
         self._mono = theme.monospace()
@@ -551,6 +557,16 @@ class MessageDelegate(QStyledItemDelegate):
                 return part
         return None
 
+    def _settle(self, message_id: str) -> None:
+        """The reply that ended is laid out whole now (see `_settling`)."""
+        self._settling.discard(message_id)
+        if self.streamed.streamed(message_id):  # (not the next reply's, already streaming)
+            self.streamed.release()
+        model = self._view.model()
+        row = model.row_of(message_id) if isinstance(model, MessageListModel) else None
+        if row is not None:
+            self.sizeHintChanged.emit(model.index(row, 0))
+
     def _layout(self, index: Index, font: QFont) -> _Layout:
         layout = self._layout_or_height(index, font, only_height=False)
         assert isinstance(layout, _Layout)
@@ -569,6 +585,14 @@ class MessageDelegate(QStyledItemDelegate):
         model = index.model()
         assert isinstance(model, MessageListModel)  # the only model this delegate paints
         message, revision, divider, turn = model.layout_inputs(index.row())
+        if message.status is not MessageStatus.STREAMING and self.streamed.streamed(message.id):
+            if message.id not in self._settling:
+                self._settling.add(message.id)
+                QTimer.singleShot(SETTLE_MS, self, lambda: self._settle(message.id))
+            provisional = self._make_layout(
+                message, self._width(), font, divider, turn, index.data(Role.CALLS) or {}
+            )
+            return provisional.height if only_height else provisional  # (not kept)
         expanded = (
             tuple(j for j in range(len(message.blocks)) if (message.id, j) in self._expanded)
             if self._expanded
@@ -640,7 +664,7 @@ class MessageDelegate(QStyledItemDelegate):
         # More of Claude's turn reads on from the row above: no header, no gap
         y = top + (CONTINUED_PX if continues else PAD + QFontMetrics(font).height() + GAP)
         parts: list[_Part] = []
-        streaming = message.status is MessageStatus.STREAMING
+        streaming = message.status is MessageStatus.STREAMING or message.id in self._settling
         for j, block in enumerate(message.blocks):
             open_ = (message.id, j) in self._expanded
             call = calls.get(block.tool_use_id) if isinstance(block, ToolResultBlock) else None
@@ -662,7 +686,7 @@ class MessageDelegate(QStyledItemDelegate):
             if doc is not None and isinstance(block, TextBlock) and not streaming:
                 whole = {k for block_number, k in unfolded if block_number == j}
                 dark = theme.is_dark()
-                style_text(doc, dark)  # (first: it takes lines out of tables)
+                style_text(doc, dark, inline_code=has_inline_code(block.text))  # (before code)
                 now = len(block.text) < LATER_FROM_CHARS
                 part.codes = style_code(doc, dark, whole, colour=now)
                 if not now:

@@ -43,6 +43,14 @@ class StreamedText:
         self._held = (where, text, doc)
         return doc
 
+    def streamed(self, message_id: str) -> bool:
+        """Whether a text of this message is the one held (it streamed, and may just have
+        ended)."""
+        return self._held is not None and self._held[0][0] == message_id
+
+    def release(self) -> None:
+        self._held = None
+
     def holds(self, doc: QTextDocument) -> bool:
         """Whether `doc` is the streaming text's document (for tests and checks)."""
         return self._held is not None and self._held[2] is doc
