@@ -12,7 +12,7 @@ from typing import Any
 from desktop_app.chats.given_files import read_given_file
 from desktop_app.config.files import write_json_atomically
 from desktop_app.core.body_repair import repair_body
-from desktop_app.core.errors import ContextDeskError, Problem, file_error
+from desktop_app.core.errors import ContextDeskError, ErrorKind, Problem, file_error
 from desktop_app.core.repair import Repair
 from desktop_app.core.request_rules import body_problems
 
@@ -42,7 +42,9 @@ def check_file(path: Path, fix: Path | None = None) -> CheckReport:
         result = repair_body(body)
     except RecursionError as exc:
         raise ContextDeskError(
-            "Nested too deeply", f"{path} is nested deeper than any conversation needs."
+            "Nested too deeply",
+            f"{path} is nested deeper than any conversation needs.",
+            kind=ErrorKind.FORMAT,
         ) from exc
     remaining = tuple(p for p in result.remaining if not bare or "thinking" not in p.path)
     written = False
@@ -62,10 +64,14 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(raw, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
-        raise ContextDeskError("Not JSON", f"{path} is not valid JSON: {exc}") from exc
+        raise ContextDeskError(
+            "Not JSON", f"{path} is not valid JSON: {exc}", kind=ErrorKind.FORMAT
+        ) from exc
     except RecursionError as exc:
         raise ContextDeskError(
-            "Nested too deeply", f"{path} is nested deeper than any conversation needs."
+            "Nested too deeply",
+            f"{path} is nested deeper than any conversation needs.",
+            kind=ErrorKind.FORMAT,
         ) from exc
 
 

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from desktop_app.chats.connection import Connection
 from desktop_app.chats.instance import InstanceLock, process_alive
 from desktop_app.chats.names import NEW_CHAT_TITLE
+from desktop_app.config.errors import BadSetting
 from desktop_app.config.logfile import log_to_file
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
 from desktop_app.config.settings import (
     AppState,
-    BadSetting,
     Settings,
     faults,
     load,
@@ -36,6 +36,7 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
 from desktop_app.core.messages import Message
 from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.db import BACKUPS
+from desktop_app.storage.errors import ImportFailed
 from desktop_app.storage.search import Hits, SearchHit
 from desktop_app.storage.store import ChatStore
 
@@ -367,7 +368,7 @@ class Engine:
         Only a regular file is read, and never more than the size limit (a FIFO, a device
         or /dev/zero is refused at once)."""
         from desktop_app.chats.given_files import read_given_file, shown_name
-        from desktop_app.storage.exchange import MAX_IMPORT_BYTES, ImportFailed
+        from desktop_app.storage.exchange import MAX_IMPORT_BYTES
 
         try:
             raw = read_given_file(path, MAX_IMPORT_BYTES)

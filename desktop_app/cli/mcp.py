@@ -118,7 +118,7 @@ def _test(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def _import(engine: Engine, args: argparse.Namespace) -> int:
-    from desktop_app.config.mcp_servers import SecretsNeedKeyring
+    from desktop_app.config.errors import SecretsNeedKeyring
 
     servers = engine.tool_servers
     try:

@@ -75,7 +75,9 @@ def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
             text = read_given_file(args.file, MAX_IMPORT_BYTES).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ContextDeskError(
-                "Not a project file", f"{shown_path(args.file)} is not UTF-8 text: {exc}."
+                "Not a project file",
+                f"{shown_path(args.file)} is not UTF-8 text: {exc}.",
+                kind=ErrorKind.IMPORT,
             ) from exc
         print(projects.import_json(text).id)
     return 0

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from desktop_app.config.errors import KeyringUnavailable, McpConfigError, SecretsNeedKeyring
 from desktop_app.config.files import write_json_atomically
-from desktop_app.config.secrets import KeyringUnavailable, call_keyring
-from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.config.secrets import call_keyring
+from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
 
 FILE_NAME = "mcp.json"
 IN_KEYRING = "@keyring"
@@ -166,27 +167,6 @@ def check_env_name(name: str, server: str) -> str:
     return name
 
 
-class McpConfigError(ContextDeskError):
-    def __init__(self, message: str) -> None:
-        super().__init__("MCP servers", message, kind=ErrorKind.USAGE)
-
-
-class SecretsNeedKeyring(ContextDeskError):
-    """Servers to import have environment values and the keyring cannot keep them:
-    nothing was imported. The faces offer to keep them in mcp.json instead (the command
-    line's `--env-in-file`; the window asks)."""
-
-    def __init__(self, why: str, servers: list[str], path: Path) -> None:
-        self.servers = tuple(servers)
-        super().__init__(
-            "The system keyring is not available",
-            f"{why}. {', '.join(repr(s) for s in servers)} in {path} "
-            f"{'have' if len(servers) > 1 else 'has'} environment values (tokens, keys), "
-            "which ContextDesk keeps in the keyring, so nothing was imported.",
-            kind=ErrorKind.KEYRING,
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class McpFile:
     """mcp.json as read: the servers that can be used, and the entries skipped with why —
@@ -271,8 +251,8 @@ class McpConfig:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return {}
-        except OSError as exc:
-            raise McpConfigError(f"{self.path} could not be read: {exc.strerror}.") from exc
+        except OSError as exc:  # the disk's trouble, not a value given wrong
+            raise file_error("MCP servers not read", self.path, exc) from exc
         try:
             data = json.loads(text)
         except ValueError as exc:
@@ -387,7 +367,7 @@ class McpConfig:
                 "A secret is missing",
                 f"The keyring has no value for {name!r}'s {what} {key}. Add the server again "
                 "with it.",
-                kind=ErrorKind.KEYRING,
+                kind=ErrorKind.NOT_FOUND,  # (the keyring works: the value is not in it)
             )
         return str(value)
 

@@ -17,6 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from desktop_app.config.errors import KeyringUnavailable
 from desktop_app.config.files import write_atomically
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
@@ -41,25 +42,6 @@ class ApiKey:
 
     def __repr__(self) -> str:
         return f"ApiKey(source={self.source.name}, value='…{self.value[-4:]}')"
-
-
-class KeyringUnavailable(ContextDeskError):
-    """The keyring cannot be used; the message offers what can be done instead."""
-
-    OPTIONS = (
-        "Use the key for this session only",
-        "Store it in a plaintext file (not recommended)",
-    )
-
-    def __init__(self, why: str) -> None:
-        self.why = why
-        super().__init__(
-            "The system keyring is not available",
-            f"{why}. The key was not saved anywhere. You can use it for this session only, "
-            "or, knowing anyone with access to your account could read it, store it in a "
-            "plaintext file.",
-            kind=ErrorKind.KEYRING,
-        )
 
 
 class SecretStore:
@@ -109,7 +91,7 @@ class SecretStore:
             raise ContextDeskError(
                 "Plaintext storage is off",
                 "Turn on 'store the key in a plaintext file' in Settings first.",
-                kind=ErrorKind.KEYRING,
+                kind=ErrorKind.USAGE,  # (the keyring is not involved: a setting is off)
             )
         write_atomically(self.plaintext_file, key.strip().encode("utf-8"), mode=0o600)
         log.warning(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
+from desktop_app.config.errors import BadSetting
 from desktop_app.config.files import write_json_atomically
 from desktop_app.config.privacy import PRIVATE_FILE
 from desktop_app.context import bounds
@@ -31,7 +32,6 @@ from desktop_app.context.chat_settings import (
     THINKING_MODES,
     thinking_fields,
 )
-from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +73,6 @@ class AppState:
     chat_list_hidden: bool = False  # Ctrl+B
     context_view: bool = False  # every block's chip in the conversation (View → Context view)
     last_folder: str = ""  # where the last export or import was (file dialogs start there)
-
-
-class BadSetting(ContextDeskError):
-    def __init__(self, key: str, why: str) -> None:
-        super().__init__("Bad setting", f"{key}: {why}", kind=ErrorKind.USAGE)
-        self.key = key
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from desktop_app.context.chat_settings import ContextSettings
+from desktop_app.context.errors import NothingToCompact
 from desktop_app.context.facts import facts_block
 from desktop_app.context.fidelity import missing_facts
 from desktop_app.context.request_notes import turn_numbers
@@ -86,11 +87,6 @@ class CompactionPreview:
             warnings=self.missing,
             edited=edited,
         )
-
-
-class NothingToCompact(ContextDeskError):
-    def __init__(self, why: str) -> None:
-        super().__init__("Nothing to compact", why, kind=ErrorKind.NOTHING_TO_COMPACT)
 
 
 def plan_span(

@@ -11,7 +11,8 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from desktop_app.context.chat_settings import ContextSettings
-from desktop_app.context.compaction import Compactor, NothingToCompact, apply_preview, plan_span
+from desktop_app.context.compaction import Compactor, apply_preview, plan_span
+from desktop_app.context.errors import NothingToCompact
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.plan import Plan
 from desktop_app.context.project import ProjectLayers

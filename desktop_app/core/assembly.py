@@ -20,7 +20,7 @@ from desktop_app.core.blocks import (
     ThinkingBlock,
     ToolUseBlock,
 )
-from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.errors import ContextDeskError, ErrorKind, MalformedToolInput
 from desktop_app.core.events import (
     BlockFinished,
     BlockStarted,
@@ -52,18 +52,6 @@ class _Partial:
     signature: str = ""
     done: Block | None = None
     opaque: OpaqueBlock | None = None  # a server's call (server_tool_use…): input streamed
-
-
-class MalformedToolInput(ContextDeskError):
-    def __init__(self, name: str, raw: str, reason: str) -> None:
-        super().__init__(
-            "The model sent a malformed tool call",
-            f"The input for {name or 'a tool'} was not valid JSON ({reason}), so it was not run. "
-            "Retry the reply; if it keeps happening, try another model.",
-            retryable=True,
-            details=raw[:2000],
-            kind=ErrorKind.MALFORMED_TOOL_INPUT,
-        )
 
 
 class MessageAssembler:

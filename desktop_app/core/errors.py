@@ -3,6 +3,10 @@
 A `ContextDeskError` carries what a person needs: a short title, a message they can act
 on, whether trying again makes sense, and details for those who ask. `ErrorInfo` is its
 frozen, thread-safe snapshot, which events carry across to the GUI.
+
+The core's own errors live here too (`HistoryFormatError`, `ProtocolViolationError`,
+`MalformedToolInput`), as each layer's live in its `errors.py` (`storage/errors.py`,
+`config/errors.py`…): one place to find what a layer can raise.
 """
 
 from __future__ import annotations
@@ -21,11 +25,17 @@ class ErrorKind(StrEnum):
     NOTICE = "notice"  # not an error: a change ContextDesk made on its own, said once
     BUG = "bug"  # an exception nobody planned for
     USAGE = "usage"  # a command or value given the wrong way
-    NOT_FOUND = "not_found"  # a chat, message, fact, project or server of ours that is not there
+    # a chat, message, fact, project, knowledge file or MCP server (or one of its secrets)
+    # that is not there
+    NOT_FOUND = "not_found"
     UNKNOWN_MODEL = "unknown_model"  # the API answered 404: no such model or endpoint
-    FORMAT = "format"  # input that is not a conversation at all
+    # input that is not a conversation at all (`check`, a history's shape), or a knowledge
+    # file with no text to send
+    FORMAT = "format"
+    # a file given to import that is no chat or project export we read (too large, not
+    # JSON, another version): nothing was imported
     IMPORT = "import"
-    IO = "io"  # a file could not be read or written
+    IO = "io"  # a file could not be read or written: the system's reason, not the input's
     PROTOCOL = "protocol"  # a request the API would reject, caught before sending
     NOTHING_TO_RETRY = "nothing_to_retry"
     # The context engine
@@ -38,7 +48,7 @@ class ErrorKind(StrEnum):
     PATH_REFUSED = "path_refused"
     # The key and the server
     AUTH = "auth"
-    KEYRING = "keyring"
+    KEYRING = "keyring"  # the system keyring cannot be used (none, locked, too slow)
     PERMISSION = "permission"
     RATE_LIMIT = "rate_limit"
     OVERLOADED = "overloaded"
@@ -150,6 +160,20 @@ class ProtocolViolationError(ContextDeskError):
             kind=ErrorKind.PROTOCOL,
         )
         self.problems = problems
+
+
+class MalformedToolInput(ContextDeskError):
+    """A tool call whose input the model streamed is not valid JSON; it is not run."""
+
+    def __init__(self, name: str, raw: str, reason: str) -> None:
+        super().__init__(
+            "The model sent a malformed tool call",
+            f"The input for {name or 'a tool'} was not valid JSON ({reason}), so it was not run. "
+            "Retry the reply; if it keeps happening, try another model.",
+            retryable=True,
+            details=raw[:2000],
+            kind=ErrorKind.MALFORMED_TOOL_INPUT,
+        )
 
 
 class Cancelled(Exception):

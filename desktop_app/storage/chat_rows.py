@@ -5,8 +5,8 @@ the store goes through.
 Separate from `store.py` (the `ChatStore` callers hold, which delegates here) so that
 each concern of the database has a module of its own, in the style of `ledger.py` and
 `projects.py`: functions taking the connection. Separate from `chat_info.py`, which the
-window's first frame reads with, because this one loads the error types and the
-transaction machinery that the first frame does not need.
+window's first frame reads with, because this one loads the transaction machinery that
+the first frame does not need.
 """
 
 from __future__ import annotations
@@ -21,12 +21,8 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import new_id
 from desktop_app.storage.chat_info import CHATS, RECOUNT, ChatInfo, chat_info, settings_to_json
 from desktop_app.storage.db import transaction
+from desktop_app.storage.errors import ChatNotFound
 from desktop_app.storage.search import unindex_chat
-
-
-class ChatNotFound(ContextDeskError):
-    def __init__(self, ref: str, why: str = "no chat has this id") -> None:
-        super().__init__("Chat not found", f"{ref!r}: {why}.", kind=ErrorKind.NOT_FOUND)
 
 
 @contextmanager

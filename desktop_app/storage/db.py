@@ -6,8 +6,9 @@ power cut), foreign keys on, a busy timeout. The schema version lives in
 message that says so — an update must never be undone by an older copy of the app.
 
 SQLite reports trouble as `sqlite3.Error` (a full disk is `OperationalError`, never
-`OSError`). `storage_error` turns each into a `StorageError` that says what happened and
-what to do; every write is one transaction, so a failed one has changed nothing.
+`OSError`). `storage_error` turns each into a `StorageError` (`storage/errors.py`, with
+the layer's other errors) that says what happened and what to do; every write is one
+transaction, so a failed one has changed nothing.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from desktop_app.config.privacy import create_private
-from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.errors import ErrorKind
 from desktop_app.storage import search
+from desktop_app.storage.errors import NewerSchema, StorageError
 
 BUSY_TIMEOUT_S = 10.0  # how long a write waits for another program's lock
 BACKUPS = "backups"  # beside the database: a copy of it a day, the newest few kept
@@ -341,20 +343,6 @@ MIGRATIONS: list[Migration] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class NewerSchema(ContextDeskError):
-    def __init__(self, found: int, path: Path) -> None:
-        super().__init__(
-            "This database is from a newer ContextDesk",
-            f"{path} has schema version {found}; this copy of ContextDesk understands up to "
-            f"{SCHEMA_VERSION}. Nothing was changed. Update ContextDesk to open it.",
-            kind=ErrorKind.NEWER_SCHEMA,
-        )
-
-
-class StorageError(ContextDeskError):
-    """The database could not be read or written; `kind` says why."""
-
-
 # SQLite's primary result codes (https://sqlite.org/rescode.html), the low byte of
 # `sqlite_errorcode`.
 _PERM, _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = (
@@ -474,7 +462,7 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         db.row_factory = sqlite3.Row
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise NewerSchema(version, path)
+            raise NewerSchema(version, SCHEMA_VERSION, path)
         _use_wal(db, busy_timeout)
         db.execute("PRAGMA synchronous = FULL")
         db.execute("PRAGMA foreign_keys = ON")

@@ -24,7 +24,7 @@ from desktop_app.context.chat_settings import EFFORT_LEVELS, NAME_LISTS, Context
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import ContextState, Summary
 from desktop_app.core.body_repair import BodyRepair, repair_body
-from desktop_app.core.errors import ContextDeskError, ErrorKind, HistoryFormatError, Problem
+from desktop_app.core.errors import HistoryFormatError, Problem
 from desktop_app.core.messages import Message, new_id
 from desktop_app.core.model_facts import facts_for
 from desktop_app.core.repair import repair, sanitize
@@ -33,6 +33,7 @@ from desktop_app.core.thinking import fitted
 from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
 from desktop_app.storage.chat_export import FORMAT, VERSION
 from desktop_app.storage.chat_info import ChatInfo
+from desktop_app.storage.errors import ImportFailed
 from desktop_app.storage.store import ChatStore
 
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
@@ -43,11 +44,6 @@ LATEST_TIME = 32_503_680_000  # the year 3000: a later "time" is damage, not a d
 class ImportResult:
     chat: ChatInfo
     repairs: tuple[str, ...]
-
-
-class ImportFailed(ContextDeskError):
-    def __init__(self, title: str, message: str) -> None:
-        super().__init__(title, f"{message} Nothing was imported.", kind=ErrorKind.IMPORT)
 
 
 # -- import --------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from desktop_app.core.blocks import block_to_api, block_type
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message
 from desktop_app.storage.branch_rows import tree
-from desktop_app.storage.chat_rows import ChatNotFound, touch, writing
+from desktop_app.storage.chat_rows import touch, writing
+from desktop_app.storage.errors import ChatNotFound
 from desktop_app.storage.search import index_blocks, unindex_message
 
 

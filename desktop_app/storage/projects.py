@@ -14,6 +14,7 @@ from desktop_app.context.project import KnowledgeFile, KnowledgeMode, Project
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import new_id
 from desktop_app.storage.db import explained, transaction
+from desktop_app.storage.errors import ProjectNotFound
 
 FIELDS = (
     "name",
@@ -24,11 +25,6 @@ FIELDS = (
     "workspace",
     "defaults",  # settings new chats of the project start with (JSON: field → value)
 )
-
-
-class ProjectNotFound(ContextDeskError):
-    def __init__(self, ref: str, why: str = "no project has this id or name") -> None:
-        super().__init__("No such project", f"{ref!r}: {why}.", kind=ErrorKind.NOT_FOUND)
 
 
 @explained

@@ -43,7 +43,7 @@ from desktop_app.storage import (
 )
 from desktop_app.storage import running_turns as turns
 from desktop_app.storage.chat_info import ChatInfo, list_chats, project_names
-from desktop_app.storage.chat_rows import ChatNotFound, writing
+from desktop_app.storage.chat_rows import writing
 from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error
 from desktop_app.storage.message_rows import block_counts
 from desktop_app.storage.search import Hits, search
@@ -357,4 +357,4 @@ class ChatStore:
         context_rows.save_calibration(self.db, factors)
 
 
-__all__ = ["ChatInfo", "ChatNotFound", "ChatStore", "MessageStatus"]
+__all__ = ["ChatInfo", "ChatStore", "MessageStatus"]

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop_app.tokens.errors import EncodingUnavailable
+
 log = logging.getLogger(__name__)
 
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
@@ -106,10 +108,6 @@ def _build_cl100k(data: bytes) -> TextEncoder:
     # keeps serves only pickling, which we never do: 14 MB resident, let go.
     encoding._mergeable_ranks = {}
     return TextEncoder("cl100k", lambda text: len(encoding.encode_ordinary(text)), True)
-
-
-class EncodingUnavailable(RuntimeError):
-    pass
 
 
 def _is_cjk(code: int) -> bool:

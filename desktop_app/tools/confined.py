@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop_app.core.errors import ContextDeskError, ErrorKind
-from desktop_app.tools.workspace import OutsideWorkspace
+from desktop_app.tools.errors import OutsideWorkspace
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK

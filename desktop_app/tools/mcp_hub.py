@@ -41,6 +41,7 @@ from desktop_app.config.logfile import keep_sdk_logs_off_the_terminal
 from desktop_app.config.mcp_servers import McpConfig, Secrets, hide_values
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError
+from desktop_app.tools.errors import McpCallFailed, McpUnavailable
 from desktop_app.tools.mcp_limits import within_limits
 from desktop_app.tools.mcp_liveness import (
     WATCH_EVERY_S,
@@ -54,14 +55,7 @@ from desktop_app.tools.mcp_liveness import (
     watch,
 )
 from desktop_app.tools.mcp_names import McpToolInfo
-from desktop_app.tools.mcp_state import (
-    FRESH,
-    Failure,
-    McpCallFailed,
-    McpUnavailable,
-    ServerState,
-    ServerStatus,
-)
+from desktop_app.tools.mcp_state import FRESH, Failure, ServerState, ServerStatus
 from desktop_app.tools.mcp_transport import transport_for
 
 if TYPE_CHECKING:

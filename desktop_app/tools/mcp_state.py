@@ -1,6 +1,6 @@
 """An MCP server's state as a value — `ServerStatus`, `ServerState`, `Failure` (why it
-cannot be used, in the fixed words the model is told) — and the errors a call raises
-(`McpUnavailable`, `McpCallFailed`).
+cannot be used, in the fixed words the model is told). The errors a call raises
+(`McpUnavailable`, `McpCallFailed`) are in `tools/errors.py`.
 
 Separate from `mcp_hub.py`, which holds the connections and changes these states,
 because the tools view, the command line and the tool registry (`mcp_tools.py`) read
@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.config.mcp_servers import McpServer
-from desktop_app.core.errors import ContextDeskError
 from desktop_app.tools.mcp_names import McpToolInfo
 
 
@@ -80,17 +79,3 @@ FRESH: dict[str, Any] = {
     "protocol": "",
     "withheld": "",
 }  # a new run
-
-
-class McpUnavailable(ContextDeskError):
-    def __init__(self, server: str, why: str) -> None:
-        super().__init__(
-            "MCP server unavailable",
-            f"The MCP server {server!r} is unavailable: {why}. Its tools cannot be used until "
-            "it is restarted (File → Tools and MCP servers… → Restart; its output is in its log).",
-        )
-
-
-class McpCallFailed(ContextDeskError):
-    def __init__(self, server: str, tool: str, why: str) -> None:
-        super().__init__("MCP tool failed", f"{server}.{tool} failed: {why}.")

@@ -11,16 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from desktop_app.core.errors import ContextDeskError, ErrorKind
-
-
-class OutsideWorkspace(ContextDeskError):
-    def __init__(self, path: str, why: str) -> None:
-        super().__init__(
-            "Path outside the workspace",
-            f"{path!r} was refused: {why}.",
-            kind=ErrorKind.PATH_REFUSED,
-        )
+from desktop_app.tools.errors import OutsideWorkspace
 
 
 def check_request(path: str) -> None:

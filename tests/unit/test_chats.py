@@ -20,7 +20,8 @@ from desktop_app.chats import NEW_CHAT_TITLE, Chat, Engine
 from desktop_app.chats.changes import Changes
 from desktop_app.chats.instance import InstanceLock
 from desktop_app.chats.slow import run_here
-from desktop_app.config.settings import BadSetting, load
+from desktop_app.config.errors import BadSetting
+from desktop_app.config.settings import load
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.core.blocks import TextBlock, ToolResultBlock
 from desktop_app.core.cancel import CancelToken

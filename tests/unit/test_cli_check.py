@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from desktop_app.app import main
+from desktop_app.chats.checking import check_file
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 BROKEN = {
     "model": "claude-x",
@@ -64,6 +66,15 @@ def test_unreadable_input_is_a_clear_error(
     path.write_text(content)
     assert main(["check", str(path)]) == 2
     assert expected in capsys.readouterr().err
+
+
+def test_a_file_that_is_no_json_is_a_format_error(tmp_path: Path) -> None:
+    """Not a conversation at all, as a history of the wrong shape is (`format`)."""
+    path = tmp_path / "bad.json"
+    path.write_text("{not json")
+    with pytest.raises(ContextDeskError, match="not valid JSON") as raised:
+        check_file(path)
+    assert raised.value.kind is ErrorKind.FORMAT
 
 
 def test_shape_errors_are_repaired_and_reported(

@@ -9,10 +9,10 @@ from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.compaction import (
     SUMMARIZER_SYSTEM,
     Compactor,
-    NothingToCompact,
     apply_preview,
     plan_span,
 )
+from desktop_app.context.errors import NothingToCompact
 from desktop_app.context.facts import Fact
 from desktop_app.context.plan import BlockState
 from desktop_app.context.planner import ContextPlanner

@@ -13,9 +13,11 @@ import keyring.backend
 import keyring.errors
 import pytest
 
-from desktop_app.config.secrets import KeyringUnavailable, KeySource, SecretStore
+from desktop_app.config.errors import KeyringUnavailable
+from desktop_app.config.mcp_servers import McpConfig, McpServer, Secrets
+from desktop_app.config.secrets import KeySource, SecretStore
 from desktop_app.config.settings import AppState, Settings, load, save
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 from tests.fakes.keyring_backend import LockedKeyring, MemoryKeyring
 
 
@@ -123,8 +125,9 @@ def test_a_hanging_keyring_times_out(tmp_path: Path) -> None:
 
 
 def test_plaintext_only_after_the_opt_in(tmp_path: Path, memory_keyring: MemoryKeyring) -> None:
-    with pytest.raises(ContextDeskError, match="Plaintext storage is off"):
+    with pytest.raises(ContextDeskError, match="Plaintext storage is off") as raised:
         SecretStore(tmp_path).save_plaintext("sk-plain")
+    assert raised.value.kind is ErrorKind.USAGE  # a setting that is off: no keyring trouble
     store = SecretStore(tmp_path, plaintext_opt_in=True)
     assert store.save_plaintext("sk-plain") is KeySource.PLAINTEXT
     assert stat.S_IMODE((tmp_path / "api-key").stat().st_mode) == 0o600
@@ -157,3 +160,27 @@ def test_unreadable_settings_files_are_set_aside_under_new_names(tmp_path: Path)
     kept = sorted(p.name for p in tmp_path.iterdir())
     assert kept == ["settings.json.bad", "settings.json.bad.1", "settings.json.bad.2"]
     assert (tmp_path / "settings.json.bad").read_text() == '{"model": "damaged 0"'
+
+
+def test_the_keyring_kind_means_the_keyring_cannot_be_used(
+    tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    """`keyring` is for a keyring that cannot be used; a value missing from one that
+    works is `not_found` (add the server again), and an unreadable mcp.json is `io`."""
+    config = McpConfig(tmp_path)
+    config.add(McpServer("t", command="t"), Secrets({"TOKEN": "x"}))
+    server = config.server("t")
+    memory_keyring.store.clear()
+    with pytest.raises(ContextDeskError, match="no value for 't'") as missing:
+        config.secrets(server)
+    assert missing.value.kind is ErrorKind.NOT_FOUND
+    use(LockedKeyring())
+    with pytest.raises(ContextDeskError, match="keyring is not available") as locked:
+        config.secrets(server)
+    assert locked.value.kind is ErrorKind.KEYRING
+    use(memory_keyring)
+    config.path.unlink()
+    config.path.mkdir()  # (reading a folder fails as a damaged disk would)
+    with pytest.raises(ContextDeskError, match="MCP servers not read") as unreadable:
+        config.servers()
+    assert unreadable.value.kind is ErrorKind.IO

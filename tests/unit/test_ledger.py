@@ -12,7 +12,7 @@ import pytest
 from desktop_app.core.messages import Usage
 from desktop_app.core.request import ChatRequest, SystemPart
 from desktop_app.storage import ledger
-from desktop_app.storage.db import StorageError
+from desktop_app.storage.errors import StorageError
 from desktop_app.storage.store import ChatStore
 from tests.unit.builders import a, u
 

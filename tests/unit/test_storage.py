@@ -27,8 +27,9 @@ from desktop_app.core.history import merge_same_role
 from desktop_app.core.messages import Message, MessageStatus, Usage, user_text
 from desktop_app.core.protocol import validate
 from desktop_app.core.repair import repair
-from desktop_app.storage.db import SCHEMA_VERSION, NewerSchema, connect
-from desktop_app.storage.store import ChatNotFound, ChatStore
+from desktop_app.storage.db import SCHEMA_VERSION, connect
+from desktop_app.storage.errors import ChatNotFound, NewerSchema
+from desktop_app.storage.store import ChatStore
 from desktop_app.tokens.calibration import Calibration
 from tests.strategies import messy_histories
 from tests.unit.builders import a, call, database_at, result, u

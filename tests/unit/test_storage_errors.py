@@ -21,7 +21,7 @@ from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
 from desktop_app.core.errors import ErrorKind
 from desktop_app.core.messages import user_text
-from desktop_app.storage.db import StorageError
+from desktop_app.storage.errors import StorageError
 from desktop_app.storage.store import ChatStore
 from tests.unit.builders import a, u
 

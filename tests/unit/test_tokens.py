@@ -31,13 +31,13 @@ from desktop_app.tokens.counter import (
 )
 from desktop_app.tokens.encoding import (
     HEURISTIC,
-    EncodingUnavailable,
     TextEncoder,
     bundled_encoding_path,
     heuristic_count,
     load_cl100k,
     load_encoder,
 )
+from desktop_app.tokens.errors import EncodingUnavailable
 from desktop_app.tokens.images import image_size, image_tokens
 
 

@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.chats import ServerView
-from desktop_app.config.mcp_servers import ImportReport, SecretsNeedKeyring
+from desktop_app.config.errors import SecretsNeedKeyring
+from desktop_app.config.mcp_servers import ImportReport
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.ui import theme
 

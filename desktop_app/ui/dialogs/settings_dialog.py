@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.api.models import DEFAULT_CONTEXT_WINDOW
 from desktop_app.chats import thinking_meaning
-from desktop_app.config.secrets import KeyringUnavailable
+from desktop_app.config.errors import KeyringUnavailable
 from desktop_app.config.settings import SETTINGS, Settings
 from desktop_app.context import bounds
 from desktop_app.core.errors import ContextDeskError
