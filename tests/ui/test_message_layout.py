@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from PySide6.QtGui import QTextTable
 from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
@@ -129,3 +130,36 @@ def test_a_long_history_is_set_aside_from_the_garbage_collector(
         assert gc.get_freeze_count() >= len(frozen) > 100
     finally:
         gc.unfreeze()
+
+
+def test_a_reply_that_ends_shows_as_it_streamed_until_the_window_has_said_so(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """Laying a long reply out whole (tables, code) takes long: when it ends, the window
+    first shows that it ended, with the reply as it streamed, and lays it out whole a
+    moment later (`StreamedText.ended`)."""
+    from desktop_app.core.blocks import TextBlock
+    from desktop_app.core.messages import Message, MessageStatus
+
+    session = open_demo(window, engine, qtbot, turns=2)
+    view = window.pane.messages
+    delegate = view.delegate
+    text = "| Order | Paid |\n|---|---:|\n| #1 | 847.20 |\n\nDone.\n\n" * 20
+    session.model.append_text("streaming-1", text)
+    view.doItemsLayout()
+    row = session.model.row_of("streaming-1")
+    assert row is not None
+    streamed = delegate._layout(session.model.index(row), view.font()).parts[0].doc
+    assert streamed is not None
+    session.model.replace_message(
+        Message("assistant", (TextBlock(text),), id="streaming-1", status=MessageStatus.COMPLETE)
+    )
+    view.doItemsLayout()
+    shown = delegate._layout(session.model.index(row), view.font()).parts[0].doc
+    assert shown is streamed  # as it streamed: plain text, no tables yet
+    assert not any(isinstance(f, QTextTable) for f in shown.rootFrame().childFrames())
+    qtbot.waitUntil(lambda: not delegate.streamed.settling("streaming-1"), timeout=2000)
+    whole = delegate._layout(session.model.index(row), view.font()).parts[0].doc
+    assert whole is not None
+    assert whole is not streamed
+    assert sum(isinstance(f, QTextTable) for f in whole.rootFrame().childFrames()) == 20

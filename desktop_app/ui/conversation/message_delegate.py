@@ -103,7 +103,6 @@ if TYPE_CHECKING:
 INDENT = 14  # blocks sit under the header
 GAP = 6  # between a chip and its content, and between blocks
 CHIP_GAP = 4
-SETTLE_MS = 40  # a reply that ended is laid out whole after the window shows it ended
 CACHE_SIZE = 600  # rows whose laid-out documents are kept (≈12 KB each)
 # Rows whose heights are kept: every row loaded is measured at every layout pass; without
 # its height a row beyond CACHE_SIZE was laid out again each time (370 ms at 610 rows).
@@ -162,12 +161,8 @@ class MessageDelegate(QStyledItemDelegate):
         # While every row is measured: the view's width, the column's, the font's key,
         # Context view, dark (`layout_pass`)
         self._pass: tuple[int, int, str, bool, bool] | None = None
-        self.streamed = StreamedText(make_document)  # the text being streamed, laid out
+        self.streamed = StreamedText(make_document, self)  # the text being streamed, laid out
         self.colouring = LaterColouring(lambda: self._view.viewport().update(), self)
-        # A reply that has just ended (Stop, or its last word) keeps its streamed layout
-        # until the window has shown that it ended: laying it out whole (its Markdown,
-        # tables, code) comes a turn of the event loop later (`_settle`).
-        self._settling: set[str] = set()
         self._expanded: set[tuple[str, int]] = set()
         self._unfolded: set[tuple[str, int, int]] = set()  # long code shown whole: (id, block, key)
         self._mono = theme.monospace()
@@ -557,11 +552,7 @@ class MessageDelegate(QStyledItemDelegate):
                 return part
         return None
 
-    def _settle(self, message_id: str) -> None:
-        """The reply that ended is laid out whole now (see `_settling`)."""
-        self._settling.discard(message_id)
-        if self.streamed.streamed(message_id):  # (not the next reply's, already streaming)
-            self.streamed.release()
+    def _lay_out_again(self, message_id: str) -> None:
         model = self._view.model()
         row = model.row_of(message_id) if isinstance(model, MessageListModel) else None
         if row is not None:
@@ -585,14 +576,12 @@ class MessageDelegate(QStyledItemDelegate):
         model = index.model()
         assert isinstance(model, MessageListModel)  # the only model this delegate paints
         message, revision, divider, turn = model.layout_inputs(index.row())
-        if message.status is not MessageStatus.STREAMING and self.streamed.streamed(message.id):
-            if message.id not in self._settling:
-                self._settling.add(message.id)
-                QTimer.singleShot(SETTLE_MS, self, lambda: self._settle(message.id))
+        ended = message.status is not MessageStatus.STREAMING
+        if ended and self.streamed.ended(message.id, self._lay_out_again):  # (not kept)
             provisional = self._make_layout(
                 message, self._width(), font, divider, turn, index.data(Role.CALLS) or {}
             )
-            return provisional.height if only_height else provisional  # (not kept)
+            return provisional.height if only_height else provisional
         expanded = (
             tuple(j for j in range(len(message.blocks)) if (message.id, j) in self._expanded)
             if self._expanded
@@ -664,7 +653,7 @@ class MessageDelegate(QStyledItemDelegate):
         # More of Claude's turn reads on from the row above: no header, no gap
         y = top + (CONTINUED_PX if continues else PAD + QFontMetrics(font).height() + GAP)
         parts: list[_Part] = []
-        streaming = message.status is MessageStatus.STREAMING or message.id in self._settling
+        streaming = message.status is MessageStatus.STREAMING or self.streamed.settling(message.id)
         for j, block in enumerate(message.blocks):
             open_ = (message.id, j) in self._expanded
             call = calls.get(block.tool_use_id) if isinstance(block, ToolResultBlock) else None
