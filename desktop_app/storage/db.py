@@ -509,6 +509,22 @@ class SharedConnection(sqlite3.Connection):
 
 
 @contextmanager
+def unsynced(db: sqlite3.Connection) -> Iterator[None]:
+    """The writes inside commit without waiting for the disk (synchronous=NORMAL): WAL
+    keeps the database whole either way; a power cut could cost them. For bookkeeping a
+    restart repairs or can do without (the ledger's note of how a reply ended, the mark
+    that a turn runs, a streaming reply's latest second) — each sync is 5–35 ms the
+    window waits, and Stop made four. Held for its writes alone (the connection is shared)."""
+    lock = db.write_lock if isinstance(db, SharedConnection) else contextlib.nullcontext()
+    with lock:
+        db.execute("PRAGMA synchronous = NORMAL")
+        try:
+            yield
+        finally:
+            db.execute("PRAGMA synchronous = FULL")
+
+
+@contextmanager
 def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception: all or nothing. SQLite
     rolls back by itself after some failures (a full disk, a failed COMMIT): then there

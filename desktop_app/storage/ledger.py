@@ -23,7 +23,7 @@ from typing import Any
 from desktop_app.core.messages import Message, Usage
 from desktop_app.core.request import ChatRequest
 from desktop_app.core.wire import usage_from_api
-from desktop_app.storage.db import explained, transaction
+from desktop_app.storage.db import explained, transaction, unsynced
 
 CHECKPOINT_EVERY = 50
 _MARK = "cache_control"
@@ -224,8 +224,9 @@ def finish(
     status: str,
     reply_id: str | None = None,
 ) -> None:
-    """The reply to a recorded request ended: its duration, usage, status and message."""
-    with transaction(db):
+    """The reply to a recorded request ended: its duration, usage, status and message
+    (bookkeeping: not synced, `unsynced`)."""
+    with unsynced(db), transaction(db):
         db.execute(
             "UPDATE requests SET seconds = ?, usage = ?, status = ?, reply_id = ? WHERE id = ?",
             (seconds, json.dumps(usage.to_api()) if usage else None, status, reply_id, request_id),

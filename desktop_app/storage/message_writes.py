@@ -12,6 +12,7 @@ index in step with them; reading them back is `message_rows.py`'s and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -22,6 +23,7 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message
 from desktop_app.storage.branch_rows import tree
 from desktop_app.storage.chat_rows import touch, writing
+from desktop_app.storage.db import unsynced
 from desktop_app.storage.errors import ChatNotFound
 from desktop_app.storage.search import index_blocks, unindex_message
 
@@ -63,13 +65,8 @@ def checkpoint(
     coming) is not synced to the disk before this returns: WAL keeps the database
     whole either way, a power cut could cost that second of the reply, and the sync
     would hold the window up to ~35 ms every second. The finished message is synced."""
-    if partial:
-        db.execute("PRAGMA synchronous = NORMAL")
-    try:
+    with unsynced(db) if partial else contextlib.nullcontext():
         _checkpoint(db, chat_id, message)
-    finally:
-        if partial:
-            db.execute("PRAGMA synchronous = FULL")
 
 
 def _checkpoint(db: sqlite3.Connection, chat_id: str, message: Message) -> None:

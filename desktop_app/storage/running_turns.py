@@ -18,6 +18,7 @@ from desktop_app.core.blocks import ToolResultBlock
 from desktop_app.core.messages import Message
 from desktop_app.storage.branch_rows import recent_messages
 from desktop_app.storage.chat_rows import writing
+from desktop_app.storage.db import unsynced
 from desktop_app.storage.message_writes import insert_many
 
 
@@ -31,7 +32,9 @@ def turn_started(db: sqlite3.Connection, chat_id: str, pid: int) -> None:
 
 
 def turn_ended(db: sqlite3.Connection, chat_id: str, pid: int) -> None:
-    with writing(db):
+    """Not synced (`unsynced`): after a power cut, a turn still marked is one whose
+    process is gone, and start-up repairs it."""
+    with unsynced(db), writing(db):
         db.execute("DELETE FROM running_turns WHERE chat_id = ? AND pid = ?", (chat_id, pid))
 
 

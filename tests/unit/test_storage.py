@@ -329,9 +329,19 @@ def test_the_newest_page_of_a_chat_is_read_without_the_rest(store: ChatStore) ->
     assert store.recent_messages(store.create_chat().id, 5) == []
 
 
-def test_only_a_partial_reply_is_saved_without_waiting_for_the_disk(tmp_path: Path) -> None:
+def test_only_bookkeeping_is_saved_without_waiting_for_the_disk(tmp_path: Path) -> None:
+    """A streaming reply's latest second, the ledger's note of how a reply ended and the
+    mark that a turn runs are written unsynced (a restart repairs or does without
+    them); the finished reply is synced, and the connection is FULL again after each."""
+    from desktop_app.core.request import ChatRequest
+    from desktop_app.storage import ledger
+
     store = ChatStore.open(tmp_path / "x.sqlite3")
     chat = store.create_chat()
+    store.turn_started(chat.id, 4242)
+    row = ledger.RequestRecorder().record(
+        store.db, chat.id, ChatRequest("m", (user_text("Hi"),), 100), server="s"
+    )
     said: list[str] = []
     store.db.set_trace_callback(said.append)
     reply = Message("assistant", (TextBlock("Half a"),), status=MessageStatus.STREAMING)
@@ -339,17 +349,28 @@ def test_only_a_partial_reply_is_saved_without_waiting_for_the_disk(tmp_path: Pa
     partial, said[:] = list(said), []
     done = replace(reply, blocks=(TextBlock("Half a reply."),), status=MessageStatus.COMPLETE)
     store.checkpoint(chat.id, done)
+    finished, said[:] = list(said), []
+    ledger.finish(store.db, row, seconds=1.0, usage=None, status="complete", reply_id=done.id)
+    noted, said[:] = list(said), []
+    store.turn_ended(chat.id, 4242)
+    ended = list(said)
     store.db.set_trace_callback(None)
 
     def at(statements: list[str], start: str) -> int:
         return next(i for i, sql in enumerate(statements) if sql.startswith(start))
 
-    # the partial one: written unsynced, then the connection is back to FULL
-    assert at(partial, "PRAGMA synchronous = NORMAL") < at(partial, "INSERT INTO messages")
-    assert at(partial, "INSERT INTO messages") < at(partial, "PRAGMA synchronous = FULL")
-    assert not any(sql.startswith("PRAGMA synchronous") for sql in said)  # the finished: FULL
+    for statements, write in (
+        (partial, "INSERT INTO messages"),
+        (noted, "UPDATE requests"),
+        (ended, "DELETE FROM running_turns"),
+    ):  # written unsynced, then the connection is back to FULL
+        assert at(statements, "PRAGMA synchronous = NORMAL") < at(statements, write)
+        assert at(statements, write) < at(statements, "PRAGMA synchronous = FULL")
+    assert not any(sql.startswith("PRAGMA synchronous") for sql in finished)  # synced: FULL
     assert store.db.execute("PRAGMA synchronous").fetchone()[0] == 2
     assert store.messages(chat.id)[0].text == "Half a reply."
+    assert ledger.requests(store.db, chat.id)[0].status == "complete"
+    assert store.running_turns() == {}
     store.close()
 
 
