@@ -196,9 +196,11 @@ class Turns:
         self._plans.record_compaction_requests()  # auto-compaction's, if it ran
         state = core.planner.state if core.planner is not None else core.state
         state = core.take_queued(state)
+        stored = core.state  # (as saved: each change during the turn was, as it came)
         core.keep_state(state)  # shown even if saving fails below; the error says so
         try:
-            core.save_state(state)
+            if state != stored:  # (unchanged, a write would only wait for the disk)
+                core.save_state(state)
             rows = self._show_old_answer_if_none_came()
             core.refresh_info()
         finally:

@@ -163,6 +163,24 @@ def test_switched_off_tools_and_layers_are_lists_of_names_everywhere(engine: Eng
         engine.import_bytes(json.dumps(exported).encode(), "Broken")
 
 
+def test_a_turn_that_changes_no_context_writes_none_when_it_ends(engine: Engine) -> None:
+    """The context state is written at a turn's end only when the turn changed it (a
+    write waits for the disk: Stop's path); an edit queued during the turn is saved."""
+    chat = demo(engine, 2)
+    said: list[str] = []
+    engine.store.db.set_trace_callback(said.append)
+    chat.turns.send("One more?", ScriptedApprover())
+    assert not any(sql.startswith("DELETE FROM facts") for sql in said)
+    turn = chat.turns.start(user_text("And another?"), ScriptedApprover())
+    chat.memory.pin("Order 4471-B ships on 2026-05-02")  # during the turn: it waits
+    said.clear()
+    run_here(turn)
+    engine.store.db.set_trace_callback(None)
+    assert any(sql.startswith("DELETE FROM facts") for sql in said)
+    facts = [f.text for f in engine.store.context_state(chat.id).facts]
+    assert facts[-1] == "Order 4471-B ships on 2026-05-02"
+
+
 def test_engine_hands_out_one_chat_object_per_chat(engine: Engine) -> None:
     chat = engine.new_chat("One")
     assert engine.chat(chat.id) is chat
