@@ -21,12 +21,9 @@ class Bounds:
         """The range of a whole-number setting, as a spin box takes it."""
         return int(self.low), int(self.high)
 
-    def allows(self, value: float) -> bool:
-        return (bool(self.zero) and value == 0) or self.low <= value <= self.high
-
     def why_not(self, value: float) -> str:
         """ "" when `value` is allowed, else what is (for a message after the setting's name)."""
-        if self.allows(value):
+        if (self.zero and value == 0) or self.low <= value <= self.high:
             return ""
         unit = f" {self.unit}" if self.unit else ""
         span = f"between {self.low:,} and {self.high:,}{unit}"
@@ -36,8 +33,8 @@ class Bounds:
 # The API's ceiling for max_tokens is 128K on every current model (64K on the 4.5s: a
 # model's own limit is applied when a chat switches to it, chats/setup.py). Thinking's
 # budget is at least 1,024 and below max_tokens: docs.claude.com, "Building with extended
-# thinking" and the models overview (read 2026-12-02; ../shared/design/anthropic-api-2026.md
-# rows T3, W3).
+# thinking" and the models overview (read 2026-12-02; docs/anthropic-api-2026.md rows
+# T3, W3).
 MAX_TOKENS = Bounds(1, 128_000, "tokens")
 THINKING_BUDGET = Bounds(1_024, 127_999, "tokens")
 CONTEXT_WINDOW = Bounds(1_000, 10_000_000, "tokens")

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from desktop_app.context.bounds import CHAT_BOUNDS, THINKING_BUDGET
+
 if TYPE_CHECKING:
     from desktop_app.core.thinking import ThinkingChoice
 
@@ -46,8 +48,6 @@ class ContextSettings:
 
     def problems(self) -> list[str]:
         """Values a chat cannot work with, one line each, named as `chat set` names them."""
-        from desktop_app.context.bounds import CHAT_BOUNDS
-
         found = [
             f"{key} {why}"
             for name, (key, bounds) in CHAT_BOUNDS.items()
@@ -108,8 +108,6 @@ def thinking_problems(
     if mode not in THINKING_MODES:
         found.append("thinking must be adaptive, off or budget")
     if mode == "budget":
-        from desktop_app.context.bounds import THINKING_BUDGET
-
         if why := THINKING_BUDGET.why_not(budget):
             found.append(f"thinking_budget {why}")
         elif budget >= max_tokens:
