@@ -586,6 +586,7 @@ def _spin(low: int, high: int, suffix: str) -> QSpinBox:
     spin = QSpinBox()
     spin.setRange(low, high)
     spin.setSuffix(suffix)
+    spin.setGroupSeparatorShown(True)  # 250,000 messages, as every number around it
     return spin
 
 

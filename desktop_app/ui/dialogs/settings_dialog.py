@@ -114,6 +114,7 @@ class SettingsDialog(QDialog):
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(*bounds.MAX_TOKENS.whole_range)
         self.max_tokens.setSingleStep(1024)
+        self.max_tokens.setGroupSeparatorShown(True)  # (its row says "tokens")
         self.max_tokens.setValue(settings.max_tokens)
         # New chats' thinking: adaptive (Claude decides how much) at an effort, off (the
         # model's lowest setting), or a budget — what each means for the chosen model is
@@ -142,6 +143,7 @@ class SettingsDialog(QDialog):
         self.thinking_budget = QSpinBox()
         self.thinking_budget.setRange(*bounds.THINKING_BUDGET.whole_range)
         self.thinking_budget.setSingleStep(1024)
+        self.thinking_budget.setGroupSeparatorShown(True)
         self.thinking_budget.setValue(settings.thinking_budget or 4096)
         self.thinking_budget.setSuffix(" tokens")
         self.show_thinking = QCheckBox("Show thinking's text (off: only that Claude thought)")
