@@ -34,6 +34,27 @@ def tool_calls(message: Message) -> list[ToolUseBlock]:
     return [b for b in message.blocks if isinstance(b, ToolUseBlock)]
 
 
+class EarlierCallIds:
+    """The tool-call ids of the source messages before an index, gathered only as far as a
+    repaired message needs them (a long valid stretch costs nothing until then)."""
+
+    def __init__(self, source: Sequence[Message]) -> None:
+        self.source = source
+        self.ids: set[str] = set()
+        self.upto = 0  # source messages before this index are in `ids`
+
+    def before(self, index: int) -> set[str]:
+        if index > self.upto:
+            self.ids.update(
+                b.id
+                for m in self.source[self.upto : index]
+                for b in m.blocks
+                if type(b) is ToolUseBlock
+            )
+            self.upto = index
+        return self.ids
+
+
 def unanswered_calls(messages: Sequence[Message]) -> list[ToolUseBlock]:
     """Calls in the last assistant message that no later user message answers yet."""
     for index in range(len(messages) - 1, -1, -1):

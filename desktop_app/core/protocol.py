@@ -200,26 +200,32 @@ def _valid_utf8(text: str) -> bool:
 
 
 def _json_valid_utf8(value: Any) -> bool:
-    """True when no string in nested JSON, keys included, holds a lone surrogate."""
+    """True when no string in nested JSON, keys included, holds a lone surrogate.
+
+    Plain loops, not `all(...)` over generators: this runs for every tool call's input on
+    every send, and a generator costs more than the check it feeds."""
     kind = type(value)
     if kind is str:
         return value.isascii() or _valid_utf8(value)
     if kind is dict:
-        return all(
-            (key.isascii() or _valid_utf8(key)) and _scalar_or_nested_ok(item)
-            for key, item in value.items()
-        )
+        for key, item in value.items():
+            if not (key.isascii() or _valid_utf8(key)):
+                return False
+            inner = type(item)
+            if inner is str:
+                if not (item.isascii() or _valid_utf8(item)):
+                    return False
+            elif (inner is dict or inner is list) and not _json_valid_utf8(item):
+                return False
+        return True
     if kind is list:
-        return all(_scalar_or_nested_ok(item) for item in value)
-    return True
-
-
-def _scalar_or_nested_ok(item: Any) -> bool:
-    kind = type(item)
-    if kind is str:
-        return item.isascii() or _valid_utf8(item)
-    if kind is dict or kind is list:
-        return _json_valid_utf8(item)
+        for item in value:
+            inner = type(item)
+            if inner is str:
+                if not (item.isascii() or _valid_utf8(item)):
+                    return False
+            elif (inner is dict or inner is list) and not _json_valid_utf8(item):
+                return False
     return True  # numbers, booleans, null
 
 
@@ -290,11 +296,12 @@ def validate(
     check = _Pass()
     last = len(messages) - 1
     expected: list[str] = []  # tool_use ids of the previous assistant turn, in order
+    roles = [message.role for message in messages]
     start = 0
     while start <= last:
-        role = messages[start].role
+        role = roles[start]
         end = start
-        while end < last and messages[end + 1].role == role:
+        while end < last and roles[end + 1] == role:
             end += 1
         if not messages[start].blocks or start != end:
             for i in range(start, end + 1):
@@ -409,7 +416,13 @@ class _Pass:
                         answered.add(tid)
                         if not results_first:
                             out.append(Problem(_path(i, j), RESULTS_FIRST))
-                    self.result(block, _path(i, j))  # type: ignore[arg-type]
+                    content = block.content  # type: ignore[union-attr]
+                    if (
+                        type(content) is not str
+                        or block.is_error  # type: ignore[union-attr]
+                        or not (content.isascii() or _valid_utf8(content))
+                    ):  # the common case, a text result, needs no path built
+                        self.result(block, _path(i, j))  # type: ignore[arg-type]
                     continue
                 results_first = False
                 if kind is ToolUseBlock:

@@ -31,7 +31,7 @@ from desktop_app.core.blocks import (
     ToolUseBlock,
 )
 from desktop_app.core.errors import Problem
-from desktop_app.core.history import tool_calls, without_trailing_whitespace
+from desktop_app.core.history import EarlierCallIds, tool_calls, without_trailing_whitespace
 from desktop_app.core.images import (
     MANY_IMAGES,
     MANY_IMAGES_MAX_EDGE,
@@ -535,29 +535,44 @@ class _Fixer:
 
     def pair_tool_calls(self, entries: list[_Entry]) -> list[_Entry]:
         out: list[_Entry] = []
-        seen: set[str] = set()
+        seen = EarlierCallIds(self.source)
         calls: list[ToolUseBlock] = []  # the previous assistant message's calls, in order
         renamed: dict[str, list[str]] = {}
         calls_dirty = False  # the previous assistant message was near a problem
+        clean_lead: Message | None = None  # a valid assistant message whose calls wait
         origin = 0
+        source = self.source
         for entry in entries:
-            msg = self.message(entry)
-            origin = entry if isinstance(entry, int) else entry.origin
-            if msg.role == "assistant":
-                if calls:
-                    out.append(self.results_message(calls, origin))
-                if isinstance(entry, int):  # valid already: its ids are unique and well-formed
-                    calls, renamed = tool_calls(msg), {}
-                    seen.update(c.id for c in calls)
-                else:
-                    calls, renamed = self.unique_calls(entry, seen)
-                calls_dirty = not isinstance(entry, int)
-            else:
-                if calls_dirty or not isinstance(entry, int):
+            if type(entry) is int:  # valid already: its ids are unique and well-formed
+                origin = entry
+                msg = source[entry]
+                if msg.role == "assistant":
+                    if calls:
+                        out.append(self.results_message(calls, origin))
+                    calls, renamed, calls_dirty, clean_lead = [], {}, False, msg
+                elif calls_dirty:
                     entry = self.item(entry)
                     self.answer_calls(entry, calls, renamed)
-                calls, renamed = [], {}
+                    calls, renamed, calls_dirty = [], {}, False
+                else:
+                    clean_lead = None  # its calls were answered: the history was valid here
+                out.append(entry)
+                continue
+            assert isinstance(entry, _Item)
+            origin = entry.origin
+            if clean_lead is not None:  # a valid assistant message before a repaired one
+                calls, clean_lead = tool_calls(clean_lead), None
+            if entry.msg.role == "assistant":
+                if calls:
+                    out.append(self.results_message(calls, origin))
+                calls, renamed = self.unique_calls(entry, seen.before(origin))
+                calls_dirty = True
+            else:
+                self.answer_calls(entry, calls, renamed)
+                calls, renamed, calls_dirty = [], {}, False
             out.append(entry)
+        if clean_lead is not None:
+            calls = tool_calls(clean_lead)
         if calls:
             out.append(self.results_message(calls, origin))
         return out

@@ -7,7 +7,7 @@ import json
 import sqlite3
 from typing import Any
 
-from desktop_app.core.messages import Message, Role
+from desktop_app.core.messages import Message
 from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
 
 
@@ -20,27 +20,34 @@ def read_from(
     messages: list[Message] = []
     reader = BlockReader()  # stored blocks were valid API JSON when written
     names: dict[str, str] = {}  # a model's name, a stop reason: one string for all
-    row: sqlite3.Row | None = None
+    row: tuple[Any, ...] | None = None
     blocks: list[Any] = []
-    for found in db.execute(
-        "SELECT m.id, m.role, m.status, m.stop_reason, m.usage, m.created_at, m.revision, "
-        "m.model, m.bound_to, b.raw FROM messages m "
+    rows = db.cursor()
+    rows.row_factory = None  # plain tuples: a named row costs a lookup per field
+    loads, block = json.loads, reader.block
+    for found in rows.execute(
+        f"SELECT {_COLUMNS}, b.raw FROM messages m "
         "LEFT JOIN blocks b ON b.message_id = m.id "
         "WHERE m.chat_id = ? AND NOT m.deleted AND m.position >= ? "
         "ORDER BY m.position, b.position",
         (chat_id, position),
     ):
-        if only is not None and found["id"] not in only:
+        if only is not None and found[0] not in only:
             continue
-        if row is None or found["id"] != row["id"]:
+        if row is None or found[0] != row[0]:
             if row is not None:
                 messages.append(_message(row, blocks, names))
             row, blocks = found, []
-        if found["raw"] is not None:
-            blocks.append(reader.block(json.loads(found["raw"]), "block"))
+        if found[9] is not None:
+            blocks.append(block(loads(found[9]), "block"))
     if row is not None:
         messages.append(_message(row, blocks, names))
     return messages
+
+
+_COLUMNS = (  # in the order `_message` reads them
+    "m.id, m.role, m.status, m.stop_reason, m.usage, m.created_at, m.revision, m.model, m.bound_to"
+)
 
 
 def block_counts(db: sqlite3.Connection, chat_id: str) -> dict[str, tuple[int, ...]]:
@@ -56,20 +63,19 @@ def block_counts(db: sqlite3.Connection, chat_id: str) -> dict[str, tuple[int, .
     }
 
 
-def _message(row: sqlite3.Row, blocks: list[Any], shared: dict[str, str]) -> Message:
-    """A stored message; `shared` keeps one string for what many messages repeat (the
-    model's name, the stop reason) across one read."""
-    role: Role = "user" if row["role"] == "user" else "assistant"
-    stop_reason, model = row["stop_reason"], row["model"]
+def _message(row: tuple[Any, ...], blocks: list[Any], shared: dict[str, str]) -> Message:
+    """A stored message (`row`: the `_COLUMNS`); `shared` keeps one string for what many
+    messages repeat (the model's name, the stop reason) across one read."""
+    message_id, role, status, stop_reason, usage, created_at, revision, model, bound_to = row[:9]
     return Message(
-        role=role,
+        role="user" if role == "user" else "assistant",
         blocks=tuple(blocks),
-        id=row["id"],
-        status=status_from_text(row["status"]),
+        id=message_id,
+        status=status_from_text(status),
         stop_reason=None if stop_reason is None else shared.setdefault(stop_reason, stop_reason),
-        usage=usage_from_api(json.loads(row["usage"])) if row["usage"] else None,
-        created_at=row["created_at"],
-        revision=row["revision"],
+        usage=usage_from_api(json.loads(usage)) if usage else None,
+        created_at=created_at,
+        revision=revision,
         model=shared.setdefault(model, model),
-        bound_to=row["bound_to"],
+        bound_to=bound_to,
     )

@@ -85,6 +85,20 @@ def create_index(db: sqlite3.Connection) -> None:
     index_blocks(db, ((r[0], r[1], r[2], json.loads(r[3])) for r in rows))
 
 
+# Bytes of new index entries FTS5 keeps in memory before it writes a segment (its
+# `hashsize` option, sqlite/ext/fts5/fts5_config.c; default 1 MB). Memory only while a
+# large write is under way: a turn's few blocks never come near it.
+INDEX_BUFFER = 16 * 1024 * 1024
+
+
+def set_buffer(db: sqlite3.Connection) -> None:
+    """Store the index's buffer size in its own configuration (it persists)."""
+    db.execute(
+        "INSERT INTO message_search (message_search, rank) VALUES ('hashsize', ?)",
+        (INDEX_BUFFER,),
+    )
+
+
 def index_blocks(
     db: sqlite3.Connection, blocks: Iterable[tuple[str, int, str, dict[str, Any]]]
 ) -> None:

@@ -27,6 +27,7 @@ from desktop_app.core.history import merge_same_role
 from desktop_app.core.messages import Message, MessageStatus, Usage, user_text
 from desktop_app.core.protocol import validate
 from desktop_app.core.repair import repair
+from desktop_app.storage import search
 from desktop_app.storage.db import SCHEMA_VERSION, connect
 from desktop_app.storage.errors import ChatNotFound, NewerSchema
 from desktop_app.storage.store import ChatStore
@@ -115,6 +116,26 @@ def test_a_version_11_database_keeps_each_chats_count_from_its_upgrade(tmp_path:
     store = ChatStore.open(path)
     assert _shown_count(store, "c1") == 2  # q and q2: counted by the upgrade, once
     assert store.chat("c1").message_count == 2
+    store.close()
+
+
+def test_the_search_index_writes_a_large_import_in_few_segments(tmp_path: Path) -> None:
+    """Version 14: the index buffers 16 MB of new entries (FTS5 `hashsize`) before it
+    writes a segment, new databases and upgraded ones alike; 1 MB made a 10,000-message
+    import write and merge ~40 segments."""
+    fresh = connect(tmp_path / "new.sqlite3")
+    old = database_at(tmp_path / "v13.sqlite3", 13)
+    old.close()
+    upgraded = connect(tmp_path / "v13.sqlite3")
+    for db in (fresh, upgraded):
+        kept = db.execute("SELECT v FROM message_search_config WHERE k = 'hashsize'").fetchone()
+        assert kept is not None
+        assert kept[0] == search.INDEX_BUFFER
+        db.close()
+    store = ChatStore.open(tmp_path / "v13.sqlite3")
+    chat = store.create_chat("after the upgrade")
+    store.append_messages(chat.id, [Message("user", (TextBlock("order A-1093 refunded"),))])
+    assert [hit.chat_id for hit in store.search("A-1093")] == [chat.id]
     store.close()
 
 
