@@ -12,7 +12,6 @@ index in step with them; reading them back is `message_rows.py`'s and
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import time
@@ -23,7 +22,7 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message
 from desktop_app.storage.branch_rows import tree
 from desktop_app.storage.chat_rows import touch, writing
-from desktop_app.storage.db import unsynced
+from desktop_app.storage.db import sync_soon, unsynced
 from desktop_app.storage.errors import ChatNotFound
 from desktop_app.storage.search import index_blocks, unindex_message
 
@@ -61,19 +60,24 @@ def checkpoint(
     db: sqlite3.Connection, chat_id: str, message: Message, *, partial: bool = False
 ) -> None:
     """Save a message being streamed (insert or replace its blocks and status). The
-    caller throttles this to about once a second. A `partial` one (words still
-    coming) is not synced to the disk before this returns: WAL keeps the database
-    whole either way, a power cut could cost that second of the reply, and the sync
-    would hold the window up to ~35 ms every second. The finished message is synced."""
-    with unsynced(db) if partial else contextlib.nullcontext():
-        _checkpoint(db, chat_id, message)
+    caller throttles this to about once a second. None is synced to the disk before
+    this returns (the sync would hold the window up to ~35 ms, and Stop with it): WAL
+    keeps the database whole either way. A `partial` one (words still coming) is not
+    searchable yet — indexing the whole reply again every second made the index merge
+    its segments on the window's thread — and is synced with the next synced write, so
+    a power cut could cost that second of the reply. The finished message is indexed
+    and synced at once on a thread of its own (`sync_soon`)."""
+    with unsynced(db):
+        _checkpoint(db, chat_id, message, indexed=not partial)
+    if not partial:
+        sync_soon(db)
 
 
-def _checkpoint(db: sqlite3.Connection, chat_id: str, message: Message) -> None:
+def _checkpoint(db: sqlite3.Connection, chat_id: str, message: Message, *, indexed: bool) -> None:
     with writing(db):
         exists = db.execute("SELECT 1 FROM messages WHERE id = ?", (message.id,)).fetchone()
         if exists is None:
-            insert_many(db, chat_id, [message])
+            insert_many(db, chat_id, [message], indexed=indexed)
             return
         db.execute(
             "UPDATE messages SET status = ?, stop_reason = ?, usage = ?, model = ?, bound_to = ? "
@@ -87,9 +91,9 @@ def _checkpoint(db: sqlite3.Connection, chat_id: str, message: Message) -> None:
                 message.id,
             ),
         )
-        unindex_message(db, message.id, chat_id)
+        unindex_message(db, message.id, chat_id)  # (a partial one was never indexed)
         db.execute("DELETE FROM blocks WHERE message_id = ?", (message.id,))
-        _insert_blocks(db, chat_id, [message])
+        _insert_blocks(db, chat_id, [message], indexed=indexed)
         touch(db, chat_id)
 
 
@@ -117,11 +121,13 @@ def insert_many(
     messages: Sequence[Message],
     *,
     after: str | _End | None = END,
+    indexed: bool = True,
 ) -> None:
     """Append messages, one after another, to the branch shown (or `after` a given
     message: None starts a first message): one position lookup and batched inserts,
     so a 10,000-message import costs a few statements, not 30,000. They are the
-    newest messages, so the chat shows their branch. (Inside the caller's `writing`.)"""
+    newest messages, so the chat shows their branch. (Inside the caller's `writing`.)
+    Not `indexed`: only a streaming reply's checkpoint (`checkpoint`)."""
     if not messages:
         return
     first, newest = db.execute(
@@ -165,7 +171,7 @@ def insert_many(
             for n, (m, parent) in enumerate(zip(messages, parents, strict=True))
         ],
     )
-    _insert_blocks(db, chat_id, messages)
+    _insert_blocks(db, chat_id, messages, indexed=indexed)
     db.execute(
         "UPDATE chats SET updated_at = ?, leaf_id = NULL WHERE id = ?", (time.time(), chat_id)
     )
@@ -178,9 +184,12 @@ def insert_many(
     db.execute("UPDATE chats SET shown_count = ? WHERE id = ?", (count, chat_id))
 
 
-def _insert_blocks(db: sqlite3.Connection, chat_id: str, messages: Sequence[Message]) -> None:
+def _insert_blocks(
+    db: sqlite3.Connection, chat_id: str, messages: Sequence[Message], *, indexed: bool = True
+) -> None:
     """Every block of these messages, and its entry in the search index (one home
-    for both: no block is ever stored unindexed)."""
+    for both: no finished message is stored unindexed; a streaming reply's words are
+    indexed when it ends, or when start-up repairs it: `running_turns.recover`)."""
     blocks = [
         (m.id, j, block_type(b), block_to_api(b)) for m in messages for j, b in enumerate(m.blocks)
     ]
@@ -188,7 +197,8 @@ def _insert_blocks(db: sqlite3.Connection, chat_id: str, messages: Sequence[Mess
         "INSERT INTO blocks (message_id, position, type, raw) VALUES (?, ?, ?, ?)",
         [(message_id, j, kind, _block_json(api)) for message_id, j, kind, api in blocks],
     )
-    index_blocks(db, ((message_id, j, chat_id, api) for message_id, j, _, api in blocks))
+    if indexed:
+        index_blocks(db, ((message_id, j, chat_id, api) for message_id, j, _, api in blocks))
     db.execute(  # new blocks: their messages' kept token counts are not theirs
         "DELETE FROM block_counts WHERE message_id IN (SELECT value FROM json_each(?))",
         (json.dumps([m.id for m in messages]),),

@@ -10,6 +10,7 @@ one's, before it repairs anything.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -20,6 +21,7 @@ from desktop_app.storage.branch_rows import recent_messages
 from desktop_app.storage.chat_rows import writing
 from desktop_app.storage.db import unsynced
 from desktop_app.storage.message_writes import insert_many
+from desktop_app.storage.search import index_blocks
 
 
 def turn_started(db: sqlite3.Connection, chat_id: str, pid: int) -> None:
@@ -65,6 +67,20 @@ def recover(db: sqlite3.Connection, *, live: Iterable[str] = ()) -> list[str]:
         from desktop_app.core.repair import INTERRUPTED_RESULT
     for chat_id in chats:
         with writing(db):
+            index_blocks(  # its words were not searchable while they came (`checkpoint`)
+                db,
+                (
+                    (r[0], r[1], chat_id, json.loads(r[2]))
+                    for r in db.execute(
+                        "SELECT b.message_id, b.position, b.raw FROM blocks b "
+                        "JOIN messages m ON m.id = b.message_id "
+                        "WHERE m.chat_id = ? AND m.status = 'streaming' AND NOT EXISTS ("
+                        "SELECT 1 FROM search_keys k "  # (earlier versions indexed every checkpoint)
+                        "WHERE k.message_id = b.message_id AND k.position = b.position)",
+                        (chat_id,),
+                    ).fetchall()
+                ),
+            )
             db.execute(
                 "UPDATE messages SET status = 'interrupted' WHERE chat_id = ? AND status = 'streaming'",
                 (chat_id,),

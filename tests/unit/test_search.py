@@ -125,6 +125,36 @@ def test_streamed_text_the_trash_and_hidden_replies_follow_the_store(tmp_path: P
     reopened.close()
 
 
+def test_a_reply_is_searchable_once_it_ends_or_once_a_crash_left_it(tmp_path: Path) -> None:
+    """While words come, a reply's latest second is saved but not indexed (indexing it
+    whole every second made the index merge on the window's thread); its end, or the
+    repair at the next start after a crash, makes it searchable."""
+    path = tmp_path / "chats.sqlite3"
+    store = ChatStore.open(path)
+    chat = store.create_chat()
+    store.append_message(chat.id, user_text("tell me about walruses"))
+    reply = Message("assistant", (TextBlock("Walruses are"),), status=MessageStatus.STREAMING)
+    store.checkpoint(chat.id, reply, partial=True)
+    assert found(store, "Walruses are") == []
+    store.checkpoint(chat.id, replace(reply, status=MessageStatus.INTERRUPTED))
+    assert found(store, "Walruses are") == [(chat.id, 1)]
+
+    store.append_message(chat.id, user_text("and seals?"))
+    seals = Message("assistant", (TextBlock("Seals swim"),), status=MessageStatus.STREAMING)
+    store.checkpoint(chat.id, seals, partial=True)
+    other = store.create_chat()  # as an earlier ContextDesk left it: indexed while streaming
+    store.checkpoint(
+        other.id, Message("assistant", (TextBlock("Otters float"),), status=seals.status)
+    )
+    store.db.close()  # a crash while they stream
+    reopened = ChatStore.open(path)
+    assert sorted(reopened.recover()) == sorted([chat.id, other.id])
+    assert found(reopened, "Seals swim") == [(chat.id, 3)]
+    assert found(reopened, "Otters float") == [(other.id, 0)]  # indexed once, not twice
+    assert found(reopened, "Walruses are") == [(chat.id, 1)]
+    reopened.close()
+
+
 def test_a_fork_and_an_import_are_searchable(store: ChatStore) -> None:
     chat = store.create_chat()
     store.append_messages(chat.id, [u("first question"), a("first answer"), u("second")])
