@@ -56,10 +56,67 @@ def save(widget: QWidget, out: Path, name: str) -> None:
     print(f"wrote {path}")
 
 
+class Swatches(QWidget):
+    """The visual language on one page (docs/visual-language.md): the tones, the colour of
+    each part of a request and of each context state, and the type scale, light and dark."""
+
+    def paintEvent(self, event: object) -> None:
+        from PySide6.QtCore import QRectF
+        from PySide6.QtGui import QColor, QPainter
+
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        half = self.width() / 2
+        for dark in (False, True):
+            left = half * dark
+            painter.fillRect(QRectF(left, 0, half, self.height()), theme.tone("page", dark))
+            text = theme.tone("text", dark)
+            y = 20.0
+            rows = (
+                ("Tones", [(name, QColor(pair[dark])) for name, pair in theme.TONES.items()]),
+                (
+                    "Parts of a request",
+                    [(name, QColor(pair[dark])) for name, pair in theme.SECTION_COLOURS.items()],
+                ),
+                (
+                    "Context states",
+                    [(name or "not counted", theme.state_colour(name, dark)) for name in STATES],
+                ),
+            )
+            for heading, swatches in rows:
+                painter.setFont(theme.font(self.font(), "heading"))
+                painter.setPen(text)
+                painter.drawText(QRectF(left + 20, y, half - 40, 24), heading)
+                y += 28
+                painter.setFont(theme.font(self.font(), "meta"))
+                for n, (name, colour) in enumerate(swatches):
+                    x = left + 20 + (n % 5) * (half - 40) / 5
+                    top = y + (n // 5) * 64
+                    painter.setPen(theme.tone("border", dark))
+                    painter.setBrush(colour)
+                    painter.drawRoundedRect(QRectF(x, top, 40, 32), 6, 6)
+                    painter.setPen(theme.tone("muted", dark))
+                    painter.drawText(QRectF(x, top + 34, (half - 40) / 5, 28), name)
+                y += ((len(swatches) + 4) // 5) * 64 + 8
+            painter.setPen(text)
+            for role in theme.TYPE_SCALE:
+                painter.setFont(theme.font(self.font(), role))
+                size = theme.TYPE_SCALE[role] * self.font().pointSizeF()
+                painter.drawText(QRectF(left + 20, y, half - 40, 30), f"{role} — {size:.1f} pt")
+                y += 30
+        painter.end()
+
+
+STATES = ("in context", "summarized", "trimmed", "excluded", "cleared", "not sent", "")
+
+
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "packaging" / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
     make_app()
+    swatches = Swatches()
+    swatches.resize(1200, 720)
+    save(swatches, out, "visual-language")
     with tempfile.TemporaryDirectory() as home:
         engine = Engine.open(Path(home) / "first-run")
         window = MainWindow.over(engine)
@@ -72,7 +129,7 @@ def main() -> int:
 
         engine = Engine.open(Path(home) / "demo", demo=True)
         chat = engine.create_demo_chat(40)
-        chat.set_settings(replace(chat.settings, context_window=16_000, keep_recent_turns=4))
+        chat.setup.set_settings(replace(chat.settings, context_window=16_000, keep_recent_turns=4))
         suggestion = Fact("Customer id C-77 (from the CRM)", source=FactSource.MODEL, pending=True)
         engine.store.save_context_state(chat.id, chat.state.pin(suggestion))  # as Claude would
         chat.reload()
@@ -163,7 +220,7 @@ def gallery_chat(engine: Engine) -> Chat:
     )
     engine.store.append_message(chat.id, reply)
     chat = engine.chat(chat.id)
-    chat.show_branch(question.id)
+    chat.branches.show(question.id)
     return chat
 
 
@@ -189,9 +246,9 @@ def conversation_gallery(engine: Engine, out: Path) -> None:
         session = window.open_chat(chat.id)
         assert session is not None
         settle(until=lambda s=session: s.plan is not None)
-        window.context_view_action.setChecked(context_view)
+        window.menus.context_view_action.setChecked(context_view)
         results = session.model.index(2)  # the tool step's result, opened
-        window.messages.delegate.toggle(results, 0)
+        window.pane.messages.delegate.toggle(results, 0)
         if window.placement.narrow:  # the panel, opened over the conversation
             window.placement.toggle()
         settle(1.0)

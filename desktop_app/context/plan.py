@@ -138,5 +138,6 @@ class Plan:
             return "not enough turns yet to forecast auto-compaction"
         turns = self.forecast_turns
         return (
-            f"at the recent rate, auto-compaction in about {turns} turn{'s' if turns != 1 else ''}"
+            f"at the recent rate, auto-compaction in about {turns:,} "
+            f"turn{'s' if turns != 1 else ''}"
         )

@@ -1,8 +1,12 @@
-"""Colours and fonts: the system's light or dark scheme, and one colour per context state.
+"""ContextDesk's visual language, in one place: warm neutrals and one accent for light and
+dark, a type scale that follows the text-size setting, spacing on a 4 px grid, and one
+colour per context section and per context state (docs/visual-language.md shows them).
 
 The state colours are the product's main signal ("is this still in the model's
 context?"), so each has a light and a dark variant with enough contrast on either
-background; everything else comes from the palette, so the window follows the system.
+page; the section colours tell the parts of a request apart wherever they are drawn
+(the meter, its legend). Everything else comes from the palette built here, so every
+widget Fusion draws takes the same tones.
 """
 
 from __future__ import annotations
@@ -16,6 +20,77 @@ from desktop_app.ui.qt_later import Qt
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QFont
+
+# -- tones: (light, dark) -----------------------------------------------------------------
+# Warm neutrals, as the pages of Claude's own apps are, not Fusion's stock grey; one accent
+# (Claude's terracotta) for what acts: Send, the selection, focus.
+TONES = {
+    "window": ("#f3f1ea", "#1c1b19"),  # chrome: the sidebar, the panel, menus
+    "page": ("#faf9f5", "#262624"),  # the conversation and every input (Qt's Base)
+    "raised": ("#ebe8df", "#302f2c"),  # buttons, alternate rows, empty bars
+    "border": ("#dcd8cc", "#3f3d38"),
+    "text": ("#1f1e1b", "#ece9e2"),
+    "muted": ("#6b675e", "#a39f95"),  # meta lines, placeholders
+    "accent": ("#c96442", "#d97757"),
+    "accent_down": ("#a9523a", "#b8644a"),
+    "hover": ("#ebe8df", "#302f2c"),
+    "card": ("#fbf4ea", "#2b2723"),  # a question waiting for the user
+    "card_border": ("#e3c9a8", "#6b5540"),
+    "code": ("#f1eee6", "#1f1e1c"),  # fenced code's page
+    "code_inline": ("#ebe7dc", "#34322e"),
+    "rule": ("#d6d1c4", "#46433d"),  # a table's lines
+    "link": ("#a34a2c", "#e8a084"),
+}
+
+# -- type: a role's size as a share of the text size (Settings → Text size) -------------
+TYPE_SCALE = {"title": 1.2, "heading": 1.0, "body": 1.0, "meta": 0.86, "mono": 0.92}
+_BOLD_ROLES = ("title", "heading")
+
+# -- space: every margin and gap a multiple of this ----------------------------------------
+GRID = 4
+
+
+def space(steps: int) -> int:
+    """`steps` grid units, in pixels (margins, gaps, paddings)."""
+    return steps * GRID
+
+
+def tone(name: str, dark: bool) -> QColor:
+    return QColor(TONES[name][dark])
+
+
+def font(base: QFont, role: str) -> QFont:
+    """`base` (a widget's font: the text size chosen) at a role of the type scale; "mono"
+    is the system's fixed-width font."""
+    from PySide6.QtGui import QFont
+
+    scaled = monospace() if role == "mono" else QFont(base)
+    if TYPE_SCALE[role] != 1 or role == "mono":
+        scaled.setPointSizeF(base.pointSizeF() * TYPE_SCALE[role])
+    if role in _BOLD_ROLES:
+        scaled.setBold(True)
+    return scaled
+
+
+# -- a request's sections: (light, dark), each ≥ 3:1 against the page -----------------------
+SECTION_COLOURS = {
+    "project instructions": ("#4656a8", "#8e9be8"),
+    "project facts": ("#1d6f63", "#63c2b2"),
+    "project knowledge": ("#7b5a38", "#cda57c"),
+    "system": ("#5966c0", "#a0aaf0"),
+    "facts": ("#22877a", "#7fd3c4"),
+    "tools": ("#8a6a4e", "#cbb096"),
+    "summary": ("#8848b5", "#c99be8"),
+    "messages": ("#2f74b5", "#7fb3e8"),
+    "reserved output": ("#b86a12", "#e9b062"),
+}
+
+
+def section_colour(section: str, dark: bool) -> QColor | None:
+    """The colour a request's section is drawn in (None: free room, drawn as the bar)."""
+    pair = SECTION_COLOURS.get(section)
+    return QColor(pair[dark]) if pair else None
+
 
 # state → (on a light background, on a dark background)
 _STATE_COLOURS = {
@@ -37,19 +112,11 @@ STATUS_COLOURS = {
 }
 
 
-# The conversation's own look (light, dark): one page on the base colour, a rounded
-# composer with its buttons inside, Claude's accent on Send. Set on the widgets around
+# The conversation's own look: one page on the base colour, a rounded composer with its
+# buttons inside, the accent on Send (its colours are `TONES`). Set on the widgets around
 # the messages (header, composer, hover bar, questions) and never on the message list
 # or its parents: a style sheet above the list would slow every layout of it (~20 ms
 # to open a long chat). All are made after the first frame.
-_CONVERSATION_COLOURS = {
-    "border": ("#dcdad3", "#3c4043"),
-    "accent": ("#c96442", "#d97757"),
-    "accent_down": ("#a9523a", "#b8644a"),
-    "hover": ("#eeede8", "#2d2f33"),
-    "card": ("#fbf6ee", "#2a2622"),
-    "card_border": ("#e3c9a8", "#6b5540"),
-}
 
 CONVERSATION = """
 QWidget#chatHeader {{ background: palette(base); border-bottom: 1px solid {border}; }}
@@ -96,7 +163,7 @@ QWidget#editingBar {{ background: {hover}; border-radius: 8px; }}
 
 
 def conversation_sheet(dark: bool) -> str:
-    return CONVERSATION.format(**{k: v[dark] for k, v in _CONVERSATION_COLOURS.items()})
+    return CONVERSATION.format(**{k: v[dark] for k, v in TONES.items()})
 
 
 def is_dark(palette: QPalette | None = None) -> bool:
@@ -110,9 +177,7 @@ def is_dark(palette: QPalette | None = None) -> bool:
 
 def role_colour(claude: bool, dark: bool) -> QColor:
     """The round mark before a message's speaker: Claude's accent, or a quiet grey."""
-    if claude:
-        return QColor(_CONVERSATION_COLOURS["accent"][dark])
-    return QColor("#8a8f98" if not dark else "#5f6368")
+    return tone("accent" if claude else "muted", dark)
 
 
 def state_colour(state: str | None, dark: bool) -> QColor:
@@ -138,29 +203,26 @@ _system_points: list[float] = []  # the system's text size, read once
 
 
 def apply_system_scheme(app: QApplication, *, first_frame: bool = False) -> None:
-    """Fusion everywhere (it draws the same on every platform and honours palettes), with a
-    dark palette when Settings or — by default — the system ask for one; re-applied when
-    the system switches.
+    """Fusion everywhere (it draws the same on every platform and honours palettes), in
+    ContextDesk's light or dark tones as Settings or — by default — the system ask;
+    re-applied when the system switches.
 
     `first_frame`: before the window's first frame, the application made with Fusion
     already (`make_app`), the system's scheme is read from its palette. Asking Qt for it
-    (`colorScheme()`) or for Fusion's own palette (`style()`) would make Python types of
-    ~100 enums first (~50 ms); the window applies the scheme in full right after."""
+    (`colorScheme()`) or for the style would make Python types of ~100 enums first
+    (~50 ms); the window applies the scheme in full right after."""
     appearance = _chosen["appearance"]
-    dark = appearance == "dark" or (appearance == "system" and is_dark(app.palette()))
-    if first_frame and (dark or not is_dark(app.palette())):  # (light on a dark system:
-        if dark:  # Fusion's light palette is needed, in full)
-            app.setPalette(_dark_palette())
-        _scheme[:] = [dark]
-        return
-    if app.style().name() != "fusion":
-        app.setStyle("Fusion")
-    system_dark = app.styleHints().colorScheme() == Qt.ColorScheme.Dark
-    dark = appearance == "dark" or (appearance == "system" and system_dark)
-    palette = _dark_palette() if dark else app.style().standardPalette()
-    if palette != app.palette():  # (the first frame's, mostly: nothing to repaint)
-        app.setPalette(palette)
-    _scheme[:] = [is_dark(app.palette())]
+    if first_frame:
+        dark = appearance == "dark" or (appearance == "system" and is_dark(app.palette()))
+    else:
+        if app.style().name() != "fusion":
+            app.setStyle("Fusion")
+        system_dark = app.styleHints().colorScheme() == Qt.ColorScheme.Dark
+        dark = appearance == "dark" or (appearance == "system" and system_dark)
+    tones = palette_for(dark)
+    if tones != app.palette():  # (after the first frame, mostly: nothing to repaint)
+        app.setPalette(tones)
+    _scheme[:] = [dark]
 
 
 def chosen() -> tuple[str, int]:
@@ -181,26 +243,35 @@ def choose(
     app.setFont(font)
 
 
-def _dark_palette() -> QPalette:
-    palette = QPalette()
+def palette_for(dark: bool) -> QPalette:
+    """The application's palette from `TONES` (Fusion draws every stock widget with it)."""
+    pal = QPalette()
+    role, group = QPalette.ColorRole, QPalette.ColorGroup
+    light_edge, dark_edge = ("#ffffff", "#aaa597") if not dark else ("#4a4843", "#121110")
     colours = {
-        QPalette.ColorRole.Window: "#202124",
-        QPalette.ColorRole.WindowText: "#e8eaed",
-        QPalette.ColorRole.Base: "#17181a",
-        QPalette.ColorRole.AlternateBase: "#26282b",
-        QPalette.ColorRole.Text: "#e8eaed",
-        QPalette.ColorRole.Button: "#2d2f33",
-        QPalette.ColorRole.ButtonText: "#e8eaed",
-        QPalette.ColorRole.Highlight: "#3d6fb4",
-        QPalette.ColorRole.HighlightedText: "#ffffff",
-        QPalette.ColorRole.ToolTipBase: "#2d2f33",
-        QPalette.ColorRole.ToolTipText: "#e8eaed",
-        QPalette.ColorRole.PlaceholderText: "#9aa0a6",
-        QPalette.ColorRole.Link: "#8ab4f8",
-        QPalette.ColorRole.Mid: "#3c4043",
+        role.Window: "window",
+        role.WindowText: "text",
+        role.Base: "page",
+        role.AlternateBase: "raised",
+        role.Text: "text",
+        role.Button: "raised",
+        role.ButtonText: "text",
+        role.BrightText: "page",
+        role.Highlight: "accent",
+        role.ToolTipBase: "page",
+        role.ToolTipText: "text",
+        role.PlaceholderText: "muted",
+        role.Link: "link",
+        role.LinkVisited: "link",
+        role.Mid: "border",
+        role.Midlight: "raised",
     }
-    for role, colour in colours.items():
-        palette.setColor(role, QColor(colour))
-    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
-        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#80868b"))
-    return palette
+    for at, name in colours.items():
+        pal.setColor(at, tone(name, dark))
+    pal.setColor(role.HighlightedText, QColor("#ffffff"))
+    pal.setColor(role.Light, QColor(light_edge))
+    pal.setColor(role.Dark, QColor(dark_edge))
+    pal.setColor(role.Shadow, QColor("#000000" if dark else "#8a867a"))
+    for at in (role.Text, role.ButtonText, role.WindowText):
+        pal.setColor(group.Disabled, at, tone("muted", dark))
+    return pal

@@ -871,7 +871,7 @@ def test_settings_choose_a_dark_look_a_text_size_and_a_reading_width_that_stay(
 def test_light_chosen_in_settings_wins_over_a_dark_system_from_the_first_frame() -> None:
     app = make_app()
     try:
-        app.setPalette(theme._dark_palette())  # as a dark system's palette
+        app.setPalette(theme.palette_for(dark=True))  # as a dark system's palette
         theme.choose(app, "light", 0, first_frame=True)
         assert not theme.is_dark(app.palette())
         assert not theme.is_dark()

@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QLineEdit, QStyledItemDelegate, QWidget
 
 from desktop_app.storage.search import MARK_END, MARK_START
+from desktop_app.ui import theme
 from desktop_app.ui.chat_list.model import (
     ACTIVITY_ROLE,
     CHAT_ROLE,
@@ -58,8 +59,8 @@ class ChatRowDelegate(QStyledItemDelegate):
             from PySide6.QtGui import QFont, QFontMetrics
 
             title = QFont(option.font)
-            small = QFont(option.font)
-            small.setPointSizeF(max(7.0, option.font.pointSizeF() * 0.88))
+            small = theme.font(option.font, "meta")
+            small.setPointSizeF(max(7.0, small.pointSizeF()))
             header = QFont(small)
             header.setBold(True)
             fonts = self._font_set = (title, small, header)

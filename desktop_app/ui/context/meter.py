@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtGui import QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from desktop_app.ui import theme
@@ -16,18 +16,18 @@ from desktop_app.ui import theme
 if TYPE_CHECKING:
     from desktop_app.context.plan import Plan
 
-# section (the values of plan.Section, a StrEnum) → (colour, what it holds)
-SEGMENTS: dict[str, tuple[str, str]] = {
-    "project instructions": ("#3949ab", "the project's instructions, shared by its chats"),
-    "project facts": ("#00695c", "the project's pinned facts, shared by its chats"),
-    "project knowledge": ("#6d4c41", "the project's knowledge files, sent whole"),
-    "system": ("#5c6bc0", "the chat's system prompt"),
-    "facts": ("#00897b", "the pinned facts, sent verbatim every turn"),
-    "tools": ("#8d6e63", "the tool definitions"),
-    "summary": ("#8e24aa", "the summary of compacted turns"),
-    "messages": ("#1e88e5", "the messages sent (click to see where they start)"),
-    "reserved output": ("#f4511e", "room kept for the reply (max output tokens)"),
-    "free": ("", "free"),
+# section (the values of plan.Section, a StrEnum) → what it holds (its colour: theme's)
+SEGMENTS: dict[str, str] = {
+    "project instructions": "the project's instructions, shared by its chats",
+    "project facts": "the project's pinned facts, shared by its chats",
+    "project knowledge": "the project's knowledge files, sent whole",
+    "system": "the chat's system prompt",
+    "facts": "the pinned facts, sent verbatim every turn",
+    "tools": "the tool definitions",
+    "summary": "the summary of compacted turns",
+    "messages": "the messages sent (click to see where they start)",
+    "reserved output": "room kept for the reply (max output tokens)",
+    "free": "free",
 }
 MESSAGES, TOOLS, RESERVED, FREE = "messages", "tools", "reserved output", "free"
 
@@ -97,14 +97,15 @@ class ContextMeter(QWidget):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(palette.color(QPalette.ColorRole.AlternateBase))
         painter.drawRoundedRect(bar, 4, 4)
+        dark = theme.is_dark(palette)
         for section, rect in self._rects(bar):
-            colour = SEGMENTS[section][0]
-            if colour:
-                painter.setBrush(QColor(colour))
+            colour = theme.section_colour(section, dark)
+            if colour is not None:
+                painter.setBrush(colour)
                 painter.drawRect(rect)
         if self.plan is not None and self.plan.context_window:
             share = self.plan.threshold / self.plan.context_window
-            painter.setPen(QPen(theme.status_colour("error", theme.is_dark(palette)), 2))
+            painter.setPen(QPen(theme.status_colour("error", dark), 2))
             if self.vertical:
                 y = bar.bottom() - bar.height() * share
                 painter.drawLine(QPointF(bar.left() - 3, y), QPointF(bar.right() + 3, y))
@@ -136,7 +137,7 @@ class ContextMeter(QWidget):
         scaled = ""
         if self.plan and section not in (RESERVED, FREE) and round(self.plan.calibration, 2) != 1:
             scaled = f", with calibration ×{self.plan.calibration:.2f}"
-        what = SEGMENTS[section][1]
+        what = SEGMENTS[section]
         text = f"{section.capitalize()}: ≈{tokens:,} tokens{scaled}{share} — {what}"
         if section == TOOLS and self.plan is not None:
             text += "".join(f"\n  {name}: ≈{n:,}" for name, n in tools_by_server(self.plan))

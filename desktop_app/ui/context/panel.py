@@ -35,6 +35,7 @@ from desktop_app.context import bounds
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
+from desktop_app.ui import theme
 from desktop_app.ui.context.meter import SEGMENTS, ContextMeter
 from desktop_app.ui.conversation.wrap_row import WrapRow
 
@@ -546,10 +547,13 @@ def _legend(plan: Plan) -> str:
     project's layers only for a chat in a project)."""
     sizes = {str(section): tokens for section, tokens in plan.sections.items()}
     items = []
-    for section, (colour, _holds) in SEGMENTS.items():
+    dark = theme.is_dark()
+    for section in SEGMENTS:
         if section.startswith("project ") and plan.project is None:
             continue
-        square = f'<span style="color:{colour or "#9e9e9e"}">■</span>'
+        colour = theme.section_colour(section, dark)
+        shown = colour.name() if colour is not None else theme.tone("raised", dark).name()
+        square = f'<span style="color:{shown}">■</span>'
         name = section.replace(" ", "&nbsp;")  # an item breaks between items, never inside
         items.append(f"{square}&nbsp;{name}&nbsp;≈{sizes.get(section, 0):,}")
     return " &nbsp; ".join(items)

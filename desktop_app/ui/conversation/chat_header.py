@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal, Slot
-from PySide6.QtGui import QFont, QFontMetrics, QPaintEvent
+from PySide6.QtGui import QFontMetrics, QPaintEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.core.ports import ModelInfo
 from desktop_app.core.thinking import ThinkingOptions
+from desktop_app.ui import theme
 
 EFFORT_NAMES = {
     "low": "Low",
@@ -145,10 +146,7 @@ class ChatHeader(QWidget):
     def _size_title(self) -> None:
         """The title a little larger than the text, and bold — from the header's font,
         so it follows the text size (a font set once would stay at its first size)."""
-        font = QFont(self.font())
-        font.setBold(True)
-        font.setPointSizeF(font.pointSizeF() * 1.1)
-        self.title.setFont(font)
+        self.title.setFont(theme.font(self.font(), "title"))
         self._keep_title_room()
         self._elide_title()
 

@@ -36,6 +36,8 @@ from PySide6.QtGui import (
     QTextTable,
 )
 
+from desktop_app.ui import theme
+
 # GitHub's Markdown, raw HTML kept as text
 MARKDOWN = (
     QTextDocument.MarkdownFeature.MarkdownDialectGitHub
@@ -44,8 +46,7 @@ MARKDOWN = (
 HEADER_PX = 24  # the strip above the code: language on the left, Copy on the right
 PAD_PX = 10
 GAP_AFTER_PX = 8  # between a code block's frame and what follows it
-LIGHT = ("#f6f8fa", "default")  # (background, Pygments style)
-DARK = ("#161b22", "github-dark")
+PYGMENTS_STYLES = ("default", "github-dark")  # (light, dark); the page is theme's "code"
 MAX_HIGHLIGHTED_CHARS = 30_000  # beyond this a block is shown uncoloured: layout stays fast
 FOLD_LINES = 40  # a fenced block longer than this is folded…
 FOLD_KEEP = 24  # …to its first lines, with "Show all N lines" in its header strip
@@ -157,7 +158,7 @@ def place(doc: QTextDocument, blocks: list[CodeBlock]) -> None:
 
 
 def background(dark: bool) -> QColor:
-    return QColor((DARK if dark else LIGHT)[0])
+    return theme.tone("code", dark)
 
 
 class OfflineDocument(QTextDocument):
@@ -216,8 +217,8 @@ def has_inline_code(text: str) -> bool:
 def style_text(doc: QTextDocument, dark: bool, *, inline_code: bool = True) -> None:
     """Inline code tinted (unless there is none), tables ruled and aligned (fenced code:
     `style_code`)."""
-    tint = QColor("#2d333b" if dark else "#eaeef2")
-    rule = QColor("#3d444d" if dark else "#d0d7de")
+    tint = theme.tone("code_inline", dark)
+    rule = theme.tone("rule", dark)
     block = doc.begin() if inline_code else doc.end()
     while block.isValid():
         if not block.blockFormat().hasProperty(QTextFormat.Property.BlockCodeFence):
@@ -343,7 +344,7 @@ def _formats(dark: bool) -> Any:
     """Token type → the char format to merge (None: leave the text as it is)."""
     from pygments.styles import get_style_by_name
 
-    style = get_style_by_name((DARK if dark else LIGHT)[1])
+    style = get_style_by_name(PYGMENTS_STYLES[dark])
     made: dict[Any, QTextCharFormat | None] = {}
 
     def of(token: Any) -> QTextCharFormat | None:

@@ -243,8 +243,7 @@ class MessageDelegate(QStyledItemDelegate):
                 chip_right = left - 8  # the summary starts where the chip would
             if part.row and part.summary:
                 painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-                font = QFont(option.font)
-                font.setPointSizeF(font.pointSizeF() * 0.9)
+                font = theme.font(option.font, "meta")
                 painter.setFont(font)
                 room = rect.right() - PAD - chip_right - 8
                 text = QFontMetrics(font).elidedText(
@@ -540,9 +539,7 @@ class MessageDelegate(QStyledItemDelegate):
         return QFontMetrics(self._chip_font()).height() + 4
 
     def _chip_font(self) -> QFont:
-        font = QFont(self._view.font())
-        font.setPointSizeF(font.pointSizeF() * 0.85)
-        return font
+        return theme.font(self._view.font(), "meta")
 
     def _part_at(self, index: Index, option: QStyleOptionViewItem, pos: QPointF) -> _Part | None:
         layout = self._layout(index, option.font)

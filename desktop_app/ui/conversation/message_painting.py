@@ -58,8 +58,7 @@ def paint_switcher(
 def paint_divider(painter: QPainter, rect: QRect, text: str, option: QStyleOptionViewItem) -> None:
     """A rule with its words in the middle, above the first message the next
     request holds again."""
-    font = QFont(option.font)
-    font.setPointSizeF(font.pointSizeF() * 0.85)
+    font = theme.font(option.font, "meta")
     painter.setFont(font)
     colour = option.palette.color(QPalette.ColorRole.PlaceholderText)
     band = QRectF(rect.left() + PAD, rect.top(), rect.width() - 2 * PAD, DIVIDER_PX)
@@ -91,7 +90,7 @@ def paint_code_frame(
     painter.setBrush(background(dark))
     painter.drawRoundedRect(box, 6, 6)
     font = QFont(mono)
-    font.setPointSizeF(option.font.pointSizeF() * 0.85)
+    font.setPointSizeF(theme.font(option.font, "meta").pointSizeF())
     painter.setFont(font)
     painter.setPen(option.palette.color(QPalette.ColorRole.PlaceholderText))
     strip = QRectF(box.left() + 10, box.top(), box.width() - 20, HEADER_PX)
@@ -190,8 +189,7 @@ def paint_header(
     state, text = context_marker(chips)
     if not text:
         return
-    small = QFont(font)
-    small.setPointSizeF(font.pointSizeF() * 0.9)
+    small = theme.font(font, "meta")
     painter.setFont(small)
     painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
     painter.drawText(right, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
