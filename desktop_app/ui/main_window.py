@@ -209,6 +209,7 @@ class MainWindow(WindowFrame):
         self.context.jump_requested.connect(self._on_context_jump_requested)
         self.context.compact_requested.connect(self.dialogs.open_compaction)
         self.context.project_requested.connect(self.dialogs.open_project)
+        self.context.tools_requested.connect(self.dialogs.open_tools)
         self.center.setCurrentWidget(self.no_chat)
         self._show_mode()
 

@@ -43,8 +43,15 @@ TONES = {
 }
 
 # -- type: a role's size as a share of the text size (Settings → Text size) -------------
-TYPE_SCALE = {"title": 1.2, "heading": 1.0, "body": 1.0, "meta": 0.86, "mono": 0.92}
-_BOLD_ROLES = ("title", "heading")
+TYPE_SCALE = {
+    "display": 1.8,  # one figure to read first: the context panel's total
+    "title": 1.2,
+    "heading": 1.0,
+    "body": 1.0,
+    "meta": 0.86,
+    "mono": 0.92,
+}
+_BOLD_ROLES = ("display", "title", "heading")
 
 # -- space: every margin and gap a multiple of this ----------------------------------------
 GRID = 4

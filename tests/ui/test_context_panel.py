@@ -90,6 +90,55 @@ def test_once_the_draft_rests_the_server_counts_the_request_and_the_panel_says_e
     assert session.plan.exact_input is None
 
 
+def test_the_overview_reads_at_a_glance_and_each_part_leads_to_what_it_holds(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """The total first, large; the parts as rows, each a click away from what it holds;
+    a chat that fills little of a large window gets a second bar for what it uses; the
+    sentences on how it is counted only when asked for."""
+    window.resize(1600, 900)
+    session = open_demo(window, engine, qtbot)
+    window.menus.context_action.setChecked(True)
+    panel = window.context
+    qtbot.waitUntil(panel.rows.isVisible, timeout=3000)
+    plan = session.plan
+    assert plan is not None
+    assert f"≈{plan.estimated_input:,}</span> of {plan.context_window:,} tokens" in (
+        panel.total.text()
+    )
+    assert "estimated here" in panel.total.text()
+    for section in ("system", "facts", "tools", "summary", "messages", "reserved output"):
+        assert panel.rows.tokens_of(section) == plan.sections.get(Section(section), 0)
+    assert plan.estimated_input / plan.context_window < 0.25
+    assert panel.meter.zoomed()  # a 1,000,000-token window: the used part, on its own scale
+    assert panel.meter.height() >= 52
+
+    def click_row(section: str) -> None:
+        point = panel.rows.row_rect(section).center().toPoint()
+        qtbot.mouseClick(panel.rows, Qt.MouseButton.LeftButton, pos=point)
+
+    click_row("facts")
+    assert panel.tabs.currentWidget() is panel.facts
+    panel.tabs.setCurrentIndex(0)
+    click_row("system")
+    assert panel.tabs.currentWidget() is panel.system_tab
+    panel.tabs.setCurrentIndex(0)
+    with qtbot.waitSignal(panel.tools_requested, timeout=1000):
+        click_row("tools")
+
+    assert not panel.figures.isVisible()
+    qtbot.mouseClick(panel.details_toggle, Qt.MouseButton.LeftButton)
+    assert panel.figures.isVisible()
+    assert "Calibration ×" in panel.figures.text()
+
+    with replanned(qtbot, session):  # a small window: one bar says it all
+        session.set_context_settings(replace(session.chat.settings, context_window=8_000))
+    plan = session.plan
+    assert plan is not None
+    assert plan.estimated_input / plan.context_window > 0.25
+    assert not panel.meter.zoomed()
+
+
 def test_the_meter_adds_up_to_the_plan(window: MainWindow, engine: Engine, qtbot: QtBot) -> None:
     session = open_demo(window, engine, qtbot)
     plan = session.plan
@@ -624,13 +673,13 @@ def test_an_empty_chat_counts_one_next_request_in_the_overview_and_the_request_t
     panel.tabs.setCurrentWidget(panel.request)
     said = panel.request.sections.text()
     assert 'a one-word message ("Hello") would send' in said
-    assert messages_in(panel.legend.text()) == messages_in(said) > 0
+    assert panel.rows.tokens_of("messages") == messages_in(said) > 0
     assert '"Hello" standing for the empty composer' in panel.figures.text()
     with replanned(qtbot, session):
         qtbot.keyClicks(window.pane.composer.edit, "A longer first question about the refund")
     said = panel.request.sections.text()
     assert "with your draft as the last message" in said
-    assert messages_in(panel.legend.text()) == messages_in(said)
+    assert panel.rows.tokens_of("messages") == messages_in(said)
     assert "standing for" not in panel.figures.text()
 
 

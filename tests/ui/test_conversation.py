@@ -351,7 +351,7 @@ def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
     window.menus.context_action.setChecked(True)
     panel = window.context
     spent = "Spent in this chat: 2 request(s); no price for contextdesk-demo, so tokens only"
-    qtbot.waitUntil(lambda: spent in panel.figures.text(), timeout=5000)
+    qtbot.waitUntil(lambda: spent in panel.status.text(), timeout=5000)
     index = window.chat_list.index_of(session.chat.id)
     tooltip = index.data(Qt.ItemDataRole.ToolTipRole)
     assert "cost: 2 request(s); no price for" in tooltip

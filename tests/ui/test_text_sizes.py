@@ -28,6 +28,7 @@ from pytestqt.qtbot import QtBot
 from desktop_app.app import main
 from desktop_app.chats import Engine
 from desktop_app.ui import theme
+from desktop_app.ui.context.overview import SectionRows
 from desktop_app.ui.main_window import MainWindow
 from tests.ui.conftest import open_demo
 
@@ -65,6 +66,12 @@ def cut_words(top: QWidget) -> list[str]:
             and widget.width() + 1 < hint
         ):
             found.append(f"{name}: a label {widget.width()} px wide for {hint} px of words")
+        if isinstance(widget, QLabel) and widget.text() and widget.wordWrap():
+            needs = widget.heightForWidth(widget.width())
+            if needs > widget.height() + 1:
+                found.append(f"{name}: a label {widget.height()} px high for {needs} px of lines")
+        if isinstance(widget, SectionRows) and widget.height() < widget.sizeHint().height():
+            found.append(f"{name}: {widget.height()} px high for {len(widget.rows)} rows")
         if isinstance(widget, QLabel) and widget.text().endswith("…") and not widget.toolTip():
             found.append(f"{name}: cut with … but no tooltip holds the rest")
         if isinstance(widget, QTabBar):

@@ -30,6 +30,7 @@ SEGMENTS: dict[str, str] = {
     "free": "free",
 }
 MESSAGES, TOOLS, RESERVED, FREE = "messages", "tools", "reserved output", "free"
+ZOOM_BELOW = 0.25  # what is used, under this share of the window, gets a bar of its own
 
 
 def tools_by_server(plan: Plan) -> list[tuple[str, int]]:
@@ -68,12 +69,27 @@ class ContextMeter(QWidget):
             self.setMinimumHeight(30)
 
     def sizeHint(self) -> QSize:
-        return QSize(18, 200) if self.vertical else QSize(260, 30)
+        if self.vertical:
+            return QSize(18, 200)
+        return QSize(260, 52 if self.zoomed() else 30)
 
     def show_plan(self, plan: Plan | None) -> None:
+        was = self.zoomed()
         self.plan = plan
         self.streaming_tokens = 0
+        if self.zoomed() != was:
+            self.setMinimumHeight(self.sizeHint().height())
+            self.updateGeometry()
         self.update()
+
+    def zoomed(self) -> bool:
+        """Is what is used drawn a second time, on a scale of its own? (A 2,700-token
+        chat fills 0% of a 1,000,000-token window: one bar alone would look empty.)"""
+        if self.vertical or self.plan is None or not self.plan.context_window:
+            return False
+        sizes = dict(self.segments())
+        sent = self.plan.context_window - sizes.get(FREE, 0) - sizes.get(RESERVED, 0)
+        return sent / self.plan.context_window < ZOOM_BELOW
 
     def add_streaming(self, tokens: int) -> None:
         self.streaming_tokens += tokens
@@ -115,6 +131,27 @@ class ContextMeter(QWidget):
         painter.setPen(QPen(palette.color(QPalette.ColorRole.Mid), 1))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(bar, 4, 4)
+        if self.zoomed():
+            self._paint_zoom(painter, bar, dark)
+
+    def _paint_zoom(self, painter: QPainter, bar: QRectF, dark: bool) -> None:
+        """What is sent, again, across the whole width, joined to its end on the bar."""
+        zoom = self._zoom_bar()
+        rects = self._rects(zoom, used_only=True)
+        sent = [r.right() for s, r in self._rects(bar) if s not in (FREE, RESERVED)]
+        used_end = max(sent, default=bar.left())
+        painter.setPen(QPen(theme.tone("border", dark), 1, Qt.PenStyle.DashLine))
+        painter.drawLine(QPointF(bar.left(), bar.bottom()), QPointF(zoom.left(), zoom.top()))
+        painter.drawLine(QPointF(used_end, bar.bottom()), QPointF(zoom.right(), zoom.top()))
+        painter.setPen(Qt.PenStyle.NoPen)
+        for section, rect in rects:
+            colour = theme.section_colour(section, dark)
+            if colour is not None:
+                painter.setBrush(colour)
+                painter.drawRect(rect)
+        painter.setPen(QPen(theme.tone("border", dark), 1))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(zoom, 4, 4)
 
     def event(self, event: QEvent) -> bool:
         if isinstance(event, QHelpEvent):
@@ -125,6 +162,9 @@ class ContextMeter(QWidget):
                 QToolTip.showText(event.globalPos(), self.describe(found), self)
             return True
         return super().event(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        event.accept()  # (QWidget's passes it on, and the release would go elsewhere)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if self._section_at(event.position()) is MESSAGES:
@@ -150,15 +190,24 @@ class ContextMeter(QWidget):
     def _bar(self) -> QRectF:
         if self.vertical:
             return QRectF(4, 1, self.width() - 8, self.height() - 2)
+        if self.zoomed():
+            return QRectF(1, 4, self.width() - 2, 12)
         return QRectF(1, 6, self.width() - 2, self.height() - 12)
 
-    def _rects(self, bar: QRectF) -> list[tuple[str, QRectF]]:
+    def _zoom_bar(self) -> QRectF:
+        return QRectF(1, 28, self.width() - 2, self.height() - 32)
+
+    def _rects(self, bar: QRectF, *, used_only: bool = False) -> list[tuple[str, QRectF]]:
         window = self.plan.context_window if self.plan else 0
+        segments = self.segments()
+        if used_only:  # what is sent: without the room kept for the reply, or free
+            segments = [s for s in segments if s[0] not in (FREE, RESERVED)]
+            window = sum(tokens for _, tokens in segments)
         if not window:
             return []
         rects, along = [], 0.0
         length = bar.height() if self.vertical else bar.width()
-        for section, tokens in self.segments():
+        for section, tokens in segments:
             size = length * tokens / window
             if self.vertical:  # bottom up
                 rect = QRectF(bar.left(), bar.bottom() - along - size, bar.width(), size)
@@ -169,6 +218,10 @@ class ContextMeter(QWidget):
         return rects
 
     def _section_at(self, pos: QPointF) -> str | None:
+        if self.zoomed():
+            for section, rect in self._rects(self._zoom_bar(), used_only=True):
+                if rect.contains(pos) and not rect.isEmpty():
+                    return section
         for section, rect in self._rects(self._bar()):
             if rect.contains(pos) and not rect.isEmpty():
                 return section

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QStackedWidget,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -36,7 +37,8 @@ from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
 from desktop_app.ui import theme
-from desktop_app.ui.context.meter import SEGMENTS, ContextMeter
+from desktop_app.ui.context.meter import ContextMeter
+from desktop_app.ui.context.overview import SectionRows, total_line
 from desktop_app.ui.conversation.wrap_row import WrapRow
 
 if TYPE_CHECKING:
@@ -52,11 +54,13 @@ class ContextPanel(QStackedWidget):
     jump_requested(str): show this message in the conversation (where the context starts).
     compact_requested(): open the compaction dialog.
     project_requested(): open the chat's Project dialog.
+    tools_requested(): open the tools view (the tool definitions sent).
     """
 
     jump_requested = Signal(str)
     compact_requested = Signal()
     project_requested = Signal()
+    tools_requested = Signal()
 
     def sizeHint(self) -> QSize:
         """Docked, the panel asks for a side column's width: its long wrapped lines would
@@ -88,16 +92,32 @@ class ContextPanel(QStackedWidget):
         from desktop_app.ui.context.request_view import RequestView
 
         self.built = True
+        self.total = QLabel("Counting…")
+        self.total.setObjectName("contextTotal")
+        self.total.setWordWrap(True)
+        self.total.setTextFormat(Qt.TextFormat.RichText)
         self.meter = ContextMeter()
         self.meter.messages_clicked.connect(self._on_meter_messages_clicked)
-        self.legend = QLabel()
-        self.legend.setObjectName("meterLegend")
-        self.legend.setWordWrap(True)
-        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.rows = SectionRows()
+        self.rows.section_clicked.connect(self._on_section_clicked)
+        # What matters now, a line each: when auto-compaction comes, what was spent, what
+        # is wrong. The rest of the explaining is behind "How is this counted?".
+        self.status = QLabel()
+        self.status.setObjectName("contextStatus")
+        self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.TextFormat.RichText)
+        self.details_toggle = QToolButton()
+        self.details_toggle.setObjectName("howCounted")
+        self.details_toggle.setText("How is this counted?")
+        self.details_toggle.setCheckable(True)
+        self.details_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.details_toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.details_toggle.toggled.connect(self._on_details_toggled)
         self.figures = QLabel("Open a chat to see what its next request holds.")
         self.figures.setObjectName("contextFigures")
         self.figures.setWordWrap(True)
         self.figures.setTextFormat(Qt.TextFormat.RichText)
+        self.figures.hide()
         self.compact_button = QPushButton("Compact now…")
         self.compact_button.clicked.connect(self.compact_requested)
         self.clear_results_button = QPushButton("Clear old tool results…")
@@ -143,8 +163,12 @@ class ContextPanel(QStackedWidget):
         form.addRow(self.drop_thinking)
         overview = QWidget()
         column = QVBoxLayout(overview)
+        column.setSpacing(theme.space(2))
+        column.addWidget(self.total)
         column.addWidget(self.meter)
-        column.addWidget(self.legend)
+        column.addWidget(self.rows)
+        column.addWidget(self.status)
+        column.addWidget(self.details_toggle)
         column.addWidget(self.figures)
         column.addWidget(buttons)
         column.addWidget(self.breaker)
@@ -263,15 +287,18 @@ class ContextPanel(QStackedWidget):
             f"<b>Auto-compaction is paused</b> after {state.breaker.failures} failures in a row: "
             f"{escape(state.breaker.reason)} Trimming keeps the request within the window meanwhile."
         )
+        self.rows.show_plan(plan)
         if plan is None:
+            self.total.setText("Counting…")
             self.figures.setText("Counting…")
-            self.legend.setText("")
+            self.status.setText("")
             return
         prices = session.engine.prices()
         spent = session.chat.costs.spend()
         priced = f" (the API's reported usage × prices of {prices.updated})" if spent.priced else ""
-        self.figures.setText(f"{_figures(plan)}<br>Spent in this chat: {spent.text()}{priced}")
-        self.legend.setText(_legend(plan))
+        self.total.setText(total_line(plan, self.total.font().pointSizeF()))
+        self.status.setText(_status(plan, f"Spent in this chat: {spent.text()}{priced}"))
+        self.figures.setText(_figures(plan))
         self.project_line.setText(_project_line(plan))
         if plan.request.system:
             self.effective.setPlainText("\n\n".join(part.text for part in plan.request.system))
@@ -373,6 +400,27 @@ class ContextPanel(QStackedWidget):
             self.session.accept_fact(fact, text or None)
 
     @Slot()
+    def _on_details_toggled(self, shown: bool) -> None:
+        self.figures.setVisible(shown)
+        self.details_toggle.setArrowType(
+            Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        )
+
+    def _on_section_clicked(self, section: str) -> None:
+        """Show what a part of the request holds: its tab, its view, or its place."""
+        if section in ("facts", "project facts"):
+            self.tabs.setCurrentWidget(self.facts)
+        elif section in ("system", "project instructions"):
+            self.tabs.setCurrentWidget(self.system_tab)
+        elif section == "project knowledge":
+            self.project_requested.emit()
+        elif section == "tools":
+            self.tools_requested.emit()
+        elif section == "summary":
+            self.summaries.setFocus()
+        elif section == "messages":
+            self._on_meter_messages_clicked()
+
     def _on_meter_messages_clicked(self) -> None:
         plan = self.meter.plan
         if plan is not None and plan.first_sent_after_head:
@@ -506,10 +554,10 @@ def _calibration_line(plan: Plan) -> str:
 
 
 def _figures(plan: Plan) -> str:
-    share = plan.estimated_input / plan.context_window if plan.context_window else 0.0
+    """How the figures above are counted, in sentences (behind "How is this counted?")."""
     lines = [
-        f"<b>≈{plan.estimated_input:,}</b> of {plan.context_window:,} tokens ({share:.0%}) — "
-        f"estimated locally for the next request{_which_request(plan)}",
+        f"≈{plan.estimated_input:,} of {plan.context_window:,} tokens: estimated locally for "
+        f"the next request{_which_request(plan)}, each block with the local tokenizer."
     ]
     if plan.exact_input is not None:
         lines.append(
@@ -521,15 +569,10 @@ def _figures(plan: Plan) -> str:
             f"Exact, last reply: {plan.last_reported.value:,} tokens (as the API counted them)"
         )
     lines.append(_calibration_line(plan))
-    lines.append(f"Auto-compaction at {plan.threshold:,} tokens (red mark); {plan.forecast}.")
-    if plan.compaction_due:
-        lines.append(f"Due because {plan.due_reason}; until then trimming keeps the request small.")
-    if plan.not_sent_count:
-        lines.append(
-            f"{plan.not_sent_count:,} message(s) are not sent (trimmed, summarized or excluded)."
-        )
-    if not plan.fits:
-        lines.append("<b>The request does not fit the window</b>: compact, or exclude something.")
+    lines.append(
+        f"Auto-compaction comes at {plan.threshold:,} tokens (the red mark on the bar); until "
+        "then, if the request would not fit, trimming keeps it within the window."
+    )
     return "<br>".join(lines)
 
 
@@ -542,21 +585,28 @@ def _which_request(plan: Plan) -> str:
     return ""
 
 
-def _legend(plan: Plan) -> str:
-    """A coloured square, the section and its tokens, for every segment of the bar (the
-    project's layers only for a chat in a project)."""
-    sizes = {str(section): tokens for section, tokens in plan.sections.items()}
-    items = []
-    dark = theme.is_dark()
-    for section in SEGMENTS:
-        if section.startswith("project ") and plan.project is None:
-            continue
-        colour = theme.section_colour(section, dark)
-        shown = colour.name() if colour is not None else theme.tone("raised", dark).name()
-        square = f'<span style="color:{shown}">■</span>'
-        name = section.replace(" ", "&nbsp;")  # an item breaks between items, never inside
-        items.append(f"{square}&nbsp;{name}&nbsp;≈{sizes.get(section, 0):,}")
-    return " &nbsp; ".join(items)
+def _status(plan: Plan, spent: str) -> str:
+    """The lines that matter now: what is wrong, when auto-compaction comes, the spend."""
+    lines = []
+    if not plan.fits:
+        lines.append("<b>The request does not fit the window</b>: compact, or exclude something.")
+    if plan.compaction_due:
+        lines.append(f"<b>Auto-compaction is due</b> because {escape(plan.due_reason)}.")
+    else:
+        share = plan.threshold / plan.context_window if plan.context_window else 0.0
+        turns = plan.forecast_turns
+        when = (
+            f"in about {turns:,} turn{'s' if turns != 1 else ''} at the recent rate"
+            if turns is not None
+            else "when, once a few turns show the rate"
+        )
+        lines.append(f"Auto-compaction at {plan.threshold:,} ({share:.0%}) — {when}.")
+    if plan.not_sent_count:
+        lines.append(
+            f"{plan.not_sent_count:,} message(s) not sent (trimmed, summarized or excluded)."
+        )
+    lines.append(escape(spent))
+    return "<br>".join(lines)
 
 
 class _CountSpin(QSpinBox):
