@@ -298,6 +298,17 @@ def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
     summaries = window.context.summaries
     assert "#1" in summaries.item(0).text()
     assert "edited" in summaries.item(0).text()
+    # A timeline entry: which messages it covers, their tokens before → the summary's after
+    summary = session.state().active_summary
+    assert summary is not None
+    counter = engine.counter
+    places = [n for n, m in enumerate(session.messages, 1) if m.id in set(summary.covers)]
+    covered = sum(sum(counter.blocks_of(m)) for m in session.messages if m.id in summary.covers)
+    assert f"messages {places[0]}–{places[-1]}" in summaries.item(0).text()
+    assert f"≈{covered:,} → ≈{counter.text(summary.text):,} tokens" in summaries.item(0).text()
+    assert "sent now" in summaries.item(0).text()
+    assert window.context.undo_button.text() == "Undo summary #1"
+    assert "Keeps the last 3 turns word for word: ≈" in window.context.policy_effect.text()
     chips = [
         c.label
         for r in range(session.model.rowCount())

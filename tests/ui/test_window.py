@@ -12,7 +12,7 @@ import keyring
 import pytest
 from PySide6.QtCore import QMimeData, QModelIndex, QPoint, Qt, QUrl
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QImage, QPalette
-from PySide6.QtWidgets import QApplication, QDialog, QLineEdit, QMenu, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QLineEdit, QMenu, QToolButton, QWidget
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -771,6 +771,15 @@ def test_a_narrow_window_folds_the_context_panel_into_a_strip(
     assert window.dock.isVisible()
     assert window.dock.widget() is window.context
     assert not window.strip.isVisible()
+    # Docked, its header (the window's type, not the dock's stock bar) closes it too.
+    header = window.dock.titleBarWidget()
+    assert header is not None
+    close = header.findChild(QToolButton, "closeContext")
+    qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+    assert not window.dock.isVisible()
+    assert not window.menus.context_action.isChecked()
+    window.menus.context_action.trigger()
+    assert window.dock.isVisible()
 
 
 def test_a_narrow_window_folds_the_chat_list_and_a_wide_one_brings_it_back(

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Slot
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QLabel, QToolButton, QWidget
 
+from desktop_app.ui import theme
 from desktop_app.ui.context.panel import ContextPanel
 from desktop_app.ui.context.placement import ContextPlacement, ContextStrip
 
@@ -30,6 +31,7 @@ class ContextDock(QObject):
         self.panel = ContextPanel()
         self.dock = QDockWidget("Context", window)
         self.dock.setObjectName("contextDock")
+        self.dock.setTitleBarWidget(_header(self.dock))
         self.dock.setWidget(self.panel)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         window.resizeDocks([self.dock], [DOCK_PX], Qt.Orientation.Horizontal)
@@ -62,3 +64,23 @@ class ContextDock(QObject):
         tokens = max(1, characters // 4)  # ≈ tokens; exact after the plan
         self.panel.add_streaming(tokens)
         self.strip.add_streaming(tokens)
+
+
+def _header(dock: QDockWidget) -> QWidget:
+    """The panel's title in the window's type, and a close button (View → Context panel
+    brings it back) — instead of the dock's stock bar; dragged, it still floats the panel."""
+    header = QWidget()
+    header.setObjectName("contextHeader")
+    title = QLabel(dock.windowTitle())
+    title.setFont(theme.font(title.font(), "heading"))
+    close = QToolButton()
+    close.setObjectName("closeContext")
+    close.setText("×")
+    close.setAutoRaise(True)
+    close.setToolTip("Hide the context panel (View → Context panel shows it again)")
+    close.clicked.connect(dock.close)
+    row = QHBoxLayout(header)
+    row.setContentsMargins(theme.space(3), theme.space(2), theme.space(1), theme.space(1))
+    row.addWidget(title, 1)
+    row.addWidget(close)
+    return header

@@ -1,10 +1,12 @@
 """The top of the context panel, read at a glance: the request's total as one large
 number, then its parts as rows — colour, name, tokens, share of what is used, a small
-bar — each a click away from what it holds. The sentences that explain the counting sit
-below, behind "How is this counted?" (panel.py)."""
+bar — each a click away from what it holds; below them, a line each for what matters
+now (`status_text`), and the sentences that explain the counting, behind "How is this
+counted?" (`counting_text`)."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
@@ -37,6 +39,80 @@ def total_line(plan: Plan, points: float) -> str:
         f'<br><span style="color:{theme.tone("muted", theme.is_dark()).name()}">'
         f"{kind}</span>"
     )
+
+
+def _calibration_line(plan: Plan) -> str:
+    """The factor totals are scaled by, and what it is made of: it is learned per model and
+    kind of content, and never applied to a block's own count."""
+    calibration = plan.counter.calibration
+    kinds = calibration.factors(plan.request.model)
+    learned = " · ".join(f"{kind} ×{factor:.2f}" for kind, factor in sorted(kinds.items()))
+    detail = f" — {learned}" if learned else ""
+    source = (
+        "a measured starting ratio for this model's tokenizer, until its replies teach it"
+        if calibration.seeded(plan.request.model) and plan.calibration != 1.0
+        else "learned from the API's counts"
+    )
+    return (
+        f"Calibration ×{plan.calibration:.2f} for this request{detail} ({source}; it scales "
+        "these totals, not the blocks' own counts)"
+    )
+
+
+def counting_text(plan: Plan) -> str:
+    """How the figures above are counted, in sentences (behind "How is this counted?")."""
+    lines = [
+        f"≈{plan.estimated_input:,} of {plan.context_window:,} tokens: estimated locally for "
+        f"the next request{_which_request(plan)}, each block with the local tokenizer."
+    ]
+    if plan.exact_input is not None:
+        lines.append(
+            f"Exact, next request: {plan.exact_input.value:,} tokens (counted by the server "
+            "for this very request)"
+        )
+    if plan.last_reported is not None:
+        lines.append(
+            f"Exact, last reply: {plan.last_reported.value:,} tokens (as the API counted them)"
+        )
+    lines.append(_calibration_line(plan))
+    lines.append(
+        f"Auto-compaction comes at {plan.threshold:,} tokens (the red mark on the bar); until "
+        "then, if the request would not fit, trimming keeps it within the window."
+    )
+    return "<br>".join(lines)
+
+
+def _which_request(plan: Plan) -> str:
+    """What the next request is when it is not the draft as typed (the Request tab's)."""
+    if plan.retries:
+        return " (Retry's: the last reply did not finish)"
+    if plan.stand_in:
+        return f' (with "{plan.stand_in}" standing for the empty composer)'
+    return ""
+
+
+def status_text(plan: Plan, spent: str) -> str:
+    """The lines that matter now: what is wrong, when auto-compaction comes, the spend."""
+    lines = []
+    if not plan.fits:
+        lines.append("<b>The request does not fit the window</b>: compact, or exclude something.")
+    if plan.compaction_due:
+        lines.append(f"<b>Auto-compaction is due</b> because {escape(plan.due_reason)}.")
+    else:
+        share = plan.threshold / plan.context_window if plan.context_window else 0.0
+        turns = plan.forecast_turns
+        when = (
+            f"in about {turns:,} turn{'s' if turns != 1 else ''} at the recent rate"
+            if turns is not None
+            else "when, once a few turns show the rate"
+        )
+        lines.append(f"Auto-compaction at {plan.threshold:,} ({share:.0%}) — {when}.")
+    if plan.not_sent_count:
+        lines.append(
+            f"{plan.not_sent_count:,} message(s) not sent (trimmed, summarized or excluded)."
+        )
+    lines.append(escape(spent))
+    return "<br>".join(lines)
 
 
 class SectionRows(QWidget):

@@ -35,10 +35,10 @@ from desktop_app import said
 from desktop_app.context import bounds
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
-from desktop_app.context.state import ContextState
+from desktop_app.context.state import ContextState, Summary
 from desktop_app.ui import theme
 from desktop_app.ui.context.meter import ContextMeter
-from desktop_app.ui.context.overview import SectionRows, total_line
+from desktop_app.ui.context.overview import SectionRows, counting_text, status_text, total_line
 from desktop_app.ui.conversation.wrap_row import WrapRow
 
 if TYPE_CHECKING:
@@ -92,6 +92,7 @@ class ContextPanel(QStackedWidget):
         from desktop_app.ui.context.request_view import RequestView
 
         self.built = True
+        self._summary_sizes: dict[tuple[str, str], tuple[str, int, int]] = {}
         self.total = QLabel("Counting…")
         self.total.setObjectName("contextTotal")
         self.total.setWordWrap(True)
@@ -152,6 +153,9 @@ class ContextPanel(QStackedWidget):
         for spin in (self.threshold, self.keep_recent, self.max_messages):
             spin.valueChanged.connect(self._on_setting_changed)
 
+        self.policy_effect = QLabel()  # what the policy above does to this chat, in words
+        self.policy_effect.setObjectName("policyEffect")
+        self.policy_effect.setWordWrap(True)
         buttons = WrapRow(self.compact_button, self.clear_results_button)
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # label above, if need be
@@ -161,6 +165,7 @@ class ContextPanel(QStackedWidget):
         form.addRow(self.keep_first)
         form.addRow("Max messages", self.max_messages)
         form.addRow(self.drop_thinking)
+        form.addRow(self.policy_effect)
         overview = QWidget()
         column = QVBoxLayout(overview)
         column.setSpacing(theme.space(2))
@@ -297,8 +302,9 @@ class ContextPanel(QStackedWidget):
         spent = session.chat.costs.spend()
         priced = f" (the API's reported usage × prices of {prices.updated})" if spent.priced else ""
         self.total.setText(total_line(plan, self.total.font().pointSizeF()))
-        self.status.setText(_status(plan, f"Spent in this chat: {spent.text()}{priced}"))
-        self.figures.setText(_figures(plan))
+        self._show_policy_effect(session, plan)
+        self.status.setText(status_text(plan, f"Spent in this chat: {spent.text()}{priced}"))
+        self.figures.setText(counting_text(plan))
         self.project_line.setText(_project_line(plan))
         if plan.request.system:
             self.effective.setPlainText("\n\n".join(part.text for part in plan.request.system))
@@ -320,6 +326,8 @@ class ContextPanel(QStackedWidget):
         )
 
     def _show_summaries(self, session: ChatSession) -> None:
+        """Each compaction, newest first: which messages it covers, their tokens before →
+        the summary's after, and whether it is the one sent; *Undo* names the latest."""
         self.summaries.clear()
         state = session.state()
         active = state.active_summary
@@ -329,13 +337,64 @@ class ContextPanel(QStackedWidget):
             )
             item.setFlags(Qt.ItemFlag.NoItemFlags)
         for summary in reversed(state.summaries):
-            when = _when(summary.created_at)
-            flags = " · undone" if summary.undone else (" · active" if summary is active else "")
+            flags = " · undone" if summary.undone else (" · sent now" if summary is active else "")
             edited = " · edited" if summary.edited else ""
-            text = f"#{summary.number}: {len(summary.covers):,} messages · {summary.model} · {when}{edited}{flags}"
+            covers, before, after = self._summary_size(session, summary)
+            text = (
+                f"#{summary.number} · {_when(summary.created_at)}{flags}{edited}\n"
+                f"{covers} · ≈{before:,} → ≈{after:,} tokens · {summary.model}"
+            )
             item = QListWidgetItem(text, self.summaries)
             item.setToolTip(summary.text)
         self.undo_button.setEnabled(active is not None)
+        self.undo_button.setText(
+            f"Undo summary #{active.number}" if active is not None else "Undo the latest summary"
+        )
+
+    def _summary_size(self, session: ChatSession, summary: Summary) -> tuple[str, int, int]:
+        """("messages 3–95", tokens of what it covers, tokens of its text), worked out once
+        per summary (a plan comes at every keystroke; a summary never changes)."""
+        key = (summary.id, summary.text)
+        if key not in self._summary_sizes:
+            counter = session.engine.counter
+            if not counter.ready:
+                return f"{len(summary.covers):,} messages", 0, 0
+            covered = set(summary.covers)
+            places = [n for n, m in enumerate(session.messages, 1) if m.id in covered]
+            where = (
+                f"messages {places[0]:,}–{places[-1]:,}"
+                if places
+                else f"{len(summary.covers):,} messages"
+            )
+            before = sum(sum(counter.blocks_of(m)) for m in session.messages if m.id in covered)
+            self._summary_sizes[key] = (where, before, counter.text(summary.text))
+        return self._summary_sizes[key]
+
+    def _show_policy_effect(self, session: ChatSession, plan: Plan) -> None:
+        settings = session.chat.settings
+        counter = session.engine.counter
+        if not counter.ready:
+            return
+        starts = [
+            n for n, m in enumerate(session.messages) if m.role == "user" and not m.is_tool_results
+        ]
+        keep = settings.keep_recent_turns
+        kept = session.messages[starts[-keep] :] if keep and len(starts) >= keep else []
+        if keep and len(starts) < keep:
+            kept = list(session.messages)
+        tokens = sum(sum(counter.blocks_of(m)) for m in kept)
+        turns = f"{keep:,} turn{'s' if keep != 1 else ''}"
+        whole = (
+            f"Keeps the last {turns} word for word: ≈{tokens:,} tokens now."
+            if keep
+            else ("Keeps no turn whole: a compaction may summarize up to the newest.")
+        )
+        when = (
+            f" The older ones are summarized when the request reaches {plan.threshold:,} tokens."
+            if settings.auto_compact
+            else " Nothing is summarized unless you press Compact now."
+        )
+        self.policy_effect.setText(whole + when)
 
     def _show_settings(self, settings: ContextSettings) -> None:
         self._updating = True
@@ -533,80 +592,6 @@ def _project_line(plan: Plan) -> str:
     notes = escape(" ".join(layer.note for layer in plan.project.layers if layer.note))
     line = f"<b>Project: {escape(plan.project.project.name)}</b> — " + " · ".join(parts)
     return line + (f"<br>{notes}" if notes else "")
-
-
-def _calibration_line(plan: Plan) -> str:
-    """The factor totals are scaled by, and what it is made of: it is learned per model and
-    kind of content, and never applied to a block's own count."""
-    calibration = plan.counter.calibration
-    kinds = calibration.factors(plan.request.model)
-    learned = " · ".join(f"{kind} ×{factor:.2f}" for kind, factor in sorted(kinds.items()))
-    detail = f" — {learned}" if learned else ""
-    source = (
-        "a measured starting ratio for this model's tokenizer, until its replies teach it"
-        if calibration.seeded(plan.request.model) and plan.calibration != 1.0
-        else "learned from the API's counts"
-    )
-    return (
-        f"Calibration ×{plan.calibration:.2f} for this request{detail} ({source}; it scales "
-        "these totals, not the blocks' own counts)"
-    )
-
-
-def _figures(plan: Plan) -> str:
-    """How the figures above are counted, in sentences (behind "How is this counted?")."""
-    lines = [
-        f"≈{plan.estimated_input:,} of {plan.context_window:,} tokens: estimated locally for "
-        f"the next request{_which_request(plan)}, each block with the local tokenizer."
-    ]
-    if plan.exact_input is not None:
-        lines.append(
-            f"Exact, next request: {plan.exact_input.value:,} tokens (counted by the server "
-            "for this very request)"
-        )
-    if plan.last_reported is not None:
-        lines.append(
-            f"Exact, last reply: {plan.last_reported.value:,} tokens (as the API counted them)"
-        )
-    lines.append(_calibration_line(plan))
-    lines.append(
-        f"Auto-compaction comes at {plan.threshold:,} tokens (the red mark on the bar); until "
-        "then, if the request would not fit, trimming keeps it within the window."
-    )
-    return "<br>".join(lines)
-
-
-def _which_request(plan: Plan) -> str:
-    """What the next request is when it is not the draft as typed (the Request tab's)."""
-    if plan.retries:
-        return " (Retry's: the last reply did not finish)"
-    if plan.stand_in:
-        return f' (with "{plan.stand_in}" standing for the empty composer)'
-    return ""
-
-
-def _status(plan: Plan, spent: str) -> str:
-    """The lines that matter now: what is wrong, when auto-compaction comes, the spend."""
-    lines = []
-    if not plan.fits:
-        lines.append("<b>The request does not fit the window</b>: compact, or exclude something.")
-    if plan.compaction_due:
-        lines.append(f"<b>Auto-compaction is due</b> because {escape(plan.due_reason)}.")
-    else:
-        share = plan.threshold / plan.context_window if plan.context_window else 0.0
-        turns = plan.forecast_turns
-        when = (
-            f"in about {turns:,} turn{'s' if turns != 1 else ''} at the recent rate"
-            if turns is not None
-            else "when, once a few turns show the rate"
-        )
-        lines.append(f"Auto-compaction at {plan.threshold:,} ({share:.0%}) — {when}.")
-    if plan.not_sent_count:
-        lines.append(
-            f"{plan.not_sent_count:,} message(s) not sent (trimmed, summarized or excluded)."
-        )
-    lines.append(escape(spent))
-    return "<br>".join(lines)
 
 
 class _CountSpin(QSpinBox):
