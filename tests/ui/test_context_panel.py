@@ -419,6 +419,11 @@ def test_the_request_tab_shows_sent_requests_and_compares_them_with_the_next(
     assert shown["messages"][-1]["content"][-1]["text"] == "Hello"  # it ends as a send would
     assert shown == session.chat.plans.plan("Hello").request.body()
     qtbot.keyClicks(view.search, "hello")
+    qtbot.keyClick(view.search, Qt.Key.Key_Return)  # found in the folded request
+    found = view.tree.currentItem()
+    assert found is not None
+    assert "hello" in view.tree.value_at(found.data(0, Qt.ItemDataRole.UserRole)).lower()
+    qtbot.mouseClick(view.raw, Qt.MouseButton.LeftButton)  # and in its text
     qtbot.keyClick(view.search, Qt.Key.Key_Return)
     assert view.text.textCursor().selectedText() == "hello"
 
@@ -598,6 +603,51 @@ def test_a_hidden_request_tab_is_not_rebuilt_on_every_plan(
     assert view.body_text() == ""
     window.context.tabs.setCurrentWidget(view)  # shown: brought up to date at once
     assert "Order 4471-B ships on 2026-05-02" in view.body_text()
+
+
+def test_the_next_request_reads_as_folds_with_their_tokens_and_finds_inside_them(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    window.resize(1600, 900)
+    session = open_demo(window, engine, qtbot)
+    with replanned(qtbot, session):
+        session.pin_fact("Order 4471-B ships on 2026-05-02")
+    window.menus.context_action.setChecked(True)
+    view = window.context.request
+    window.context.tabs.setCurrentWidget(view)
+    plan = session.plan
+    assert plan is not None
+    tree = view.tree
+    assert tree.isVisible()
+    assert not view.text.isVisible()
+    items = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
+    top = {item.text(0).split()[0]: item for item in items if item is not None}
+    folds = [item.text(0) for item in top.values()]
+    body = plan.request.body()
+    messages = plan.sections[Section.MESSAGES] + plan.sections.get(Section.SUMMARY, 0)
+    assert f"messages  [{len(body['messages']):,} items] · ≈{messages:,} tokens" in folds
+    system = plan.sections.get(Section.SYSTEM, 0) + plan.sections[Section.FACTS]
+    assert f"system  [{len(body['system']):,} items] · ≈{system:,} tokens" in folds
+    assert top["messages"].childCount() == 1  # not made until opened
+    top["messages"].setExpanded(True)
+    assert top["messages"].childCount() == len(body["messages"])
+    # Find opens the folds on the way to the match, and selects it
+    qtbot.keyClicks(view.search, "4471-B")
+    qtbot.keyClick(view.search, Qt.Key.Key_Return)
+    found = tree.currentItem()
+    assert found is not None
+    assert "4471-B" in tree.value_at(found.data(0, Qt.ItemDataRole.UserRole))
+    # A long string shows its start; a click shows all of it
+    assert "click to show all" in found.text(0)
+    rect = tree.visualItemRect(found)
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert "Order 4471-B ships on 2026-05-02" in found.text(0)
+    assert "click to show all" not in found.text(0)
+    # Raw JSON: the body as sent, as text
+    qtbot.mouseClick(view.raw, Qt.MouseButton.LeftButton)
+    assert view.text.isVisible()
+    assert not tree.isVisible()
+    assert json.loads(view.body_text()) == body
 
 
 def test_compact_now_is_offered_only_when_it_can_do_something(

@@ -1,6 +1,6 @@
 """The exact JSON body of the next request (or of the last one sent, with the usage the
-API reported for it): syntax-highlighted, searchable, copyable, with each section's
-tokens."""
+API reported for it): the next one folded as a tree (`json_tree.py`) with each section's
+tokens on its fold, or as syntax-highlighted text; searchable, copyable."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.ui import theme
+from desktop_app.ui.context.json_tree import JsonTree
 
 if TYPE_CHECKING:
     from desktop_app.chats import Chat
@@ -38,6 +40,15 @@ if TYPE_CHECKING:
 _TOKENS = re.compile(
     r'(?P<key>"(?:[^"\\]|\\.)*"(?=\s*:))|(?P<string>"(?:[^"\\]|\\.)*")|(?P<number>-?\d+(?:\.\d+)?)|(?P<word>\btrue\b|\bfalse\b|\bnull\b)'
 )
+
+
+# A body's key → the plan's sections it holds (the pinned facts and the project's layers
+# are sent in the system prompt, the summary as the first message)
+FOLDS = {
+    "system": ("system", "facts", "project instructions", "project facts", "project knowledge"),
+    "tools": ("tools",),
+    "messages": ("summary", "messages"),
+}
 
 
 class RequestHighlighter(QSyntaxHighlighter):
@@ -116,11 +127,16 @@ class RequestView(QWidget):
         self.text.setFont(theme.monospace())
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.highlighter = RequestHighlighter(self.text.document())
+        self.tree = JsonTree()  # the next request, folded (the text: Raw JSON, and the rest)
+        self.raw = QCheckBox("Raw JSON")
+        self.raw.setToolTip("The body as text, exactly as it is sent (to copy or read whole)")
+        self.raw.toggled.connect(self._on_raw_toggled)
         picks = QHBoxLayout()
         picks.addWidget(self.pick, 1)
         picks.addWidget(self.against, 1)
         row = QHBoxLayout()
         row.addWidget(self.search, 1)
+        row.addWidget(self.raw)
         row.addWidget(copy)
         layout = QVBoxLayout(self)
         layout.addWidget(self.which)
@@ -128,6 +144,7 @@ class RequestView(QWidget):
         layout.addWidget(self.sections)
         layout.addLayout(row)
         layout.addWidget(self.text, 1)
+        layout.addWidget(self.tree, 1)
         self._show_picks()
 
     def show_plan(self, plan: Plan | None, chat: Chat | None) -> None:
@@ -186,7 +203,12 @@ class RequestView(QWidget):
             f"{section.value} ≈{tokens:,}" for section, tokens in plan.sections.items() if tokens
         ]
         self.sections.setText(f"{lead} Tokens by section: " + " · ".join(parts))
-        self._set_json(plan.request.body())
+        body = plan.request.body()
+        self._set_json(body)
+        sizes = {str(section): tokens for section, tokens in plan.sections.items()}
+        self.tree.show_body(
+            body, {key: sum(sizes.get(part, 0) for part in parts) for key, parts in FOLDS.items()}
+        )
 
     def _show_sent(self) -> None:
         chosen = self._chosen(self.pick)
@@ -222,6 +244,10 @@ class RequestView(QWidget):
 
     def _show_picks(self) -> None:
         mode = self.which.currentText()
+        folded = mode == self.NEXT and not self.raw.isChecked()
+        self.tree.setVisible(folded)
+        self.text.setVisible(not folded)
+        self.raw.setVisible(mode == self.NEXT)
         self.pick.setVisible(mode != self.NEXT)
         self.against.setVisible(mode == self.DIFF)
 
@@ -269,9 +295,16 @@ class RequestView(QWidget):
     def _on_pick_activated(self, _index: int) -> None:
         self._refresh()
 
+    @Slot(bool)
+    def _on_raw_toggled(self, _raw: bool) -> None:
+        self._show_picks()
+
     @Slot()
     def _on_search_return_pressed(self) -> None:
         needle = self.search.text()
+        if self.tree.isVisible():
+            self.tree.find_next(needle)
+            return
         if needle and not self.text.find(needle):
             cursor = self.text.textCursor()
             cursor.movePosition(cursor.MoveOperation.Start)
