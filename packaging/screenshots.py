@@ -2,11 +2,11 @@
 
     .venv/bin/python packaging/screenshots.py [OUT_DIR]     (default: packaging/screenshots)
 
-Every picture is the real window over a temporary home: the first run, a demo chat with
-its block chips, the context panel before and after a compaction, the compaction
-preview, pinned facts, and the next request; then one conversation — a tool step, code,
-a table, an edited question with its ‹1/2› — in light and dark, at 900, 1,600 and 2,560
-px, with Context view off and on.
+Every picture is the real window over a temporary home: the visual language's
+swatches, the first run, a demo chat with its block chips, the context panel before and
+after a compaction, the compaction preview, pinned facts, the next request and a new
+chat; then one conversation — a tool step, code, a table, an edited question with its
+‹1/2› — in light and dark, at 900, 1,600 and 2,560 px, with Context view off and on.
 """
 
 from __future__ import annotations
@@ -156,6 +156,10 @@ def main() -> int:
         window.context.tabs.setCurrentWidget(window.context.request)
         settle()
         save(window, out, "next-request")
+        window.menus.new_action.trigger()
+        settle(until=lambda: window.current is not None and window.current.plan is not None)
+        settle(1.0)
+        save(window, out, "new-chat")
         window.close()
         conversation_gallery(engine, out)
         engine.close()

@@ -1277,3 +1277,37 @@ def test_the_hover_bar_leaves_the_status_readable_and_stays_with_the_pointer(
     assert not bar.isVisible() or (
         under.isValid() and bar.message_id == under.data(Role.MESSAGE).id
     )
+
+
+def test_a_new_chat_shows_what_it_starts_with_until_its_first_message(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """Not a blank page: the model and its window, what the first request holds before a
+    word is typed, the pinned facts, and ways to start that only fill the composer."""
+    window.menus.new_action.trigger()
+    session = window.current
+    assert session is not None
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=5000)
+    with qtbot.waitSignal(session.planned, timeout=10_000):
+        session.pin_fact("Replies in British English")
+    page = window.pane.new_chat
+    plan = session.plan
+    assert plan is not None
+    assert page.isVisible()
+    assert not window.pane.messages.isVisible()
+    assert page.model_line.text() == (
+        f"{session.chat.model} · a {plan.context_window:,}-token window"
+    )
+    holds = page.holds.text()
+    assert f"A one-word first message would send ≈{plan.estimated_input:,} tokens" in holds
+    assert "<li>Replies in British English</li>" in holds
+    starter = page.starters.findChildren(QPushButton)[0]
+    qtbot.mouseClick(starter, Qt.MouseButton.LeftButton)
+    draft = window.pane.composer.edit.toPlainText()
+    assert draft.startswith("Here is a document.")
+    assert session.messages == []  # nothing was sent
+    qtbot.keyClicks(window.pane.composer.edit, "What does it say?")
+    qtbot.keyClick(window.pane.composer.edit, Qt.Key.Key_Return)
+    wait_idle(qtbot, session)
+    assert not page.isVisible()
+    assert window.pane.messages.isVisible()

@@ -36,6 +36,7 @@ from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
 from tests.fakes.keyring_backend import LockedKeyring
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
+from tests.ui.test_text_sizes import cut_words
 from tests.unit.builders import a, u
 
 OpenWindow = Callable[[Engine], MainWindow]
@@ -49,6 +50,9 @@ def test_a_new_user_without_a_key_is_offered_a_key_or_the_demo(
         window = open_window(engine)
         qtbot.waitUntil(lambda: window.center.currentWidget() is window.welcome, timeout=5000)
         assert not window.demo_label.isVisible()
+        window.resize(1440, 900)
+        qtbot.wait(50)  # (laid out by events)
+        assert cut_words(window) == []  # every line of the welcome whole (they were cut)
         qtbot.mouseClick(window.welcome.try_demo, Qt.MouseButton.LeftButton)
         assert engine.demo
         assert window.demo_label.isVisible()

@@ -28,6 +28,7 @@ from desktop_app.ui.conversation.chat_header import ChatHeader
 from desktop_app.ui.conversation.composer import Composer
 from desktop_app.ui.conversation.find_bar import FindBar
 from desktop_app.ui.conversation.message_view import MessageListView
+from desktop_app.ui.conversation.new_chat_page import NewChatPage
 
 if TYPE_CHECKING:
     from desktop_app.config.settings import Settings
@@ -91,6 +92,9 @@ class ConversationPane(QWidget):
         self.column.addWidget(self.header)
         self.column.addWidget(self.find_bar)
         self.column.addWidget(self.messages, 1)
+        self.new_chat = NewChatPage()  # in the messages' place while there are none
+        self.new_chat.hide()
+        self.column.addWidget(self.new_chat, 1)
         # The banner and the composer stand in the reading column, however wide the window.
         # (Stretch around them, not an alignment: an aligned widget keeps its size hint.)
         self._centred_rows: list[QHBoxLayout] = []
@@ -132,6 +136,12 @@ class ConversationPane(QWidget):
         view.branch_requested.connect(self._on_messages_branch_requested)
         view.scrollbar_width_changed.connect(self._on_messages_scrollbar_width_changed)
         self.find_bar.closed.connect(self._on_find_bar_closed)
+        self.new_chat.starter_chosen.connect(self._on_new_chat_starter_chosen)
+        session.planned.connect(self._show_new_chat_page)
+        for change in (session.model.rowsInserted, session.model.rowsRemoved):
+            change.connect(self._show_new_chat_page)
+        session.model.modelReset.connect(self._show_new_chat_page)
+        self._show_new_chat_page()
 
     def showEvent(self, event: QShowEvent) -> None:
         """The messages go in when the pane is first shown, at its size: set before, the
@@ -338,6 +348,22 @@ class ConversationPane(QWidget):
         moves left by half its width."""
         for row in self._centred_rows:
             row.setContentsMargins(0, 0, taken, 0)
+
+    @Slot()
+    def _show_new_chat_page(self, *_changed: object) -> None:
+        """A chat with no messages shows what it starts with, not a blank page."""
+        session = self.session
+        empty = session.model.rowCount() == 0
+        self.new_chat.setVisible(empty)
+        self.messages.setVisible(not empty)
+        if empty:
+            self.new_chat.show_chat(session.chat.model, session.plan, session.state().facts)
+
+    @Slot(str)
+    def _on_new_chat_starter_chosen(self, text: str) -> None:
+        self.composer.set_draft(text)
+        edit = self.composer.edit
+        edit.moveCursor(edit.textCursor().MoveOperation.End)  # to go on typing
 
     def _find_in_chat(self, text: str) -> list[str]:
         """The messages of the chat that hold `text`, in order."""

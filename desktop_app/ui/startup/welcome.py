@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 
 class WelcomePage(QWidget):
@@ -49,6 +49,15 @@ class WelcomePage(QWidget):
         layout = QVBoxLayout(self)
         layout.addStretch(2)
         for widget in (title, intro, self.enter_key, self.try_demo, note):
-            layout.addWidget(widget, 0, Qt.AlignmentFlag.AlignHCenter)
+            if isinstance(widget, QLabel) and widget.wordWrap():
+                # Centred by stretches, not by an alignment: a box given an alignment
+                # gives a wrapped label its one-line height, and its lines were cut.
+                row = QHBoxLayout()
+                row.addStretch(1)
+                row.addWidget(widget)
+                row.addStretch(1)
+                layout.addLayout(row)
+            else:
+                layout.addWidget(widget, 0, Qt.AlignmentFlag.AlignHCenter)
             layout.addSpacing(8)
         layout.addStretch(3)
