@@ -767,3 +767,33 @@ def test_names_and_errors_from_outside_are_shown_as_text_never_as_markup(
     )
     assert window.banner.message.text().startswith("<html>")
     assert window.banner.message.sizeHint().height() < 200
+
+
+def test_a_pinned_fact_is_a_card_that_holds_all_its_words(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """However long, a fact's card grows with its lines (nothing cut), its meta line
+    under them; a short one stays one line high."""
+    window.resize(1600, 900)
+    session = open_demo(window, engine, qtbot)
+    long = "The customer agreed on the phone to " + "a refund in two parts, " * 12 + "in May."
+    with replanned(qtbot, session):
+        session.pin_fact(long)
+    with replanned(qtbot, session):
+        session.pin_fact("Short one")
+    window.menus.context_action.setChecked(True)
+    panel = window.context
+    panel.tabs.setCurrentWidget(panel.facts)
+    view = panel.facts.list
+    qtbot.waitUntil(view.isVisible, timeout=3000)
+    texts = [view.model().index(r, 0).data() for r in range(view.model().rowCount())]
+    long_row = next(r for r, t in enumerate(texts) if t.startswith("The customer agreed"))
+    short_row = next(r for r, t in enumerate(texts) if t.startswith("Short one"))
+    line = view.fontMetrics().height()
+    long_rect = view.visualRect(view.model().index(long_row, 0))
+    short_rect = view.visualRect(view.model().index(short_row, 0))
+    width = long_rect.width() - 40  # (the card's paddings and edge)
+    needed = view.fontMetrics().boundingRect(0, 0, width, 10_000, Qt.TextFlag.TextWordWrap, long)
+    assert long_rect.height() >= needed.height() + line  # its lines, and the meta line
+    assert short_rect.height() < 4 * line
+    assert long_rect.right() <= view.viewport().width()  # no wider than the panel

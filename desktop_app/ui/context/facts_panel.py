@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.context.facts import Fact, FactSource
+from desktop_app.ui.context.fact_card import FactCardDelegate
 from desktop_app.ui.conversation.wrap_row import WrapRow
 from desktop_app.ui.dialogs.fact_dialog import ask_fact
 
@@ -161,6 +162,8 @@ class FactsPanel(QWidget):
         self.list.setModel(self.model)
         self.list.setWordWrap(True)
         self.list.setSpacing(2)
+        self.list.setItemDelegate(FactCardDelegate(self.list))
+        self.list.setResizeMode(QListView.ResizeMode.Adjust)  # cards re-wrap as it narrows
         self.list.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
         self.list.setDefaultDropAction(Qt.DropAction.MoveAction)
         self.list.setEditTriggers(
@@ -174,7 +177,10 @@ class FactsPanel(QWidget):
         self.suggested_list.setObjectName("suggestedFacts")
         self.suggested_list.setModel(self.suggested)
         self.suggested_list.setWordWrap(True)
-        self.suggested_list.setMaximumHeight(110)
+        self.suggested_list.setSpacing(2)
+        self.suggested_list.setItemDelegate(FactCardDelegate(self.suggested_list))
+        self.suggested_list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.suggested_list.setMaximumHeight(130)
         self.suggested_list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.suggested_label = QLabel("<b>Suggested by Claude</b> — not sent until you accept them")
 
