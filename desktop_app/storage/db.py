@@ -564,7 +564,8 @@ def sync_soon(db: sqlite3.Connection) -> threading.Thread | None:
 
 def _checkpoint_wal(path: str) -> None:
     try:
-        own = sqlite3.connect(path, timeout=10, check_same_thread=False)
+        # Read-write, never create: a file gone meanwhile is not made again, empty.
+        own = sqlite3.connect(f"{Path(path).as_uri()}?mode=rw", uri=True, timeout=10)
         try:
             own.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
         finally:

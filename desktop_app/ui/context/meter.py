@@ -30,7 +30,7 @@ SEGMENTS: dict[str, str] = {
     "free": "free",
 }
 MESSAGES, TOOLS, RESERVED, FREE = "messages", "tools", "reserved output", "free"
-ZOOM_BELOW = 0.25  # what is used, under this share of the window, gets a bar of its own
+ZOOM_BELOW = 0.25  # what is sent, under this share of the window, gets a bar of its own
 
 
 def tools_by_server(plan: Plan) -> list[tuple[str, int]]:
@@ -83,7 +83,7 @@ class ContextMeter(QWidget):
         self.update()
 
     def zoomed(self) -> bool:
-        """Is what is used drawn a second time, on a scale of its own? (A 2,700-token
+        """Is what is sent drawn a second time, on a scale of its own? (A 2,700-token
         chat fills 0% of a 1,000,000-token window: one bar alone would look empty.)"""
         if self.vertical or self.plan is None or not self.plan.context_window:
             return False

@@ -1,5 +1,5 @@
 """The top of the context panel, read at a glance: the request's total as one large
-number, then its parts as rows — colour, name, tokens, share of what is used, a small
+number, then its parts as rows — colour, name, tokens, share of what is sent, a small
 bar — each a click away from what it holds; below them, a line each for what matters
 now (`status_text`), and the sentences that explain the counting, behind "How is this
 counted?" (`counting_text`)."""
@@ -16,11 +16,10 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from desktop_app.ui import theme
 from desktop_app.ui.context.meter import FREE, RESERVED, SEGMENTS
 
-NOT_SENT = (FREE, RESERVED)  # room in the window, not part of what is sent
-
 if TYPE_CHECKING:
     from desktop_app.context.plan import Plan
 
+NOT_SENT = (FREE, RESERVED)  # room in the window, not part of what is sent
 ROW_GAP = theme.space(1)
 SWATCH = theme.space(3)
 

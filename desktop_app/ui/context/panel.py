@@ -371,6 +371,7 @@ class ContextPanel(QStackedWidget):
         return self._summary_sizes[key]
 
     def _show_policy_effect(self, session: ChatSession, plan: Plan) -> None:
+        """The compaction policy's effect on this chat, in words (local counts: ≈)."""
         settings = session.chat.settings
         counter = session.engine.counter
         if not counter.ready:
@@ -387,7 +388,7 @@ class ContextPanel(QStackedWidget):
         whole = (
             f"Keeps the last {turns} word for word: ≈{tokens:,} tokens now."
             if keep
-            else ("Keeps no turn whole: a compaction may summarize up to the newest.")
+            else "Keeps no turn whole: a compaction may summarize up to the newest."
         )
         when = (
             f" The older ones are summarized when the request reaches {plan.threshold:,} tokens."
@@ -458,13 +459,14 @@ class ContextPanel(QStackedWidget):
         if self.session is not None:
             self.session.accept_fact(fact, text or None)
 
-    @Slot()
+    @Slot(bool)
     def _on_details_toggled(self, shown: bool) -> None:
         self.figures.setVisible(shown)
         self.details_toggle.setArrowType(
             Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
         )
 
+    @Slot(str)
     def _on_section_clicked(self, section: str) -> None:
         """Show what a part of the request holds: its tab, its view, or its place."""
         if section in ("facts", "project facts"):
@@ -480,6 +482,7 @@ class ContextPanel(QStackedWidget):
         elif section == "messages":
             self._on_meter_messages_clicked()
 
+    @Slot()
     def _on_meter_messages_clicked(self) -> None:
         plan = self.meter.plan
         if plan is not None and plan.first_sent_after_head:
