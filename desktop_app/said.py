@@ -5,7 +5,7 @@ once, for both faces. Nothing here reaches the engine or imports Qt: value modul
 
 from __future__ import annotations
 
-from desktop_app.config.prices import InputCostChange, ReplyCost, format_money
+from desktop_app.config.prices import InputCostChange, ReplyCost, Spend, format_money
 
 
 def reply_cost(cost: ReplyCost) -> str:
@@ -35,3 +35,18 @@ def input_cost(change: InputCostChange) -> str:
         f"Next turn's input: {as_is} as it stands (read from the prompt cache) → {changed} "
         f"with the change ({about}{change.rewritten_tokens:,} tokens written to the cache again)."
     )
+
+
+def spend_in_window(spend: Spend) -> str:
+    """What a chat's requests cost, in one short line for the context panel: where a model
+    has no price, the requests are counted and the window's way to add one is named."""
+    if not spend.requests:
+        return "nothing sent yet"
+    requests = f"{spend.requests:,} request{'s' if spend.requests != 1 else ''}"
+    money = format_money(spend.cost, spend.currency)
+    if not spend.unpriced_models:
+        return f"{money} over {requests}"
+    names = ", ".join(spend.unpriced_models)
+    if not spend.priced:
+        return f"{requests}, tokens only: no price for {names} (add one in Settings → Prices)"
+    return f"{money} over {spend.priced:,} of {requests}; no price for {names}"

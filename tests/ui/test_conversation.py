@@ -350,7 +350,10 @@ def test_what_a_chat_spent_is_in_the_context_panel_and_the_list(
     assert len(session.chat.costs.sent_requests()) == 2
     window.menus.context_action.setChecked(True)
     panel = window.context
-    spent = "Spent in this chat: 2 request(s); no price for contextdesk-demo, so tokens only"
+    spent = (
+        "Spent in this chat: 2 requests, tokens only: no price for contextdesk-demo "
+        "(add one in Settings → Prices)"
+    )
     qtbot.waitUntil(lambda: spent in panel.status.text(), timeout=5000)
     index = window.chat_list.index_of(session.chat.id)
     tooltip = index.data(Qt.ItemDataRole.ToolTipRole)
@@ -407,8 +410,9 @@ def test_messages_are_read_in_a_centred_column_however_wide_the_window(
     assert (
         abs(composer.left() - view.mapTo(window.pane, column.topLeft()).x()) <= 2
     )  # (the scrollbar moves both)
-    # A narrow window: the column is the view, no wider.
-    window.resize(900, 800)
+    # A narrow window (the chat list folded to its rail, the panel to its strip): the
+    # column is the view, no wider.
+    window.resize(760, 800)
     qtbot.waitUntil(lambda: view.viewport().width() < COLUMN_PX, timeout=5000)
     row = view.visualRect(index)
     shot = view.viewport().grab().toImage()

@@ -283,6 +283,8 @@ def test_the_window_remembers_its_layout_and_last_chat(
     qtbot.waitUntil(lambda: not window.chat_list.isVisible(), timeout=2000)  # narrow: folded
     qtbot.keyClick(window, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)  # shown anyway
     assert window.chat_list.isVisible()
+    width = window.splitter.width()  # the rail gives its room back (laid out by events)
+    qtbot.waitUntil(lambda: window.splitter.width() > width, timeout=2000)
     chat = create_demo_chat(engine.store, 3)
     window.chat_list.set_chats(engine.store.list_chats())
     window.open_chat(chat.id)
@@ -1151,3 +1153,33 @@ def test_a_problem_that_is_no_chat_s_own_is_said_whole_above_the_chat(
     # In the reading column's width, not squeezed to its size hint (it cut the words)
     assert banner.width() >= min(window.settings.reading_width, window.middle.width()) - 40
     assert banner.message.width() >= banner.message.fontMetrics().horizontalAdvance(words) / 2
+
+
+def test_a_narrow_window_folds_the_chat_list_to_a_rail_of_icons(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    open_demo(window, engine, qtbot, turns=1)
+    window.resize(1300, 700)
+    qtbot.waitUntil(lambda: window.chat_list.isVisible(), timeout=2000)
+    assert window.rail is None or not window.rail.isVisible()
+    window.resize(960, 700)
+    qtbot.waitUntil(lambda: not window.chat_list.isVisible(), timeout=2000)
+    rail = window.rail
+    assert rail is not None
+    assert rail.isVisible()
+    assert rail.width() <= 48  # icons, not the list
+    qtbot.mouseClick(rail.buttons["chats"], Qt.MouseButton.LeftButton)
+    assert window.chat_list.isVisible()
+    assert not rail.isVisible()
+    window.menus.chat_list_action.trigger()  # Ctrl+B: folded again
+    assert rail.isVisible()
+    qtbot.mouseClick(rail.buttons["search"], Qt.MouseButton.LeftButton)
+    assert window.chat_list.isVisible()
+    assert window.chat_list.search.hasFocus()
+    window.menus.chat_list_action.trigger()
+    chats = len(engine.store.list_chats())
+    qtbot.mouseClick(rail.buttons["new"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(engine.store.list_chats()) == chats + 1, timeout=3000)
+    window.resize(1300, 700)  # wide again: the list as it was, no rail
+    qtbot.waitUntil(lambda: window.chat_list.isVisible(), timeout=2000)
+    assert not rail.isVisible()

@@ -4,7 +4,7 @@ and the terminal. One test per sentence shape: the exact text people read."""
 from __future__ import annotations
 
 from desktop_app import said
-from desktop_app.config.prices import InputCostChange, ReplyCost
+from desktop_app.config.prices import InputCostChange, ReplyCost, Spend
 
 
 def test_a_priced_replys_request_is_said_with_its_tokens_and_money() -> None:
@@ -37,3 +37,17 @@ def test_a_change_to_an_uncached_request_is_said_before_and_after() -> None:
     # (an exact figure would drop the ≈; every one today is an estimate)
     exact = InputCostChange("EUR", 12.5, 3.0, 0, prompt_caching=False, estimated=False)
     assert said.input_cost(exact) == "Next turn's input: EUR 12.50 → EUR 3.00."
+
+
+def test_a_chats_spend_reads_in_one_short_line_in_the_window() -> None:
+    def spend(requests: int, priced: int, unpriced: tuple[str, ...] = ()) -> Spend:
+        return Spend(0.1203, "USD", requests, priced, unpriced)
+
+    assert said.spend_in_window(spend(0, 0)) == "nothing sent yet"
+    assert said.spend_in_window(spend(1, 1)) == "$0.1203 over 1 request"
+    assert said.spend_in_window(spend(2, 0, ("m-x",))) == (
+        "2 requests, tokens only: no price for m-x (add one in Settings → Prices)"
+    )
+    assert said.spend_in_window(spend(3, 1, ("m-x",))) == (
+        "$0.1203 over 1 of 3 requests; no price for m-x"
+    )

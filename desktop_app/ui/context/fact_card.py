@@ -1,6 +1,7 @@
 """A pinned fact drawn as a card: its words whole, then who pinned it, its tokens and when
 it was last sent, in the meta line; the facts' colour marks its edge (the colour the
-meter gives the pinned facts)."""
+meter gives the pinned facts) — a suggestion waiting for the user's yes is dashed, its
+edge in the colour of what is not sent."""
 
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ WRAP = Qt.TextFlag.TextWordWrap
 class FactCardDelegate(QStyledItemDelegate):
     """For a list whose rows' DisplayRole is "text\\nmeta" (`FactListModel`)."""
 
-    def __init__(self, view: QListView) -> None:
+    def __init__(self, view: QListView, *, waiting: bool = False) -> None:
+        """`waiting`: suggested facts, not sent until accepted — their edge in the colour
+        of what is not sent, their card dashed."""
         super().__init__(view)
         self.view = view
+        self.waiting = waiting
 
     @staticmethod
     def _parts(index: Index) -> tuple[str, str]:
@@ -47,12 +51,14 @@ class FactCardDelegate(QStyledItemDelegate):
         card = QRectF(option.rect).adjusted(1, 1, -1, -1)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         border = theme.tone("accent" if selected else "border", dark)
-        painter.setPen(QPen(border, 2 if selected else 1))
+        dashes = Qt.PenStyle.DashLine if self.waiting and not selected else Qt.PenStyle.SolidLine
+        painter.setPen(QPen(border, 2 if selected else 1, dashes))
         painter.setBrush(palette.color(QPalette.ColorRole.Base))
         painter.drawRoundedRect(card, 8, 8)
         edge = QRectF(card.left() + 1, card.top() + PAD / 2, EDGE, card.height() - PAD)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(theme.section_colour("facts", dark) or border)
+        sent = theme.section_colour("facts", dark) or border
+        painter.setBrush(theme.state_colour("not sent", dark) if self.waiting else sent)
         painter.drawRoundedRect(edge, 2, 2)
         text, meta = self._parts(index)
         width = self._text_width()

@@ -178,7 +178,7 @@ class FactsPanel(QWidget):
         self.suggested_list.setModel(self.suggested)
         self.suggested_list.setWordWrap(True)
         self.suggested_list.setSpacing(2)
-        self.suggested_list.setItemDelegate(FactCardDelegate(self.suggested_list))
+        self.suggested_list.setItemDelegate(FactCardDelegate(self.suggested_list, waiting=True))
         self.suggested_list.setResizeMode(QListView.ResizeMode.Adjust)
         self.suggested_list.setMaximumHeight(130)
         self.suggested_list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -303,7 +303,8 @@ class ContextPanel(QStackedWidget):
         priced = f" (the API's reported usage × prices of {prices.updated})" if spent.priced else ""
         self.total.setText(total_line(plan, self.total.font().pointSizeF()))
         self._show_policy_effect(session, plan)
-        self.status.setText(status_text(plan, f"Spent in this chat: {spent.text()}{priced}"))
+        spent_line = f"Spent in this chat: {said.spend_in_window(spent)}{priced}"
+        self.status.setText(status_text(plan, spent_line))
         self.figures.setText(counting_text(plan))
         self.project_line.setText(_project_line(plan))
         if plan.request.system:

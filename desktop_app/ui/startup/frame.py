@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from desktop_app.chats import FirstFrame
     from desktop_app.config.settings import AppState, Settings
+    from desktop_app.ui.chat_list.rail import ChatRail
     from desktop_app.ui.startup.early_input import EarlyInput
     from desktop_app.ui.startup.menus import WindowMenus
 
@@ -59,6 +60,7 @@ class WindowFrame(QMainWindow):
         self.frame = frame
         self.app_state = frame.state
         self._list_folded = False  # the window is narrower than CHAT_LIST_FOLD_PX
+        self.rail: ChatRail | None = None  # the folded list's icons (`_show_rail`)
         self.setObjectName("mainWindow")
         self.resize(1280, 820)
         # The docked panel's own minimum must not stop the window from narrowing: below
@@ -162,11 +164,33 @@ class WindowFrame(QMainWindow):
     @Slot(bool)
     def show_chat_list(self, shown: bool) -> None:
         self.chat_list.setVisible(shown)
+        self._show_rail(not shown)
         if not self._list_folded:  # the choice for a wide window; a narrow one folds anyway
             self.app_state = replace(self.app_state, chat_list_hidden=not shown)
         focused = QApplication.focusWidget()
         if not shown and focused is not None and self.chat_list.isAncestorOf(focused):
             self.focus_composer()
+
+    def _show_rail(self, shown: bool) -> None:
+        """The folded list's rail of icons: the chats, a new chat, search (made the first
+        time the list folds: the first frame needs none of it)."""
+        if self.rail is None:
+            if not shown:
+                return
+            from desktop_app.ui.chat_list.rail import ChatRail
+
+            self.rail = ChatRail()
+            self.rail.chats_requested.connect(lambda: self.menus.chat_list_action.setChecked(True))
+            self.rail.new_requested.connect(self.menus.new_action.trigger)
+            self.rail.search_requested.connect(self._on_rail_search_requested)
+            self.central_row.insertWidget(0, self.rail)
+        self.rail.setVisible(shown)
+
+    @Slot()
+    def _on_rail_search_requested(self) -> None:
+        self.menus.chat_list_action.setChecked(True)
+        self.chat_list.search.setFocus()
+        self.chat_list.search.selectAll()
 
     def focus_composer(self) -> None:
         """The focus leaves the chat list for the conversation (the window's)."""
