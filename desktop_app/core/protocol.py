@@ -17,7 +17,7 @@ messages are built only for blocks that break a rule.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from desktop_app.core.blocks import (
@@ -208,25 +208,24 @@ def _json_valid_utf8(value: Any) -> bool:
     if kind is str:
         return value.isascii() or _valid_utf8(value)
     if kind is dict:
-        for key, item in value.items():
+        for key in value:
             if not (key.isascii() or _valid_utf8(key)):
                 return False
-            inner = type(item)
-            if inner is str:
-                if not (item.isascii() or _valid_utf8(item)):
-                    return False
-            elif (inner is dict or inner is list) and not _json_valid_utf8(item):
-                return False
-        return True
+        return _items_valid_utf8(value.values())
     if kind is list:
-        for item in value:
-            inner = type(item)
-            if inner is str:
-                if not (item.isascii() or _valid_utf8(item)):
-                    return False
-            elif (inner is dict or inner is list) and not _json_valid_utf8(item):
-                return False
+        return _items_valid_utf8(value)
     return True  # numbers, booleans, null
+
+
+def _items_valid_utf8(items: Iterable[Any]) -> bool:
+    for item in items:
+        inner = type(item)
+        if inner is str:
+            if not (item.isascii() or _valid_utf8(item)):
+                return False
+        elif (inner is dict or inner is list) and not _json_valid_utf8(item):
+            return False
+    return True
 
 
 def _valid_tool_id(tool_id: str) -> bool:
