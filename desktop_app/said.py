@@ -5,7 +5,13 @@ once, for both faces. Nothing here reaches the engine or imports Qt: value modul
 
 from __future__ import annotations
 
-from desktop_app.config.prices import InputCostChange, ReplyCost, Spend, format_money
+from desktop_app.config.prices import (
+    CacheOutlook,
+    InputCostChange,
+    ReplyCost,
+    Spend,
+    format_money,
+)
 
 
 def reply_cost(cost: ReplyCost) -> str:
@@ -50,3 +56,40 @@ def spend_in_window(spend: Spend) -> str:
     if not spend.priced:
         return f"{requests}, tokens only: no price for {names} (add one in Settings → Prices)"
     return f"{money} over {spend.priced:,} of {requests}; no price for {names}"
+
+
+def countdown(seconds: float) -> str:
+    """4:05 left of a cache, or 1:02:30 for a 1-hour one just written."""
+    whole = max(0, int(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def cache_state(outlook: CacheOutlook, now: float) -> str:
+    """The cache in a word or two, for the chat bar: "cache warm · 4:05", "cache cold"."""
+    cache = outlook.cache
+    if cache.state == "warm":
+        return f"cache warm · {countdown(cache.seconds_left(now))}"
+    return {"cold": "cache cold", "none": "not cached yet", "off": "no prompt cache"}[cache.state]
+
+
+def cache_line(outlook: CacheOutlook, now: float) -> str:
+    """The cache and what it does to the next turn: "Prompt cache warm for 4:05 (12,400
+    tokens, 5-minute) · next turn's input ≈$0.0031 now · ≈$0.0310 once cold"."""
+    cache = outlook.cache
+    kept = "1-hour" if cache.ttl == "1h" else "5-minute"
+    state = {
+        "warm": f"Prompt cache warm for {countdown(cache.seconds_left(now))} "
+        f"({cache.tokens:,} tokens, {kept})",
+        "cold": f"Prompt cache cold (its {kept} lifetime ran out)",
+        "none": f"Nothing cached yet ({kept} cache)",
+        "off": "This server takes no prompt cache",
+    }[cache.state]
+    if outlook.now is None or outlook.cold is None:
+        return f"{state} · no price for this model, so tokens only"
+    now_cost = "≈" + format_money(outlook.now, outlook.currency)
+    if cache.state == "warm":
+        cold = "≈" + format_money(outlook.cold, outlook.currency)
+        return f"{state} · next turn's input {now_cost} now · {cold} once cold"
+    return f"{state} · next turn's input {now_cost}"

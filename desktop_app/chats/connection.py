@@ -54,7 +54,10 @@ class Connection:
         """Will requests carry `cache_control`? Decided as the backend decides it (only
         Anthropic's API takes the markers), from the settings, without connecting."""
         if self.demo:
-            return False  # the offline simulator, like most other servers
+            return True  # the offline simulator keeps a prompt cache as the API does
+        choice = self._settings().prompt_cache
+        if choice != "auto":
+            return choice == "on"
         from desktop_app.api.backend import is_anthropic
 
         return is_anthropic(self._base_url())
@@ -83,7 +86,10 @@ class Connection:
 
             self.simulator = SimulatorServer().start()
             return AnthropicBackend(
-                DEMO_KEY, self.simulator.base_url, deadlines=replace(deadlines, retries=0)
+                DEMO_KEY,
+                self.simulator.base_url,
+                deadlines=replace(deadlines, retries=0),
+                prompt_caching=True,
             )
         key = self.secrets.get()
         if key is None:
@@ -93,7 +99,12 @@ class Connection:
                 "`contextdesk demo` for the offline demo model.",
                 kind=ErrorKind.AUTH,
             )
-        return AnthropicBackend(key.value, settings.base_url or None, deadlines=deadlines)
+        return AnthropicBackend(
+            key.value,
+            settings.base_url or None,
+            deadlines=deadlines,
+            prompt_caching=self.prompt_caching(),
+        )
 
     def models(self) -> list[ModelInfo]:
         """The server's models (its list, or the built-in table when it has none). Call

@@ -6,6 +6,7 @@ the faces say them, with `desktop_app.said`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.chats.chat_core import ChatCore
@@ -16,7 +17,7 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message
 
 if TYPE_CHECKING:
-    from desktop_app.config.prices import InputCostChange, ReplyCost, Spend
+    from desktop_app.config.prices import CacheOutlook, InputCostChange, ReplyCost, Spend
     from desktop_app.context.compaction import CompactionPreview
     from desktop_app.context.plan import Plan
     from desktop_app.core.request_diff import RequestDiff
@@ -91,6 +92,30 @@ class Costs:
             prices.currency,
         )
 
+    def cache_outlook(self, plan: Plan) -> CacheOutlook:
+        """The prompt cache before the next turn (`plan`'s request): warm, with its time
+        left, or cold, and what the next request's input costs now and once cold."""
+        from desktop_app.config.prices import CacheOutlook, next_input_costs
+        from desktop_app.core.prompt_cache import cache_state, min_cacheable
+        from desktop_app.storage import ledger
+
+        core = self._core
+        caching = plan.request.prompt_caching
+        entry = ledger.cache_entry(core.host.store.db, core.id) if caching else None
+        state = cache_state(entry, core.host.clock(), caching=caching)
+        if state.state == "none":  # (the TTL the next request's markers ask for)
+            state = replace(state, ttl=core.settings.cache_ttl)
+        tokens = plan.estimated_input
+        prices = core.host.prices()
+        price = prices.price(core.model)
+        now = cold = None
+        if price is not None:
+            cacheable = tokens >= min_cacheable(core.model)
+            now, cold = next_input_costs(
+                price, prices.per_tokens, tokens, state, cacheable=cacheable
+            )
+        return CacheOutlook(state, tokens, now, cold, prices.currency, prices.updated)
+
     def spend(self) -> Spend:
         """What this chat's requests cost, by the price table (tokens only where a model
         has no price)."""
@@ -151,7 +176,8 @@ class Costs:
         kept = min(kept, new)
         rewritten = new - kept
         unchanged = old * price.cache_read / per  # as it stands: read from the cache
-        changed = (kept * price.cache_read + rewritten * price.cache_write_5m) / per
+        write = price.cache_write_1h if after.request.cache_ttl == "1h" else price.cache_write_5m
+        changed = (kept * price.cache_read + rewritten * write) / per
         return InputCostChange(
             prices.currency,
             as_is=unchanged,

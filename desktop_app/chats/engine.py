@@ -54,9 +54,14 @@ if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the fir
 DEMO_MODEL = "contextdesk-demo"
 
 
-def _how_to_reach(settings: Settings) -> tuple[str, int, int]:
+def _how_to_reach(settings: Settings) -> tuple[str, int, int, str]:
     """What the connection is made from: a change means connecting afresh."""
-    return settings.base_url, settings.first_word_timeout, settings.quiet_timeout
+    return (
+        settings.base_url,
+        settings.first_word_timeout,
+        settings.quiet_timeout,
+        settings.prompt_cache,
+    )
 
 
 @dataclass
@@ -77,6 +82,8 @@ class Engine:
     _mcp: McpHub | None = field(default=None, init=False, repr=False)
     _mcp_made: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     notices: list[str] = field(default_factory=list, init=False, repr=False)  # take_notices
+    # The time now, for what expires (the prompt cache); tests set their own clock.
+    clock: Callable[[], float] = field(default=time.time, init=False, repr=False)
 
     def __post_init__(self, demo_mode: bool) -> None:
         # The server is read when connecting: Settings may have changed it by then.

@@ -23,6 +23,8 @@ CHAT_FIELDS = {
     "drop_old_thinking": "drop_old_thinking",
     "tools_off": "tools_off",
     "project_layers_off": "project_layers_off",
+    "cache_ttl": "cache_ttl",  # 5m or 1h
+    "spend_cap": "spend_cap",  # the most the chat may cost; 0: no cap
 }
 
 # `contextdesk project set PROJECT KEY=VALUE`: the settings new chats of a project start
@@ -30,7 +32,7 @@ CHAT_FIELDS = {
 PROJECT_DEFAULT_FIELDS = {
     key: name
     for key, name in CHAT_FIELDS.items()
-    if key not in ("title", "model", "system", "project_layers_off")
+    if key not in ("title", "model", "system", "project_layers_off", "spend_cap")
 }
 
 # The message the next request is shown with when the composer is empty (a request always

@@ -11,7 +11,7 @@ change (a compaction, the breaker, a suggested fact) is saved in one transaction
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -107,12 +107,13 @@ class TurnRecorder:
     server: str = ""  # where requests go, for the ledger
     requests: ledger.RequestRecorder = field(default_factory=lambda: ledger.RequestRecorder())
     sent: tuple[int, float] | None = None  # the ledger row of the request awaiting its reply
+    clock: Callable[[], float] = time.time  # when a request is sent, as the ledger has it
 
     def record(self, event: LoopEvent) -> None:
         if isinstance(event, RequestStarted):
             self.last_request = event.request
             row = self.requests.record(
-                self.store.db, self.chat_id, event.request, server=self.server
+                self.store.db, self.chat_id, event.request, server=self.server, sent_at=self.clock()
             )
             self.sent = (row, time.monotonic())
         elif isinstance(event, MessageStarted):

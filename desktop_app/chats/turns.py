@@ -96,6 +96,7 @@ class Turns:
                 core.host.counter,
                 server=core.host.connection.server(),
                 requests=self._request_recorder(),
+                clock=core.host.clock,
             ),
         )
         core.answering = True

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from desktop_app import said
 from desktop_app.cli.wording import context_json, which_request
 from desktop_app.config.prices import format_money
 from desktop_app.core.blocks import block_type
@@ -33,12 +34,16 @@ def cmd_context(engine: Engine, args: argparse.Namespace) -> int:
             chat, chat.plans.plan(args.draft, history=messages), messages, args.draft
         )
     plan = chat.plans.plan(history=messages)
+    cache = chat.costs.cache_outlook(plan)
+    now = engine.clock()
     if args.json:
-        print(json.dumps(context_json(plan, messages), ensure_ascii=False, indent=2))
+        out = {**context_json(plan, messages), "cache": cache.to_json(now)}
+        print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
     print(
         f"{chat.title}: ≈{plan.estimated_input:,} of {plan.context_window:,} tokens (calibration ×{plan.calibration:.2f}); {plan.forecast}"
     )
+    print(said.cache_line(cache, now))
     if plan.stand_in or plan.retries:
         print(which_request(plan))
     for section in Section:

@@ -18,6 +18,7 @@ from typing import Any
 
 from desktop_app.bundled import bundled
 from desktop_app.core.messages import Usage
+from desktop_app.core.prompt_cache import CacheState
 
 FILE_NAME = "prices.json"
 _DATE_SUFFIX = re.compile(r"-\d{8}$")
@@ -119,6 +120,38 @@ class InputCostChange:
 
 
 @dataclass(frozen=True, slots=True)
+class CacheOutlook:
+    """The prompt cache before a chat's next turn: its `cache` state, and what the next
+    request's input (`input_tokens`, estimated) costs `now` and once the cache is `cold`,
+    in `currency` by the table of `prices_of` — both None when the model has no price.
+    Estimates: they assume the prefix the cache holds is still the request's (a change
+    above breaks it; the Request tab's diff names where). Said by `said.cache_line`."""
+
+    cache: CacheState
+    input_tokens: int
+    now: float | None
+    cold: float | None
+    currency: str
+    prices_of: str
+
+    def to_json(self, at: float) -> dict[str, object]:
+        """As `context --json` carries it: the state, when it expires, the two prices."""
+        return {
+            "state": self.cache.state,
+            "ttl": self.cache.ttl,
+            "cached_tokens": self.cache.tokens,
+            "expires_at": self.cache.expires_at,
+            "seconds_left": round(self.cache.seconds_left(at), 1),
+            "next_input_tokens": self.input_tokens,
+            "next_turn_now": self.now,
+            "next_turn_cold": self.cold,
+            "currency": self.currency,
+            "prices_of": self.prices_of,
+            "estimated": True,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class PriceTable:
     models: Mapping[str, Price]
     updated: str = ""
@@ -190,6 +223,23 @@ class PriceTable:
             total += self.cost(model, usage) or 0.0 if usage else 0.0  # (no reply: no usage)
             priced += 1
         return Spend(total, self.currency, count, priced, tuple(unpriced))
+
+
+def next_input_costs(
+    price: Price, per_tokens: int, tokens: int, cache: CacheState, *, cacheable: bool
+) -> tuple[float, float]:
+    """What a request of `tokens` input tokens costs now and once the cache is cold: the
+    part the warm cache holds at the read price, the rest written to the cache at the
+    write price of its TTL (the last message carries a breakpoint). A request the server
+    will not cache (no markers, or shorter than the model's minimum) pays input price."""
+    tier = price.for_prompt(tokens)
+    if cache.state == "off" or not cacheable:
+        plain = tokens * tier.input / per_tokens
+        return plain, plain
+    write = tier.cache_write_1h if cache.ttl == "1h" else tier.cache_write_5m
+    held = min(cache.tokens, tokens) if cache.state == "warm" else 0
+    now = (held * tier.cache_read + (tokens - held) * write) / per_tokens
+    return now, tokens * write / per_tokens
 
 
 def format_money(amount: float, currency: str = "USD") -> str:

@@ -63,6 +63,13 @@ class Settings:
     appearance: str = "system"  # system, light or dark
     text_size: int = 0  # points for the window's text; 0: the system's
     reading_width: int = 780  # the conversation's column at most, in px (lines stay readable)
+    # Prompt caching's markers: "auto" sends them to Anthropic's API only; "on" to the
+    # server set too (a proxy that passes them on); "off" never.
+    prompt_cache: str = "auto"
+    # The most a calendar month's requests may cost (the price table's currency; 0: no
+    # budget); "soft" warns at 80 % and past it, "hard" asks before a send goes over.
+    monthly_spend_cap: float = 0.0
+    monthly_cap: str = "soft"
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +194,19 @@ def _anything(_value: Any, _: Settings) -> str:
 
 
 APPEARANCES = ("system", "light", "dark")
+PROMPT_CACHE = ("auto", "on", "off")
+CAP_KINDS = ("soft", "hard")
+
+
+def _one_of(words: tuple[str, ...]) -> Callable[[str, Settings], str]:
+    def check(value: str, _: Settings) -> str:
+        return "" if value in words else f"say {', '.join(words)}"
+
+    return check
+
+
+def _money(value: float, _: Settings) -> str:
+    return "" if 0 <= value <= 1_000_000 else "from 0 (no budget) to 1,000,000"
 
 
 def _appearance(value: str, _: Settings) -> str:
@@ -313,6 +333,27 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
         "the conversation's column at most, in pixels (centred in a wider window)",
         _within(bounds.READING_WIDTH),
         "Reading width",
+    ),
+    SettingSpec(
+        "prompt_cache",
+        "prompt_cache",
+        "prompt caching's markers: auto (Anthropic's API only), on (the server set too), off",
+        _one_of(PROMPT_CACHE),
+        "Prompt cache",
+    ),
+    SettingSpec(
+        "monthly_spend_cap",
+        "monthly_spend_cap",
+        "the most a month's requests may cost, in the price table's currency; 0: no budget",
+        _money,
+        "Monthly budget",
+    ),
+    SettingSpec(
+        "monthly_cap",
+        "monthly_cap",
+        "soft (warn at 80 %) or hard (ask before a send goes over the monthly budget)",
+        _one_of(CAP_KINDS),
+        "Budget kind",
     ),
 )
 SETTING_BY_KEY = {spec.key: spec for spec in SETTINGS}

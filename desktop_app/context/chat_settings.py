@@ -45,6 +45,12 @@ class ContextSettings:
     # Layers of the chat's project it does not send ("instructions", "facts",
     # "knowledge"), sorted. Empty: all are sent.
     project_layers_off: tuple[str, ...] = ()
+    # How long the prompt cache keeps this chat's prefix: "5m" or "1h" (a 1-hour write
+    # costs 2× input, a 5-minute one 1.25×: core/prompt_cache.py).
+    cache_ttl: str = "5m"
+    # The most this chat may cost, in the price table's currency; 0: no cap. A hard cap:
+    # a send that would cross it is asked about first (chats/budgets.py).
+    spend_cap: float = 0.0
 
     def problems(self) -> list[str]:
         """Values a chat cannot work with, one line each, named as `chat set` names them."""
@@ -58,6 +64,10 @@ class ContextSettings:
         found += thinking_problems(
             self.thinking, self.thinking_budget, self.effort, self.thinking_display, self.max_tokens
         )
+        if self.cache_ttl not in ("5m", "1h"):
+            found.append("cache_ttl must be 5m or 1h")
+        if not 0 <= self.spend_cap <= 1_000_000:
+            found.append("spend_cap must be from 0 (no cap) to 1,000,000")
         if self.request_extras and not _extras_readable(self.request_extras):
             found.append("request_extras must be a JSON object of tools, tool_choice, metadata")
         return found

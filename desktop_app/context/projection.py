@@ -234,6 +234,7 @@ class _Projection:
             thinking=thinking.thinking,
             effort=thinking.effort,
             cache_last_message=True,
+            cache_ttl=settings.cache_ttl,
         )
         plan = self.plan(request, summary_message, messages_raw, untrimmed, starts, costs, facts)
         return replace(plan, thinking=thinking)

@@ -14,12 +14,13 @@ from typing import Any, Literal, TypeAlias
 from desktop_app.core.blocks import JSONObject, RedactedThinkingBlock, ThinkingBlock
 from desktop_app.core.errors import ContextDeskError, ErrorKind, Problem, ProtocolViolationError
 from desktop_app.core.messages import Message
+from desktop_app.core.prompt_cache import ttl_marker
 from desktop_app.core.protocol import lone_surrogate_at
 from desktop_app.core.request_rules import request_problems
 
 RequestPurpose: TypeAlias = Literal["chat", "compaction", "count"]
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
-EPHEMERAL = {"type": "ephemeral"}
+
 TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,128}")
 
 
@@ -106,6 +107,7 @@ class ChatRequest:
     # `cache_control` markers go only to servers that take them (Anthropic's API); the
     # body shown before sending follows the same rule, so it is what is sent.
     prompt_caching: bool = True
+    cache_ttl: str = "5m"  # how long each breakpoint is kept: "5m" or "1h" (core/prompt_cache.py)
 
     @property
     def cache_breakpoints(self) -> int:
@@ -131,12 +133,13 @@ class ChatRequest:
     def body(self) -> JSONObject:
         """The exact JSON body of `POST /v1/messages` (without `stream`)."""
         body: JSONObject = {"model": self.model, "max_tokens": self.max_tokens}
-        system = [_system_block(p, self.prompt_caching) for p in self.system if p.text]
+        marker = ttl_marker(self.cache_ttl) if self.prompt_caching else None
+        system = [_system_block(p, marker) for p in self.system if p.text]
         if system:
             body["system"] = system
         messages = [m.to_api() for m in self.messages]
-        if self.cache_last_message and self.prompt_caching and messages:
-            _mark_cache_breakpoint(self.messages[-1], messages[-1])
+        if self.cache_last_message and marker and messages:
+            _mark_cache_breakpoint(self.messages[-1], messages[-1], marker)
         body["messages"] = messages
         if self.tools:
             body["tools"] = [t.to_api() for t in self.tools]
@@ -163,19 +166,21 @@ class ChatRequest:
         return out
 
 
-def _system_block(part: SystemPart, caching: bool) -> JSONObject:
+def _system_block(part: SystemPart, marker: dict[str, str] | None) -> JSONObject:
     block: JSONObject = {"type": "text", "text": part.text}
-    if part.cache and caching:
-        block["cache_control"] = dict(EPHEMERAL)
+    if part.cache and marker:
+        block["cache_control"] = dict(marker)
     return block
 
 
-def _mark_cache_breakpoint(message: Message, api_message: JSONObject) -> None:
+def _mark_cache_breakpoint(
+    message: Message, api_message: JSONObject, marker: dict[str, str]
+) -> None:
     """Put `cache_control` on the last block that may carry one (not thinking)."""
     content: list[Any] = api_message["content"]
     for index in range(len(message.blocks) - 1, -1, -1):
         if not isinstance(message.blocks[index], ThinkingBlock | RedactedThinkingBlock):
-            content[index] = {**content[index], "cache_control": dict(EPHEMERAL)}
+            content[index] = {**content[index], "cache_control": dict(marker)}
             return
 
 

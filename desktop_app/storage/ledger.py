@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop_app.core.messages import Message, Usage
+from desktop_app.core.prompt_cache import CacheEntry
 from desktop_app.core.request import ChatRequest
 from desktop_app.core.wire import usage_from_api
 from desktop_app.storage.db import explained, transaction, unsynced
@@ -268,6 +269,27 @@ def requests(db: sqlite3.Connection, chat_id: str) -> list[SentRequest]:
         )
         for row in rows
     ]
+
+
+@explained
+def cache_entry(db: sqlite3.Connection, chat_id: str) -> CacheEntry | None:
+    """What the chat's last answered request left in the prompt cache: the tokens it read
+    or wrote, when it started, and its markers' TTL. None when it sent none yet."""
+    row = db.execute(
+        "SELECT sent_at, usage, marks, head FROM requests WHERE chat_id = ? AND purpose = 'chat' "
+        "AND usage IS NOT NULL ORDER BY number DESC LIMIT 1",
+        (chat_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    usage = usage_from_api(json.loads(row[1]))
+    if usage is None:
+        return None
+    # One TTL for every marker of a request (the chat's setting), on messages or system.
+    marked = row[2] + (_part_text(db, row[3]) if '"1h"' not in row[2] else "")
+    ttl = "1h" if '"ttl":"1h"' in marked.replace(" ", "") else "5m"
+    cached = usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    return CacheEntry(row[0], ttl, cached)
 
 
 @explained

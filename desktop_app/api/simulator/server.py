@@ -16,12 +16,13 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from desktop_app.api.simulator import demo
+from desktop_app.api.simulator.caching import CacheUsage, SimulatedCache
 from desktop_app.api.simulator.script import Fault, FaultKind, Reply, Script
 from desktop_app.api.simulator.thinking import thinking_problem, with_thinking
 from desktop_app.core.model_facts import BUILTIN, DEMO, EFFORTS, ModelFacts
@@ -77,6 +78,11 @@ class SimulatorState:
     frame_delay_s: float = 0.0  # pause between stream frames (a slow model, for crash tests)
     stopping: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    clock: Callable[[], float] = time.time  # what the prompt cache's lifetimes run on
+    cache: SimulatedCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cache = SimulatedCache(lambda: self.clock())
 
 
 class SimulatorServer:
@@ -245,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:
             reply = demo.answer(body, purpose)
         reply = Reply(tuple(with_thinking(body, list(reply.content))), reply.stop_reason)
-        message = _message(body, reply)
+        message = _message(body, reply, self.sim.cache.use(body))
         if body.get("stream"):
             self._stream(message, fault)
         else:
@@ -399,7 +405,7 @@ def _estimate(body: dict[str, Any]) -> int:
     return max(1, len(json.dumps(relevant, ensure_ascii=False).encode()) // 4)
 
 
-def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+def _message(body: dict[str, Any], reply: Reply, cache: CacheUsage) -> dict[str, Any]:
     # A thinking block's text may be omitted, but its tokens were written (and billed).
     thinking = sum(
         max(40, len(b.get("thinking", "")) // 4) for b in reply.content if b["type"] == "thinking"
@@ -417,10 +423,14 @@ def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "stop_reason": reply.stop_reason,
         "stop_sequence": None,
         "usage": {
-            "input_tokens": _estimate(body),
+            "input_tokens": max(0, _estimate(body) - cache.read - cache.written),
             "output_tokens": output,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": cache.written,
+            "cache_read_input_tokens": cache.read,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": cache.written_5m,
+                "ephemeral_1h_input_tokens": cache.written_1h,
+            },
             "output_tokens_details": {"thinking_tokens": thinking},
         },
     }

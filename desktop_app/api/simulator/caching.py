@@ -1,0 +1,115 @@
+"""The simulator's prompt cache, kept as the API keeps one, so the usage it reports has
+real cache reads and writes.
+
+From platform.claude.com/docs/en/build-with-claude/prompt-caching (read 2026-12-03): a
+`cache_control` marker caches the prefix up to its block — tools, then system, then
+messages, per model; a request reads the longest prefix still cached, found at a marker
+or up to 20 blocks before one; what lies between that and the last marker is written; an
+entry lives its TTL ("5m", or "1h") from the start of the last request that wrote or read
+it; a prefix shorter than the model's minimum is not cached. Tokens are the simulator's
+own (about 4 bytes of JSON each), as everywhere in it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from desktop_app.core.prompt_cache import TTL_SECONDS, min_cacheable
+
+LOOKBACK = 20  # blocks before a marker where an earlier cached prefix is found
+
+
+@dataclass(frozen=True, slots=True)
+class CacheUsage:
+    read: int
+    written_5m: int
+    written_1h: int
+
+    @property
+    def written(self) -> int:
+        return self.written_5m + self.written_1h
+
+
+class SimulatedCache:
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self._expiry: dict[str, tuple[float, str]] = {}  # prefix hash → (expires, ttl)
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._expiry.clear()
+
+    def use(self, body: dict[str, Any]) -> CacheUsage:
+        """Read what `body`'s markers find cached, write the rest up to its last marker."""
+        blocks = _blocks(body)
+        if not any(ttl for _, _, ttl in blocks):
+            return CacheUsage(0, 0, 0)
+        model = str(body.get("model", ""))
+        running = hashlib.sha256(model.encode())
+        hashes: list[str] = []
+        totals: list[int] = []
+        total = 0
+        for text, tokens, _ in blocks:
+            running.update(text.encode())
+            hashes.append(running.copy().hexdigest())
+            total += tokens
+            totals.append(total)
+        marks = [i for i, (_, _, ttl) in enumerate(blocks) if ttl]
+        now = self.clock()
+        with self._lock:
+            hit = -1
+            for mark in marks:
+                for i in range(mark, max(-1, mark - LOOKBACK - 1), -1):
+                    found = self._expiry.get(hashes[i])
+                    if found is not None and found[0] > now:
+                        hit = max(hit, i)
+                        break
+            if hit >= 0:  # read: the entry lives its TTL from now
+                ttl = self._expiry[hashes[hit]][1]
+                self._expiry[hashes[hit]] = (now + TTL_SECONDS[ttl], ttl)
+            read = totals[hit] if hit >= 0 else 0
+            written = {"5m": 0, "1h": 0}
+            start = read
+            for mark in marks:
+                ttl = str(blocks[mark][2])
+                if mark <= hit or totals[mark] < min_cacheable(model):
+                    continue
+                self._expiry[hashes[mark]] = (now + TTL_SECONDS[ttl], ttl)
+                written[ttl] += totals[mark] - start
+                start = totals[mark]
+        return CacheUsage(read, written["5m"], written["1h"])
+
+
+def _blocks(body: dict[str, Any]) -> list[tuple[str, int, str]]:
+    """Each block of the prompt in cache order — (its JSON without the marker, its
+    tokens, its marker's TTL or "")."""
+    out: list[tuple[str, int, str]] = []
+
+    def add(prefix: str, block: Any) -> None:
+        ttl = ""
+        if isinstance(block, dict) and isinstance(block.get("cache_control"), dict):
+            ttl = "1h" if block["cache_control"].get("ttl") == "1h" else "5m"
+            block = {k: v for k, v in block.items() if k != "cache_control"}
+        text = prefix + json.dumps(block, sort_keys=True, ensure_ascii=False)
+        out.append((text, max(1, len(text.encode()) // 4), ttl))
+
+    for tool in body.get("tools") or ():
+        add("tool:", tool)
+    system = body.get("system")
+    for block in [system] if isinstance(system, str) else system or ():
+        add("system:", block)
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        role = str(message.get("role")) if isinstance(message, dict) else ""
+        for block in [content] if isinstance(content, str) else content or ():
+            add(role + ":", block)
+    if isinstance(body.get("cache_control"), dict) and out:  # automatic: the last block
+        text, tokens, _ = out[-1]
+        out[-1] = (text, tokens, "1h" if body["cache_control"].get("ttl") == "1h" else "5m")
+    return out
