@@ -8,6 +8,7 @@ from __future__ import annotations
 from desktop_app.config.prices import (
     CacheOutlook,
     InputCostChange,
+    PriceTable,
     ReplyCost,
     Spend,
     format_money,
@@ -56,6 +57,15 @@ def spend_in_window(spend: Spend) -> str:
     if not spend.priced:
         return f"{requests}, tokens only: no price for {names} (add one in Settings → Prices)"
     return f"{money} over {spend.priced:,} of {requests}; no price for {names}"
+
+
+def per_million(rate: float, table: PriceTable) -> str:
+    """A rate of the price table as people read it: "$2.50/M" (per million tokens)."""
+    unit = "M" if table.per_tokens == 1_000_000 else f"{table.per_tokens:,}"
+    digits = f"{rate:.4f}".rstrip("0")
+    digits += "0" * (2 - len(digits.split(".")[1]))  # $2.50, $0.125
+    sign = "$" if table.currency == "USD" else f"{table.currency} "
+    return f"{sign}{digits}/{unit}"
 
 
 def countdown(seconds: float) -> str:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         image_size,
         image_tokens,
     )
+    from desktop_app.chats.budgets import Budget
     from desktop_app.chats.changes import Changes, Rows
     from desktop_app.chats.chat import Chat, Imported
     from desktop_app.chats.chat_core import can_retry, repaired, retry_point
@@ -49,6 +50,7 @@ _LATER = {
     "ServerView": "tool_servers",
     "api_name": "tool_servers",
     "people_name": "tool_servers",
+    "Budget": "budgets",
     "Changes": "changes",
     "Rows": "changes",
     "DEMO_MODEL": "engine",
@@ -78,6 +80,7 @@ __all__ = [
     "FALLBACK_TOKENS",
     "NEW_CHAT_TITLE",
     "PROJECT_DEFAULT_FIELDS",
+    "Budget",
     "Changes",
     "Chat",
     "CompactionPreviewing",

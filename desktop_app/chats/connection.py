@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_app.config.secrets import SecretStore
@@ -32,10 +33,16 @@ DEMO_KEY = "contextdesk-offline-demo"
 
 class Connection:
     def __init__(
-        self, secrets: SecretStore, settings: Callable[[], Settings], *, demo: bool
+        self,
+        secrets: SecretStore,
+        settings: Callable[[], Settings],
+        *,
+        demo: bool,
+        demo_cache: Path | None = None,
     ) -> None:
         self.secrets = secrets
         self.demo = demo
+        self.demo_cache = demo_cache  # the demo simulator's prompt cache, between runs
         self._settings = settings  # read at connect time: Settings may change the server
         self._backend: ServerBackend | None = None
         self._made: list[ServerBackend] = []  # every backend yet: threads release on each
@@ -84,7 +91,7 @@ class Connection:
         if self.demo:
             from desktop_app.api.simulator import SimulatorServer
 
-            self.simulator = SimulatorServer().start()
+            self.simulator = SimulatorServer(cache_file=self.demo_cache).start()
             return AnthropicBackend(
                 DEMO_KEY,
                 self.simulator.base_url,

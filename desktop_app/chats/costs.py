@@ -17,6 +17,7 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message
 
 if TYPE_CHECKING:
+    from desktop_app.chats.budgets import Budget
     from desktop_app.config.prices import CacheOutlook, InputCostChange, ReplyCost, Spend
     from desktop_app.context.compaction import CompactionPreview
     from desktop_app.context.plan import Plan
@@ -95,26 +96,13 @@ class Costs:
     def cache_outlook(self, plan: Plan) -> CacheOutlook:
         """The prompt cache before the next turn (`plan`'s request): warm, with its time
         left, or cold, and what the next request's input costs now and once cold."""
-        from desktop_app.config.prices import CacheOutlook, next_input_costs
-        from desktop_app.core.prompt_cache import cache_state, min_cacheable
-        from desktop_app.storage import ledger
+        return cache_outlook(self._core, plan)
 
-        core = self._core
-        caching = plan.request.prompt_caching
-        entry = ledger.cache_entry(core.host.store.db, core.id) if caching else None
-        state = cache_state(entry, core.host.clock(), caching=caching)
-        if state.state == "none":  # (the TTL the next request's markers ask for)
-            state = replace(state, ttl=core.settings.cache_ttl)
-        tokens = plan.estimated_input
-        prices = core.host.prices()
-        price = prices.price(core.model)
-        now = cold = None
-        if price is not None:
-            cacheable = tokens >= min_cacheable(core.model)
-            now, cold = next_input_costs(
-                price, prices.per_tokens, tokens, state, cacheable=cacheable
-            )
-        return CacheOutlook(state, tokens, now, cold, prices.currency, prices.updated)
+    def budgets(self) -> list[Budget]:
+        """Every spending cap this chat's sends count against, with what is spent."""
+        from desktop_app.chats.budgets import budgets
+
+        return budgets(self._core)
 
     def spend(self) -> Spend:
         """What this chat's requests cost, by the price table (tokens only where a model
@@ -202,3 +190,24 @@ class Costs:
             return None
         before = self._plans.plan(history=messages)
         return self.of_change(before, self._plans.plan_if(messages, state=state))
+
+
+def cache_outlook(core: ChatCore, plan: Plan) -> CacheOutlook:
+    """The prompt cache before `plan`'s request, and its input priced now and once cold."""
+    from desktop_app.config.prices import CacheOutlook, next_input_costs
+    from desktop_app.core.prompt_cache import cache_state, min_cacheable
+    from desktop_app.storage import ledger
+
+    caching = plan.request.prompt_caching
+    entry = ledger.cache_entry(core.host.store.db, core.id) if caching else None
+    state = cache_state(entry, core.host.clock(), caching=caching)
+    if state.state == "none":  # (the TTL the next request's markers ask for)
+        state = replace(state, ttl=core.settings.cache_ttl)
+    tokens = plan.estimated_input
+    prices = core.host.prices()
+    price = prices.price(core.model)
+    now = cold = None
+    if price is not None:
+        cacheable = tokens >= min_cacheable(core.model)
+        now, cold = next_input_costs(price, prices.per_tokens, tokens, state, cacheable=cacheable)
+    return CacheOutlook(state, tokens, now, cold, prices.currency, prices.updated)

@@ -41,9 +41,11 @@ from desktop_app.storage.search import Hits, SearchHit
 from desktop_app.storage.store import ChatStore
 
 if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the first paint
+    from desktop_app.chats.budgets import Budget
     from desktop_app.chats.chat import Chat, Imported
     from desktop_app.chats.projects import Projects
     from desktop_app.chats.tool_servers import ToolServers
+    from desktop_app.chats.usage import UsageReport
     from desktop_app.config.mcp_servers import McpConfig
     from desktop_app.config.prices import PriceTable, Spend
     from desktop_app.core.model_facts import ModelFacts
@@ -87,7 +89,12 @@ class Engine:
 
     def __post_init__(self, demo_mode: bool) -> None:
         # The server is read when connecting: Settings may have changed it by then.
-        self.connection = Connection(self.secrets, lambda: self.settings, demo=demo_mode)
+        self.connection = Connection(
+            self.secrets,
+            lambda: self.settings,
+            demo=demo_mode,
+            demo_cache=self.paths.data / "demo-prompt-cache.json",
+        )
         self._seen_version = self.store.data_version()
         self._settings_stamp = self._stamp()
 
@@ -250,6 +257,18 @@ class Engine:
 
         rows = ledger.usage_rows(self.store.db, chat_id=chat_id, since=since)
         return self.prices().spend(rows)
+
+    def usage(self, by: str, since: float | None = None) -> UsageReport:
+        """Spend and tokens grouped by day, model, chat or project (chats/usage.py)."""
+        from desktop_app.chats.usage import report
+
+        return report(self, by, since)
+
+    def all_budgets(self) -> list[Budget]:
+        """Every cap set: the month's, each chat's and each project's (chats/budgets.py)."""
+        from desktop_app.chats.budgets import all_budgets
+
+        return all_budgets(self)
 
     def model_of(self, chat: ChatInfo) -> str:
         return DEMO_MODEL if self.demo else chat.model

@@ -297,6 +297,7 @@ class Projects:
                 "model": project.model,
                 "workspace": project.workspace,
                 "defaults": dict(project.defaults),
+                "spend_cap": project.spend_cap,
                 "facts": [{"text": f.text, "source": f.source.value} for f in project.facts],
                 "files": [
                     {"name": f.name, "text": f.text, "chosen": f.chosen} for f in project.files
@@ -336,9 +337,12 @@ class Projects:
                 "model",
                 "workspace",
                 "defaults",
+                "spend_cap",
             )
             if k in body
         }
+        if not isinstance(fields.get("spend_cap", 0), int | float):
+            raise _bad('"spend_cap" must be a number')
         if "defaults" in fields:  # checked as `set_defaults` would, before anything is made
             fields["defaults"] = self._imported_defaults(fields["defaults"], body.get("model"))
         project = projects.create(self._db, str(body["name"]), **fields)

@@ -44,6 +44,7 @@ class Turns:
         *,
         beside: str | None = None,
         after: str | None = None,
+        over_budget: bool = False,
     ) -> Turn:
         """Store the user's `message` (when this returns it is on disk) and make the turn
         that answers it; `beside` another message, it is that one's alternative (an
@@ -51,7 +52,8 @@ class Turns:
         leaving a failed or interrupted last reply out of the context (the transcript
         keeps it) — or, `after` a message of the user's, answer it again beside the
         replies it has (regenerate: a new branch). A failed write raises and changes
-        nothing."""
+        nothing; so does a send that would cross a hard spending cap (OVER_BUDGET),
+        unless the user chose to go `over_budget` this once."""
         from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState
 
         if beside is not None and message is None:
@@ -61,6 +63,8 @@ class Turns:
         store = core.host.store
         core.check_no_turn_elsewhere()
         core.keep_state(store.context_state(core.id))  # as another program may have left it
+        if not over_budget:
+            self._refuse_over_budget(message)
         planner = self._plans.planner()
         store.turn_started(core.id, os.getpid())  # first: if the disk is full, nothing is stored
         try:
@@ -101,6 +105,18 @@ class Turns:
         )
         core.answering = True
         return self._turn
+
+    def _refuse_over_budget(self, message: Message | None) -> None:
+        """Refuse (OVER_BUDGET) this send's input would cross a hard cap (planned only when
+        a hard cap is set: most chats have none)."""
+        from desktop_app.chats.budgets import any_hard_cap, check_send
+
+        if not any_hard_cap(self._core):
+            return
+        from desktop_app.chats.costs import cache_outlook
+
+        plan = self._plans.plan(message.text if message is not None else "")
+        check_send(self._core, cache_outlook(self._core, plan).now)
 
     def send(
         self,

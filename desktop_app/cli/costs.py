@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from desktop_app.cli.arguments import key_values
 from desktop_app.cli.wording import price_line, spend_json
+from desktop_app.config.prices import format_money
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
@@ -24,12 +26,38 @@ def cmd_spend(engine: Engine, args: argparse.Namespace) -> int:
         "month": time.mktime((now.tm_year, now.tm_mon, 1, 0, 0, 0, 0, 0, -1)),
         "all": None,
     }
+    if args.by:
+        return _spend_by(engine, args.by, starts[args.period], args.json)
     spend = engine.spend(starts[args.period])
     if args.json:
         print(json.dumps({"period": args.period, **spend_json(spend)}, indent=2))
         return 0
     label = {"today": "Today", "month": "This month", "all": "All time"}[args.period]
     print(f"{label}: {spend.text()} (prices of {engine.prices().updated})")
+    return 0
+
+
+def _spend_by(engine: Engine, by: str, since: float | None, as_json: bool) -> int:
+    """`spend --by day|model|chat|project`: a row per group, as the usage view shows it."""
+    report = engine.usage(by, since)
+    if as_json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+        return 0
+    money = functools.partial(format_money, currency=report.currency)
+    print(
+        f"{by:<24} {'requests':>9} {'input':>11} {'cache write':>12} {'cache read':>11} "
+        f"{'output':>9} {'cost':>10}"
+    )
+    for row in (*report.rows, report.total):
+        name = row.label if by in ("chat", "project") and row is not report.total else row.key
+        tokens = row.tokens
+        print(
+            f"{name[:24]:<24} {row.requests:>9,} {tokens['input']:>11,} "
+            f"{tokens['cache_write']:>12,} {tokens['cache_read']:>11,} {tokens['output']:>9,} "
+            f"{money(row.cost):>10}"
+            + (f"  ({row.unpriced} without a price)" if row.unpriced else "")
+        )
+    print(f"(tokens as the API reported them; money by the prices of {report.prices_of})")
     return 0
 
 

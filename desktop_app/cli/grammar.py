@@ -16,6 +16,7 @@ PROJECT_KEYS = {
     "knowledge": "knowledge_mode",
     "model": "model",
     "workspace": "workspace",
+    "spend_cap": "spend_cap",  # the most its chats may cost together; 0: no cap
 }
 
 
@@ -60,6 +61,11 @@ def add_commands(sub: Any) -> None:
         default="",
         metavar="NAME,…",
         help="tools that ask may run without asking (an MCP tool as SERVER.TOOL)",
+    )
+    send.add_argument(
+        "--over-budget",
+        action="store_true",
+        help="send even if it crosses a hard spending cap (this once)",
     )
     repl = sub.add_parser(
         "repl", help="talk in the terminal (/pin /facts /compact /context /request /export /quit)"
@@ -163,6 +169,11 @@ def add_commands(sub: Any) -> None:
 
     spend = sub.add_parser("spend", help="what the requests of every chat cost, by the price table")
     spend.add_argument("period", nargs="?", choices=("today", "month", "all"), default="month")
+    spend.add_argument(
+        "--by",
+        choices=("day", "model", "chat", "project"),
+        help="one row per day, model, chat or project: tokens and money by kind",
+    )
     spend.add_argument("--json", action="store_true")
 
     prices = sub.add_parser(
@@ -248,6 +259,11 @@ def _turn_options(parser: Any) -> None:
         "--dry-run",
         action="store_true",
         help="print the body of the request it would send; change nothing",
+    )
+    parser.add_argument(
+        "--over-budget",
+        action="store_true",
+        help="send even if it crosses a hard spending cap (this once)",
     )
 
 

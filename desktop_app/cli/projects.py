@@ -35,7 +35,8 @@ def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
             if key in PROJECT_DEFAULT_FIELDS:
                 defaults[key] = value
             elif key in PROJECT_KEYS:
-                fields[PROJECT_KEYS[key]] = float(value) if key == "budget" else value
+                numeric = key in ("budget", "spend_cap")
+                fields[PROJECT_KEYS[key]] = _number(key, value) if numeric else value
             else:
                 raise ContextDeskError(
                     "Unknown key",
@@ -141,3 +142,12 @@ def _show(engine: Engine, project: Project, as_json: bool) -> None:
     print(f"Chats: {len(chats)}" + "".join(f"\n  {c}" for c in chats))
     read, requests = engine.projects.cache_reads(project)
     print(f"Read from the prompt cache across its chats: {read:,} tokens in {requests:,} requests")
+
+
+def _number(key: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ContextDeskError(
+            "Not a number", f"{key}={text!r}: give a number", kind=ErrorKind.USAGE
+        ) from None

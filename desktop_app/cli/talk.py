@@ -105,7 +105,12 @@ def send(chat: Chat, text: str, approver: TerminalApprover, quiet: bool) -> Turn
 def cmd_send(engine: Engine, args: argparse.Namespace) -> int:
     chat = engine.find(args.chat)
     message = Message("user", (TextBlock(args.text),))
-    return _answer(engine, chat, args, lambda approver: chat.turns.start(message, approver))
+    return _answer(
+        engine,
+        chat,
+        args,
+        lambda approver: chat.turns.start(message, approver, over_budget=args.over_budget),
+    )
 
 
 def cmd_edit(engine: Engine, args: argparse.Namespace) -> int:
@@ -119,7 +124,12 @@ def cmd_edit(engine: Engine, args: argparse.Namespace) -> int:
         plan = chat.plans.planning(args.text, messages, beside=message)()
         return print_request(chat, plan, [*messages[: args.number - 1], edited])
     return _answer(
-        engine, chat, args, lambda approver: chat.turns.start(edited, approver, beside=message.id)
+        engine,
+        chat,
+        args,
+        lambda approver: chat.turns.start(
+            edited, approver, beside=message.id, over_budget=args.over_budget
+        ),
     )
 
 
@@ -134,7 +144,12 @@ def cmd_regenerate(engine: Engine, args: argparse.Namespace) -> int:
         answered = messages[: [m.id for m in messages].index(question.id) + 1]
         return print_request(chat, plan, answered)
     return _answer(
-        engine, chat, args, lambda approver: chat.turns.start(None, approver, after=question.id)
+        engine,
+        chat,
+        args,
+        lambda approver: chat.turns.start(
+            None, approver, after=question.id, over_budget=args.over_budget
+        ),
     )
 
 
@@ -148,7 +163,12 @@ def cmd_retry(engine: Engine, args: argparse.Namespace) -> int:
     if not args.dry_run:  # (with nothing to retry, `turns.start` says so)
         after = retry_point(messages)
         return _answer(
-            engine, chat, args, lambda approver: chat.turns.start(None, approver, after=after)
+            engine,
+            chat,
+            args,
+            lambda approver: chat.turns.start(
+                None, approver, after=after, over_budget=args.over_budget
+            ),
         )
     if not can_retry(messages):  # as `turns.start` would refuse it
         raise ContextDeskError(

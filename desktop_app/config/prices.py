@@ -199,18 +199,30 @@ class PriceTable:
         """What one request cost, or None when the model has no price: each kind of
         token at its rate (cache writes kept an hour at the 1-hour rate, the rest at the
         5-minute one), in the tier the prompt's length falls in."""
+        parts = self.cost_parts(model, usage)
+        return None if parts is None else sum(parts.values())
+
+    def cost_parts(self, model: str, usage: Usage | None) -> dict[str, float] | None:
+        """`cost`, by kind of token: input, cache_write, cache_read, output (None: the
+        model has no price; all 0 when the request had no reply to report usage)."""
         price = self.price(model)
         if price is None:
             return None
+        if usage is None:
+            return dict.fromkeys(("input", "cache_write", "cache_read", "output"), 0.0)
         price = price.for_prompt(usage.prompt_tokens)
         hour = min(usage.cache_write_1h_tokens, usage.cache_creation_input_tokens)
-        return (
-            usage.input_tokens * price.input
-            + (usage.cache_creation_input_tokens - hour) * price.cache_write_5m
-            + hour * price.cache_write_1h
-            + usage.cache_read_input_tokens * price.cache_read
-            + usage.output_tokens * price.output
-        ) / self.per_tokens
+        per = self.per_tokens
+        return {
+            "input": usage.input_tokens * price.input / per,
+            "cache_write": (
+                (usage.cache_creation_input_tokens - hour) * price.cache_write_5m
+                + hour * price.cache_write_1h
+            )
+            / per,
+            "cache_read": usage.cache_read_input_tokens * price.cache_read / per,
+            "output": usage.output_tokens * price.output / per,
+        }
 
     def spend(self, requests: Iterable[tuple[str, Usage | None]]) -> Spend:
         total, count, priced = 0.0, 0, 0

@@ -56,6 +56,7 @@ class Project:
     # over Settings' defaults: max output, thinking, compaction, tools off, …
     defaults: tuple[tuple[str, object], ...] = ()
     created_at: float = field(default_factory=time.time)
+    spend_cap: float = 0.0  # the most its chats may cost together (chats/budgets.py); 0: none
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ class ErrorKind(StrEnum):
     IO = "io"  # a file could not be read or written: the system's reason, not the input's
     PROTOCOL = "protocol"  # a request the API would reject, caught before sending
     NOTHING_TO_RETRY = "nothing_to_retry"
+    OVER_BUDGET = "over_budget"  # a send would cross a hard spending cap: nothing was sent
     # The context engine
     CONTEXT_OVERFLOW = "context_overflow"
     REQUEST_TOO_LARGE = "request_too_large"

@@ -335,6 +335,12 @@ def _v14(db: sqlite3.Connection) -> None:
     search.set_buffer(db)
 
 
+def _v15(db: sqlite3.Connection) -> None:
+    # A project's spending cap (chats/budgets.py): the most its chats' requests may cost
+    # together, in the price table's currency; 0: none.
+    db.execute("ALTER TABLE projects ADD COLUMN spend_cap REAL NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -350,6 +356,7 @@ MIGRATIONS: list[Migration] = [
     _v12,
     _v13,
     _v14,
+    _v15,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -294,20 +294,41 @@ def cache_entry(db: sqlite3.Connection, chat_id: str) -> CacheEntry | None:
 
 @explained
 def usage_rows(
-    db: sqlite3.Connection, *, chat_id: str | None = None, since: float | None = None
+    db: sqlite3.Connection,
+    *,
+    chat_id: str | None = None,
+    since: float | None = None,
+    chat_ids: Sequence[str] | None = None,
 ) -> list[tuple[str, Usage | None]]:
-    """(model, usage) of every request sent — of one chat, and since a time, if given."""
+    """(model, usage) of every request sent — of one chat or of some, and since a time,
+    if given."""
     where: list[str] = []
     args: list[object] = []
     if chat_id is not None:
         where.append("chat_id = ?")
         args.append(chat_id)
+    if chat_ids is not None:
+        where.append(f"chat_id IN ({','.join('?' * len(chat_ids)) or 'NULL'})")
+        args.extend(chat_ids)
     if since is not None:
         where.append("sent_at >= ?")
         args.append(since)
     clause = f" WHERE {' AND '.join(where)}" if where else ""
     rows = db.execute(f"SELECT model, usage FROM requests{clause}", args).fetchall()
     return [(row[0], usage_from_api(json.loads(row[1])) if row[1] else None) for row in rows]
+
+
+@explained
+def usage_detail(
+    db: sqlite3.Connection, *, since: float | None = None
+) -> list[tuple[float, str, str, Usage | None]]:
+    """(sent_at, chat_id, model, usage) of every request sent since `since` (all when
+    None), oldest first: what the usage view groups."""
+    clause, args = ("WHERE sent_at >= ?", (since,)) if since is not None else ("", ())
+    rows = db.execute(
+        f"SELECT sent_at, chat_id, model, usage FROM requests {clause} ORDER BY sent_at", args
+    ).fetchall()
+    return [(r[0], r[1], r[2], usage_from_api(json.loads(r[3])) if r[3] else None) for r in rows]
 
 
 @explained

@@ -24,6 +24,7 @@ FIELDS = (
     "model",
     "workspace",
     "defaults",  # settings new chats of the project start with (JSON: field → value)
+    "spend_cap",  # the most its chats may cost together; 0: no cap
 )
 
 
@@ -52,7 +53,7 @@ def all_projects(db: sqlite3.Connection) -> list[Project]:
 def get(db: sqlite3.Connection, project_id: str) -> Project:
     row = db.execute(
         "SELECT id, name, instructions, knowledge_budget, knowledge_mode, model, workspace, "
-        "created_at, defaults FROM projects WHERE id = ?",
+        "created_at, defaults, spend_cap FROM projects WHERE id = ?",
         (project_id,),
     ).fetchone()
     if row is None:
@@ -92,6 +93,7 @@ def get(db: sqlite3.Connection, project_id: str) -> Project:
         row[6],
         tuple(sorted(json.loads(row[8]).items())),
         row[7],
+        spend_cap=row[9],
     )
 
 
@@ -130,6 +132,12 @@ def update(db: sqlite3.Connection, project_id: str, **fields: Any) -> Project:
         raise ContextDeskError(
             "Knowledge budget out of range",
             "The knowledge budget is a share of the window, from 0 to 1 (0.3 is 30%).",
+            kind=ErrorKind.USAGE,
+        )
+    if not 0 <= float(fields.get("spend_cap", 0)) <= 1_000_000:
+        raise ContextDeskError(
+            "Spending cap out of range",
+            "A project's spending cap is from 0 (no cap) to 1,000,000.",
             kind=ErrorKind.USAGE,
         )
     if "name" in fields and not str(fields["name"]).strip():

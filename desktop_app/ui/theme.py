@@ -40,6 +40,7 @@ TONES = {
     "code_inline": ("#ebe7dc", "#34322e"),
     "rule": ("#d6d1c4", "#46433d"),  # a table's lines
     "link": ("#a34a2c", "#e8a084"),
+    "cache_warm": ("#2e7d32", "#81c784"),  # the prompt cache holds the chat's prefix
 }
 
 # -- type: a role's size as a share of the text size (Settings → Text size) -------------
@@ -147,6 +148,13 @@ QToolButton#chatThinking::menu-indicator {{
     subcontrol-origin: padding; subcontrol-position: center right; right: 4px;
 }}
 QToolButton#chatThinking:hover {{ background: {hover}; }}
+QToolButton#chatCache {{
+    border: 2px solid transparent; border-radius: 6px; padding: 2px 6px; color: {muted};
+}}
+QToolButton#chatCache[cacheState="warm"] {{ color: {cache_warm}; }}
+QToolButton#chatCache::menu-indicator {{ image: none; width: 0; }}
+QToolButton#chatCache:hover {{ background: {hover}; }}
+QToolButton#chatCache:focus {{ border-color: palette(highlight); }}
 QPushButton#send:focus, QToolButton#attach:focus, QToolButton#contextViewToggle:focus,
 QToolButton#cancelEdit:focus, QToolButton#chatThinking:focus {{
     border-color: palette(highlight);

@@ -37,7 +37,7 @@ def cached(sim: SimulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     engine = Engine.open(tmp_path / "home")
     engine.change_settings({"prompt_cache": "on"})
     clock = Clock()
-    engine.clock = clock  # type: ignore[method-assign]
+    engine.clock = clock
     sim.state.clock = clock
     yield engine, clock
     engine.close()
@@ -68,6 +68,8 @@ def test_warm_after_a_turn_cold_at_its_ttl_and_the_next_turn_priced_both_ways(
     assert outlook.cache.tokens == held
     assert outlook.cache.seconds_left(clock.now) == pytest.approx(300.0)
     n = outlook.input_tokens
+    assert outlook.now is not None
+    assert outlook.cold is not None
     assert outlook.now == pytest.approx((min(held, n) * 0.10 + (n - min(held, n)) * 2.50) / 1e6)
     assert outlook.cold == pytest.approx(n * 2.50 / 1e6)
     assert outlook.now < outlook.cold

@@ -9,6 +9,7 @@ import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,7 @@ def answered(chat: Chat, *questions: str) -> list[Message]:
     return chat.messages()
 
 
-def run(chat: Chat, message: Message | None = None, **where: str) -> None:
+def run(chat: Chat, message: Message | None = None, **where: Any) -> None:
     """One turn started the way the window starts it (an edit, a regeneration)."""
     turn = chat.turns.start(message, ScriptedApprover(), **where)
     try:

@@ -12,11 +12,13 @@ own (about 4 bytes of JSON each), as everywhere in it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from desktop_app.core.prompt_cache import TTL_SECONDS, min_cacheable
@@ -36,14 +38,32 @@ class CacheUsage:
 
 
 class SimulatedCache:
-    def __init__(self, clock: Callable[[], float]) -> None:
+    """`path`: a file the entries are kept in, so the offline demo's command line — a new
+    simulator each run — finds what the last run cached, as the API would."""
+
+    def __init__(self, clock: Callable[[], float], path: Path | None = None) -> None:
         self.clock = clock
+        self.path = path
         self._expiry: dict[str, tuple[float, str]] = {}  # prefix hash → (expires, ttl)
         self._lock = threading.Lock()
+        if path is not None:
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                kept = json.loads(path.read_text(encoding="utf-8"))
+                self._expiry = {k: (float(v[0]), str(v[1])) for k, v in kept.items()}
 
     def clear(self) -> None:
         with self._lock:
             self._expiry.clear()
+
+    def _keep(self, now: float) -> None:
+        """Write the live entries to `path` (the demo's; a failure only forgets them)."""
+        if self.path is None:
+            return
+        live = {k: v for k, v in self._expiry.items() if v[0] > now}
+        with contextlib.suppress(OSError):
+            partial = self.path.with_suffix(".partial")
+            partial.write_text(json.dumps(live), encoding="utf-8")
+            partial.replace(self.path)
 
     def use(self, body: dict[str, Any]) -> CacheUsage:
         """Read what `body`'s markers find cached, write the rest up to its last marker."""
@@ -83,6 +103,7 @@ class SimulatedCache:
                 self._expiry[hashes[mark]] = (now + TTL_SECONDS[ttl], ttl)
                 written[ttl] += totals[mark] - start
                 start = totals[mark]
+            self._keep(now)
         return CacheUsage(read, written["5m"], written["1h"])
 
 

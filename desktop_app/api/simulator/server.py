@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from desktop_app.api.simulator import demo
@@ -79,17 +80,20 @@ class SimulatorState:
     stopping: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
     clock: Callable[[], float] = time.time  # what the prompt cache's lifetimes run on
+    cache_file: Path | None = None  # where the prompt cache is kept between runs (the demo)
     cache: SimulatedCache = field(init=False)
 
     def __post_init__(self) -> None:
-        self.cache = SimulatedCache(lambda: self.clock())
+        self.cache = SimulatedCache(lambda: self.clock(), self.cache_file)
 
 
 class SimulatorServer:
     """`with SimulatorServer() as sim: sim.base_url …` — a server on an ephemeral port."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.state = SimulatorState()
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, *, cache_file: Path | None = None
+    ) -> None:
+        self.state = SimulatorState(cache_file=cache_file)
         handler = type("Handler", (_Handler,), {"sim": self.state})
         self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True

@@ -17,6 +17,9 @@ from desktop_app.ui import theme
 from desktop_app.ui.context.meter import FREE, RESERVED, SEGMENTS
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from desktop_app.chats import Budget
     from desktop_app.context.plan import Plan
 
 NOT_SENT = (FREE, RESERVED)  # room in the window, not part of what is sent
@@ -90,8 +93,9 @@ def _which_request(plan: Plan) -> str:
     return ""
 
 
-def status_text(plan: Plan, spent: str) -> str:
-    """The lines that matter now: what is wrong, when auto-compaction comes, the spend."""
+def status_text(plan: Plan, spent: str, budgets: Sequence[Budget] = ()) -> str:
+    """The lines that matter now: what is wrong, when auto-compaction comes, the spend and
+    each budget it counts against (in bold from 80 % of its cap)."""
     lines = []
     if not plan.fits:
         lines.append("<b>The request does not fit the window</b>: compact, or exclude something.")
@@ -111,6 +115,9 @@ def status_text(plan: Plan, spent: str) -> str:
             f"{plan.not_sent_count:,} message(s) not sent (trimmed, summarized or excluded)."
         )
     lines.append(escape(spent))
+    for budget in budgets:
+        words = "Budget, " + escape(budget.text())
+        lines.append(f"<b>{words} — nearly spent</b>" if budget.warned else words)
     return "<br>".join(lines)
 
 

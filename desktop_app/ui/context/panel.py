@@ -107,6 +107,12 @@ class ContextPanel(QStackedWidget):
         self.status.setObjectName("contextStatus")
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.RichText)
+        # The prompt cache, counting down while warm, and the next turn's input priced now
+        # and once cold (ui/conversation/cache_clock.py).
+        self.cache = QLabel()
+        self.cache.setObjectName("contextCache")
+        self.cache.setWordWrap(True)
+        self.cache.hide()
         self.details_toggle = QToolButton()
         self.details_toggle.setObjectName("howCounted")
         self.details_toggle.setText("How is this counted?")
@@ -173,6 +179,7 @@ class ContextPanel(QStackedWidget):
         column.addWidget(self.meter)
         column.addWidget(self.rows)
         column.addWidget(self.status)
+        column.addWidget(self.cache)
         column.addWidget(self.details_toggle)
         column.addWidget(self.figures)
         column.addWidget(buttons)
@@ -262,7 +269,13 @@ class ContextPanel(QStackedWidget):
     def set_session(self, session: ChatSession | None) -> None:
         if session is not None and not self.built:
             self._build()
+        old = self.session
+        if old is not None and old is not session:
+            old.cache.changed.disconnect(self._on_cache_changed)
+        if session is not None and old is not session:
+            session.cache.changed.connect(self._on_cache_changed)
         self.session = session
+        self._on_cache_changed()
         self.setCurrentWidget(self.tabs if session is not None else self.empty)
         if session is not None:
             self.system.setPlainText(session.chat.info.system_prompt)
@@ -304,7 +317,7 @@ class ContextPanel(QStackedWidget):
         self.total.setText(total_line(plan, self.total.font().pointSizeF()))
         self._show_policy_effect(session, plan)
         spent_line = f"Spent in this chat: {said.spend_in_window(spent)}{priced}"
-        self.status.setText(status_text(plan, spent_line))
+        self.status.setText(status_text(plan, spent_line, session.chat.costs.budgets()))
         self.figures.setText(counting_text(plan))
         self.project_line.setText(_project_line(plan))
         if plan.request.system:
@@ -313,6 +326,13 @@ class ContextPanel(QStackedWidget):
             self.effective.setPlainText("")
         if counter.ready:
             self.system_tokens.setText(f"≈{counter.text(self.system.toPlainText()):,} tokens")
+
+    @Slot()
+    def _on_cache_changed(self) -> None:
+        if self.built and self.session is not None:
+            line = self.session.cache.line()
+            self.cache.setText(line)
+            self.cache.setVisible(bool(line))
 
     def add_streaming(self, tokens: int) -> None:
         if self.built:

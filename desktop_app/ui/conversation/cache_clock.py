@@ -56,11 +56,11 @@ class CacheClock(QObject):
     @Slot()
     def _on_timer_timeout(self) -> None:
         outlook = self._outlook
-        if outlook is not None and outlook.cache.state == "warm":
-            if outlook.cache.seconds_left(self._clock()) <= 0:
-                self._outlook = replace(
-                    outlook, cache=replace(outlook.cache, state="cold"), now=outlook.cold
-                )
+        expired = outlook is not None and outlook.cache.seconds_left(self._clock()) <= 0
+        if outlook is not None and outlook.cache.state == "warm" and expired:
+            self._outlook = replace(
+                outlook, cache=replace(outlook.cache, state="cold"), now=outlook.cold
+            )
         warm = self._outlook is not None and self._outlook.cache.state == "warm"
         if warm and not self._timer.isActive():
             self._timer.start()

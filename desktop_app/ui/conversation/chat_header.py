@@ -1,4 +1,5 @@
-"""The bar above a conversation: the chat's title, its model with the model's context
+"""The bar above a conversation: the chat's title, its prompt cache counting down (warm
+for 4:05, or cold; how long it is kept chosen here), its model with the model's context
 window (switched here, for this chat), its thinking (as the model takes it: adaptive at an
 effort, off, or a budget), and the Context view toggle — every block's chip, or one quiet
 marker per message."""
@@ -80,13 +81,13 @@ class ModelBox(QComboBox):
 class ChatHeader(QWidget):
     """Signals:
     model_chosen(str): the user picked another model for this chat.
-    thinking_chosen(dict): chat settings to change, as `chat set` takes them
-        ({"thinking": "adaptive"}, {"effort": "high"}, {"thinking_display": "omitted"}…).
+    settings_chosen(dict): chat settings to change, as `chat set` takes them
+        ({"thinking": "adaptive"}, {"effort": "high"}, {"cache_ttl": "1h"}…).
     context_view_toggled(bool): show every block's chip (True) or quiet markers.
     """
 
     model_chosen = Signal(str)
-    thinking_chosen = Signal(dict)
+    settings_chosen = Signal(dict)
     context_view_toggled = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -116,15 +117,25 @@ class ChatHeader(QWidget):
         self.thinking.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.thinking.setMenu(QMenu(self.thinking))
         self.thinking.menu().aboutToShow.connect(self._fill_thinking_menu)
+        self.cache = QToolButton()
+        self.cache.setObjectName("chatCache")
+        self.cache.setAutoRaise(True)
+        self.cache.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.cache.setMenu(QMenu(self.cache))
+        self.cache.menu().aboutToShow.connect(self._fill_cache_menu)
+        self.cache.hide()  # until a plan says what the cache holds
         row = QHBoxLayout(self)
         row.setContentsMargins(10, 4, 6, 4)
         row.addWidget(self.title, 1)
+        row.addWidget(self.cache)
         row.addWidget(self.model)
         row.addWidget(self.thinking)
         row.addWidget(self.context_view)
         self._options: ThinkingOptions | None = None
         self._settings = ContextSettings()
         self._model_id = ""
+        self._cache_line = ""
+        self._write_prices: tuple[str, str] | None = None  # 5-minute, 1-hour: "$2.50/M"
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.title and event.type() == QEvent.Type.Resize:
@@ -198,6 +209,38 @@ class ChatHeader(QWidget):
             f"Off: {OFF_MEANS[options.off]}."
         )
 
+    def show_cache(self, short: str, line: str, state: str) -> None:
+        """The prompt cache in a few words ("cache warm · 4:05"); the whole line — both
+        prices of the next turn — in its tooltip and at the top of its menu."""
+        self._cache_line = line
+        self.cache.setVisible(state in ("warm", "cold"))  # (the panel says the rest)
+        self.cache.setText(short)
+        self.cache.setToolTip(f"{line}. Click to choose how long the cache keeps this chat.")
+        self.cache.setProperty("cacheState", state)  # the style sheet colours a warm one
+        self.cache.style().unpolish(self.cache)
+        self.cache.style().polish(self.cache)
+
+    def show_write_prices(self, prices: tuple[str, str] | None) -> None:
+        """What a cache write costs kept 5 minutes and kept an hour (None: no price)."""
+        self._write_prices = prices
+
+    @Slot()
+    def _fill_cache_menu(self) -> None:
+        menu = self.cache.menu()
+        menu.clear()
+        about = menu.addAction(self._cache_line)
+        about.setEnabled(False)
+        menu.addSeparator()
+        five, hour = self._write_prices or ("", "")
+        for ttl, text, price in (
+            ("5m", "Keep it 5 minutes", five),
+            ("1h", "Keep it 1 hour", hour),
+        ):
+            action = menu.addAction(f"{text} — writes cost {price}" if price else text)
+            action.setCheckable(True)
+            action.setChecked(self._settings.cache_ttl == ttl)
+            action.triggered.connect(lambda _=False, t=ttl: self._choose({"cache_ttl": t}))
+
     @Slot()
     def _fill_thinking_menu(self) -> None:
         menu = self.thinking.menu()
@@ -243,7 +286,7 @@ class ChatHeader(QWidget):
         )
 
     def _choose(self, values: dict[str, str]) -> None:
-        self.thinking_chosen.emit(values)
+        self.settings_chosen.emit(values)
 
     @Slot()
     def _on_budget_triggered(self) -> None:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QPalette, QShowEvent
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QVBoxLayout, QWidget
 
+from desktop_app import said
 from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.ui import theme
 from desktop_app.ui.conversation.approval_card import ApprovalCard, PendingApproval
@@ -122,7 +123,7 @@ class ConversationPane(QWidget):
         self.composer.draft_changed.connect(self._on_composer_draft_changed)
         self.composer.problem.connect(self._on_composer_problem)
         self.header.model_chosen.connect(self._on_header_model_chosen)
-        self.header.thinking_chosen.connect(self._on_header_thinking_chosen)
+        self.header.settings_chosen.connect(self._on_header_settings_chosen)
         self.header.context_view_toggled.connect(self.context_view_toggled)
         self.banner.retry_requested.connect(self.retry)
         self.banner.dismissed.connect(self._on_banner_dismissed)
@@ -138,6 +139,7 @@ class ConversationPane(QWidget):
         self.find_bar.closed.connect(self._on_find_bar_closed)
         self.new_chat.starter_chosen.connect(self._on_new_chat_starter_chosen)
         session.planned.connect(self._show_new_chat_page)
+        session.cache.changed.connect(self._on_cache_changed)
         for change in (session.model.rowsInserted, session.model.rowsRemoved):
             change.connect(self._show_new_chat_page)
         session.model.modelReset.connect(self._show_new_chat_page)
@@ -180,7 +182,22 @@ class ConversationPane(QWidget):
 
     @Slot()
     def retry(self) -> None:
-        self.session.retry()
+        self._within_budget(lambda anyway: self.session.retry(over_budget=anyway))
+
+    def _within_budget(self, send: Callable[[bool], bool]) -> bool:
+        """`send(False)`; when a hard spending cap holds it back, ask — naming the cap, what
+        is spent and what the send adds — and `send(True)` if the user says go over once."""
+        if send(False):
+            return True
+        refusal = self.session.budget_refusal
+        if refusal is None:
+            return False
+        box = QMessageBox(QMessageBox.Icon.Warning, refusal.title, refusal.message, parent=self)
+        anyway = box.addButton("Send anyway, this once", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is anyway and send(True)
 
     def open_find(self) -> None:
         self.find_bar.open_bar()
@@ -224,6 +241,22 @@ class ConversationPane(QWidget):
             chat.title, chat.model, models, chat.settings.context_window, demo=demo
         )
         self.header.show_thinking(chat.setup.thinking_options(), chat.settings)
+        prices = self.session.engine.prices()
+        price = prices.price(chat.model)
+        self.header.show_write_prices(
+            (
+                said.per_million(price.cache_write_5m, prices),
+                said.per_million(price.cache_write_1h, prices),
+            )
+            if price is not None
+            else None
+        )
+
+    @Slot()
+    def _on_cache_changed(self) -> None:
+        cache = self.session.cache
+        state = cache.outlook.cache.state if cache.outlook else "none"
+        self.header.show_cache(cache.short(), cache.line(), state)
 
     def leave(self) -> None:
         """Another chat is shown: where this one was read is kept for its return."""
@@ -271,7 +304,10 @@ class ConversationPane(QWidget):
 
     @Slot(object)
     def _on_composer_send_requested(self, blocks: Sequence[Block]) -> None:
-        if self.session.send(blocks, beside=self.composer.editing):
+        editing = self.composer.editing
+        if self._within_budget(
+            lambda anyway: self.session.send(blocks, beside=editing, over_budget=anyway)
+        ):
             self.composer.clear()  # stored: only then is the draft cleared
             self.messages.restore_scroll(None)  # sending jumps to the newest message
 
@@ -289,7 +325,7 @@ class ConversationPane(QWidget):
         self.session.switch_model(model)
 
     @Slot(dict)
-    def _on_header_thinking_chosen(self, values: dict[str, str]) -> None:
+    def _on_header_settings_chosen(self, values: dict[str, str]) -> None:
         self.session.change(values)
 
     @Slot()
@@ -334,7 +370,7 @@ class ConversationPane(QWidget):
 
     @Slot(object)
     def _on_messages_regenerate_requested(self, message: Message) -> None:
-        if self.session.regenerate(message):
+        if self._within_budget(lambda anyway: self.session.regenerate(message, over_budget=anyway)):
             self.messages.restore_scroll(None)
 
     @Slot(str)

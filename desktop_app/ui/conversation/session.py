@@ -28,7 +28,7 @@ from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import Block, block_type
-from desktop_app.core.errors import ContextDeskError, ErrorInfo
+from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.core.events import (
     LoopEvent,
     MessageAdded,
@@ -42,6 +42,7 @@ from desktop_app.core.events import (
 from desktop_app.core.messages import Message, MessageStatus, Usage
 from desktop_app.core.request import ChatRequest
 from desktop_app.ui.conversation.approval_card import PendingApproval, WindowApprover
+from desktop_app.ui.conversation.cache_clock import CacheClock
 from desktop_app.ui.conversation.message_model import BlockChip, ChipSource, MessageListModel
 from desktop_app.ui.workers import ActionWorker, BackgroundWorker
 
@@ -127,6 +128,8 @@ class ChatSession(QObject):
         self._editing: Message | None = None  # the message the draft is a new version of
         self._reads = 0  # each read of the whole history, numbered: a late one is dropped
         self._planning_ready = False
+        self.cache = CacheClock(engine.clock, self)  # the prompt cache, counting down
+        self.budget_refusal: ErrorInfo | None = None  # why the last send was held back
 
     # -- opening and planning -------------------------------------------------------------
 
@@ -246,6 +249,10 @@ class ChatSession(QObject):
         self.background.submit("keep-counts", keep, lambda _kept: None)
         self.model.set_chip_source(_chips_from(plan))
         self.planned.emit(plan)
+        try:
+            self.cache.show(self.chat.costs.cache_outlook(plan))
+        except ContextDeskError:
+            log.warning("the prompt cache's state was not read", exc_info=True)
         if self.counting is not None:
             self._count_soon.start()
         try:
@@ -280,29 +287,32 @@ class ChatSession(QObject):
 
     # -- sending, retrying, stopping --------------------------------------------------------
 
-    def send(self, blocks: Sequence[Block], *, beside: Message | None = None) -> bool:
+    def send(
+        self, blocks: Sequence[Block], *, beside: Message | None = None, over_budget: bool = False
+    ) -> bool:
         """Store the user's message and start answering it — `beside` a message of the
         user's, as its new version (a new branch). False if it was not stored (a turn is
-        running, or the disk said no: the banner says why)."""
+        running, or the disk said no: the banner says why; or a hard spending cap said
+        no: `budget_refusal` says why, for the window to ask about)."""
         if self.busy or not blocks:
             return False
         if beside is None:
-            return self._start(Message("user", tuple(blocks)))
+            return self._start(Message("user", tuple(blocks)), over_budget=over_budget)
         try:
             edited = self.chat.branches.edited(beside, blocks)
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return False
-        return self._start(edited, beside=beside.id)
+        return self._start(edited, beside=beside.id, over_budget=over_budget)
 
-    def retry(self) -> bool:
+    def retry(self, *, over_budget: bool = False) -> bool:
         """Answer the last user message again (after an error or a stop): beside a
         failed or interrupted reply, as its new version."""
         if self.busy:
             return False
-        return self._start(None, after=retry_point(self.messages))
+        return self._start(None, after=retry_point(self.messages), over_budget=over_budget)
 
-    def regenerate(self, reply: Message) -> bool:
+    def regenerate(self, reply: Message, *, over_budget: bool = False) -> bool:
         """Answer the message a reply answers again, beside it (a new branch)."""
         if self.busy:
             return False
@@ -311,7 +321,7 @@ class ChatSession(QObject):
         except ContextDeskError as exc:
             self.set_error(exc.info)
             return False
-        return self._start(None, after=prompt.id)
+        return self._start(None, after=prompt.id, over_budget=over_budget)
 
     def show_branch(self, message_id: str) -> None:
         """Show another version of a message, and the branch that goes on from it: the
@@ -340,14 +350,25 @@ class ChatSession(QObject):
             self.approval_withdrawn.emit()
 
     def _start(
-        self, message: Message | None, *, beside: str | None = None, after: str | None = None
+        self,
+        message: Message | None,
+        *,
+        beside: str | None = None,
+        after: str | None = None,
+        over_budget: bool = False,
     ) -> bool:
         self.set_error(None)
+        self.budget_refusal = None
         ids = [m.id for m in self.messages]
         try:
-            turn = self.chat.turns.start(message, self._approver, beside=beside, after=after)
+            turn = self.chat.turns.start(
+                message, self._approver, beside=beside, after=after, over_budget=over_budget
+            )
         except ContextDeskError as exc:
-            self.set_error(exc.info)
+            if exc.info.kind is ErrorKind.OVER_BUDGET:
+                self.budget_refusal = exc.info  # a question for the user, not an error
+            else:
+                self.set_error(exc.info)
             return False
         turn.state.always_allowed = self.always_allowed  # the same set: answers persist
         branching = beside is not None or after is not None

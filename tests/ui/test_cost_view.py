@@ -1,0 +1,149 @@
+"""What the window says about cost before a send: the prompt cache counting down in the
+chat bar and the context panel, warm → cold at its TTL (on a test's clock), and how long
+it is kept chosen from the bar's menu."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QMenu
+from pytestqt.qtbot import QtBot
+
+from desktop_app.api.simulator import SimulatorServer
+from desktop_app.chats import Engine
+from desktop_app.ui.main_window import MainWindow
+from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
+
+SYSTEM = "You answer questions about the refund policy, precisely and briefly. " * 60
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def choose_from_menu(qtbot: QtBot, text: str) -> None:
+    """When the next menu pops up, click its item that starts with `text`."""
+
+    def choose() -> None:
+        menu = next(
+            (w for w in QApplication.topLevelWidgets() if isinstance(w, QMenu) and w.isVisible()),
+            None,
+        )
+        if menu is None:
+            QTimer.singleShot(20, choose)
+            return
+        action = next(a for a in menu.actions() if a.text().startswith(text))
+        menu.setActiveAction(action)
+        qtbot.keyClick(menu, Qt.Key.Key_Return)
+
+    QTimer.singleShot(0, choose)
+
+
+def test_the_cache_counts_down_in_the_bar_and_the_panel_then_goes_cold(
+    engine: Engine,
+    simulator: SimulatorServer,
+    open_window: Callable[[Engine], MainWindow],
+    qtbot: QtBot,
+) -> None:
+    clock = Clock()
+    engine.clock = clock
+    simulator.state.clock = clock
+    engine.set_price("contextdesk-demo", {"input": 2.0, "output": 10.0})
+    window = open_window(engine)
+    session = open_demo(window, engine, qtbot, turns=2)
+    session.chat.setup.change({"system": SYSTEM})
+    pane = window.pane
+    bar = pane.header.cache
+    assert not bar.isVisible() or bar.text() == "not cached yet"
+
+    qtbot.keyClicks(pane.composer.edit, "What is the refund window?")
+    qtbot.mouseClick(pane.composer.send_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: bar.text().startswith("cache warm · "), timeout=5000)
+    assert bar.isVisible()
+    assert bar.text() in ("cache warm · 5:00", "cache warm · 4:59")
+    assert "once cold" in bar.toolTip()
+    panel = window.context
+    assert panel.cache.text().startswith("Prompt cache warm for ")
+    assert "once cold" in panel.cache.text()
+
+    clock.now += 100
+    qtbot.waitUntil(lambda: bar.text() in ("cache warm · 3:20", "cache warm · 3:19"), timeout=3000)
+    clock.now += 201  # past five minutes from the request's start
+    qtbot.waitUntil(lambda: bar.text() == "cache cold", timeout=3000)
+    assert panel.cache.text().startswith("Prompt cache cold")
+
+    choose_from_menu(qtbot, "Keep it 1 hour")
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.chat.settings.cache_ttl == "1h", timeout=3000)
+
+
+def click_in_message_box(qtbot: QtBot, button: str, seen: list[str]) -> None:
+    """When the next message box opens, keep its text in `seen` and click `button`."""
+    from PySide6.QtWidgets import QMessageBox
+
+    def answer() -> None:
+        box = next(
+            (
+                w
+                for w in QApplication.topLevelWidgets()
+                if isinstance(w, QMessageBox) and w.isVisible()
+            ),
+            None,
+        )
+        if box is None:
+            QTimer.singleShot(20, answer)
+            return
+        seen.append(box.text())
+        chosen = next(b for b in box.buttons() if b.text().replace("&", "") == button)
+        qtbot.mouseClick(chosen, Qt.MouseButton.LeftButton)
+
+    QTimer.singleShot(0, answer)
+
+
+def test_a_hard_cap_asks_before_a_send_goes_over_and_cancel_sends_nothing(
+    engine: Engine,
+    simulator: SimulatorServer,
+    open_window: Callable[[Engine], MainWindow],
+    qtbot: QtBot,
+) -> None:
+    engine.set_price("contextdesk-demo", {"input": 20.0, "output": 100.0})
+    window = open_window(engine)
+    session = open_demo(window, engine, qtbot, turns=1)
+    session.chat.setup.change({"system": SYSTEM})
+    pane = window.pane
+
+    def send(text: str) -> None:
+        pane.composer.edit.setPlainText("")
+        qtbot.keyClicks(pane.composer.edit, text)
+        qtbot.mouseClick(pane.composer.send_button, Qt.MouseButton.LeftButton)
+
+    send("What is the refund window?")
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    sent = len(simulator.message_requests())
+    spent = session.chat.costs.spend().cost
+    cap = round(spent + 0.0005, 4)  # the next send's input crosses it, even read from the cache
+    session.change({"spend_cap": str(cap)})
+
+    asked: list[str] = []
+    click_in_message_box(qtbot, "Cancel", asked)
+    send("And for opened items?")
+    qtbot.waitUntil(lambda: bool(asked), timeout=3000)
+    assert "this chat: $" in asked[0]
+    assert f"of ${cap:.4f}" in asked[0]
+    assert "its input alone is ≈$" in asked[0]
+    assert len(simulator.message_requests()) == sent  # nothing sent
+    assert pane.composer.edit.toPlainText() == "And for opened items?"  # nothing lost
+
+    click_in_message_box(qtbot, "Send anyway, this once", asked)
+    qtbot.mouseClick(pane.composer.send_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not session.busy and len(asked) == 2, timeout=TURN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: len(simulator.message_requests()) == sent + 1, timeout=5000)
+    assert pane.composer.edit.toPlainText() == ""
+    qtbot.waitUntil(lambda: "Budget, this chat:" in window.context.status.text(), timeout=5000)
