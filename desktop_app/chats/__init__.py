@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         image_size,
         image_tokens,
     )
-    from desktop_app.chats.budgets import Budget
+    from desktop_app.chats.budgets import Budget, month_start
     from desktop_app.chats.changes import Changes, Rows
     from desktop_app.chats.chat import Chat, Imported
     from desktop_app.chats.chat_core import can_retry, repaired, retry_point
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from desktop_app.chats.thinking_preview import thinking_meaning
     from desktop_app.chats.tool_servers import ServerView, api_name, people_name
     from desktop_app.chats.turn import Turn
+    from desktop_app.chats.usage import UsageReport, UsageRow, day_of
 
 # Each loads on first use: the window's first frame needs only `FirstFrame` (the engine
 # follows it), and a chat's own machinery (the loop's events, requests, token counting)
@@ -51,6 +52,10 @@ _LATER = {
     "api_name": "tool_servers",
     "people_name": "tool_servers",
     "Budget": "budgets",
+    "month_start": "budgets",
+    "UsageReport": "usage",
+    "UsageRow": "usage",
+    "day_of": "usage",
     "Changes": "changes",
     "Rows": "changes",
     "DEMO_MODEL": "engine",
@@ -92,13 +97,17 @@ __all__ = [
     "ServerView",
     "SlowAction",
     "Turn",
+    "UsageReport",
+    "UsageRow",
     "api_name",
     "can_retry",
     "check_file",
     "data_folder",
+    "day_of",
     "image_size",
     "image_tokens",
     "log_unexpected",
+    "month_start",
     "people_name",
     "read_given_file",
     "repaired",

@@ -30,6 +30,7 @@ class UsageRow:
     unpriced: int = 0  # of them, to a model without a price
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     money: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
+    by_model: dict[str, float] = field(default_factory=dict)  # money, per model
 
     @property
     def cost(self) -> float:
@@ -141,8 +142,8 @@ def report(host: ChatHost, by: str, since: float | None = None) -> UsageReport:
         else:
             key = chat_id if by == "chat" else projects.get(chat_id, "")
         parts = _parts(prices, model, usage)
-        groups.setdefault(key, _Sums()).add(parts)
-        total.add(parts)
+        groups.setdefault(key, _Sums()).add(model, parts)
+        total.add(model, parts)
     rows = [s.row(k, labels.get(k, k)) for k, s in groups.items()]
     rows.sort(key=(lambda r: r.key) if by == "day" else (lambda r: -r.cost))
     return UsageReport(
@@ -166,15 +167,16 @@ def _parts(
 
 
 class _Sums:
-    __slots__ = ("money", "requests", "tokens", "unpriced")
+    __slots__ = ("by_model", "money", "requests", "tokens", "unpriced")
 
     def __init__(self) -> None:
         self.requests = 0
         self.unpriced = 0
         self.tokens = dict.fromkeys(KINDS, 0)
         self.money = dict.fromkeys(KINDS, 0.0)
+        self.by_model: dict[str, float] = {}
 
-    def add(self, parts: tuple[dict[str, int], dict[str, float] | None]) -> None:
+    def add(self, model: str, parts: tuple[dict[str, int], dict[str, float] | None]) -> None:
         tokens, money = parts
         self.requests += 1
         _accumulate(self.tokens, tokens.items())
@@ -182,9 +184,12 @@ class _Sums:
             self.unpriced += 1
         else:
             _accumulate(self.money, money.items())
+            self.by_model[model] = self.by_model.get(model, 0.0) + sum(money.values())
 
     def row(self, key: str, label: str) -> UsageRow:
-        return UsageRow(key, label, self.requests, self.unpriced, self.tokens, self.money)
+        return UsageRow(
+            key, label, self.requests, self.unpriced, self.tokens, self.money, self.by_model
+        )
 
 
 def _accumulate(into: dict, items: Iterable[tuple[str, float]]) -> None:  # type: ignore[type-arg]

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QMenu
+from PySide6.QtWidgets import QApplication, QLabel, QMenu
 from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.chats import Engine
+from desktop_app.core.blocks import TextBlock
 from desktop_app.ui.main_window import MainWindow
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 
@@ -147,3 +150,78 @@ def test_a_hard_cap_asks_before_a_send_goes_over_and_cancel_sends_nothing(
     qtbot.waitUntil(lambda: len(simulator.message_requests()) == sent + 1, timeout=5000)
     assert pane.composer.edit.toPlainText() == ""
     qtbot.waitUntil(lambda: "Budget, this chat:" in window.context.status.text(), timeout=5000)
+
+
+def test_the_usage_view_charts_the_ledger_and_its_totals_are_spend_s(
+    engine: Engine,
+    simulator: SimulatorServer,
+    open_window: Callable[[Engine], MainWindow],
+    qtbot: QtBot,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from desktop_app.config.prices import format_money
+    from desktop_app.ui.dialogs.usage_dialog import UsageDialog
+
+    engine.set_price("contextdesk-demo", {"input": 2.0, "output": 10.0})
+    engine.change_settings({"monthly_spend_cap": "0.01", "monthly_cap": "soft"})
+    window = open_window(engine)
+    session = open_demo(window, engine, qtbot, turns=1)
+    session.chat.setup.change({"system": SYSTEM})
+    for question in ("What is the refund window?", "And for opened items?"):
+        assert session.send((TextBlock(question),))
+        qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    spent = engine.spend()
+    csv_file = tmp_path / "usage.csv"
+    monkeypatch.setattr(
+        "desktop_app.ui.dialogs.usage_dialog.QFileDialog.getSaveFileName",
+        lambda *_args, **_kw: (str(csv_file), "CSV (*.csv)"),
+    )
+    seen: dict[str, object] = {}
+
+    def look() -> None:
+        dialog = next(
+            (
+                w
+                for w in QApplication.topLevelWidgets()
+                if isinstance(w, UsageDialog) and w.isVisible()
+            ),
+            None,
+        )
+        if dialog is None:
+            QTimer.singleShot(20, look)
+            return
+        seen["headline"] = dialog.headline.text()
+        chart = dialog.chart
+        today = len(chart.labels) - 1
+        seen["today"] = chart.total(today)
+        seen["tooltip"] = chart.tooltip(today)
+        seen["bar"] = chart.bar_rect(today).height()
+        rows = (dialog.chats.topLevelItem(i) for i in range(dialog.chats.topLevelItemCount()))
+        seen["chats"] = [row.text(0) for row in rows if row is not None]
+        seen["budget"] = [
+            w.text()
+            for w in dialog.findChildren(QLabel)
+            if w.text().startswith("$") and "soft" in w.text()
+        ]
+        qtbot.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton)
+        dialog.split.setCurrentIndex(1)  # by model: one series, the demo model
+        seen["models"] = [s.name for s in chart.series]
+        dialog.reject()
+
+    QTimer.singleShot(0, look)
+    view = next(a for a in window.menuBar().actions() if a.text() == "&View").menu()
+    assert isinstance(view, QMenu)
+    next(a for a in view.actions() if a.text() == "&Usage…").trigger()
+    assert format_money(spent.cost, spent.currency) in str(seen["headline"])
+    assert f"{spent.requests:,} requests" in str(seen["headline"])
+    assert seen["today"] == pytest.approx(spent.cost)
+    assert float(str(seen["bar"])) > 0
+    assert "Cache read:" in str(seen["tooltip"])
+    assert session.chat.title in list(seen["chats"])  # type: ignore[call-overload]
+    assert seen["budget"]  # the month's, over its $0.01
+    assert seen["models"] == ["contextdesk-demo"]
+    lines = csv_file.read_text().splitlines()
+    assert lines[0].startswith("day,label,requests,input_tokens")
+    assert lines[-1].startswith("total,")
+    assert float(lines[-1].split(",")[-1]) == pytest.approx(spent.cost, abs=1e-6)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -256,6 +257,7 @@ class SettingsDialog(QDialog):
         waits.addStretch(1)
         form.addRow("Wait for a reply", row_widget(waits))
         form.addRow(LABELS["send_with_enter"], self.send_with_enter)
+        self._cost_rows(form, settings)
         look = QHBoxLayout()
         look.addWidget(self.appearance)
         look.addWidget(QLabel(LABELS["text_size"]))
@@ -319,6 +321,38 @@ class SettingsDialog(QDialog):
         self.effort.currentIndexChanged.connect(self._show_thinking_choice)
         self._show_thinking_choice()
         self.resize(620, self.sizeHint().height())
+
+    def _cost_rows(self, form: QFormLayout, settings: Settings) -> None:
+        """Prompt caching's markers, and a month's budget (soft: a warning from 80 %;
+        hard: a send that would go over is asked about first)."""
+        self.prompt_cache = QComboBox()
+        self.prompt_cache.setObjectName("promptCache")
+        for value, text in (
+            ("auto", "Automatic — on for Anthropic's API"),
+            ("on", "On — the server set passes cache markers on"),
+            ("off", "Off — never sent"),
+        ):
+            self.prompt_cache.addItem(text, value)
+        self.prompt_cache.setCurrentIndex(max(0, self.prompt_cache.findData(settings.prompt_cache)))
+        form.addRow(LABELS["prompt_cache"], self.prompt_cache)
+        self.monthly_cap = QDoubleSpinBox()
+        self.monthly_cap.setObjectName("monthlyCap")
+        self.monthly_cap.setRange(0, 1_000_000)
+        self.monthly_cap.setDecimals(2)
+        self.monthly_cap.setSingleStep(5)
+        self.monthly_cap.setPrefix("$")
+        self.monthly_cap.setSpecialValueText("No budget")
+        self.monthly_cap.setValue(settings.monthly_spend_cap)
+        self.cap_kind = QComboBox()
+        self.cap_kind.setObjectName("capKind")
+        self.cap_kind.addItem("Soft — warn from 80 %", "soft")
+        self.cap_kind.addItem("Hard — ask before going over", "hard")
+        self.cap_kind.setCurrentIndex(max(0, self.cap_kind.findData(settings.monthly_cap)))
+        budget = QHBoxLayout()
+        budget.addWidget(self.monthly_cap)
+        budget.addWidget(self.cap_kind)
+        budget.addStretch(1)
+        form.addRow(LABELS["monthly_spend_cap"], row_widget(budget))
 
     def _fit_thinking(self, *_: object) -> None:
         """The API wants the thinking budget below the max output: when a budget is chosen
@@ -414,6 +448,9 @@ class SettingsDialog(QDialog):
             if self.text_size.value() < bounds.TEXT_SIZE.low
             else self.text_size.value(),
             reading_width=self.reading_width.value(),
+            prompt_cache=str(self.prompt_cache.currentData()),
+            monthly_spend_cap=round(self.monthly_cap.value(), 2),
+            monthly_cap=str(self.cap_kind.currentData()),
         )
 
     def _chosen_model(self) -> str:

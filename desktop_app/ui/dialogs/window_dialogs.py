@@ -1,5 +1,5 @@
 """What the window's menus and panels open (`WindowDialogs`): the tools and MCP servers,
-a chat's project, the trash, compaction, the keyboard shortcuts — and the watch on the
+a chat's project, the trash, compaction, the usage view, the keyboard shortcuts — and the watch on the
 MCP servers that re-plans the open chats when one comes or goes."""
 
 from __future__ import annotations
@@ -145,6 +145,13 @@ class WindowDialogs(QObject):
     def _on_trash_restored(self, _chat_id: str) -> None:
         self.chats_changed.emit()
         self.status.emit("Restored from the trash.")
+
+    @Slot()
+    def open_usage(self) -> None:
+        """View → Usage: spend and tokens by day, model, chat and project; the budgets."""
+        from desktop_app.ui.dialogs.usage_dialog import UsageDialog
+
+        UsageDialog(self.engine, self.window).exec()
 
     @Slot()
     def open_shortcuts(self) -> None:

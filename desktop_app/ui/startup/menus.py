@@ -123,6 +123,9 @@ class WindowMenus:
         view_menu.addAction(
             self._action("&Trash…", "Ctrl+Shift+Delete", lambda: window.dialogs.open_trash())
         )
+        view_menu.addAction(
+            self._action("&Usage…", "Ctrl+Shift+U", lambda: window.dialogs.open_usage())
+        )
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(
             self._action("&Keyboard shortcuts", "Ctrl+/", lambda: window.dialogs.open_shortcuts())
