@@ -77,11 +77,12 @@ def countdown(seconds: float) -> str:
 
 
 def cache_state(outlook: CacheOutlook, now: float) -> str:
-    """The cache in a word or two, for the chat bar: "cache warm · 4:05", "cache cold"."""
+    """The cache in a word or two, for the chat bar: "Cache 4:05" (warm, its time left),
+    "Cache cold"."""
     cache = outlook.cache
     if cache.state == "warm":
-        return f"cache warm · {countdown(cache.seconds_left(now))}"
-    return {"cold": "cache cold", "none": "not cached yet", "off": "no prompt cache"}[cache.state]
+        return f"Cache {countdown(cache.seconds_left(now))}"
+    return {"cold": "Cache cold", "none": "Not cached yet", "off": "No prompt cache"}[cache.state]
 
 
 def cache_line(outlook: CacheOutlook, now: float) -> str:
@@ -103,3 +104,17 @@ def cache_line(outlook: CacheOutlook, now: float) -> str:
         cold = "≈" + format_money(outlook.cold, outlook.currency)
         return f"{state} · next turn's input {now_cost} now · {cold} once cold"
     return f"{state} · next turn's input {now_cost}"
+
+
+def draft_price(outlook: CacheOutlook) -> str:
+    """What Send would cost, for the composer: the request's input as the cache stands
+    (exact when the server counted it, else ≈), and the most its reply can add."""
+    if outlook.now is None or outlook.reply_at_most is None:
+        return "no price for this model: tokens only"
+    about = "" if outlook.exact else "≈"
+    exact = " (exact count)" if outlook.exact else ""
+    reply = format_money(outlook.reply_at_most, outlook.currency)
+    return (
+        f"Send: {about}{format_money(outlook.now, outlook.currency)} input{exact} "
+        f"+ up to {reply} for the reply"
+    )

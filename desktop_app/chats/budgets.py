@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from desktop_app.config.prices import format_money
+from desktop_app.config.prices import format_amount, format_money
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from desktop_app.chats.chat_core import ChatCore
     from desktop_app.chats.host import ChatHost
     from desktop_app.context.project import Project
-    from desktop_app.core.messages import Usage
-
-    UsageRows = Sequence[tuple[str, Usage | None]]
 
 WARN_AT = 0.8  # of a cap: said from here on
 
@@ -58,11 +55,11 @@ class Budget:
         return self.spent + cost > self.cap
 
     def text(self) -> str:
-        """ "this chat: $0.0420 of $0.05 (84 %, hard cap)"."""
+        """The budget in a line: "this chat: $0.0420 of $0.05 (84%, hard cap)"."""
         kind = "hard cap" if self.hard else "soft: a warning"
         return (
             f"{self.name}: {format_money(self.spent, self.currency)} of "
-            f"{format_money(self.cap, self.currency)} ({self.share:.0%}, {kind})"
+            f"{format_amount(self.cap, self.currency)} ({self.share:.0%}, {kind})"
         )
 
 
@@ -114,42 +111,59 @@ def all_budgets(host: ChatHost) -> list[Budget]:
     return out
 
 
-def _budget(host: ChatHost, name: str, how: str, cap: float, hard: bool, rows: UsageRows) -> Budget:
+def _budget(
+    host: ChatHost,
+    name: str,
+    how: str,
+    cap: float,
+    hard: bool,
+    *,
+    since: float | None = None,
+    chat_ids: Sequence[str] | None = None,
+) -> Budget:
+    """A cap and what the requests it counts — since a time, of some chats — cost."""
+    from desktop_app.chats.usage import priced_models
+    from desktop_app.storage import ledger
+
     prices = host.prices()
-    spend = prices.spend(rows)
-    unpriced = spend.requests - spend.priced
-    return Budget(name, how, cap, spend.cost, hard, prices.currency, unpriced)
+    db = host.store.db
+    spent, unpriced = 0.0, 0
+    found, tiers = priced_models(prices, ledger.models_used(db, since=since))
+    for _chat, model, above, count, *tokens in ledger.usage_groups(
+        db, "chat", since=since, chat_ids=chat_ids, tiers=tiers
+    ):
+        price = found[model]
+        if price is None:
+            unpriced += count
+        else:
+            spent += sum(price.parts(prices.per_tokens, *tokens, above=bool(above)))
+    return Budget(name, how, cap, spent, hard, prices.currency, unpriced)
 
 
 def _monthly(host: ChatHost) -> list[Budget]:
-    from desktop_app.storage import ledger
-
     settings = host.settings
     if not settings.monthly_spend_cap:
         return []
-    rows = ledger.usage_rows(host.store.db, since=month_start(host.clock()))
+    since = month_start(host.clock())
     hard = settings.monthly_cap == "hard"
     how = "settings monthly_spend_cap=…"
-    return [_budget(host, "this month", how, settings.monthly_spend_cap, hard, rows)]
+    return [_budget(host, "this month", how, settings.monthly_spend_cap, hard, since=since)]
 
 
 def _chat(host: ChatHost, chat_id: str, cap: float, title: str = "") -> Budget:
-    from desktop_app.storage import ledger
-
-    rows = ledger.usage_rows(host.store.db, chat_id=chat_id)
     name = f"chat {title}" if title else "this chat"
-    return _budget(host, name, f"chat set {chat_id} spend_cap=…", cap, True, rows)
+    how = f"chat set {chat_id} spend_cap=…"
+    return _budget(host, name, how, cap, True, chat_ids=[chat_id])
 
 
 def _project(host: ChatHost, project: Project) -> list[Budget]:
-    from desktop_app.storage import ledger, projects
+    from desktop_app.storage import projects
 
     if not project.spend_cap:
         return []
-    db = host.store.db
-    rows = ledger.usage_rows(db, chat_ids=projects.chats_of(db, project.id))
+    chats = projects.chats_of(host.store.db, project.id)
     how = f"project set {project.name} spend_cap=…"
-    return [_budget(host, f"project {project.name}", how, project.spend_cap, True, rows)]
+    return [_budget(host, f"project {project.name}", how, project.spend_cap, True, chat_ids=chats)]
 
 
 def any_hard_cap(core: ChatCore) -> bool:

@@ -203,11 +203,15 @@ def cache_outlook(core: ChatCore, plan: Plan) -> CacheOutlook:
     state = cache_state(entry, core.host.clock(), caching=caching)
     if state.state == "none":  # (the TTL the next request's markers ask for)
         state = replace(state, ttl=core.settings.cache_ttl)
-    tokens = plan.estimated_input
+    figure = plan.input_figure  # the server's count of this very request, once it counted
+    tokens = figure.value
     prices = core.host.prices()
     price = prices.price(core.model)
-    now = cold = None
+    now = cold = reply = None
     if price is not None:
         cacheable = tokens >= min_cacheable(core.model)
         now, cold = next_input_costs(price, prices.per_tokens, tokens, state, cacheable=cacheable)
-    return CacheOutlook(state, tokens, now, cold, prices.currency, prices.updated)
+        reply = plan.request.max_tokens * price.for_prompt(tokens).output / prices.per_tokens
+    return CacheOutlook(
+        state, tokens, now, cold, prices.currency, prices.updated, figure.exact, reply
+    )

@@ -264,6 +264,12 @@ class Engine:
 
         return report(self, by, since)
 
+    def usage_reports(self, since: float | None = None) -> dict[str, UsageReport]:
+        """`usage` by every grouping at once (day, model, chat, project): one read."""
+        from desktop_app.chats.usage import reports
+
+        return reports(self, since)
+
     def all_budgets(self) -> list[Budget]:
         """Every cap set: the month's, each chat's and each project's (chats/budgets.py)."""
         from desktop_app.chats.budgets import all_budgets

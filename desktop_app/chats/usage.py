@@ -7,16 +7,16 @@ never priced."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from desktop_app.chats.host import ChatHost
-    from desktop_app.config.prices import PriceTable
-    from desktop_app.core.messages import Usage
+    from desktop_app.config.prices import Price, PriceTable
 
 GROUPINGS = ("day", "model", "chat", "project")
+Money = tuple[float, float, float, float]  # a request's cost by kind, in KINDS' order
 KINDS = ("input", "cache_write", "cache_read", "output")
 
 
@@ -114,56 +114,68 @@ def day_of(sent_at: float) -> str:
 def report(host: ChatHost, by: str, since: float | None = None) -> UsageReport:
     """The ledger's requests since `since` (all when None), grouped `by` one of
     GROUPINGS."""
+    return reports(host, since)[by]
+
+
+def reports(host: ChatHost, since: float | None = None) -> dict[str, UsageReport]:
+    """The ledger's requests since `since` grouped every way (GROUPINGS), in one read of
+    it: the usage view shows them all at once."""
     from desktop_app.storage import ledger
 
-    if by not in GROUPINGS:
-        raise ValueError(f"by must be one of {', '.join(GROUPINGS)}")
     db = host.store.db
     prices = host.prices()
-    labels: dict[str, str] = {}
-    projects: dict[str, str] = {}
-    if by in ("chat", "project"):
-        for chat_id, title, project_id, name in db.execute(
-            "SELECT c.id, c.title, c.project_id, p.name FROM chats c "
-            "LEFT JOIN projects p ON p.id = c.project_id"
-        ):
-            labels[chat_id] = title
-            projects[chat_id] = project_id or ""
-            if project_id:
-                labels[project_id] = name
-        labels[""] = "No project"
-    groups: dict[str, _Sums] = {}
+    titles: dict[str, str] = {}
+    project_of: dict[str, str] = {}
+    names = {"": "No project"}
+    for chat_id, title, project_id, name in db.execute(
+        "SELECT c.id, c.title, c.project_id, p.name FROM chats c "
+        "LEFT JOIN projects p ON p.id = c.project_id"
+    ):
+        titles[chat_id] = title
+        project_of[chat_id] = project_id or ""
+        if project_id:
+            names[project_id] = name
+    groups: dict[str, dict[str, _Sums]] = {by: {} for by in GROUPINGS}
     total = _Sums()
-    for sent_at, chat_id, model, usage in ledger.usage_detail(db, since=since):
-        if by == "day":
-            key = day_of(sent_at)
-        elif by == "model":
-            key = model
-        else:
-            key = chat_id if by == "chat" else projects.get(chat_id, "")
-        parts = _parts(prices, model, usage)
-        groups.setdefault(key, _Sums()).add(model, parts)
-        total.add(model, parts)
-    rows = [s.row(k, labels.get(k, k)) for k, s in groups.items()]
-    rows.sort(key=(lambda r: r.key) if by == "day" else (lambda r: -r.cost))
-    return UsageReport(
-        by, tuple(rows), total.row("total", ""), prices.currency, prices.updated, since
-    )
+    found, tiers = priced_models(prices, ledger.models_used(db, since=since))
+
+    def summed(by: str) -> Iterator[tuple[str, str, int, tuple[int, ...], Money | None]]:
+        for key, model, above, count, *tokens in ledger.usage_groups(
+            db, by, since=since, tiers=tiers
+        ):
+            price = found[model]
+            money = None
+            if price is not None:
+                money = price.parts(prices.per_tokens, *tokens, above=bool(above))
+            yield key, model, count, (tokens[0], tokens[1], tokens[3], tokens[4]), money
+
+    # Summed twice by SQLite — by day and by chat (each with its models) —, the rest here.
+    for day, model, count, tokens, money in summed("day"):
+        for by, key in (("day", day), ("model", model)):
+            groups[by].setdefault(key, _Sums()).add(model, count, tokens, money)
+        total.add(model, count, tokens, money)
+    for chat_id, model, count, tokens, money in summed("chat"):
+        for by, key in (("chat", chat_id), ("project", project_of.get(chat_id, ""))):
+            groups[by].setdefault(key, _Sums()).add(model, count, tokens, money)
+    labels = {"day": {}, "model": {}, "chat": titles, "project": names}
+    out = {}
+    for by in GROUPINGS:
+        rows = [s.row(k, labels[by].get(k, k)) for k, s in groups[by].items()]
+        rows.sort(key=(lambda r: r.key) if by == "day" else (lambda r: -r.cost))
+        out[by] = UsageReport(
+            by, tuple(rows), total.row("total", ""), prices.currency, prices.updated, since
+        )
+    return out
 
 
-def _parts(
-    prices: PriceTable, model: str, usage: Usage | None
-) -> tuple[dict[str, int], dict[str, float] | None]:
-    """One request's tokens by kind, and its money by kind (None: no price)."""
-    if usage is None:
-        return dict.fromkeys(KINDS, 0), prices.cost_parts(model, None)
-    tokens = {
-        "input": usage.input_tokens,
-        "cache_write": usage.cache_creation_input_tokens,
-        "cache_read": usage.cache_read_input_tokens,
-        "output": usage.output_tokens,
-    }
-    return tokens, prices.cost_parts(model, usage)
+def priced_models(
+    prices: PriceTable, models: list[str]
+) -> tuple[dict[str, Price | None], dict[str, int]]:
+    """Each model's price (None: none), and the prompt length above which a model is
+    billed at its higher tier, for the models that have one."""
+    found = {model: prices.price(model) for model in models}
+    tiers = {m: p.above[0] for m, p in found.items() if p is not None and p.above is not None}
+    return found, tiers
 
 
 class _Sums:
@@ -172,26 +184,41 @@ class _Sums:
     def __init__(self) -> None:
         self.requests = 0
         self.unpriced = 0
-        self.tokens = dict.fromkeys(KINDS, 0)
-        self.money = dict.fromkeys(KINDS, 0.0)
+        self.tokens = [0, 0, 0, 0]  # in KINDS' order
+        self.money = [0.0, 0.0, 0.0, 0.0]
         self.by_model: dict[str, float] = {}
 
-    def add(self, model: str, parts: tuple[dict[str, int], dict[str, float] | None]) -> None:
-        tokens, money = parts
-        self.requests += 1
-        _accumulate(self.tokens, tokens.items())
+    def add(
+        self,
+        model: str,
+        count: int,
+        tokens: tuple[int, ...],  # input, cache write, cache read, output
+        money: Money | None,
+    ) -> None:
+        """`count` requests to `model`: their tokens and their money (None: no price)."""
+        self.requests += count
+        mine = self.tokens
+        mine[0] += tokens[0]
+        mine[1] += tokens[1]
+        mine[2] += tokens[2]
+        mine[3] += tokens[3]
         if money is None:
-            self.unpriced += 1
-        else:
-            _accumulate(self.money, money.items())
-            self.by_model[model] = self.by_model.get(model, 0.0) + sum(money.values())
+            self.unpriced += count
+            return
+        spent = self.money
+        spent[0] += money[0]
+        spent[1] += money[1]
+        spent[2] += money[2]
+        spent[3] += money[3]
+        self.by_model[model] = self.by_model.get(model, 0.0) + sum(money)
 
     def row(self, key: str, label: str) -> UsageRow:
         return UsageRow(
-            key, label, self.requests, self.unpriced, self.tokens, self.money, self.by_model
+            key,
+            label,
+            self.requests,
+            self.unpriced,
+            dict(zip(KINDS, self.tokens, strict=True)),
+            dict(zip(KINDS, self.money, strict=True)),
+            self.by_model,
         )
-
-
-def _accumulate(into: dict, items: Iterable[tuple[str, float]]) -> None:  # type: ignore[type-arg]
-    for kind, value in items:
-        into[kind] += value

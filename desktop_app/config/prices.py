@@ -50,6 +50,33 @@ class Price:
             return self.above[1]
         return self
 
+    def parts(
+        self,
+        per_tokens: int,
+        input: int,
+        write: int,
+        write_1h: int,
+        read: int,
+        output: int,
+        *,
+        above: bool | None = None,
+    ) -> tuple[float, float, float, float]:
+        """What one request's tokens cost, by kind — input, cache write (those kept an
+        hour at the 1-hour rate, the rest at the 5-minute one), cache read, output — in
+        the tier the prompt's length falls in; or, for tokens summed over requests of
+        one tier, in the tier given (`above` its threshold or not)."""
+        if above is None:
+            tier = self.for_prompt(input + write + read)
+        else:
+            tier = self.above[1] if above and self.above is not None else self
+        hour = min(write_1h, write)
+        return (
+            input * tier.input / per_tokens,
+            ((write - hour) * tier.cache_write_5m + hour * tier.cache_write_1h) / per_tokens,
+            read * tier.cache_read / per_tokens,
+            output * tier.output / per_tokens,
+        )
+
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {name: getattr(self, name) for name in FIELDS}
         out.update({n: getattr(self, n) for n in BATCH_FIELDS if getattr(self, n) is not None})
@@ -124,8 +151,9 @@ class CacheOutlook:
     """The prompt cache before a chat's next turn: its `cache` state, and what the next
     request's input (`input_tokens`, estimated) costs `now` and once the cache is `cold`,
     in `currency` by the table of `prices_of` — both None when the model has no price.
-    Estimates: they assume the prefix the cache holds is still the request's (a change
-    above breaks it; the Request tab's diff names where). Said by `said.cache_line`."""
+    Estimates unless `exact` (the server counted the tokens): they assume the prefix the
+    cache holds is still the request's (a change above breaks it; the Request tab's diff
+    names where). Said by `said.cache_line` and `said.draft_price`."""
 
     cache: CacheState
     input_tokens: int
@@ -133,6 +161,8 @@ class CacheOutlook:
     cold: float | None
     currency: str
     prices_of: str
+    exact: bool = False  # `input_tokens` counted by the server for this very request
+    reply_at_most: float | None = None  # the reply, were it as long as max_tokens lets it
 
     def to_json(self, at: float) -> dict[str, object]:
         """As `context --json` carries it: the state, when it expires, the two prices."""
@@ -145,9 +175,10 @@ class CacheOutlook:
             "next_input_tokens": self.input_tokens,
             "next_turn_now": self.now,
             "next_turn_cold": self.cold,
+            "reply_at_most": self.reply_at_most,
             "currency": self.currency,
             "prices_of": self.prices_of,
-            "estimated": True,
+            "estimated": not self.exact,
         }
 
 
@@ -210,19 +241,15 @@ class PriceTable:
             return None
         if usage is None:
             return dict.fromkeys(("input", "cache_write", "cache_read", "output"), 0.0)
-        price = price.for_prompt(usage.prompt_tokens)
-        hour = min(usage.cache_write_1h_tokens, usage.cache_creation_input_tokens)
-        per = self.per_tokens
-        return {
-            "input": usage.input_tokens * price.input / per,
-            "cache_write": (
-                (usage.cache_creation_input_tokens - hour) * price.cache_write_5m
-                + hour * price.cache_write_1h
-            )
-            / per,
-            "cache_read": usage.cache_read_input_tokens * price.cache_read / per,
-            "output": usage.output_tokens * price.output / per,
-        }
+        money = price.parts(
+            self.per_tokens,
+            usage.input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.cache_write_1h_tokens,
+            usage.cache_read_input_tokens,
+            usage.output_tokens,
+        )
+        return dict(zip(("input", "cache_write", "cache_read", "output"), money, strict=True))
 
     def spend(self, requests: Iterable[tuple[str, Usage | None]]) -> Spend:
         total, count, priced = 0.0, 0, 0
@@ -259,6 +286,15 @@ def format_money(amount: float, currency: str = "USD") -> str:
     sign = "$" if currency == "USD" else f"{currency} "
     if amount and abs(amount) < 1:
         return f"{sign}{amount:.4f}"
+    return f"{sign}{amount:,.2f}"
+
+
+def format_amount(amount: float, currency: str = "USD") -> str:
+    """An amount a person typed (a cap): in cents when it is whole cents ($0.05, $20.00),
+    else as `format_money` shows it."""
+    if round(amount, 2) != amount:
+        return format_money(amount, currency)
+    sign = "$" if currency == "USD" else f"{currency} "
     return f"{sign}{amount:,.2f}"
 
 

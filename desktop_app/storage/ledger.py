@@ -16,7 +16,7 @@ import json
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -319,16 +319,53 @@ def usage_rows(
 
 
 @explained
-def usage_detail(
-    db: sqlite3.Connection, *, since: float | None = None
-) -> list[tuple[float, str, str, Usage | None]]:
-    """(sent_at, chat_id, model, usage) of every request sent since `since` (all when
-    None), oldest first: what the usage view groups."""
-    clause, args = ("WHERE sent_at >= ?", (since,)) if since is not None else ("", ())
-    rows = db.execute(
-        f"SELECT sent_at, chat_id, model, usage FROM requests {clause} ORDER BY sent_at", args
+def usage_groups(
+    db: sqlite3.Connection,
+    by: str,
+    *,
+    since: float | None = None,
+    chat_ids: Sequence[str] | None = None,
+    tiers: Mapping[str, int] | None = None,
+) -> list[tuple[str, str, int, int, int, int, int, int, int]]:
+    """Every request sent since `since` (all when None; of some chats only, if given),
+    summed `by` local "day" (2026-12-03) or "chat", and by model and price tier: (the
+    day or chat, model, above — 1 when its prompt was longer than the model's threshold
+    in `tiers` —, requests, then the tokens reported: input, cache write, of them kept an
+    hour, cache read, output). Each kind of token costs the same within a tier, so the sums price
+    exactly; summed by SQLite (its JSON functions read each row's usage): a 10,000-request
+    ledger in a few milliseconds, not a JSON parse per row in Python."""
+    where: list[str] = []
+    args: list[object] = []
+    if since is not None:
+        where.append("sent_at >= ?")
+        args.append(since)
+    if chat_ids is not None:
+        where.append(f"chat_id IN ({','.join('?' * len(chat_ids)) or 'NULL'})")
+        args.extend(chat_ids)
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    cases = " ".join("WHEN ? THEN i + w + r > ?" for _ in tiers or {})
+    above = f"CASE model {cases} ELSE 0 END" if cases else "0"
+    tier_args = [value for pair in (tiers or {}).items() for value in pair]
+    key = {"day": "day", "chat": "chat_id"}[by]
+    return db.execute(
+        f"SELECT {key}, model, above, COUNT(*), SUM(i), SUM(w), SUM(MIN(h, w)), "
+        f"SUM(r), SUM(o) FROM (SELECT *, {above} AS above FROM ("
+        "SELECT date(sent_at, 'unixepoch', 'localtime') AS day, chat_id, model, "
+        "COALESCE(json_extract(usage, '$.input_tokens'), 0) AS i, "
+        "COALESCE(json_extract(usage, '$.cache_creation_input_tokens'), 0) AS w, "
+        "COALESCE(json_extract(usage, '$.cache_creation.ephemeral_1h_input_tokens'), 0) AS h, "
+        "COALESCE(json_extract(usage, '$.cache_read_input_tokens'), 0) AS r, "
+        f"COALESCE(json_extract(usage, '$.output_tokens'), 0) AS o FROM requests {clause}"
+        f")) GROUP BY {key}, model, above",
+        [*tier_args, *args],  # (in the order they stand in the text)
     ).fetchall()
-    return [(r[0], r[1], r[2], usage_from_api(json.loads(r[3])) if r[3] else None) for r in rows]
+
+
+@explained
+def models_used(db: sqlite3.Connection, *, since: float | None = None) -> list[str]:
+    """The models the ledger's requests went to (since `since`, if given)."""
+    clause, args = ("WHERE sent_at >= ?", (since,)) if since is not None else ("", ())
+    return [r[0] for r in db.execute(f"SELECT DISTINCT model FROM requests {clause}", args)]
 
 
 @explained

@@ -34,6 +34,7 @@ BENCHMARKS = {
     "gui": "bench_gui.py",  # start-up, a 10k chat, memory, streaming lag, Stop
     "startup": "bench_startup.py",  # the real entry point vs a bare window, two data folders
     "huge": "bench_huge_chat.py",  # a 100,000-message chat: open, plan, memory, scroll
+    "usage": "bench_usage.py",  # View → Usage over 10,000 requests, light and dark
 }
 
 

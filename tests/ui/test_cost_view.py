@@ -15,6 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.chats import Engine
+from desktop_app.config.prices import format_amount
 from desktop_app.core.blocks import TextBlock
 from desktop_app.ui.main_window import MainWindow
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
@@ -63,23 +64,24 @@ def test_the_cache_counts_down_in_the_bar_and_the_panel_then_goes_cold(
     session.chat.setup.change({"system": SYSTEM})
     pane = window.pane
     bar = pane.header.cache
-    assert not bar.isVisible() or bar.text() == "not cached yet"
+    assert not bar.isVisible()  # nothing cached yet: the panel says so
 
     qtbot.keyClicks(pane.composer.edit, "What is the refund window?")
     qtbot.mouseClick(pane.composer.send_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
-    qtbot.waitUntil(lambda: bar.text().startswith("cache warm · "), timeout=5000)
+    qtbot.waitUntil(lambda: bar.text().startswith("Cache "), timeout=5000)
     assert bar.isVisible()
-    assert bar.text() in ("cache warm · 5:00", "cache warm · 4:59")
+    assert bar.text() in ("Cache 5:00", "Cache 4:59")
+    assert bar.width() >= bar.sizeHint().width()  # whole: the title gives way first
     assert "once cold" in bar.toolTip()
     panel = window.context
     assert panel.cache.text().startswith("Prompt cache warm for ")
     assert "once cold" in panel.cache.text()
 
     clock.now += 100
-    qtbot.waitUntil(lambda: bar.text() in ("cache warm · 3:20", "cache warm · 3:19"), timeout=3000)
+    qtbot.waitUntil(lambda: bar.text() in ("Cache 3:20", "Cache 3:19"), timeout=3000)
     clock.now += 201  # past five minutes from the request's start
-    qtbot.waitUntil(lambda: bar.text() == "cache cold", timeout=3000)
+    qtbot.waitUntil(lambda: bar.text() == "Cache cold", timeout=3000)
     assert panel.cache.text().startswith("Prompt cache cold")
 
     choose_from_menu(qtbot, "Keep it 1 hour")
@@ -139,7 +141,7 @@ def test_a_hard_cap_asks_before_a_send_goes_over_and_cancel_sends_nothing(
     send("And for opened items?")
     qtbot.waitUntil(lambda: bool(asked), timeout=3000)
     assert "this chat: $" in asked[0]
-    assert f"of ${cap:.4f}" in asked[0]
+    assert f"of {format_amount(cap)}" in asked[0]
     assert "its input alone is ≈$" in asked[0]
     assert len(simulator.message_requests()) == sent  # nothing sent
     assert pane.composer.edit.toPlainText() == "And for opened items?"  # nothing lost
@@ -225,3 +227,33 @@ def test_the_usage_view_charts_the_ledger_and_its_totals_are_spend_s(
     assert lines[0].startswith("day,label,requests,input_tokens")
     assert lines[-1].startswith("total,")
     assert float(lines[-1].split(",")[-1]) == pytest.approx(spent.cost, abs=1e-6)
+
+
+def test_the_draft_s_price_is_what_the_ledger_then_records_for_its_request(
+    engine: Engine,
+    simulator: SimulatorServer,
+    open_window: Callable[[Engine], MainWindow],
+    qtbot: QtBot,
+) -> None:
+    engine.set_price("contextdesk-demo", {"input": 2.0, "output": 10.0})
+    window = open_window(engine)
+    session = open_demo(window, engine, qtbot, turns=1)
+    session.chat.setup.change({"system": SYSTEM})
+    pane = window.pane
+    assert session.send((TextBlock("What is the refund window?"),))  # the cache is warm
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+
+    qtbot.keyClicks(pane.composer.edit, "And for opened items, which the customer kept a week?")
+    label = pane.composer.estimate
+    qtbot.waitUntil(lambda: "(exact count)" in label.text(), timeout=10_000)  # count_tokens
+    shown = float(label.text().split("Send: $")[1].split(" ")[0])
+    assert "+ up to $" in label.text()  # the reply's range: max output at the output price
+    qtbot.mouseClick(pane.composer.send_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    last = session.chat.costs.sent_requests()[-1]
+    parts = engine.prices().cost_parts("contextdesk-demo", last.usage)
+    assert parts is not None
+    assert last.usage is not None
+    assert last.usage.cache_read_input_tokens > 0
+    recorded_input = parts["input"] + parts["cache_write"] + parts["cache_read"]
+    assert shown == pytest.approx(recorded_input, abs=max(parts["output"], 0.0001))

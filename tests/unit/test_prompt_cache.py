@@ -120,7 +120,7 @@ def test_the_words_say_the_time_left_and_both_prices() -> None:
 
     warm = cache_state(CacheEntry(0.0, "5m", 10_000), 55.0)
     outlook = CacheOutlook(warm, 12_000, 0.006, 0.03, "USD", "2026-11-10")
-    assert said_state(outlook, 55.0) == "cache warm · 4:05"
+    assert said_state(outlook, 55.0) == "Cache 4:05"
     assert cache_line(outlook, 55.0) == (
         "Prompt cache warm for 4:05 (10,000 tokens, 5-minute) · next turn's input "
         "≈$0.0060 now · ≈$0.0300 once cold"

@@ -215,6 +215,8 @@ class ChatHeader(QWidget):
         self._cache_line = line
         self.cache.setVisible(state in ("warm", "cold"))  # (the panel says the rest)
         self.cache.setText(short)
+        # Whole, never elided ("Cache 4:05" is all there is): the title gives way first.
+        self.cache.setMinimumWidth(self.cache.sizeHint().width())
         self.cache.setToolTip(f"{line}. Click to choose how long the cache keeps this chat.")
         self.cache.setProperty("cacheState", state)  # the style sheet colours a warm one
         self.cache.style().unpolish(self.cache)

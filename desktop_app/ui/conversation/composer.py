@@ -260,6 +260,8 @@ class Composer(QWidget):
         self.attach_button.clicked.connect(self._on_attach_clicked)
         self.estimate = QLabel()
         self.estimate.setObjectName("draftTokens")
+        self.estimate.setWordWrap(True)  # the price may follow the tokens
+        self._price = ""
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("send")
         self.send_button.setDefault(True)
@@ -453,13 +455,19 @@ class Composer(QWidget):
         assert isinstance(attachment.block, TextBlock)
         show_text(self, attachment.name, attachment.block.text, name="attachmentPreview")
 
+    def show_price(self, text: str) -> None:
+        """What Send would cost now (`said.draft_price`), beside the draft's tokens."""
+        self._price = text
+        self._show_estimate()
+
     def _show_estimate(self) -> None:
         text = self.edit.toPlainText()
         counted = self.edit.count(text) if text.strip() else 0
         extra = sum(a.tokens for a in self.attachments)
+        price = f" · {self._price}" if self._price else ""
         if counted is None:
             self.estimate.setText("counting…")
         elif counted or extra:
-            self.estimate.setText(f"≈{counted + extra:,} tokens in this message")
+            self.estimate.setText(f"≈{counted + extra:,} tokens in this message{price}")
         else:
             self.estimate.setText("")

@@ -257,6 +257,7 @@ class ConversationPane(QWidget):
         cache = self.session.cache
         state = cache.outlook.cache.state if cache.outlook else "none"
         self.header.show_cache(cache.short(), cache.line(), state)
+        self.composer.show_price(said.draft_price(cache.outlook) if cache.outlook else "")
 
     def leave(self) -> None:
         """Another chat is shown: where this one was read is kept for its return."""

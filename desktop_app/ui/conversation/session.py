@@ -249,10 +249,7 @@ class ChatSession(QObject):
         self.background.submit("keep-counts", keep, lambda _kept: None)
         self.model.set_chip_source(_chips_from(plan))
         self.planned.emit(plan)
-        try:
-            self.cache.show(self.chat.costs.cache_outlook(plan))
-        except ContextDeskError:
-            log.warning("the prompt cache's state was not read", exc_info=True)
+        self._show_cache(plan)
         if self.counting is not None:
             self._count_soon.start()
         try:
@@ -260,6 +257,13 @@ class ChatSession(QObject):
                 self.chat_changed.emit(self.chat.info)
         except ContextDeskError:
             log.warning("the chat's size was not saved", exc_info=True)  # shown anyway
+
+    def _show_cache(self, plan: Plan) -> None:
+        """The prompt cache before `plan`'s request, and what it would cost."""
+        try:
+            self.cache.show(self.chat.costs.cache_outlook(plan))
+        except ContextDeskError:
+            log.warning("the prompt cache's state was not read", exc_info=True)
 
     def _on_plan_failed(self, error: ErrorInfo) -> None:
         self.set_error(error)
@@ -279,6 +283,7 @@ class ChatSession(QObject):
                 return
             self.plan = exact
             self.planned.emit(exact)
+            self._show_cache(exact)
 
         def not_counted(error: ErrorInfo) -> None:  # the estimate stands; nothing to say
             log.info("no exact count for the next request: %s", error.title)

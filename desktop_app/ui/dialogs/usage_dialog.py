@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QGridLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QMessageBox,
     QProgressBar,
@@ -119,8 +120,11 @@ class UsageDialog(QDialog):
     def refresh(self) -> None:
         since = self.since()
         engine = self.engine
-        self.by_day = report = engine.usage("day", since)
-        money = self.measure.currentText() == "Money"
+        reports = engine.usage_reports(since)
+        self.by_day = report = reports["day"]
+        by_kind = self.split.currentIndex() == 0
+        self.measure.setEnabled(by_kind)  # a model's bar is in money only
+        money = self.measure.currentText() == "Money" or not by_kind
         total = report.total
         figure = format_money(total.cost, report.currency) if money else f"{_tokens(total)} tokens"
         unpriced = (
@@ -153,21 +157,20 @@ class UsageDialog(QDialog):
                 for kind in KIND_NAMES
             ]
         else:
-            series = self._model_series(days, rows, dark, money)
+            series = self._model_series(reports["model"], days, rows, dark)
+        labels = [_short_day(d) for d in days]
         if money:
-            self.chart.show_bars(
-                [d[5:] for d in days], series, lambda v: format_money(v, report.currency)
-            )
+            self.chart.show_bars(labels, series, lambda v: format_money(v, report.currency))
         else:
-            self.chart.show_bars([d[5:] for d in days], series, lambda v: f"{v:,.0f}")
+            self.chart.show_bars(labels, series, lambda v: f"{v:,.0f}")
         self._show_budgets(engine.all_budgets())
-        _fill(self.chats, engine.usage("chat", since), report.currency)
-        _fill(self.projects, engine.usage("project", since), report.currency)
+        _fill(self.chats, reports["chat"], report.currency)
+        _fill(self.projects, reports["project"], report.currency)
 
-    def _model_series(self, days: list[str], rows: dict, dark: bool, money: bool) -> list[Series]:  # type: ignore[type-arg]
-        """A series per costly model (by tokens: by model is money only, so tokens show
-        the kinds' total per model as the whole bar)."""
-        by_model = self.engine.usage("model", self.since())
+    def _model_series(
+        self, by_model: UsageReport, days: list[str], rows: dict[str, UsageRow], dark: bool
+    ) -> list[Series]:
+        """A series per costly model, in money (the rest together as "Other models")."""
         names = [row.key for row in by_model.rows[:MODELS_SHOWN]]
         colours = list(theme.SECTION_COLOURS.values())
         out = []
@@ -253,11 +256,22 @@ def _days(report: UsageReport, since: float | None, now: float) -> list[str]:
     return out
 
 
+def _short_day(day: str) -> str:
+    """2026-12-03 as "Dec 3" (the year is the period's)."""
+    date = datetime.date.fromisoformat(day)
+    return f"{date.strftime('%b')} {date.day}"
+
+
 def _table(first: str) -> QTreeWidget:
     table = QTreeWidget()
     table.setRootIsDecorated(False)
     table.setHeaderLabels([first, "Requests", "Cost", "Cache read"])
     table.setAlternatingRowColors(True)
+    header = table.header()
+    header.setStretchLastSection(False)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the name takes the rest
+    for column in (1, 2, 3):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
     return table
 
 
@@ -277,4 +291,3 @@ def _fill(table: QTreeWidget, report: UsageReport, currency: str) -> None:
                 column, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
             )
         table.addTopLevelItem(item)
-    table.resizeColumnToContents(0)
