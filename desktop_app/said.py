@@ -118,3 +118,20 @@ def draft_price(outlook: CacheOutlook) -> str:
         f"Send: {about}{format_money(outlook.now, outlook.currency)} input{exact} "
         f"+ up to {reply} for the reply"
     )
+
+
+def cache_breakers(outlook: CacheOutlook, now: float) -> str:
+    """While the cache is warm, what breaks it and what that costs, said before it is
+    done ("" when nothing is cached to lose)."""
+    cache = outlook.cache
+    if cache.state != "warm" or cache.seconds_left(now) <= 0:
+        return ""
+    what = (
+        "Switching the model or its thinking, editing the system prompt or a pinned fact, "
+        "or turning a tool on or off now starts the prompt cache over"
+    )
+    if outlook.now is None or outlook.cold is None:
+        return f"{what}: {outlook.input_tokens:,} tokens written to it again."
+    now_cost = format_money(outlook.now, outlook.currency)
+    cold = format_money(outlook.cold, outlook.currency)
+    return f"{what}: the next turn's input ≈{cold} instead of ≈{now_cost}."

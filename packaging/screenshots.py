@@ -161,9 +161,26 @@ def main() -> int:
         settle(1.0)
         save(window, out, "new-chat")
         window.close()
+        usage_view(engine, out)
         conversation_gallery(engine, out)
         engine.close()
     return 0
+
+
+def usage_view(engine: Engine, out: Path) -> None:
+    """View → Usage over a month of requests to two priced models."""
+    from desktop_app.ui.dialogs.usage_dialog import UsageDialog
+    from tests.perf.bench_usage import fill_ledger
+
+    titles = ("Refund policy", "Invoice #88213", "Shipping to Norway", "Quarterly report")
+    fill_ledger(engine, 420, 30, titles, ("claude-sonnet-5-5", "claude-opus-5-5"))
+    engine.change_settings({"monthly_spend_cap": "40", "monthly_cap": "soft"})
+    dialog = UsageDialog(engine)
+    dialog.period.setCurrentText("Last 30 days")
+    dialog.show()
+    settle()
+    save(dialog, out, "usage")
+    dialog.close()
 
 
 LOG = (

@@ -66,8 +66,8 @@ class ContextSettings:
         )
         if self.cache_ttl not in ("5m", "1h"):
             found.append("cache_ttl must be 5m or 1h")
-        if not 0 <= self.spend_cap <= 1_000_000:
-            found.append("spend_cap must be from 0 (no cap) to 1,000,000")
+        if not 0 <= self.spend_cap <= 100_000:
+            found.append("spend_cap must be from 0 (no cap) to 100,000")
         if self.request_extras and not _extras_readable(self.request_extras):
             found.append("request_extras must be a JSON object of tools, tool_choice, metadata")
         return found

@@ -28,15 +28,23 @@ from desktop_app.ui.gui import make_app
 from tests.perf.report import Row, report
 
 REQUESTS = 10_000
+TITLES = tuple(f"Chat {n}" for n in range(50))
 MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5", "a-model-without-a-price")
 
 
-def fill_ledger(engine: Engine) -> None:
-    """10,000 answered requests over 60 days, across 50 chats and four models (rows as
-    the ledger stores them: one shared head, usage as the API reports it)."""
+def fill_ledger(
+    engine: Engine,
+    requests: int = REQUESTS,
+    days: int = 60,
+    titles: tuple[str, ...] = TITLES,
+    models: tuple[str, ...] = MODELS,
+) -> None:
+    """`requests` answered requests over `days` days, across chats of `titles` and
+    `models` (rows as the ledger stores them: one shared head, usage as the API reports
+    it). The usage view's screenshot uses it too (packaging/screenshots.py)."""
     from desktop_app.storage import ledger
 
-    chats = [engine.new_chat(f"Chat {n}").id for n in range(50)]
+    chats = [engine.new_chat(title).id for title in titles]
     db = engine.store.db
     first = ledger.record(db, chats[0], {"model": MODELS[0], "messages": []}, server="bench")
     head = db.execute("SELECT head FROM requests WHERE id = ?", (first,)).fetchone()[0]
@@ -44,7 +52,7 @@ def fill_ledger(engine: Engine) -> None:
     rng = random.Random(7)
     now = time.time()
     rows = []
-    for n in range(REQUESTS):
+    for n in range(requests):
         usage = {
             "input_tokens": rng.randint(10, 400),
             "output_tokens": rng.randint(50, 2_000),
@@ -53,7 +61,14 @@ def fill_ledger(engine: Engine) -> None:
         }
         chat = chats[n % len(chats)]
         rows.append(
-            (chat, n + 1, now - rng.random() * 60 * 86_400, MODELS[n % 4], head, json.dumps(usage))
+            (
+                chat,
+                n + 1,
+                now - rng.random() * days * 86_400,
+                models[n % len(models)],
+                head,
+                json.dumps(usage),
+            )
         )
     with db:
         db.executemany(

@@ -4,6 +4,7 @@ it is kept chosen from the bar's menu."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -77,12 +78,17 @@ def test_the_cache_counts_down_in_the_bar_and_the_panel_then_goes_cold(
     panel = window.context
     assert panel.cache.text().startswith("Prompt cache warm for ")
     assert "once cold" in panel.cache.text()
+    # what would break it, with its cost, before the user does it
+    assert "Switching the model" in pane.header.model.toolTip()
+    assert "instead of ≈$" in pane.header.thinking.toolTip()
+    assert "starts the prompt cache over" in panel.cache.text()
 
     clock.now += 100
     qtbot.waitUntil(lambda: bar.text() in ("Cache 3:20", "Cache 3:19"), timeout=3000)
     clock.now += 201  # past five minutes from the request's start
     qtbot.waitUntil(lambda: bar.text() == "Cache cold", timeout=3000)
     assert panel.cache.text().startswith("Prompt cache cold")
+    assert "Switching the model" not in pane.header.model.toolTip()  # nothing left to lose
 
     choose_from_menu(qtbot, "Keep it 1 hour")
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton)
@@ -118,7 +124,7 @@ def test_a_hard_cap_asks_before_a_send_goes_over_and_cancel_sends_nothing(
     open_window: Callable[[Engine], MainWindow],
     qtbot: QtBot,
 ) -> None:
-    engine.set_price("contextdesk-demo", {"input": 20.0, "output": 100.0})
+    engine.set_price("contextdesk-demo", {"input": 200.0, "output": 1000.0})
     window = open_window(engine)
     session = open_demo(window, engine, qtbot, turns=1)
     session.chat.setup.change({"system": SYSTEM})
@@ -133,8 +139,14 @@ def test_a_hard_cap_asks_before_a_send_goes_over_and_cancel_sends_nothing(
     qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
     sent = len(simulator.message_requests())
     spent = session.chat.costs.spend().cost
-    cap = round(spent + 0.0005, 4)  # the next send's input crosses it, even read from the cache
-    session.change({"spend_cap": str(cap)})
+    # A cap a cent or less above what is spent: the next send's input crosses it, even
+    # read from the cache. Typed into the panel's Budget row, as a person sets it.
+    cap = math.ceil(spent * 100) / 100
+    spin = window.context.spend_cap
+    spin.selectAll()
+    qtbot.keyClicks(spin, f"{cap:.2f}")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: session.chat.settings.spend_cap == cap, timeout=3000)
 
     asked: list[str] = []
     click_in_message_box(qtbot, "Cancel", asked)

@@ -198,6 +198,13 @@ def test_the_project_dialog_sets_what_new_chats_start_with(
     qtbot.waitUntil(lambda: "thinking" in dialog.problem.text(), timeout=5000)
     assert dict(engine.projects.find("Acme").defaults)["thinking_budget"] == 2048
     assert dialog.isVisible()  # Enter finished the field; it pressed no button
+    # The project's spending cap: its chats' sends count against it together.
+    dialog.spend_cap.setFocus()
+    dialog.spend_cap.selectAll()
+    qtbot.keyClicks(dialog.spend_cap, "2.50")
+    qtbot.keyClick(dialog.spend_cap, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: engine.projects.find("Acme").spend_cap == 2.5, timeout=5000)
+    assert [b.name for b in session.chat.costs.budgets()] == ["project Acme"]
     dialog.reject()
 
 

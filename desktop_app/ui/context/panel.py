@@ -14,6 +14,7 @@ from PySide6.QtCore import QSize, Qt, Signal, Slot
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
+    QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -154,6 +155,15 @@ class ContextPanel(QStackedWidget):
             "Leave the thinking of earlier turns out of the request (the models read only "
             "the current turn's anyway, where they read it at all)"
         )
+        self.spend_cap = QDoubleSpinBox()  # a hard cap (chats/budgets.py)
+        self.spend_cap.setObjectName("spendCap")
+        self.spend_cap.setRange(0, 100_000)  # (its widest figure sets its width)
+        self.spend_cap.setPrefix("$")
+        self.spend_cap.setSpecialValueText("No cap")
+        self.spend_cap.setToolTip(
+            "The most this chat may cost: a send that would go over it is asked about first"
+        )
+        self.spend_cap.editingFinished.connect(self._on_setting_changed)
         for box in (self.auto, self.keep_first, self.drop_thinking):
             box.toggled.connect(self._on_setting_changed)
         for spin in (self.threshold, self.keep_recent, self.max_messages):
@@ -190,6 +200,11 @@ class ContextPanel(QStackedWidget):
         column.addWidget(self.undo_button)
         column.addWidget(QLabel("<b>Auto-compaction</b>"))
         column.addLayout(form)
+        column.addWidget(QLabel("<b>Budget</b>"))
+        budget = QFormLayout()
+        budget.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        budget.addRow("Spending cap", self.spend_cap)
+        column.addLayout(budget)
         column.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -330,8 +345,10 @@ class ContextPanel(QStackedWidget):
     @Slot()
     def _on_cache_changed(self) -> None:
         if self.built and self.session is not None:
-            line = self.session.cache.line()
-            self.cache.setText(line)
+            cache = self.session.cache
+            line = cache.line()
+            breakers = cache.breakers()
+            self.cache.setText(f"{line}.\n{breakers}" if breakers else line)
             self.cache.setVisible(bool(line))
 
     def add_streaming(self, tokens: int) -> None:
@@ -426,6 +443,7 @@ class ContextPanel(QStackedWidget):
         self.keep_first.setChecked(settings.keep_first_message)
         self.max_messages.setValue(settings.max_context_messages)
         self.drop_thinking.setChecked(settings.drop_old_thinking)
+        self.spend_cap.setValue(settings.spend_cap)
         self._updating = False
 
     def _last_sent_text(self, session: ChatSession) -> Callable[[Fact], str]:
@@ -525,6 +543,7 @@ class ContextPanel(QStackedWidget):
             keep_first_message=self.keep_first.isChecked(),
             max_context_messages=self.max_messages.value(),
             drop_old_thinking=self.drop_thinking.isChecked(),
+            spend_cap=round(self.spend_cap.value(), 2),
         )
         if settings == current:
             return

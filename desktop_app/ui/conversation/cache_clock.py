@@ -53,6 +53,10 @@ class CacheClock(QObject):
         """For the context panel and the bar's tooltip: the state and both prices."""
         return said.cache_line(self._outlook, self._clock()) if self._outlook else ""
 
+    def breakers(self) -> str:
+        """While warm: what would start the cache over, and what that costs."""
+        return said.cache_breakers(self._outlook, self._clock()) if self._outlook else ""
+
     @Slot()
     def _on_timer_timeout(self) -> None:
         outlook = self._outlook

@@ -135,6 +135,7 @@ class ChatHeader(QWidget):
         self._settings = ContextSettings()
         self._model_id = ""
         self._cache_line = ""
+        self._breakers = ""
         self._write_prices: tuple[str, str] | None = None  # 5-minute, 1-hour: "$2.50/M"
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -189,14 +190,15 @@ class ChatHeader(QWidget):
         self.model.updateGeometry()  # (its width follows the name chosen)
         self.model.blockSignals(False)
         self.model.setEnabled(not demo)
-        self.model.setToolTip(
+        self._tip(
+            self.model,
             f"{self.model.currentText()}: "
             + (
                 "the offline demo's simulator answers every chat; with a key, choose a model here"
                 if demo
                 else "the model this chat's next message goes to, and its context window (1M: "
                 "a million tokens)"
-            )
+            ),
         )
 
     def show_thinking(self, options: ThinkingOptions, settings: ContextSettings) -> None:
@@ -204,15 +206,22 @@ class ChatHeader(QWidget):
         the model can do (made when it opens)."""
         self._options, self._settings = options, settings
         self.thinking.setText(thinking_label(options, settings))
-        self.thinking.setToolTip(
+        self._tip(
+            self.thinking,
             f"How {options.model} thinks in this chat — click to change. "
-            f"Off: {OFF_MEANS[options.off]}."
+            f"Off: {OFF_MEANS[options.off]}.",
         )
 
-    def show_cache(self, short: str, line: str, state: str) -> None:
-        """The prompt cache in a few words ("cache warm · 4:05"); the whole line — both
-        prices of the next turn — in its tooltip and at the top of its menu."""
+    def show_cache(self, short: str, line: str, state: str, breakers: str = "") -> None:
+        """The prompt cache in a few words ("Cache 4:05"); the whole line — both prices
+        of the next turn — in its tooltip and at the top of its menu; and, while it is
+        warm, what breaks it and at what cost, said on what would break it (the model,
+        thinking) before the user clicks."""
         self._cache_line = line
+        if breakers != self._breakers:
+            self._breakers = breakers
+            for widget in (self.model, self.thinking):
+                self._tip(widget, str(widget.property("baseTip") or ""))
         self.cache.setVisible(state in ("warm", "cold"))  # (the panel says the rest)
         self.cache.setText(short)
         # Whole, never elided ("Cache 4:05" is all there is): the title gives way first.
@@ -222,6 +231,11 @@ class ChatHeader(QWidget):
         self.cache.style().unpolish(self.cache)
         self.cache.style().polish(self.cache)
 
+    def _tip(self, widget: QWidget, base: str) -> None:
+        """`widget`'s own tooltip, and after it what would start the cache over, if any."""
+        widget.setProperty("baseTip", base)
+        widget.setToolTip(f"{base}\n\n{self._breakers}" if self._breakers else base)
+
     def show_write_prices(self, prices: tuple[str, str] | None) -> None:
         """What a cache write costs kept 5 minutes and kept an hour (None: no price)."""
         self._write_prices = prices
@@ -230,8 +244,9 @@ class ChatHeader(QWidget):
     def _fill_cache_menu(self) -> None:
         menu = self.cache.menu()
         menu.clear()
-        about = menu.addAction(self._cache_line)
-        about.setEnabled(False)
+        for words in (self._cache_line, self._breakers):
+            if words:
+                menu.addAction(words).setEnabled(False)
         menu.addSeparator()
         five, hour = self._write_prices or ("", "")
         for ttl, text, price in (

@@ -256,7 +256,7 @@ class ConversationPane(QWidget):
     def _on_cache_changed(self) -> None:
         cache = self.session.cache
         state = cache.outlook.cache.state if cache.outlook else "none"
-        self.header.show_cache(cache.short(), cache.line(), state)
+        self.header.show_cache(cache.short(), cache.line(), state, cache.breakers())
         self.composer.show_price(said.draft_price(cache.outlook) if cache.outlook else "")
 
     def leave(self) -> None:

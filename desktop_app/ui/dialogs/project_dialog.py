@@ -110,6 +110,16 @@ class ProjectDialog(QDialog):
         self.budget.setDecimals(0)
         self.budget.setSuffix(" % of the window")
         self.budget.editingFinished.connect(self._on_budget_editing_finished)
+        self.spend_cap = QDoubleSpinBox()  # a hard cap on its chats together (chats/budgets.py)
+        self.spend_cap.setObjectName("projectSpendCap")
+        self.spend_cap.setRange(0, 1_000_000)
+        self.spend_cap.setPrefix("$")
+        self.spend_cap.setSpecialValueText("No cap")
+        self.spend_cap.setToolTip(
+            "The most the project's chats may cost together: a send that would go over it "
+            "is asked about first"
+        )
+        self.spend_cap.editingFinished.connect(self._on_spend_cap_editing_finished)
         # What the project's new chats start with (over Settings'); saved as left.
         self.new_model = QComboBox()
         self.new_model.setObjectName("projectModel")
@@ -145,6 +155,7 @@ class ProjectDialog(QDialog):
         form.addRow("", _row(add_file, remove_file))
         form.addRow("Knowledge", self.mode)
         form.addRow("Budget", self.budget)
+        form.addRow("Spending cap", self.spend_cap)
         form.addRow("New chats: model", self.new_model)
         form.addRow("Max output", self.new_max_tokens)
         form.addRow("Thinking", self.new_thinking)
@@ -212,6 +223,7 @@ class ProjectDialog(QDialog):
                 )
             self.mode.setCurrentIndex(self.mode.findData(project.knowledge_mode.value))
             self.budget.setValue(project.knowledge_budget * 100)
+            self.spend_cap.setValue(project.spend_cap)
             self._show_defaults(project)
         self._filling = False
 
@@ -341,6 +353,13 @@ class ProjectDialog(QDialog):
         if project is not None and not self._filling:
             share = self.budget.value() / 100
             self._act(lambda: self.projects.change(project.id, knowledge_budget=share))
+
+    @Slot()
+    def _on_spend_cap_editing_finished(self) -> None:
+        project = self.project
+        cap = round(self.spend_cap.value(), 2)
+        if project is not None and not self._filling and cap != project.spend_cap:
+            self._act(lambda: self.projects.change(project.id, spend_cap=cap))
 
     @Slot()
     def _on_new_model_chosen(self) -> None:

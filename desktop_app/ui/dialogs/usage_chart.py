@@ -20,7 +20,6 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from desktop_app.ui import theme
 
-GRID_LINES = 4
 BAR_GAP = 0.25  # of a bar's slot, left empty between bars
 
 
@@ -53,6 +52,7 @@ class StackedBars(QWidget):
         self.series: tuple[Series, ...] = ()
         self.figure: Callable[[float], str] = lambda v: f"{v:,.0f}"
         self._top = 1.0
+        self._lines = 4  # grid lines above the axis
 
     def sizeHint(self) -> QSize:
         return QSize(640, 260)
@@ -65,6 +65,8 @@ class StackedBars(QWidget):
         self.labels, self.series, self.figure = tuple(labels), tuple(series), figure
         totals = [sum(s.values[i] for s in self.series) for i in range(len(self.labels))]
         self._top = nice_top(max(totals, default=0.0))
+        # Round steps: a top of 5 × 10ⁿ in fifths, 1 or 2 × 10ⁿ in quarters.
+        self._lines = 5 if f"{self._top:e}".startswith("5") else 4
         self.update()
 
     def total(self, index: int) -> float:
@@ -72,7 +74,8 @@ class StackedBars(QWidget):
 
     def _plot(self) -> QRectF:
         metrics = QFontMetrics(self.font())
-        left = metrics.horizontalAdvance(self.figure(self._top)) + theme.space(2)
+        ticks = (self.figure(self._top * n / self._lines) for n in range(self._lines + 1))
+        left = max(metrics.horizontalAdvance(tick) for tick in ticks) + theme.space(2)
         top = metrics.height() + theme.space(3)  # the legend's row
         bottom = metrics.height() + theme.space(2)
         return QRectF(
@@ -95,12 +98,12 @@ class StackedBars(QWidget):
         metrics = QFontMetrics(self.font())
         plot = self._plot()
         painter.setPen(QPen(theme.tone("border", theme.is_dark(palette)), 1))
-        for n in range(GRID_LINES + 1):
-            y = plot.bottom() - plot.height() * n / GRID_LINES
+        for n in range(self._lines + 1):
+            y = plot.bottom() - plot.height() * n / self._lines
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
             painter.save()
             painter.setPen(muted)
-            text = self.figure(self._top * n / GRID_LINES)
+            text = self.figure(self._top * n / self._lines)
             box = QRectF(
                 0, y - metrics.height() / 2, plot.left() - theme.space(1), metrics.height()
             )
@@ -126,19 +129,23 @@ class StackedBars(QWidget):
     def _paint_days(
         self, painter: QPainter, plot: QRectF, metrics: QFontMetrics, pen: QColor
     ) -> None:
-        """The days beneath, as many as fit without touching (the first and last always)."""
-        if not self.labels:
+        """The days beneath, as many as fit without touching; the last always."""
+        count = len(self.labels)
+        if not count:
             return
         painter.setPen(pen)
-        slot = plot.width() / len(self.labels)
-        room = metrics.horizontalAdvance(self.labels[0]) + theme.space(3)
+        slot = plot.width() / count
+        room = max(metrics.horizontalAdvance(label) for label in self.labels) + theme.space(3)
         every = max(1, int(room // max(1.0, slot)) + 1)
-        for index, label in enumerate(self.labels):
-            if index % every and index != len(self.labels) - 1:
-                continue
+        shown = list(range(0, count, every))
+        if count - 1 - shown[-1] >= every:
+            shown.append(count - 1)
+        elif shown[-1] != count - 1:  # the last day, in place of the one too near it
+            shown[-1] = count - 1
+        for index in shown:
             centre = plot.left() + slot * (index + 0.5)
             box = QRectF(centre - room / 2, plot.bottom() + 4, room, metrics.height())
-            painter.drawText(box, Qt.AlignmentFlag.AlignHCenter, label)
+            painter.drawText(box, Qt.AlignmentFlag.AlignHCenter, self.labels[index])
 
     def _paint_legend(self, painter: QPainter, metrics: QFontMetrics, palette: QPalette) -> None:
         x = float(self._plot().left())

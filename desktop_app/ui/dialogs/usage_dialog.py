@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.config.prices import format_money
+from desktop_app.config.prices import format_amount, format_money
 from desktop_app.ui import theme
 from desktop_app.ui.dialogs.usage_chart import Series, StackedBars
 
@@ -160,7 +160,7 @@ class UsageDialog(QDialog):
             series = self._model_series(reports["model"], days, rows, dark)
         labels = [_short_day(d) for d in days]
         if money:
-            self.chart.show_bars(labels, series, lambda v: format_money(v, report.currency))
+            self.chart.show_bars(labels, series, lambda v: format_amount(v, report.currency))
         else:
             self.chart.show_bars(labels, series, lambda v: f"{v:,.0f}")
         self._show_budgets(engine.all_budgets())
@@ -171,7 +171,7 @@ class UsageDialog(QDialog):
         self, by_model: UsageReport, days: list[str], rows: dict[str, UsageRow], dark: bool
     ) -> list[Series]:
         """A series per costly model, in money (the rest together as "Other models")."""
-        names = [row.key for row in by_model.rows[:MODELS_SHOWN]]
+        names = [row.key for row in by_model.rows if row.cost][:MODELS_SHOWN]  # (priced)
         colours = list(theme.SECTION_COLOURS.values())
         out = []
         for n, name in enumerate(names):
@@ -189,12 +189,13 @@ class UsageDialog(QDialog):
         while self.budgets.count():
             item = self.budgets.takeAt(0)
             widget = item.widget() if item is not None else None
-            if widget is not None:
+            if widget is not None:  # out of the dialog now, not at the next event loop
+                widget.setParent(None)
                 widget.deleteLater()
         if not budgets:
             hint = QLabel(
-                "No budget set: a month's in Settings (Monthly budget), a chat's with "
-                "`contextdesk chat set CHAT spend_cap=…`, a project's in its settings."
+                "No budget set: a month's in Settings (Monthly budget), a chat's in the "
+                "context panel (Budget), a project's in its dialog (Spending cap)."
             )
             hint.setWordWrap(True)
             hint.setEnabled(False)
