@@ -110,7 +110,7 @@ def draft_price(outlook: CacheOutlook) -> str:
     """What Send would cost, for the composer: the request's input as the cache stands
     (exact when the server counted it, else ≈), and the most its reply can add."""
     if outlook.now is None or outlook.reply_at_most is None:
-        return "no price for this model: tokens only"
+        return "no price for this model: tokens only (add one in Settings → Prices)"
     about = "" if outlook.exact else "≈"
     exact = " (exact count)" if outlook.exact else ""
     reply = format_money(outlook.reply_at_most, outlook.currency)
