@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from desktop_app.chats.checking import check_file
     from desktop_app.chats.engine import DEMO_MODEL, Engine
     from desktop_app.chats.given_files import read_given_file, shown_name
+    from desktop_app.chats.imports import ImportBatch
     from desktop_app.chats.instance import InstanceLock
     from desktop_app.chats.memory import CompactionPreviewing
     from desktop_app.chats.slow import SlowAction, run_here
@@ -52,6 +53,7 @@ _LATER = {
     "api_name": "tool_servers",
     "people_name": "tool_servers",
     "Budget": "budgets",
+    "ImportBatch": "imports",
     "month_start": "budgets",
     "UsageReport": "usage",
     "UsageRow": "usage",
@@ -91,6 +93,7 @@ __all__ = [
     "CompactionPreviewing",
     "Engine",
     "FirstFrame",
+    "ImportBatch",
     "Imported",
     "InstanceLock",
     "Rows",

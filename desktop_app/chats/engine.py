@@ -43,6 +43,7 @@ from desktop_app.storage.store import ChatStore
 if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the first paint
     from desktop_app.chats.budgets import Budget
     from desktop_app.chats.chat import Chat, Imported
+    from desktop_app.chats.imports import ImportBatch
     from desktop_app.chats.projects import Projects
     from desktop_app.chats.tool_servers import ToolServers
     from desktop_app.chats.usage import UsageReport
@@ -409,6 +410,15 @@ class Engine:
                 raise
             raise ImportFailed(exc.title, exc.message) from exc
         return self.import_bytes(raw, untitled=Path(shown_name(path)).stem)
+
+    def import_path(
+        self, path: Path, *, chosen: str | None = None, model: str | None = None
+    ) -> ImportBatch:
+        """A chat of ours, a request body, or a whole Claude or ChatGPT export (chats/
+        imports.py): each chat whole or not at all, one imported before skipped."""
+        from desktop_app.chats.imports import import_path
+
+        return import_path(self, path, chosen=chosen, model=model)
 
     def import_bytes(self, raw: bytes, untitled: str = "Imported chat") -> Imported:
         """Import a chat; it is titled as the file says, else from its first message,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_app.cli.wording import hit_json, one_line
+from desktop_app.config.prices import format_money
 
 if TYPE_CHECKING:
     from desktop_app.chats import Engine
@@ -39,16 +40,50 @@ def cmd_search(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
-    imported = engine.import_file(args.file)
+    batch = engine.import_path(args.file, chosen=args.source, model=args.model)
     if args.json:
-        shown = {"id": imported.chat.id, "title": imported.chat.title}
-        print(
-            json.dumps({**shown, "repairs": list(imported.repairs)}, ensure_ascii=False, indent=2)
-        )
+        if batch.source == "contextdesk":  # one chat, as before
+            (one,) = batch.chats
+            shown = {"id": one.chat.id, "title": one.chat.title, "repairs": list(one.report)}
+            print(json.dumps(shown, ensure_ascii=False, indent=2))
+            return 0
+        chats = [
+            {
+                "id": c.chat.id,
+                "title": c.chat.title,
+                "model": c.chat.model,
+                "messages": c.messages,
+                "versions": c.versions,
+                "next_request_tokens": c.next_tokens,
+                "next_request_cost": c.next_cost,
+                "report": list(c.report),
+            }
+            for c in batch.chats
+        ]
+        out = {"source": batch.source, "chats": chats, "skipped": batch.skipped}
+        print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
-    for change in imported.repairs:
-        print(f"repaired: {change}", file=sys.stderr)
-    print(imported.chat.id)
+    for imported in batch.chats:
+        for line in imported.report:
+            print(
+                f"{'repaired' if batch.source == 'contextdesk' else 'note'}: {line}",
+                file=sys.stderr,
+            )
+        print(imported.chat.id)
+    if batch.source != "contextdesk":
+        currency = engine.prices().currency
+        costs = [c.next_cost for c in batch.chats if c.next_cost is not None]
+        print(
+            f"Imported {len(batch.chats)} {batch.source} chat(s)"
+            + (f", {batch.skipped} already here" if batch.skipped else "")
+            + (
+                f"; going on with all of them costs ≈{format_money(sum(costs), currency)} "
+                "for their next requests' input"
+                if costs
+                else ""
+            ),
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -215,11 +215,25 @@ def add_commands(sub: Any) -> None:
     search.add_argument("--limit", type=int, default=200, help="at most this many hits (200)")
     importing = sub.add_parser(
         "import",
-        help="import a contextdesk.chat file or a Messages API request body; prints the new id",
+        help="import a contextdesk.chat file, a Messages API request body, or a Claude or "
+        "ChatGPT export (conversations.json, its shards, a folder or the zip); prints each "
+        "new chat's id",
     )
     importing.add_argument("file", type=Path)
     importing.add_argument(
-        "--json", action="store_true", help="print the new chat and every repair as JSON"
+        "--from",
+        dest="source",
+        choices=("claude", "chatgpt"),
+        help="the export's app (detected when not given)",
+    )
+    importing.add_argument(
+        "--model", help="the Claude model an export's chats go on with (default: Settings')"
+    )
+    importing.add_argument(
+        "--json",
+        action="store_true",
+        help="print each new chat (messages, versions, the next request's tokens and cost) "
+        "and every repair as JSON",
     )
 
     settings = sub.add_parser(

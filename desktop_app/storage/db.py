@@ -341,6 +341,15 @@ def _v15(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE projects ADD COLUMN spend_cap REAL NOT NULL DEFAULT 0")
 
 
+def _v16(db: sqlite3.Connection) -> None:
+    # Where an imported chat came from (storage/foreign: "claude:<uuid>",
+    # "chatgpt:<id>"), so importing the same export again adds nothing.
+    db.execute(
+        "CREATE TABLE imported_sources (source TEXT PRIMARY KEY, "
+        "chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE)"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -357,6 +366,7 @@ MIGRATIONS: list[Migration] = [
     _v13,
     _v14,
     _v15,
+    _v16,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -150,6 +150,7 @@ class ChatStore:
         state: ContextState,
         branches: Sequence[tuple[str | None, Message]] = (),
         order: Mapping[str, float] | None = None,
+        source: str | None = None,
     ) -> ChatInfo:
         """A whole chat at once — metadata, messages (the branch shown; the others'
         messages, each after its parent; all stored in `order` when it is given, so
@@ -166,6 +167,11 @@ class ChatStore:
                     "UPDATE chats SET leaf_id = ? WHERE id = ?", (messages[-1].id, chat_id)
                 )
             context_rows.write_context_state(self.db, chat_id, state)
+            if source is not None:  # another app's conversation: not imported twice
+                self.db.execute(
+                    "INSERT INTO imported_sources (source, chat_id) VALUES (?, ?)",
+                    (source, chat_id),
+                )
         return self.chat(chat_id)
 
     def chat(self, chat_id: str) -> ChatInfo:

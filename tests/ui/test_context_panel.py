@@ -797,3 +797,21 @@ def test_a_pinned_fact_is_a_card_that_holds_all_its_words(
     assert long_rect.height() >= needed.height() + line  # its lines, and the meta line
     assert short_rect.height() < 4 * line
     assert long_rect.right() <= view.viewport().width()  # no wider than the panel
+
+
+def test_a_claude_export_imports_every_chat_and_says_what_going_on_costs(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    export = Path(__file__).resolve().parents[1] / "data" / "exports" / "claude_conversations.json"
+    session = window.import_chat(str(export))
+    assert session is not None
+    assert session.chat.title == "Refund for order 88213"  # the first, opened
+    titles = {c.title for c in engine.store.list_chats()}
+    assert {"Refund for order 88213", "What is a haiku?"} <= titles
+    box = window.findChild(QMessageBox, "exportImported")
+    assert box is not None
+    assert box.text() == "2 chats imported from Claude."
+    assert "photo.jpg is not in the export" in box.detailedText()
+    assert window.import_chat(str(export)) is None  # again: nothing new
+    again = [b for b in window.findChildren(QMessageBox, "exportImported") if b is not box]
+    assert "2 were imported before" in again[-1].text()

@@ -12,13 +12,14 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from desktop_app.chats import NEW_CHAT_TITLE, Engine
+from desktop_app.config.prices import format_money
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.storage.search import MAX_QUERY_CHARS, TIME_BUDGET_S
 from desktop_app.ui.chat_list.panel import ChatListPanel
 from desktop_app.ui.workers import BackgroundWorker
 
 if TYPE_CHECKING:  # loaded with the first chat
-    from desktop_app.chats import Chat
+    from desktop_app.chats import Chat, ImportBatch
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.storage.search import SearchHit
 
@@ -256,25 +257,58 @@ class ChatListController(QObject):
         return documents if documents and Path(documents).is_dir() else str(Path.home())
 
     def import_chat(self, path: str = "") -> Chat | None:
-        """Import a JSON chat (ours, or a Messages API request body): all or nothing; the
-        problems, if any, are listed by their JSON path."""
+        """Import a JSON chat (ours, or a Messages API request body), or a Claude or
+        ChatGPT export (its conversations.json, a shard, or the zip): each chat all or
+        nothing; the problems, if any, are listed by their JSON path. The first chat
+        imported is opened."""
         if not path:
             path, _ = QFileDialog.getOpenFileName(
-                self.window, "Import a chat", self.start_folder(), "JSON (*.json);;All files (*)"
+                self.window,
+                "Import chats",
+                self.start_folder(),
+                "Chats and exports (*.json *.zip);;All files (*)",
             )
             if path:
                 self.folder = str(Path(path).parent)
         if not path:
             return None
         try:
-            imported = self.engine.import_file(Path(path))
+            batch = self.engine.import_path(Path(path))
         except ContextDeskError as exc:
             self._show_import_problems(exc.info)
             return None
-        self.show_new(imported.chat)
-        if imported.repairs:
-            self._show_import_repairs(imported.chat.title, imported.repairs)
-        return imported.chat
+        for imported in batch.chats[1:]:
+            self.panel.update_chat(imported.chat.info)
+        first = batch.chats[0].chat if batch.chats else None
+        if first is not None:
+            self.show_new(first)
+        if batch.source != "contextdesk":
+            self._show_export_imported(batch)
+        elif first is not None and batch.chats[0].report:
+            self._show_import_repairs(first.title, batch.chats[0].report)
+        return first
+
+    def _show_export_imported(self, batch: ImportBatch) -> None:
+        """What came from another app's export: how many chats, which were here already,
+        what going on with them costs, and every note (in the details)."""
+        names = {"claude": "Claude", "chatgpt": "ChatGPT"}
+        count = len(batch.chats)
+        words = f"{count} chat{'s' if count != 1 else ''} imported from {names.get(batch.source, batch.source)}"
+        if batch.skipped:
+            words += f"; {batch.skipped} were imported before, and are left as they are"
+        costs = [c.next_cost for c in batch.chats if c.next_cost is not None]
+        box = QMessageBox(QMessageBox.Icon.Information, "Imported", words + ".", parent=self.window)
+        box.setObjectName("exportImported")
+        if costs:
+            money = format_money(sum(costs), self.engine.prices().currency)
+            box.setInformativeText(
+                f"Every branch is kept as a version. Going on with them costs ≈{money} for "
+                "their next requests' input (an estimate, on the chats' model)."
+            )
+        notes = [f"{c.chat.title}: {line}" for c in batch.chats for line in c.report]
+        if notes:
+            box.setDetailedText("\n".join(notes))
+        box.open()
 
     def _show_import_repairs(self, title: str, repairs: tuple[str, ...]) -> None:
         """Every change the import made, where the user can read it (not a modal wall)."""

@@ -1,0 +1,107 @@
+"""ChatGPT's export (Settings → Data controls → Export): `conversations.json` — since early
+2026 also sharded as `conversations-000.json`, … —, an array of conversations (some
+variants wrap it: `{"conversations": […]}`); each `{id, title, create_time, mapping{node:
+{id, parent, children[], message|null}}, current_node, default_model_slug}`, a message
+`{author{role}, create_time, content{content_type, parts[]}, metadata{model_slug},
+recipient}`. The tree is the UI's: every edit and regeneration is a branch, and
+`current_node` ends the one shown. The shape as the issue documents it (issue 35, "The
+formats"), and as public converters read it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desktop_app.core.blocks import Block, TextBlock
+from desktop_app.storage.foreign import ForeignChat, ForeignNode, message_of
+
+TEXT_TYPES = ("text", "multimodal_text")
+# Kept out, and counted in the report: the model's own notes and tool traffic, which
+# ChatGPT does not show either.
+HIDDEN_TYPES = ("thoughts", "reasoning_recap", "code", "execution_output", "tether_quote")
+
+
+def conversations(data: Any) -> list[ForeignChat]:
+    items = data.get("conversations") if isinstance(data, dict) else data
+    return [_conversation(raw, i) for i, raw in enumerate(items or []) if isinstance(raw, dict)]
+
+
+def _conversation(raw: dict[str, Any], index: int) -> ForeignChat:
+    notes: list[str] = []
+    mapping: dict[str, Any] = raw["mapping"] if isinstance(raw.get("mapping"), dict) else {}
+    hidden = 0
+    nodes: list[ForeignNode] = []
+    for node_id in _parents_first(mapping):
+        node = mapping[node_id]
+        parent = node.get("parent") if isinstance(node.get("parent"), str) else None
+        message, was_hidden = _message(node.get("message"), f"[{index}].mapping.{node_id}", notes)
+        hidden += was_hidden
+        nodes.append(ForeignNode(node_id, parent if parent in mapping else None, message))
+    if hidden:
+        notes.append(
+            f"[{index}]: {hidden} system, tool or reasoning message(s) ChatGPT does not "
+            "show; left out"
+        )
+    current = raw.get("current_node")
+    return ForeignChat(
+        "chatgpt",
+        str(raw.get("id") or raw.get("conversation_id") or f"#{index}"),
+        str(raw.get("title") or "").strip(),
+        tuple(nodes),
+        current if isinstance(current, str) and current in mapping else None,
+        str(raw.get("default_model_slug") or ""),
+        tuple(notes),
+    )
+
+
+def _parents_first(mapping: dict[str, Any]) -> list[str]:
+    """The tree's node ids, each after its parent (a node whose parent is missing, or in
+    a cycle, comes where it is found: the store places it)."""
+    order: list[str] = []
+    seen: set[str] = set()
+    for start in mapping:
+        chain = []
+        node_id: Any = start
+        while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
+            chain.append(node_id)
+            seen.add(node_id)
+            parent = mapping[node_id]
+            node_id = parent.get("parent") if isinstance(parent, dict) else None
+        order.extend(reversed(chain))
+    return [n for n in order if isinstance(mapping[n], dict)]
+
+
+def _message(raw: Any, path: str, notes: list[str]) -> tuple[Any, int]:
+    """The node's message, and 1 when it is one ChatGPT keeps hidden (0 otherwise)."""
+    if not isinstance(raw, dict):
+        return None, 0
+    role = (raw.get("author") or {}).get("role")
+    content: dict[str, Any] = raw["content"] if isinstance(raw.get("content"), dict) else {}
+    kind = content.get("content_type")
+    metadata: dict[str, Any] = raw["metadata"] if isinstance(raw.get("metadata"), dict) else {}
+    if (
+        role not in ("user", "assistant")
+        or kind in HIDDEN_TYPES
+        or raw.get("recipient", "all") != "all"
+        or metadata.get("is_visually_hidden_from_conversation")
+    ):
+        return None, 1
+    if kind not in TEXT_TYPES:
+        notes.append(f"{path}: a {kind!r} message; left out")
+        return None, 0
+    blocks: list[Block] = []
+    for j, part in enumerate(content.get("parts") or []):
+        if isinstance(part, str):
+            if part:
+                blocks.append(TextBlock(part))
+        elif isinstance(part, dict) and part.get("asset_pointer"):
+            notes.append(
+                f"{path}.content.parts.{j}: image {part['asset_pointer']} is not in the export"
+            )
+        else:
+            notes.append(f"{path}.content.parts.{j}: a part that is not text; left out")
+    if not blocks:
+        return None, 0
+    when = raw.get("create_time")
+    model = str(metadata.get("model_slug") or "") if role == "assistant" else ""
+    return message_of(role, blocks, when if isinstance(when, int | float) else None, model), 0

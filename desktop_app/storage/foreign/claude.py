@@ -1,0 +1,120 @@
+"""Claude's export (claude.ai or Claude desktop: Settings → Privacy → Export data):
+`conversations.json`, an array of conversations `{uuid, name, created_at, chat_messages[]}`;
+each message `{uuid, sender: human|assistant, text, content[], attachments[], files[],
+created_at, parent_message_uuid}`. Branches hang on `parent_message_uuid` (the first
+message's parent is the all-zero sentinel below); exports older than the field are one
+line in the array's order. The shape as the issue documents it (issue 35, "The formats"),
+and as public converters read it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from desktop_app.core.blocks import Block, TextBlock
+from desktop_app.core.messages import Message
+from desktop_app.storage.foreign import ForeignChat, ForeignNode, message_of
+
+ROOT = "00000000-0000-4000-8000-000000000000"  # the first message's parent
+
+
+def conversations(data: Any) -> list[ForeignChat]:
+    return [_conversation(raw, i) for i, raw in enumerate(data) if isinstance(raw, dict)]
+
+
+def _conversation(raw: dict[str, Any], index: int) -> ForeignChat:
+    notes: list[str] = []
+    nodes: list[ForeignNode] = []
+    previous: str | None = None
+    latest: tuple[float, str] | None = None
+    for i, item in enumerate(raw.get("chat_messages") or []):
+        if not isinstance(item, dict):
+            notes.append(f"[{index}].chat_messages.{i}: not a message; left out")
+            continue
+        node_id = str(item.get("uuid") or f"#{i}")
+        if "parent_message_uuid" in item:  # (older exports: the array is the chain)
+            parent = item.get("parent_message_uuid")
+            parent = None if parent in (None, ROOT) else str(parent)
+        else:
+            parent = previous
+        message = _message(item, f"[{index}].chat_messages.{i}", notes)
+        nodes.append(ForeignNode(node_id, parent, message))
+        previous = node_id
+        if message is not None and (latest is None or message.created_at >= latest[0]):
+            latest = (message.created_at, node_id)
+    return ForeignChat(
+        "claude",
+        str(raw.get("uuid") or f"#{index}"),
+        str(raw.get("name") or "").strip(),
+        tuple(nodes),
+        latest[1] if latest else None,  # the newest message's branch, as claude.ai opens it
+        str(raw.get("model") or ""),
+        tuple(notes),
+    )
+
+
+def _message(item: dict[str, Any], path: str, notes: list[str]) -> Message | None:
+    role = {"human": "user", "assistant": "assistant"}.get(str(item.get("sender")))
+    if role is None:
+        notes.append(f"{path}: a {item.get('sender')!r} message; left out")
+        return None
+    blocks: list[Block] = []
+    content = item.get("content")
+    if isinstance(content, list) and content:
+        for j, block in enumerate(content):
+            blocks += _block(block, f"{path}.content.{j}", notes)
+    elif isinstance(item.get("text"), str) and item["text"]:
+        blocks.append(TextBlock(item["text"]))
+    for j, attachment in enumerate(item.get("attachments") or []):
+        if isinstance(attachment, dict) and attachment.get("extracted_content"):
+            name = attachment.get("file_name") or "attachment"
+            blocks.append(TextBlock(f"[Attached: {name}]\n{attachment['extracted_content']}"))
+        else:
+            notes.append(f"{path}.attachments.{j}: no text in the export; left out")
+    for j, file in enumerate(item.get("files") or []):
+        name = file.get("file_name") if isinstance(file, dict) else None
+        notes.append(f"{path}.files.{j}: {name or 'a file'} is not in the export")
+    if not blocks:
+        notes.append(f"{path}: nothing to keep (no text)")
+        return None
+    return message_of(role, blocks, _when(item.get("created_at")))
+
+
+def _block(block: Any, path: str, notes: list[str]) -> list[Block]:
+    kind = block.get("type") if isinstance(block, dict) else None
+    if kind == "text":
+        text = str(block.get("text") or "")
+        links = [
+            str(c["url"])
+            for c in block.get("citations") or []
+            if isinstance(c, dict) and c.get("url")
+        ]
+        if links:
+            text += "\n\nSources: " + " ".join(dict.fromkeys(links))
+        return [TextBlock(text)] if text else []
+    if kind == "tool_use" and block.get("name") == "artifacts":
+        made = block.get("input") if isinstance(block.get("input"), dict) else {}
+        if made.get("content"):
+            title = made.get("title") or made.get("id") or "Artifact"
+            language = made.get("language") or ""
+            return [TextBlock(f"**{title}**\n\n```{language}\n{made['content']}\n```")]
+        return []
+    if kind == "thinking":
+        notes.append(f"{path}: thinking without a signature the API takes back; left out")
+        return []
+    if kind in ("tool_use", "tool_result"):
+        name = block.get("name") or kind
+        summary = json.dumps(block.get("input") or block.get("content") or "", ensure_ascii=False)
+        notes.append(f"{path}: {kind} {name} ({summary[:60]}) — another app's tool; left out")
+        return []
+    notes.append(f"{path}: a {kind!r} block; left out")
+    return []
+
+
+def _when(value: Any) -> float | None:
+    try:
+        return datetime.fromisoformat(str(value)).timestamp()
+    except ValueError:
+        return None

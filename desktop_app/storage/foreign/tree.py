@@ -1,0 +1,134 @@
+"""A `ForeignChat` stored as a chat: its tree made ours, in one transaction.
+
+Nodes that hold nothing to keep (a root, a hidden system or tool message) are passed
+over: their children follow the nearest kept ancestor. A message that only continues its
+parent's turn (the same speaker, the parent's one child — a reply cut by a tool call) is
+joined to it. The branch the source showed is repaired for the API and shown; every other
+node is a version beside its sibling, after its parent. The source's id is kept with the
+chat (`imported_sources`), so importing the same export again adds nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from desktop_app.context.chat_settings import ContextSettings
+from desktop_app.context.state import ContextState
+from desktop_app.core.messages import Message
+from desktop_app.core.repair import repair, sanitize
+from desktop_app.storage.chat_info import ChatInfo
+from desktop_app.storage.foreign import ForeignChat
+from desktop_app.storage.store import ChatStore
+
+
+@dataclass(frozen=True, slots=True)
+class StoredForeign:
+    chat: ChatInfo
+    messages: int  # stored, every branch's
+    versions: int  # messages that are another version of one (branches beside the shown)
+    report: tuple[str, ...]  # what was left out or repaired, by JSON path
+
+
+def already_imported(store: ChatStore, chat: ForeignChat) -> bool:
+    found = store.db.execute(
+        "SELECT 1 FROM imported_sources s JOIN chats c ON c.id = s.chat_id WHERE s.source = ?",
+        (chat.key,),
+    ).fetchone()
+    return found is not None
+
+
+def store_foreign(
+    store: ChatStore, chat: ForeignChat, model: str, settings: ContextSettings
+) -> StoredForeign | None:
+    """Store `chat` as a new chat on `model`; None when it was imported before, or holds
+    no message to keep."""
+    if already_imported(store, chat):
+        return None
+    kept, parent_of, order = _kept_tree(chat)
+    if not kept:
+        return None
+    path = _shown_path(chat, kept, parent_of)
+    fixed = repair([kept[n] for n in path])
+    stored = {m.id for m in fixed.messages}
+    on_path = set(path)
+    branches: list[tuple[str | None, Message]] = []
+    for node in order:
+        if node in on_path:
+            continue
+        parent = parent_of.get(node)
+        while parent is not None and kept[parent].id not in stored:
+            parent = parent_of.get(parent)  # (merged away by the repair: its ancestor)
+        branches.append((kept[parent].id if parent else None, kept[node]))
+        stored.add(kept[node].id)
+    title = sanitize(chat.title) or _title(fixed.messages)
+    where = {kept[n].id: float(i) for i, n in enumerate(order)}
+    info = store.create_full(
+        title,
+        model,
+        "",
+        settings,
+        fixed.messages,
+        ContextState(),
+        branches,
+        where,
+        source=chat.key,
+    )
+    repairs = tuple(f"{chat.source} {chat.source_id}: {r}" for r in fixed.repairs)
+    return StoredForeign(
+        info, len(fixed.messages) + len(branches), len(branches), (*chat.notes, *map(str, repairs))
+    )
+
+
+def _kept_tree(chat: ForeignChat) -> tuple[dict[str, Message], dict[str, str | None], list[str]]:
+    """The nodes with a message (joined where one only continues its parent's turn), each
+    one's kept parent, and their order, parents first."""
+    by_id = {node.id: node for node in chat.nodes}
+    kept: dict[str, Message] = {}
+    parent_of: dict[str, str | None] = {}
+    alias: dict[str, str] = {}  # a node joined to its parent, or passed over → who stands for it
+    children: dict[str | None, list[str]] = {}
+    order: list[str] = []
+    for node in chat.nodes:
+        up = node.parent
+        while up is not None and up not in kept and up not in alias:
+            up = by_id[up].parent if up in by_id else None
+        up = alias.get(up, up) if up is not None else None
+        if node.message is None:
+            if up is not None:
+                alias[node.id] = up
+            continue
+        joined = up is not None and kept[up].role == node.message.role
+        if joined and up is not None and not children.get(up):
+            blocks = kept[up].blocks + node.message.blocks
+            kept[up] = kept[up].with_blocks(blocks)
+            alias[node.id] = up
+            continue
+        kept[node.id] = node.message
+        parent_of[node.id] = up
+        children.setdefault(up, []).append(node.id)
+        order.append(node.id)
+    return kept, parent_of, order
+
+
+def _shown_path(
+    chat: ForeignChat, kept: dict[str, Message], parent_of: dict[str, str | None]
+) -> list[str]:
+    """The branch to show: the one ending at the node the source showed (its kept
+    ancestor, if it holds nothing itself), else the newest message's."""
+    by_id = {node.id: node for node in chat.nodes}
+    end = chat.shown
+    while end is not None and end not in kept:
+        end = by_id[end].parent if end in by_id else None
+    if end is None:
+        end = max(kept, key=lambda n: kept[n].created_at)
+    path = []
+    node: str | None = end
+    while node is not None:
+        path.append(node)
+        node = parent_of.get(node)
+    return path[::-1]
+
+
+def _title(messages: tuple[Message, ...]) -> str:
+    first = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
+    return " ".join(first.split())[:60] or "Imported chat"

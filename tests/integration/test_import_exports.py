@@ -1,0 +1,102 @@
+"""Another app's history, imported whole: Claude's and ChatGPT's conversations (a file,
+shards in a zip), every branch a version, the branch the source showed shown, what could
+not come said by JSON path, each chat's next request priced — and a second import of the
+same export adds nothing. The sample files (tests/data/exports) are made from the formats
+as issue 35 documents them, never from anyone's data."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from desktop_app.api.simulator import SimulatorServer
+from desktop_app.chats import Engine
+
+EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports"
+
+
+def imported(cli: Any, path: Path, *more: str) -> dict[str, Any]:
+    return dict(json.loads(cli("import", str(path), "--json", *more)))
+
+
+def test_a_claude_export_keeps_its_branches_attachments_and_artifacts(
+    cli: Any, sim: SimulatorServer
+) -> None:
+    out = imported(cli, EXPORTS / "claude_conversations.json")
+    assert out["source"] == "claude"
+    refund, haiku = out["chats"]
+    assert refund["title"] == "Refund for order 88213"
+    assert (refund["messages"], refund["versions"]) == (5, 1)  # m2 and m3: two versions
+    assert refund["next_request_tokens"] > 0
+    assert refund["next_request_cost"] > 0  # Settings' model has a price
+    report = "\n".join(refund["report"])
+    assert "files.0: photo.jpg is not in the export" in report
+    assert "thinking without a signature" in report
+    assert haiku["title"] == "What is a haiku?"  # untitled: named after its first question
+    assert haiku["messages"] == 2  # an old export: the array is the chain
+
+    engine = Engine.open(cli.home)
+    try:
+        chat = engine.find(refund["id"])
+        shown = chat.messages()
+        assert [m.role for m in shown] == ["user", "assistant", "user", "assistant"]
+        assert "Invoice 88213: 847.20 EUR" in shown[0].text  # the attachment's text
+        assert shown[1].text.startswith("It depends")  # the newest branch is shown
+        assert "please refund order 88213" in shown[3].text  # the artifact, as a code block
+        versions = chat.branches.points()
+        assert any(len(v.ids) == 2 for v in versions.values())
+        assert chat.model == engine.settings.model
+    finally:
+        engine.close()
+    # The next request is one the API takes: sent to the strict stand-in.
+    cli("send", refund["id"], "Thanks!")
+    assert sim.refused() == []
+
+    again = imported(cli, EXPORTS / "claude_conversations.json")
+    assert again["chats"] == []
+    assert again["skipped"] == 2
+
+
+def test_chatgpt_shards_in_a_zip_show_the_current_node_s_branch(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for n in ("000", "001"):
+            out.write(EXPORTS / f"chatgpt_conversations-{n}.json", f"conversations-{n}.json")
+        out.writestr("chat.html", "<html></html>")  # (the rest of an export: passed over)
+    result = imported(cli, archive, "--model", "claude-haiku-5-5")
+    assert result["source"] == "chatgpt"
+    trip, haiku = result["chats"]
+    assert trip["model"] == "claude-haiku-5-5"
+    assert (trip["messages"], trip["versions"]) == (6, 2)  # the edited question, its answer
+    report = "\n".join(trip["report"])
+    assert "file-service://file-abc123 is not in the export" in report
+    assert "3 system, tool or reasoning message(s)" in report
+    assert haiku["messages"] == 2
+
+    engine = Engine.open(cli.home)
+    try:
+        shown = engine.find(trip["id"]).messages()
+        assert [m.text for m in shown] == [
+            "Plan three days in Oslo.",
+            "Day 1: the fjord. Day 2: museums. Day 3: the opera.",
+            "What will it cost?",
+            "About 4,500 NOK a day.",
+        ]
+    finally:
+        engine.close()
+    assert imported(cli, archive)["skipped"] == 2
+
+
+def test_a_broken_export_is_refused_whole(cli: Any, tmp_path: Path) -> None:
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.write(EXPORTS / "chatgpt_conversations-000.json", "conversations-000.json")
+        out.writestr("conversations-001.json", "[{not json")
+    refusal = cli("import", str(archive), status=1)
+    assert "conversations-001.json cannot be read as JSON" in refusal
+    assert "Nothing was imported" in refusal
+    assert json.loads(cli("chat", "list", "--json")) == []
