@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat, Imported
+    from desktop_app.chats.projects import Projects
     from desktop_app.config.settings import Settings
     from desktop_app.context.chat_settings import ContextSettings
+    from desktop_app.storage.foreign import ForeignProject
     from desktop_app.storage.store import ChatStore
 
 
@@ -21,6 +23,9 @@ class Importer(Protocol):
 
     settings: Settings
     store: ChatStore
+
+    @property
+    def projects(self) -> Projects: ...
 
     def import_file(self, path: Path) -> Imported: ...
 
@@ -52,7 +57,7 @@ def import_path(
     """Import `path`: another app's export when it is one (`chosen`: its format, else
     detected), on `model` (else Settings'); else one chat of ours. Each chat lands whole
     or not at all; one already imported is skipped."""
-    from desktop_app.storage.foreign.reading import read_export
+    from desktop_app.storage.foreign.reading import read_export, read_projects
     from desktop_app.storage.foreign.tree import store_foreign
 
     found = read_export(path, chosen)
@@ -62,6 +67,8 @@ def import_path(
         return ImportBatch((one,), 0, "contextdesk")
     model = model or engine.settings.model
     settings = engine.starting_settings(model)
+    wanted = {f.project for f in found if f.project}
+    homes = _projects(engine, read_projects(path), wanted) if wanted else {}
     made: list[ImportedChat] = []
     skipped = 0
     for foreign in found:
@@ -70,8 +77,29 @@ def import_path(
             skipped += 1
             continue
         chat = engine.chat(stored.chat.id)
+        if foreign.project in homes:
+            engine.projects.move(chat, homes[foreign.project])
         made.append(_described(chat, stored.report, stored.messages, stored.versions))
     return ImportBatch(tuple(made), skipped, found[0].source if found else chosen or "")
+
+
+def _projects(engine: Importer, found: list[ForeignProject], wanted: set[str]) -> dict[str, str]:
+    """The source's project id → ours, for the projects the imported chats belong to:
+    one of the same name is taken as it is (a re-import makes none); else a new one, with
+    its instructions and its documents as knowledge files."""
+    existing = {p.name: p.id for p in engine.projects.all()}
+    homes: dict[str, str] = {}
+    for project in found:
+        if project.source_id not in wanted:
+            continue
+        if project.name in existing:
+            homes[project.source_id] = existing[project.name]
+            continue
+        made = engine.projects.new(project.name, instructions=project.instructions)
+        for name, text in project.docs:
+            engine.projects.add_text(made.id, name, text)
+        homes[project.source_id] = existing[project.name] = made.id
+    return homes
 
 
 def _described(chat: Chat, report: tuple[str, ...], messages: int, versions: int) -> ImportedChat:

@@ -168,11 +168,15 @@ class Projects:
         kept in the database: the project does not change when the file on disk does."""
         from desktop_app.chats.file_text import text_of
         from desktop_app.chats.given_files import shown_name
+
+        return self.add_text(ref, shown_name(path), text_of(path))
+
+    def add_text(self, ref: str, name: str, text: str) -> KnowledgeFile:
+        """A knowledge file from its text (an imported project's document)."""
         from desktop_app.storage import projects
 
         project = self.find(ref)
-        text = text_of(path)
-        file = KnowledgeFile(shown_name(path), text)
+        file = KnowledgeFile(name, text)
         self._changed(projects.add_file(self._db, project.id, file))
         return file
 

@@ -223,7 +223,7 @@ def add_commands(sub: Any) -> None:
     importing.add_argument(
         "--from",
         dest="source",
-        choices=("claude", "chatgpt"),
+        choices=("claude", "chatgpt", "openwebui", "librechat", "sillytavern"),
         help="the export's app (detected when not given)",
     )
     importing.add_argument(

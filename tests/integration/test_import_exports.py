@@ -100,3 +100,68 @@ def test_a_broken_export_is_refused_whole(cli: Any, tmp_path: Path) -> None:
     assert "conversations-001.json cannot be read as JSON" in refusal
     assert "Nothing was imported" in refusal
     assert json.loads(cli("chat", "list", "--json")) == []
+
+
+def test_open_webui_librechat_and_sillytavern_chats_keep_their_versions(
+    cli: Any, sim: SimulatorServer
+) -> None:
+    owui = imported(cli, EXPORTS / "openwebui_chats.json")
+    (sourdough,) = owui["chats"]
+    assert owui["source"] == "openwebui"
+    assert (sourdough["messages"], sourdough["versions"]) == (5, 1)
+    librechat = imported(cli, EXPORTS / "librechat_conversation.json")
+    (regex,) = librechat["chats"]
+    assert (regex["messages"], regex["versions"]) == (3, 1)
+    tavern = imported(cli, EXPORTS / "sillytavern_chat.jsonl")
+    (voyage,) = tavern["chats"]
+    assert tavern["source"] == "sillytavern"
+    assert voyage["title"] == "Captain Vega (2026-1-5@10h00m00s)"
+    assert voyage["versions"] == 1  # "To Mars.", the swipe not chosen
+
+    engine = Engine.open(cli.home)
+    try:
+        assert [m.text for m in engine.find(sourdough["id"]).messages()][-1] == "12 to 48 hours."
+        assert engine.find(regex["id"]).messages()[-1].text.startswith("Use ^")  # the newest
+        shown = [m.text for m in engine.find(voyage["id"]).messages()]
+        assert "To the Kepler belt." in shown  # the chosen swipe
+        assert "To Mars." not in shown
+        assert shown[-1] == "How long?"
+    finally:
+        engine.close()
+    cli("send", voyage["id"], "Thanks, captain.")  # a greeting first: repaired for the API
+    cli("send", regex["id"], "And with times?")
+    assert sim.refused() == []
+    assert imported(cli, EXPORTS / "sillytavern_chat.jsonl")["skipped"] == 1
+
+
+def test_a_claude_zip_brings_its_projects_with_their_chats(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    conversations = json.loads((EXPORTS / "claude_conversations.json").read_text())
+    conversations[0]["project_uuid"] = "p-0001"
+    projects = [
+        {
+            "uuid": "p-0001",
+            "name": "Shop support",
+            "description": "",
+            "prompt_template": "Answer as the shop's support team, in the customer's language.",
+            "docs": [{"uuid": "d1", "filename": "refunds.md", "content": "Refunds: 30 days."}],
+        },
+        {"uuid": "p-0002", "name": "Unused", "prompt_template": "", "docs": []},
+    ]
+    archive = tmp_path / "data-2026-03-05.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("conversations.json", json.dumps(conversations))
+        out.writestr("projects.json", json.dumps(projects))
+        out.writestr("users.json", "[]")
+    (refund, haiku) = imported(cli, archive)["chats"]
+    shown = json.loads(cli("project", "show", "Shop support", "--json"))
+    assert shown["instructions"].startswith("Answer as the shop's support team")
+    assert [f["name"] for f in shown["files"]] == ["refunds.md"]
+    engine = Engine.open(cli.home)
+    try:
+        assert engine.find(refund["id"]).info.project_id == engine.projects.find("Shop support").id
+        assert engine.find(haiku["id"]).info.project_id is None
+        assert [p.name for p in engine.projects.all()] == ["Shop support"]  # none unused
+    finally:
+        engine.close()

@@ -1,11 +1,13 @@
 """Other apps' exports, read into chats: Claude's (claude.ai and Claude desktop's "Export
-data") and ChatGPT's ("Export data") `conversations.json` — a file, its shards, or the
-zip they come in. Every branch of a conversation's tree is kept (a version beside the
+data", with its projects) and ChatGPT's ("Export data") `conversations.json` — a file,
+its shards, or the zip they come in —, Open WebUI's "Export All Chats", a LibreChat
+conversation, a SillyTavern chat (`.jsonl`). Every branch of a conversation's tree is kept (a version beside the
 message it replaces, ‹1/2›), the one the source showed is shown, and what could not be
 brought is said in the chat's import report. A conversation imported before (its source
 id is kept) is not imported again.
 
-Each format's reader (`claude.py`, `chatgpt.py`) makes `ForeignChat`s: neutral trees of
+Each format's reader (`claude.py`, `chatgpt.py`, `openwebui.py`, `librechat.py`,
+`sillytavern.py`) makes `ForeignChat`s: neutral trees of
 messages; `tree.py` stores them.
 """
 
@@ -13,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from desktop_app.core.blocks import Block
 from desktop_app.core.messages import Message
 
 # The formats this package reads, as `contextdesk import --from` names them.
-FORMATS = ("claude", "chatgpt")
+FORMATS = ("claude", "chatgpt", "openwebui", "librechat", "sillytavern")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +44,7 @@ class ForeignChat:
     shown: str | None  # the node the source showed last (its branch is shown); None: latest
     model: str = ""  # the model the source names for it ("" when it does not)
     notes: tuple[str, ...] = field(default=())  # what could not be brought, by JSON path
+    project: str = ""  # the source's id of the project it belongs to ("" when none)
 
     @property
     def key(self) -> str:
@@ -53,8 +57,28 @@ def message_of(role: str, blocks: Sequence[Block], when: float | None, model: st
     return Message(role, tuple(blocks), model=model, **kept)  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True, slots=True)
+class ForeignProject:
+    """A project of the source (Claude's `projects.json`): its instructions, and its
+    documents as knowledge files (name, text)."""
+
+    source_id: str
+    name: str
+    instructions: str
+    docs: tuple[tuple[str, str], ...] = ()
+
+
+def an_object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (a field of the wrong shape
+    is read as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
 def detect(data: object) -> str | None:
-    """Which app's `conversations.json` this is (None: neither)."""
+    """Which app's export this JSON is (None: none we read). (SillyTavern's is JSON
+    Lines: known by its file's name.)"""
+    if isinstance(data, dict) and "conversationId" in data:
+        return "librechat"
     items = data.get("conversations") if isinstance(data, dict) else data
     if not isinstance(items, list) or not items or not isinstance(items[0], dict):
         return None
@@ -63,4 +87,26 @@ def detect(data: object) -> str | None:
         return "claude"
     if "mapping" in first:
         return "chatgpt"
+    if isinstance(first.get("chat"), dict) and "history" in first["chat"]:
+        return "openwebui"
+    if "conversationId" in first:
+        return "librechat"
     return None
+
+
+def parents_first(tree: dict[str, Any], parent_key: str) -> list[str]:
+    """The ids of `tree`'s nodes (objects that name their parent by `parent_key`), each
+    after its parent; a node whose parent is missing, or in a cycle, comes where it is
+    found (the store places it)."""
+    order: list[str] = []
+    seen: set[str] = set()
+    for start in tree:
+        chain = []
+        node_id: Any = start
+        while isinstance(node_id, str) and node_id in tree and node_id not in seen:
+            chain.append(node_id)
+            seen.add(node_id)
+            node = tree[node_id]
+            node_id = node.get(parent_key) if isinstance(node, dict) else None
+        order.extend(reversed(chain))
+    return [n for n in order if isinstance(tree[n], dict)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from desktop_app.core.blocks import Block, TextBlock
-from desktop_app.storage.foreign import ForeignChat, ForeignNode, message_of
+from desktop_app.storage.foreign import ForeignChat, ForeignNode, message_of, parents_first
 
 TEXT_TYPES = ("text", "multimodal_text")
 # Kept out, and counted in the report: the model's own notes and tool traffic, which
@@ -31,7 +31,7 @@ def _conversation(raw: dict[str, Any], index: int) -> ForeignChat:
     mapping: dict[str, Any] = raw["mapping"] if isinstance(raw.get("mapping"), dict) else {}
     hidden = 0
     nodes: list[ForeignNode] = []
-    for node_id in _parents_first(mapping):
+    for node_id in parents_first(mapping, "parent"):
         node = mapping[node_id]
         parent = node.get("parent") if isinstance(node.get("parent"), str) else None
         message, was_hidden = _message(node.get("message"), f"[{index}].mapping.{node_id}", notes)
@@ -52,23 +52,6 @@ def _conversation(raw: dict[str, Any], index: int) -> ForeignChat:
         str(raw.get("default_model_slug") or ""),
         tuple(notes),
     )
-
-
-def _parents_first(mapping: dict[str, Any]) -> list[str]:
-    """The tree's node ids, each after its parent (a node whose parent is missing, or in
-    a cycle, comes where it is found: the store places it)."""
-    order: list[str] = []
-    seen: set[str] = set()
-    for start in mapping:
-        chain = []
-        node_id: Any = start
-        while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
-            chain.append(node_id)
-            seen.add(node_id)
-            parent = mapping[node_id]
-            node_id = parent.get("parent") if isinstance(parent, dict) else None
-        order.extend(reversed(chain))
-    return [n for n in order if isinstance(mapping[n], dict)]
 
 
 def _message(raw: Any, path: str, notes: list[str]) -> tuple[Any, int]:

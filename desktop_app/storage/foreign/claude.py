@@ -15,7 +15,13 @@ from typing import Any
 
 from desktop_app.core.blocks import Block, TextBlock
 from desktop_app.core.messages import Message
-from desktop_app.storage.foreign import ForeignChat, ForeignNode, message_of
+from desktop_app.storage.foreign import (
+    ForeignChat,
+    ForeignNode,
+    ForeignProject,
+    an_object,
+    message_of,
+)
 
 ROOT = "00000000-0000-4000-8000-000000000000"  # the first message's parent
 
@@ -52,7 +58,30 @@ def _conversation(raw: dict[str, Any], index: int) -> ForeignChat:
         latest[1] if latest else None,  # the newest message's branch, as claude.ai opens it
         str(raw.get("model") or ""),
         tuple(notes),
+        str(raw.get("project_uuid") or an_object(raw.get("project")).get("uuid") or ""),
     )
+
+
+def projects(data: Any) -> list[ForeignProject]:
+    """`projects.json`: `[{uuid, name, prompt_template, docs[{filename, content}]}]`."""
+    found = []
+    for raw in data if isinstance(data, list) else []:
+        if not isinstance(raw, dict) or not str(raw.get("name") or "").strip():
+            continue
+        docs = tuple(
+            (str(d.get("filename") or "document"), str(d["content"]))
+            for d in raw.get("docs") or []
+            if isinstance(d, dict) and isinstance(d.get("content"), str) and d["content"]
+        )
+        found.append(
+            ForeignProject(
+                str(raw.get("uuid") or raw["name"]),
+                str(raw["name"]).strip(),
+                str(raw.get("prompt_template") or ""),
+                docs,
+            )
+        )
+    return found
 
 
 def _message(item: dict[str, Any], path: str, notes: list[str]) -> Message | None:

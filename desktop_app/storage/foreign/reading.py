@@ -11,10 +11,23 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.storage.errors import ImportFailed
-from desktop_app.storage.foreign import FORMATS, ForeignChat, detect
+from desktop_app.storage.foreign import FORMATS, ForeignChat, ForeignProject, detect
 
 MAX_EXPORT_BYTES = 1024 * 2**20  # a whole export's conversations, read whole for now
 SHARD = re.compile(r"(^|/)conversations(-\d+)?\.json$")
+PROJECTS = re.compile(r"(^|/)projects\.json$")
+ONE_FILE = (".json", ".jsonl")  # a single export file: JSON, or SillyTavern's JSON Lines
+
+
+def read_projects(path: Path) -> list[ForeignProject]:
+    """The projects a Claude export carries (`projects.json` beside its conversations, in
+    its folder or zip); [] when there are none."""
+    from desktop_app.storage.foreign import claude
+
+    found: list[ForeignProject] = []
+    for _name, data in _documents(path, PROJECTS):
+        found += claude.projects(data)
+    return found
 
 
 def read_export(path: Path, chosen: str | None = None) -> list[ForeignChat] | None:
@@ -27,13 +40,14 @@ def read_export(path: Path, chosen: str | None = None) -> list[ForeignChat] | No
         return None
     found: list[ForeignChat] = []
     for name, data in documents:
-        kind = chosen or detect(data)
+        kind = chosen or ("sillytavern" if name.lower().endswith(".jsonl") else detect(data))
         if kind is None:
             if path.suffix.lower() == ".json" and len(documents) == 1:
                 return None  # one JSON file that is not an export: ours to read
             raise ImportFailed(
                 "Not an export",
-                f"{name} is not a Claude or ChatGPT conversations file "
+                f"{name} is not an export of Claude, ChatGPT, Open WebUI, LibreChat or "
+                "SillyTavern "
                 f"(say which with --from: {', '.join(FORMATS)}).",
             )
         found += _reader(kind)(data)
@@ -41,31 +55,43 @@ def read_export(path: Path, chosen: str | None = None) -> list[ForeignChat] | No
 
 
 def _reader(kind: str) -> Any:
-    if kind == "claude":
-        from desktop_app.storage.foreign import claude
+    if kind not in FORMATS:
+        raise ImportFailed("Unknown format", f"{kind!r}: say one of {', '.join(FORMATS)}.")
+    import importlib
 
-        return claude.conversations
-    if kind == "chatgpt":
-        from desktop_app.storage.foreign import chatgpt
-
-        return chatgpt.conversations
-    raise ImportFailed("Unknown format", f"{kind!r}: say one of {', '.join(FORMATS)}.")
+    return importlib.import_module(f"desktop_app.storage.foreign.{kind}").conversations
 
 
-def _documents(path: Path) -> list[tuple[str, Any]]:
-    """(name, parsed JSON) of each conversations file in `path`, in name order."""
+def _documents(path: Path, wanted: re.Pattern[str] = SHARD) -> list[tuple[str, Any]]:
+    """(name, parsed JSON) of each conversations file in `path` (or each file named as
+    `wanted` says), in name order."""
+    if wanted is PROJECTS:
+        folder = path if path.is_dir() else path.parent
+        if not path.is_dir() and not zipfile.is_zipfile(path):
+            files = [folder / "projects.json"] if (folder / "projects.json").is_file() else []
+            return [(p.name, _parse(p.name, p.read_bytes())) for p in files]
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.json") if SHARD.search(p.as_posix()))
+        files = sorted(p for p in path.rglob("*.json") if wanted.search(p.as_posix()))
         return [(str(p.relative_to(path)), _parse(p.name, p.read_bytes())) for p in files]
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
-            names = sorted(n for n in archive.namelist() if SHARD.search(n))
+            names = sorted(n for n in archive.namelist() if wanted.search(n))
             if sum(archive.getinfo(n).file_size for n in names) > MAX_EXPORT_BYTES:
                 raise ImportFailed("Export too large", f"{path.name}: more than 1 GB of chats.")
             return [(n, _parse(n, archive.read(n))) for n in names]
-    if path.suffix.lower() != ".json" or path.stat().st_size > MAX_EXPORT_BYTES:
+    if path.suffix.lower() not in ONE_FILE or path.stat().st_size > MAX_EXPORT_BYTES:
         return []
+    if path.suffix.lower() == ".jsonl":
+        return [(path.name, _lines(path.name, path.read_bytes()))]
     return [(path.name, _parse(path.name, path.read_bytes()))]
+
+
+def _lines(name: str, raw: bytes) -> Any:
+    """JSON Lines (SillyTavern's chat file), as a list."""
+    try:
+        return [json.loads(line) for line in raw.decode("utf-8-sig").splitlines() if line.strip()]
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ImportFailed("Not JSON Lines", f"{name} cannot be read line by line: {exc}.") from exc
 
 
 def _parse(name: str, raw: bytes) -> Any:
