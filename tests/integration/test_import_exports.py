@@ -6,6 +6,7 @@ as issue 35 documents them, never from anyone's data."""
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.chats import Engine
+from desktop_app.core.blocks import ImageBlock
 
 EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports"
 
@@ -67,19 +69,21 @@ def test_chatgpt_shards_in_a_zip_show_the_current_node_s_branch(
         for n in ("000", "001"):
             out.write(EXPORTS / f"chatgpt_conversations-{n}.json", f"conversations-{n}.json")
         out.writestr("chat.html", "<html></html>")  # (the rest of an export: passed over)
+        out.writestr("file-abc123-receipt.png", _png())  # the image a question points to
     result = imported(cli, archive, "--model", "claude-haiku-5-5")
     assert result["source"] == "chatgpt"
     trip, haiku = result["chats"]
     assert trip["model"] == "claude-haiku-5-5"
     assert (trip["messages"], trip["versions"]) == (6, 2)  # the edited question, its answer
     report = "\n".join(trip["report"])
-    assert "file-service://file-abc123 is not in the export" in report
+    assert "file-abc123" not in report  # found in the zip
     assert "3 system, tool or reasoning message(s)" in report
     assert haiku["messages"] == 2
 
     engine = Engine.open(cli.home)
     try:
         shown = engine.find(trip["id"]).messages()
+        assert any(isinstance(b, ImageBlock) for b in shown[2].blocks)  # with its image
         assert [m.text for m in shown] == [
             "Plan three days in Oslo.",
             "Day 1: the fjord. Day 2: museums. Day 3: the opera.",
@@ -89,6 +93,19 @@ def test_chatgpt_shards_in_a_zip_show_the_current_node_s_branch(
     finally:
         engine.close()
     assert imported(cli, archive)["skipped"] == 2
+
+
+def test_an_image_not_in_the_export_is_named_in_the_report(cli: Any) -> None:
+    (trip,) = imported(cli, EXPORTS / "chatgpt_conversations-000.json")["chats"]
+    assert any("file-service://file-abc123 is not in the export" in n for n in trip["report"])
+
+
+def _png() -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (8, 8), "white").save(out, "PNG")
+    return out.getvalue()
 
 
 def test_a_broken_export_is_refused_whole(cli: Any, tmp_path: Path) -> None:

@@ -10,9 +10,11 @@ formats"), and as public converters read it.
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Callable
 from typing import Any
 
-from desktop_app.core.blocks import Block, TextBlock
+from desktop_app.core.blocks import Block, ImageBlock, TextBlock
 from desktop_app.storage.foreign import ForeignChat, ForeignNode, message_of, parents_first
 
 TEXT_TYPES = ("text", "multimodal_text")
@@ -21,12 +23,20 @@ TEXT_TYPES = ("text", "multimodal_text")
 HIDDEN_TYPES = ("thoughts", "reasoning_recap", "code", "execution_output", "tether_quote")
 
 
-def conversations(data: Any) -> list[ForeignChat]:
+Assets = Callable[[str], tuple[str, bytes] | None]  # a pointer's file: (media type, bytes)
+
+
+def conversations(data: Any, assets: Assets | None = None) -> list[ForeignChat]:
+    """The conversations; an image a message points to is read by `assets` (the zip's
+    files), else named in the report as not in the export."""
     items = data.get("conversations") if isinstance(data, dict) else data
-    return [_conversation(raw, i) for i, raw in enumerate(items or []) if isinstance(raw, dict)]
+    found = assets or (lambda _pointer: None)
+    return [
+        _conversation(raw, i, found) for i, raw in enumerate(items or []) if isinstance(raw, dict)
+    ]
 
 
-def _conversation(raw: dict[str, Any], index: int) -> ForeignChat:
+def _conversation(raw: dict[str, Any], index: int, assets: Assets) -> ForeignChat:
     notes: list[str] = []
     mapping: dict[str, Any] = raw["mapping"] if isinstance(raw.get("mapping"), dict) else {}
     hidden = 0
@@ -34,7 +44,8 @@ def _conversation(raw: dict[str, Any], index: int) -> ForeignChat:
     for node_id in parents_first(mapping, "parent"):
         node = mapping[node_id]
         parent = node.get("parent") if isinstance(node.get("parent"), str) else None
-        message, was_hidden = _message(node.get("message"), f"[{index}].mapping.{node_id}", notes)
+        where = f"[{index}].mapping.{node_id}"
+        message, was_hidden = _message(node.get("message"), where, notes, assets)
         hidden += was_hidden
         nodes.append(ForeignNode(node_id, parent if parent in mapping else None, message))
     if hidden:
@@ -54,7 +65,7 @@ def _conversation(raw: dict[str, Any], index: int) -> ForeignChat:
     )
 
 
-def _message(raw: Any, path: str, notes: list[str]) -> tuple[Any, int]:
+def _message(raw: Any, path: str, notes: list[str], assets: Assets) -> tuple[Any, int]:
     """The node's message, and 1 when it is one ChatGPT keeps hidden (0 otherwise)."""
     if not isinstance(raw, dict):
         return None, 0
@@ -78,9 +89,12 @@ def _message(raw: Any, path: str, notes: list[str]) -> tuple[Any, int]:
             if part:
                 blocks.append(TextBlock(part))
         elif isinstance(part, dict) and part.get("asset_pointer"):
-            notes.append(
-                f"{path}.content.parts.{j}: image {part['asset_pointer']} is not in the export"
-            )
+            pointer = str(part["asset_pointer"])
+            found = assets(pointer.split("://", 1)[-1]) if role == "user" else None
+            if found is None:
+                notes.append(f"{path}.content.parts.{j}: image {pointer} is not in the export")
+            else:
+                blocks.append(ImageBlock(found[0], base64.b64encode(found[1]).decode("ascii")))
         else:
             notes.append(f"{path}.content.parts.{j}: a part that is not text; left out")
     if not blocks:

@@ -50,8 +50,52 @@ def read_export(path: Path, chosen: str | None = None) -> list[ForeignChat] | No
                 "SillyTavern "
                 f"(say which with --from: {', '.join(FORMATS)}).",
             )
-        found += _reader(kind)(data)
+        if kind == "chatgpt":
+            found += _reader(kind)(data, Assets(path))
+        else:
+            found += _reader(kind)(data)
     return found
+
+
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+
+class Assets:
+    """The images an export's messages point to (`file-service://file-abc…`,
+    `sediment://file_abc…`): the file in its zip or folder whose name starts with the
+    pointer's id (ChatGPT names them `<id>-<original name>`), read when asked for."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._names: list[str] | None = None
+
+    def _listed(self) -> list[str]:
+        if self._names is None:
+            if self.path.is_dir():
+                self._names = [p.relative_to(self.path).as_posix() for p in self.path.rglob("*")]
+            elif zipfile.is_zipfile(self.path):
+                with zipfile.ZipFile(self.path) as archive:
+                    self._names = archive.namelist()
+            else:
+                self._names = []
+            self._names = [n for n in self._names if Path(n).suffix.lower() in IMAGE_TYPES]
+        return self._names
+
+    def __call__(self, file_id: str) -> tuple[str, bytes] | None:
+        name = next((n for n in self._listed() if Path(n).name.startswith(file_id)), None)
+        if not file_id or name is None:
+            return None
+        media = IMAGE_TYPES[Path(name).suffix.lower()]
+        if self.path.is_dir():
+            return media, (self.path / name).read_bytes()
+        with zipfile.ZipFile(self.path) as archive:
+            return media, archive.read(name)
 
 
 def _reader(kind: str) -> Any:
