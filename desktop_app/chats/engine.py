@@ -412,13 +412,19 @@ class Engine:
         return self.import_bytes(raw, untitled=Path(shown_name(path)).stem)
 
     def import_path(
-        self, path: Path, *, chosen: str | None = None, model: str | None = None
+        self,
+        path: Path,
+        *,
+        chosen: str | None = None,
+        model: str | None = None,
+        progress: Callable[[str, float], bool] | None = None,
     ) -> ImportBatch:
-        """A chat of ours, a request body, or a whole Claude or ChatGPT export (chats/
-        imports.py): each chat whole or not at all, one imported before skipped."""
+        """A chat of ours, a request body, or another app's whole export (chats/
+        imports.py): each chat whole or not at all, one imported before skipped;
+        `progress` is told how far it is and may stop it."""
         from desktop_app.chats.imports import import_path
 
-        return import_path(self, path, chosen=chosen, model=model)
+        return import_path(self, path, chosen=chosen, model=model, progress=progress)
 
     def import_bytes(self, raw: bytes, untitled: str = "Imported chat") -> Imported:
         """Import a chat; it is titled as the file says, else from its first message,

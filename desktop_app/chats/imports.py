@@ -5,9 +5,12 @@ with it costs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from desktop_app.storage.errors import ImportStopped
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat, Imported
@@ -34,6 +37,16 @@ class Importer(Protocol):
     def chat(self, chat_id: str) -> Chat: ...
 
 
+SOURCE_NAMES = {
+    "contextdesk": "ContextDesk",
+    "claude": "Claude",
+    "chatgpt": "ChatGPT",
+    "openwebui": "Open WebUI",
+    "librechat": "LibreChat",
+    "sillytavern": "SillyTavern",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ImportedChat:
     chat: Chat
@@ -48,58 +61,88 @@ class ImportedChat:
 class ImportBatch:
     chats: tuple[ImportedChat, ...]
     skipped: int  # conversations imported before (or with nothing to keep)
-    source: str  # "contextdesk", "claude", "chatgpt"
+    source: str  # "contextdesk", "claude", "chatgpt", …
+    cancelled: bool = False  # stopped by the user: the chats stored until then stay
+
+    @property
+    def source_name(self) -> str:
+        """The app the chats came from, as people name it."""
+        return SOURCE_NAMES.get(self.source, self.source)
 
 
 def import_path(
-    engine: Importer, path: Path, *, chosen: str | None = None, model: str | None = None
+    engine: Importer,
+    path: Path,
+    *,
+    chosen: str | None = None,
+    model: str | None = None,
+    progress: Callable[[str, float], bool] | None = None,
 ) -> ImportBatch:
     """Import `path`: another app's export when it is one (`chosen`: its format, else
-    detected), on `model` (else Settings'); else one chat of ours. Each chat lands whole
-    or not at all; one already imported is skipped."""
-    from desktop_app.storage.foreign.reading import read_export, read_projects
+    detected), on `model` (else Settings'); else one chat of ours. The export is read
+    once to check it (a broken file imports nothing), then chat by chat, each stored
+    whole or not at all; one already imported is skipped. `progress(words, share)` is
+    told how far it is, and stops the import — the chats stored so far stay — by
+    returning False."""
+    from desktop_app.storage.foreign.reading import open_export, read_projects
     from desktop_app.storage.foreign.tree import store_foreign
 
-    found = read_export(path, chosen)
-    if found is None:
+    export = open_export(path, chosen)
+    if export is None:
         single = engine.import_file(path)
         one = _described(single.chat, single.repairs, single.chat.info.message_count, 0)
         return ImportBatch((one,), 0, "contextdesk")
+    told = progress or (lambda _words, _share: True)
+    total, seen = max(1, export.size), [0]
+
+    def read(n: int) -> None:
+        seen[0] += n
+        if not told(f"Reading {export.path.name}…", min(1.0, seen[0] / total)):
+            raise ImportStopped
+
+    try:
+        count = export.check(read)
+    except ImportStopped:
+        return ImportBatch((), 0, export.source, cancelled=True)
     model = model or engine.settings.model
     settings = engine.starting_settings(model)
-    wanted = {f.project for f in found if f.project}
-    homes = _projects(engine, read_projects(path), wanted) if wanted else {}
+    projects: dict[str, ForeignProject] | None = None  # the source's, read when needed
+    homes: dict[str, str] = {}  # the source's project id → ours
     made: list[ImportedChat] = []
     skipped = 0
-    for foreign in found:
+    for n, foreign in enumerate(export.chats()):
+        if not told(f"Importing {n + 1:,} of {count:,} chats…", n / max(1, count)):
+            return ImportBatch(tuple(made), skipped, export.source, cancelled=True)
         stored = store_foreign(engine.store, foreign, model, settings)
         if stored is None:
             skipped += 1
             continue
         chat = engine.chat(stored.chat.id)
-        if foreign.project in homes:
-            engine.projects.move(chat, homes[foreign.project])
+        if foreign.project:
+            if projects is None:
+                projects = {p.source_id: p for p in read_projects(path)}
+            home = homes.get(foreign.project) or _project_for(engine, projects.get(foreign.project))
+            if home is not None:
+                homes[foreign.project] = home
+                engine.projects.move(chat, home)
         made.append(_described(chat, stored.report, stored.messages, stored.versions))
-    return ImportBatch(tuple(made), skipped, found[0].source if found else chosen or "")
+    return ImportBatch(tuple(made), skipped, export.source)
 
 
-def _projects(engine: Importer, found: list[ForeignProject], wanted: set[str]) -> dict[str, str]:
-    """The source's project id → ours, for the projects the imported chats belong to:
-    one of the same name is taken as it is (a re-import makes none); else a new one, with
-    its instructions and its documents as knowledge files."""
-    existing = {p.name: p.id for p in engine.projects.all()}
-    homes: dict[str, str] = {}
-    for project in found:
-        if project.source_id not in wanted:
-            continue
-        if project.name in existing:
-            homes[project.source_id] = existing[project.name]
-            continue
-        made = engine.projects.new(project.name, instructions=project.instructions)
-        for name, text in project.docs:
-            engine.projects.add_text(made.id, name, text)
-        homes[project.source_id] = existing[project.name] = made.id
-    return homes
+def _project_for(engine: Importer, project: ForeignProject | None) -> str | None:
+    """Ours for the source's `project`: one of the same name, taken as it is (a re-import
+    makes none); else a new one, with its instructions and its documents as knowledge
+    files. (Made when the first chat of it is stored: a project no imported chat
+    belongs to is not made.)"""
+    if project is None:
+        return None
+    existing = next((p.id for p in engine.projects.all() if p.name == project.name), None)
+    if existing is not None:
+        return existing
+    made = engine.projects.new(project.name, instructions=project.instructions)
+    for name, text in project.docs:
+        engine.projects.add_text(made.id, name, text)
+    return made.id
 
 
 def _described(chat: Chat, report: tuple[str, ...], messages: int, versions: int) -> ImportedChat:

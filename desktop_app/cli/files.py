@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,7 +41,9 @@ def cmd_search(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
-    batch = engine.import_path(args.file, chosen=args.source, model=args.model)
+    batch = engine.import_path(
+        args.file, chosen=args.source, model=args.model, progress=_progress_on_stderr()
+    )
     if args.json:
         if batch.source == "contextdesk":  # one chat, as before
             (one,) = batch.chats
@@ -74,7 +77,8 @@ def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
         currency = engine.prices().currency
         costs = [c.next_cost for c in batch.chats if c.next_cost is not None]
         print(
-            f"Imported {len(batch.chats)} {batch.source} chat(s)"
+            f"Imported {len(batch.chats)} chat(s) from {batch.source_name}"
+            + (" before you stopped it" if batch.cancelled else "")
             + (f", {batch.skipped} already here" if batch.skipped else "")
             + (
                 f"; going on with all of them costs ≈{format_money(sum(costs), currency)} "
@@ -85,6 +89,24 @@ def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _progress_on_stderr() -> Callable[[str, float], bool]:
+    """How far a long import is, on stderr: one line redrawn on a terminal, else a line
+    at each tenth. (Ctrl-C stops it; the chats stored by then stay.)"""
+    shown = {"words": "", "tenth": -1}
+    live = sys.stderr.isatty()
+
+    def told(words: str, share: float) -> bool:
+        tenth = int(share * 10)
+        if live:
+            print(f"\r{words} {share:4.0%}", end="", file=sys.stderr, flush=True)
+        elif words.split()[0] != shown["words"] or tenth != shown["tenth"]:
+            print(f"{words.split('…')[0]}… {tenth * 10}%", file=sys.stderr)
+        shown["words"], shown["tenth"] = words.split()[0], tenth
+        return True
+
+    return told
 
 
 def check(path: Path, fix: Path | None) -> int:

@@ -28,6 +28,13 @@ class ImportFailed(ContextDeskError):
         super().__init__(title, f"{message} Nothing was imported.", kind=ErrorKind.IMPORT)
 
 
+class ImportStopped(ContextDeskError):
+    """The user stopped an import while its export was being read: nothing was stored."""
+
+    def __init__(self) -> None:
+        super().__init__("Import stopped", "Nothing was imported.", kind=ErrorKind.CANCELLED)
+
+
 class NewerSchema(ContextDeskError):
     def __init__(self, found: int, understood: int, path: Path) -> None:
         super().__init__(

@@ -182,3 +182,76 @@ def test_a_claude_zip_brings_its_projects_with_their_chats(
         assert [p.name for p in engine.projects.all()] == ["Shop support"]  # none unused
     finally:
         engine.close()
+
+
+def chatgpt_export(count: int) -> list[dict[str, Any]]:
+    """`count` small ChatGPT conversations, as the export has them."""
+    out = []
+    for n in range(count):
+        mapping = {
+            "root": {"id": "root", "message": None, "parent": None, "children": [f"u{n}"]},
+            f"u{n}": {
+                "id": f"u{n}",
+                "parent": "root",
+                "children": [f"a{n}"],
+                "message": {
+                    "author": {"role": "user"},
+                    "content": {"content_type": "text", "parts": [f"Question {n}?"]},
+                    "create_time": 1767225600 + n,
+                },
+            },
+            f"a{n}": {
+                "id": f"a{n}",
+                "parent": f"u{n}",
+                "children": [],
+                "message": {
+                    "author": {"role": "assistant"},
+                    "content": {"content_type": "text", "parts": [f"Answer {n}."]},
+                    "create_time": 1767225601 + n,
+                },
+            },
+        }
+        out.append(
+            {"id": f"conv-{n}", "title": f"Chat {n}", "mapping": mapping, "current_node": f"a{n}"}
+        )
+    return out
+
+
+def test_an_import_says_how_far_it_is_and_stops_between_chats(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(chatgpt_export(12)))
+    engine = Engine.open(tmp_path / "home")
+    try:
+        heard: list[tuple[str, float]] = []
+
+        def told(words: str, share: float) -> bool:
+            heard.append((words, share))
+            return not words.startswith("Importing 6 ")  # Stop, as the sixth begins
+
+        batch = engine.import_path(export, progress=told)
+        assert batch.cancelled
+        assert len(batch.chats) == 5  # each stored whole; the rest not at all
+        assert len(engine.store.list_chats()) == 5
+        assert heard[0][0].startswith("Reading conversations.json")
+        assert ("Importing 1 of 12 chats…", 0.0) in heard
+        rest = engine.import_path(export)  # again: the five are not made twice
+        assert (len(rest.chats), rest.skipped) == (7, 5)
+    finally:
+        engine.close()
+
+
+def test_the_command_line_shows_its_progress_on_stderr(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    from desktop_app.app import main
+
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(chatgpt_export(3)))
+    assert main(["--home", str(tmp_path / "home"), "import", str(export)]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.split()) == 3  # the three new ids
+    assert "Reading conversations.json… 100%" in err
+    assert "Importing 1 of 3 chats… 0%" in err
+    assert "Imported 3 chat(s) from ChatGPT" in err

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtCore import QMimeData, Qt, QTimer
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
@@ -815,3 +815,36 @@ def test_a_claude_export_imports_every_chat_and_says_what_going_on_costs(
     assert window.import_chat(str(export)) is None  # again: nothing new
     again = [b for b in window.findChildren(QMessageBox, "exportImported") if b is not box]
     assert "2 were imported before" in again[-1].text()
+
+
+def test_a_long_import_shows_its_progress_and_stop_keeps_what_came(
+    window: MainWindow, engine: Engine, qtbot: QtBot, tmp_path: Path
+) -> None:
+    from PySide6.QtWidgets import QProgressDialog, QPushButton
+
+    from tests.integration.test_import_exports import chatgpt_export
+
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(chatgpt_export(400)))
+    seen: list[str] = []
+
+    def stop() -> None:
+        dialog = window.findChild(QProgressDialog, "importProgress")
+        if dialog is None or not dialog.isVisible() or "Importing" not in dialog.labelText():
+            QTimer.singleShot(20, stop)
+            return
+        seen.append(dialog.labelText())
+        button = dialog.findChild(QPushButton)
+        assert button is not None
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)  # Stop
+
+    QTimer.singleShot(0, stop)
+    session = window.import_chat(str(export))
+    assert seen
+    assert seen[0].startswith("Importing ")
+    stored = len(engine.store.list_chats())
+    assert 0 < stored < 400  # the chats stored by then stay; the rest never came
+    assert session is not None  # the first is opened
+    box = window.findChild(QMessageBox, "exportImported")
+    assert box is not None
+    assert box.text() == f"{stored} chats imported from ChatGPT before you stopped it."

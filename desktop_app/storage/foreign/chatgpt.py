@@ -30,13 +30,19 @@ def conversations(data: Any, assets: Assets | None = None) -> list[ForeignChat]:
     """The conversations; an image a message points to is read by `assets` (the zip's
     files), else named in the report as not in the export."""
     items = data.get("conversations") if isinstance(data, dict) else data
-    found = assets or (lambda _pointer: None)
     return [
-        _conversation(raw, i, found) for i, raw in enumerate(items or []) if isinstance(raw, dict)
+        conversation(raw, i, assets) for i, raw in enumerate(items or []) if isinstance(raw, dict)
     ]
 
 
-def _conversation(raw: dict[str, Any], index: int, assets: Assets) -> ForeignChat:
+def _none(_pointer: str) -> tuple[str, bytes] | None:
+    return None
+
+
+def conversation(raw: dict[str, Any], index: int, assets: Assets | None = None) -> ForeignChat:
+    """One conversation of the list (the `index`th), its images read by `assets`."""
+    if assets is None:
+        assets = _none
     notes: list[str] = []
     mapping: dict[str, Any] = raw["mapping"] if isinstance(raw.get("mapping"), dict) else {}
     hidden = 0

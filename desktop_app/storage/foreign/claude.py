@@ -27,10 +27,10 @@ ROOT = "00000000-0000-4000-8000-000000000000"  # the first message's parent
 
 
 def conversations(data: Any) -> list[ForeignChat]:
-    return [_conversation(raw, i) for i, raw in enumerate(data) if isinstance(raw, dict)]
+    return [conversation(raw, i) for i, raw in enumerate(data) if isinstance(raw, dict)]
 
 
-def _conversation(raw: dict[str, Any], index: int) -> ForeignChat:
+def conversation(raw: dict[str, Any], index: int) -> ForeignChat:
     notes: list[str] = []
     nodes: list[ForeignNode] = []
     previous: str | None = None

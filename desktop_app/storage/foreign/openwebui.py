@@ -18,10 +18,10 @@ from desktop_app.storage.foreign import (
 
 
 def conversations(data: Any) -> list[ForeignChat]:
-    return [_conversation(raw, i) for i, raw in enumerate(data) if isinstance(raw, dict)]
+    return [conversation(raw, i) for i, raw in enumerate(data) if isinstance(raw, dict)]
 
 
-def _conversation(raw: dict[str, Any], index: int) -> ForeignChat:
+def conversation(raw: dict[str, Any], index: int) -> ForeignChat:
     chat = an_object(raw.get("chat"))
     history = an_object(chat.get("history"))
     messages = an_object(history.get("messages"))

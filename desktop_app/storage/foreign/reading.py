@@ -1,22 +1,122 @@
-"""Finding another app's conversations in what the user gave: a `conversations.json`
-(or one of its shards, `conversations-000.json` …), a folder of them, or the zip (or
-several numbered zips, given one by one) they come in."""
+"""Finding another app's conversations in what the user gave — a `conversations.json` (or
+its shards, `conversations-000.json` …), a folder of them, the zip they come in, or one
+app's single chat file — and reading them one at a time: a 1 GB export is a list of
+conversations, and only one is in memory at once (`streaming.array_items`).
+
+`open_export` finds the documents and each one's format; `Export.check` reads them all
+once — so a broken file is refused before anything is stored — and counts the
+conversations; `Export.chats` reads them again, one by one, for storing."""
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import re
 import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from desktop_app.storage.errors import ImportFailed
 from desktop_app.storage.foreign import FORMATS, ForeignChat, ForeignProject, detect
+from desktop_app.storage.foreign.streaming import array_items
 
-MAX_EXPORT_BYTES = 1024 * 2**20  # a whole export's conversations, read whole for now
 SHARD = re.compile(r"(^|/)conversations(-\d+)?\.json$")
 PROJECTS = re.compile(r"(^|/)projects\.json$")
 ONE_FILE = (".json", ".jsonl")  # a single export file: JSON, or SillyTavern's JSON Lines
+LISTS = ("claude", "chatgpt", "openwebui")  # formats that are a list of conversations
+MAX_WHOLE_BYTES = 256 * 2**20  # a one-chat file (LibreChat, SillyTavern), read whole
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+Progress = Callable[[int], None]  # bytes read since the last call
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    name: str
+    size: int
+    open: Callable[[], IO[bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    path: Path
+    documents: tuple[tuple[Document, str], ...]  # each with its format
+
+    @property
+    def source(self) -> str:
+        return self.documents[0][1]
+
+    @property
+    def size(self) -> int:
+        return sum(document.size for document, _ in self.documents)
+
+    def check(self, read: Progress | None = None) -> int:
+        """Read every document once, keeping nothing: how many conversations there are;
+        `ImportFailed` (naming the file and where) when one is not readable JSON."""
+        count = 0
+        for document, kind in self.documents:
+            with _readable(document):
+                if kind in LISTS:
+                    with document.open() as stream:
+                        count += sum(1 for _ in array_items(stream, read))
+                else:
+                    _whole(document, kind)
+                    count += 1
+                    if read is not None:
+                        read(document.size)
+        return count
+
+    def chats(self, read: Progress | None = None) -> Iterator[ForeignChat]:
+        """The conversations, one at a time (parsed as they are reached)."""
+        assets = Assets(self.path)
+        for document, kind in self.documents:
+            reader = importlib.import_module(f"desktop_app.storage.foreign.{kind}")
+            with _readable(document):
+                if kind not in LISTS:
+                    yield from reader.conversations(_whole(document, kind))
+                    if read is not None:
+                        read(document.size)
+                    continue
+                extra = {"assets": assets} if kind == "chatgpt" else {}
+                with document.open() as stream:
+                    for index, item in enumerate(array_items(stream, read)):
+                        if isinstance(item, dict):
+                            yield reader.conversation(item, index, **extra)
+
+
+def open_export(path: Path, chosen: str | None = None) -> Export | None:
+    """The export in `path`, each document's format `chosen` or detected from its first
+    conversation; None when `path` is not another app's export (a chat of ours, a
+    request body)."""
+    if chosen is not None and chosen not in FORMATS:
+        raise ImportFailed("Unknown format", f"{chosen!r}: say one of {', '.join(FORMATS)}.")
+    documents = _documents(path, SHARD)
+    if not documents:
+        if chosen:
+            raise ImportFailed("Not an export", f"{path.name} holds no conversations.json.")
+        return None
+    found = []
+    for document in documents:
+        kind = chosen or _kind(document)
+        if kind is None:
+            if len(documents) == 1 and not zipfile.is_zipfile(path) and not path.is_dir():
+                return None  # one JSON file that is not an export: ours to read
+            raise ImportFailed(
+                "Not an export",
+                f"{document.name} is not an export of Claude, ChatGPT, Open WebUI, "
+                f"LibreChat or SillyTavern (say which with --from: {', '.join(FORMATS)}).",
+            )
+        found.append((document, kind))
+    return Export(path, tuple(found))
 
 
 def read_projects(path: Path) -> list[ForeignProject]:
@@ -25,45 +125,92 @@ def read_projects(path: Path) -> list[ForeignProject]:
     from desktop_app.storage.foreign import claude
 
     found: list[ForeignProject] = []
-    for _name, data in _documents(path, PROJECTS):
-        found += claude.projects(data)
+    if not path.is_dir() and not zipfile.is_zipfile(path):
+        path = path.parent  # (a conversations.json given alone: its folder)
+    for document in _documents(path, PROJECTS):
+        with _readable(document), document.open() as stream:
+            found += claude.projects(json.loads(stream.read()))
     return found
 
 
-def read_export(path: Path, chosen: str | None = None) -> list[ForeignChat] | None:
-    """The conversations in `path`, read by `chosen`'s reader (detected when None);
-    None when it is not another app's export (a chat of ours, a request body)."""
-    documents = list(_documents(path))
-    if not documents:
-        if chosen:
-            raise ImportFailed("Not an export", f"{path.name} holds no conversations.json.")
-        return None
-    found: list[ForeignChat] = []
-    for name, data in documents:
-        kind = chosen or ("sillytavern" if name.lower().endswith(".jsonl") else detect(data))
-        if kind is None:
-            if path.suffix.lower() == ".json" and len(documents) == 1:
-                return None  # one JSON file that is not an export: ours to read
-            raise ImportFailed(
-                "Not an export",
-                f"{name} is not an export of Claude, ChatGPT, Open WebUI, LibreChat or "
-                "SillyTavern "
-                f"(say which with --from: {', '.join(FORMATS)}).",
-            )
-        if kind == "chatgpt":
-            found += _reader(kind)(data, Assets(path))
-        else:
-            found += _reader(kind)(data)
-    return found
+def _kind(document: Document) -> str | None:
+    """The format, from the document's name and its first conversation."""
+    if document.name.lower().endswith(".jsonl"):
+        return "sillytavern"
+    with document.open() as stream:
+        head = stream.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"{") and not head[1:].lstrip().startswith(b'"conversations"'):
+        with _readable(document):
+            return detect(_whole(document, "json"))  # one object: LibreChat's chat, or ours
+    with _readable(document), document.open() as stream:
+        first = next(iter(array_items(stream)), None)
+    return detect([first]) if first is not None else None
 
 
-IMAGE_TYPES = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
+def _whole(document: Document, kind: str) -> Any:
+    if document.size > MAX_WHOLE_BYTES:
+        raise ImportFailed("File too large", f"{document.name} is over 256 MB for one chat.")
+    with document.open() as stream:
+        raw = stream.read().decode("utf-8-sig")
+    if kind == "sillytavern":
+        return [json.loads(line) for line in raw.splitlines() if line.strip()]
+    return json.loads(raw)
+
+
+@contextmanager
+def _readable(document: Document) -> Iterator[None]:
+    """Turns a JSON or text error while reading `document` into `ImportFailed`."""
+    try:
+        yield
+    except ImportFailed:
+        raise
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ImportFailed(
+            "Not JSON", f"{document.name} cannot be read as JSON: {error}."
+        ) from error
+
+
+def _documents(path: Path, wanted: re.Pattern[str]) -> list[Document]:
+    """The files in `path` named as `wanted` says (in a folder or a zip), in name order;
+    or `path` itself, a single export file."""
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*.json") if wanted.search(p.as_posix()))
+        return [
+            Document(str(p.relative_to(path)), p.stat().st_size, functools.partial(_open, p))
+            for p in files
+        ]
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            names = sorted(n for n in archive.namelist() if wanted.search(n))
+            sizes = {n: archive.getinfo(n).file_size for n in names}
+        return [Document(n, sizes[n], _member(path, n)) for n in names]
+    if wanted is SHARD and path.suffix.lower() in ONE_FILE:
+        return [Document(path.name, path.stat().st_size, functools.partial(_open, path))]
+    return []
+
+
+def _open(path: Path) -> IO[bytes]:
+    return path.open("rb")
+
+
+def _member(path: Path, name: str) -> Callable[[], IO[bytes]]:
+    """Opens one file of the zip (with the zip, closed together)."""
+
+    def opened() -> IO[bytes]:
+        archive = zipfile.ZipFile(path)
+        member = archive.open(name)
+        member.close = _closing(member.close, archive.close)  # type: ignore[method-assign]
+        return member
+
+    return opened
+
+
+def _closing(*closers: Callable[[], None]) -> Callable[[], None]:
+    def close() -> None:
+        for closer in closers:
+            closer()
+
+    return close
 
 
 class Assets:
@@ -78,13 +225,13 @@ class Assets:
     def _listed(self) -> list[str]:
         if self._names is None:
             if self.path.is_dir():
-                self._names = [p.relative_to(self.path).as_posix() for p in self.path.rglob("*")]
+                names = [p.relative_to(self.path).as_posix() for p in self.path.rglob("*")]
             elif zipfile.is_zipfile(self.path):
                 with zipfile.ZipFile(self.path) as archive:
-                    self._names = archive.namelist()
+                    names = archive.namelist()
             else:
-                self._names = []
-            self._names = [n for n in self._names if Path(n).suffix.lower() in IMAGE_TYPES]
+                names = []
+            self._names = [n for n in names if Path(n).suffix.lower() in IMAGE_TYPES]
         return self._names
 
     def __call__(self, file_id: str) -> tuple[str, bytes] | None:
@@ -96,50 +243,3 @@ class Assets:
             return media, (self.path / name).read_bytes()
         with zipfile.ZipFile(self.path) as archive:
             return media, archive.read(name)
-
-
-def _reader(kind: str) -> Any:
-    if kind not in FORMATS:
-        raise ImportFailed("Unknown format", f"{kind!r}: say one of {', '.join(FORMATS)}.")
-    import importlib
-
-    return importlib.import_module(f"desktop_app.storage.foreign.{kind}").conversations
-
-
-def _documents(path: Path, wanted: re.Pattern[str] = SHARD) -> list[tuple[str, Any]]:
-    """(name, parsed JSON) of each conversations file in `path` (or each file named as
-    `wanted` says), in name order."""
-    if wanted is PROJECTS:
-        folder = path if path.is_dir() else path.parent
-        if not path.is_dir() and not zipfile.is_zipfile(path):
-            files = [folder / "projects.json"] if (folder / "projects.json").is_file() else []
-            return [(p.name, _parse(p.name, p.read_bytes())) for p in files]
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*.json") if wanted.search(p.as_posix()))
-        return [(str(p.relative_to(path)), _parse(p.name, p.read_bytes())) for p in files]
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            names = sorted(n for n in archive.namelist() if wanted.search(n))
-            if sum(archive.getinfo(n).file_size for n in names) > MAX_EXPORT_BYTES:
-                raise ImportFailed("Export too large", f"{path.name}: more than 1 GB of chats.")
-            return [(n, _parse(n, archive.read(n))) for n in names]
-    if path.suffix.lower() not in ONE_FILE or path.stat().st_size > MAX_EXPORT_BYTES:
-        return []
-    if path.suffix.lower() == ".jsonl":
-        return [(path.name, _lines(path.name, path.read_bytes()))]
-    return [(path.name, _parse(path.name, path.read_bytes()))]
-
-
-def _lines(name: str, raw: bytes) -> Any:
-    """JSON Lines (SillyTavern's chat file), as a list."""
-    try:
-        return [json.loads(line) for line in raw.decode("utf-8-sig").splitlines() if line.strip()]
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ImportFailed("Not JSON Lines", f"{name} cannot be read line by line: {exc}.") from exc
-
-
-def _parse(name: str, raw: bytes) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ImportFailed("Not JSON", f"{name} cannot be read as JSON: {exc}.") from exc

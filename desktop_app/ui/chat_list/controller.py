@@ -272,17 +272,34 @@ class ChatListController(QObject):
                 self.folder = str(Path(path).parent)
         if not path:
             return None
+        from PySide6.QtWidgets import QProgressDialog  # (not before the first paint)
+
+        from desktop_app.ui.qt_later import Qt
+
+        progress = QProgressDialog("Reading…", "Stop", 0, 1000, self.window)
+        progress.setObjectName("importProgress")
+        progress.setWindowTitle("Importing")
+        progress.setWindowModality(Qt.WindowModality.WindowModal)
+        progress.setMinimumDuration(400)  # a small file is in before it would show
+
+        def told(words: str, share: float) -> bool:
+            progress.setLabelText(words)
+            progress.setValue(round(share * 1000))  # (draws it, and lets Stop be pressed)
+            return not progress.wasCanceled()
+
         try:
-            batch = self.engine.import_path(Path(path))
+            batch = self.engine.import_path(Path(path), progress=told)
         except ContextDeskError as exc:
             self._show_import_problems(exc.info)
             return None
+        finally:
+            progress.close()
         for imported in batch.chats[1:]:
             self.panel.update_chat(imported.chat.info)
         first = batch.chats[0].chat if batch.chats else None
         if first is not None:
             self.show_new(first)
-        if batch.source != "contextdesk":
+        if batch.source != "contextdesk" and (batch.chats or not batch.cancelled):
             self._show_export_imported(batch)
         elif first is not None and batch.chats[0].report:
             self._show_import_repairs(first.title, batch.chats[0].report)
@@ -291,9 +308,10 @@ class ChatListController(QObject):
     def _show_export_imported(self, batch: ImportBatch) -> None:
         """What came from another app's export: how many chats, which were here already,
         what going on with them costs, and every note (in the details)."""
-        names = {"claude": "Claude", "chatgpt": "ChatGPT"}
         count = len(batch.chats)
-        words = f"{count} chat{'s' if count != 1 else ''} imported from {names.get(batch.source, batch.source)}"
+        words = f"{count} chat{'s' if count != 1 else ''} imported from {batch.source_name}"
+        if batch.cancelled:
+            words += " before you stopped it"
         if batch.skipped:
             words += f"; {batch.skipped} were imported before, and are left as they are"
         costs = [c.next_cost for c in batch.chats if c.next_cost is not None]

@@ -1,0 +1,99 @@
+"""Reading a large JSON array one item at a time: a 1 GB `conversations.json` is a list
+of conversations, and only one needs to be in memory at once. Standard library only: the
+buffer is filled in chunks and `json.JSONDecoder.raw_decode` takes each whole item from
+it (an item cut by a chunk's end is read again with the next chunk)."""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+CHUNK = 1 << 20
+_DECODER = json.JSONDecoder()
+_SPACE = " \t\r\n"
+
+
+def array_items(stream: IO[bytes], on_read: Callable[[int], None] | None = None) -> Iterator[Any]:
+    """Each item of the JSON array `stream` holds (`{"conversations": [...]}` too: the
+    array under its one key), parsed; `on_read(n)` after each chunk of n bytes. Raises
+    ValueError where the JSON is broken."""
+    text = _Text(stream, on_read)
+    text.skip_space()
+    if text.peek() == "{":  # {"conversations": [ … ]}
+        text.take("{")
+        text.skip_space()
+        text.item()  # its key
+        text.skip_space()
+        text.take(":")
+        text.skip_space()
+    text.take("[")
+    text.skip_space()
+    if text.peek() == "]":
+        return
+    while True:
+        yield text.item()
+        text.skip_space()
+        if text.peek() == ",":
+            text.take(",")
+            text.skip_space()
+            continue
+        text.take("]")
+        return
+
+
+class _Text:
+    def __init__(self, stream: IO[bytes], on_read: Callable[[int], None] | None) -> None:
+        self.stream = stream
+        self.on_read = on_read
+        self.buffer = ""
+        self.at = 0
+        self.done = False
+        # (a character cut by a chunk's end waits for the rest of it)
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")()
+
+    def _more(self) -> bool:
+        if self.done:
+            return False
+        raw = self.stream.read(CHUNK)
+        if self.on_read is not None and raw:
+            self.on_read(len(raw))
+        if not raw:
+            self.done = True
+            self._decoder.decode(b"", final=True)  # raises if the file ends mid-character
+            return False
+        self.buffer = self.buffer[self.at :] + self._decoder.decode(raw)
+        self.at = 0
+        return True
+
+    def peek(self) -> str:
+        while self.at >= len(self.buffer):
+            if not self._more():
+                raise ValueError("the file ends before the list does")
+        return self.buffer[self.at]
+
+    def skip_space(self) -> None:
+        while True:
+            while self.at < len(self.buffer) and self.buffer[self.at] in _SPACE:
+                self.at += 1
+            if self.at < len(self.buffer) or not self._more():
+                return
+
+    def take(self, char: str) -> None:
+        if self.peek() != char:
+            raise ValueError(f"{char!r} expected at {self.buffer[self.at : self.at + 20]!r}")
+        self.at += 1
+
+    def item(self) -> Any:
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.buffer, self.at)
+            except json.JSONDecodeError:
+                if self._more():  # (an item cut by the chunk's end: read on)
+                    continue
+                raise
+            if end == len(self.buffer) and not self.done and self._more():
+                continue  # a number may go on in the next chunk
+            self.at = end
+            return value
