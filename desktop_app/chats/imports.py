@@ -5,7 +5,7 @@ with it costs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -17,8 +17,11 @@ if TYPE_CHECKING:
     from desktop_app.chats.projects import Projects
     from desktop_app.config.settings import Settings
     from desktop_app.context.chat_settings import ContextSettings
+    from desktop_app.core.messages import Message
+    from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.storage.foreign import ForeignProject
     from desktop_app.storage.store import ChatStore
+    from desktop_app.tokens.counter import TokenCounter
 
 
 class Importer(Protocol):
@@ -36,6 +39,11 @@ class Importer(Protocol):
 
     def chat(self, chat_id: str) -> Chat: ...
 
+    def forget(self, chat_id: str) -> None: ...
+
+    @property
+    def counter(self) -> TokenCounter: ...
+
 
 SOURCE_NAMES = {
     "contextdesk": "ContextDesk",
@@ -49,7 +57,10 @@ SOURCE_NAMES = {
 
 @dataclass(frozen=True, slots=True)
 class ImportedChat:
-    chat: Chat
+    """A chat imported: its row (the `Chat` is made when it is opened — a 1 GB export's
+    thousands are not all held), what it holds, and what going on with it costs."""
+
+    chat: ChatInfo
     report: tuple[str, ...]  # what was repaired or left out, one line each
     messages: int  # every branch's
     versions: int  # of them, those in branches beside the one shown
@@ -117,7 +128,7 @@ def import_path(
         if stored is None:
             skipped += 1
             continue
-        chat = engine.chat(stored.chat.id)
+        chat = engine.chat(stored.chat.id)  # (forgotten once described: see below)
         if foreign.project:
             if projects is None:
                 projects = {p.source_id: p for p in read_projects(path)}
@@ -125,7 +136,11 @@ def import_path(
             if home is not None:
                 homes[foreign.project] = home
                 engine.projects.move(chat, home)
-        made.append(_described(chat, stored.report, stored.messages, stored.versions))
+        history = chat.messages()
+        made.append(_described(chat, stored.report, stored.messages, stored.versions, history))
+        # Its planner, its plan and its counts: memory stays flat over thousands of chats.
+        engine.counter.forget(history)
+        engine.forget(chat.id)
     return ImportBatch(tuple(made), skipped, export.source)
 
 
@@ -145,11 +160,17 @@ def _project_for(engine: Importer, project: ForeignProject | None) -> str | None
     return made.id
 
 
-def _described(chat: Chat, report: tuple[str, ...], messages: int, versions: int) -> ImportedChat:
+def _described(
+    chat: Chat,
+    report: tuple[str, ...],
+    messages: int,
+    versions: int,
+    history: Sequence[Message] | None = None,
+) -> ImportedChat:
     """What the chat holds, and what its next request would cost (an estimate)."""
-    outlook = chat.costs.cache_outlook(chat.plans.plan())
+    outlook = chat.costs.cache_outlook(chat.plans.plan(history=history))
     return ImportedChat(
-        chat,
+        chat.info,
         report,
         messages,
         versions,

@@ -164,6 +164,17 @@ class TokenCounter:
         self._counted_since = True
         return counts
 
+    def forget(self, messages: Iterable[Message]) -> None:
+        """Drop what is kept of these messages (their counts, and their texts' counts: the
+        texts themselves): an import of thousands of chats counts each once, and holds
+        none of them after."""
+        for message in messages:
+            self._by_message.pop(message.id, None)
+            self._mix_by_message.pop(message.id, None)
+            for block in message.blocks:
+                if isinstance(block, TextBlock):
+                    self._by_content.pop(block.text, None)
+
     def remember(self, messages: Iterable[Message], stored: Mapping[str, Sequence[int]]) -> int:
         """Take these messages' per-block counts as stored (made by this encoding before):
         a 100,000-message chat's first plan does not count it all again (8 s). Returns

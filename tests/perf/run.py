@@ -35,6 +35,7 @@ BENCHMARKS = {
     "startup": "bench_startup.py",  # the real entry point vs a bare window, two data folders
     "huge": "bench_huge_chat.py",  # a 100,000-message chat: open, plan, memory, scroll
     "usage": "bench_usage.py",  # View → Usage over 10,000 requests, light and dark
+    "import": "bench_import.py",  # a 500 MB ChatGPT export: peak memory (~4 minutes)
 }
 
 

@@ -295,8 +295,8 @@ class ChatListController(QObject):
         finally:
             progress.close()
         for imported in batch.chats[1:]:
-            self.panel.update_chat(imported.chat.info)
-        first = batch.chats[0].chat if batch.chats else None
+            self.panel.update_chat(imported.chat)
+        first = self.engine.chat(batch.chats[0].chat.id) if batch.chats else None
         if first is not None:
             self.show_new(first)
         if batch.source != "contextdesk" and (batch.chats or not batch.cancelled):
