@@ -1,7 +1,7 @@
 """Importing what the user gives: a chat of ours or a Messages API body (one chat), or
-another app's export — Claude's or ChatGPT's conversations, a file, its shards, a folder
-or a zip (storage/foreign) — as many chats, each with what it holds and what going on
-with it costs."""
+another app's export — Claude's, ChatGPT's, Open WebUI's, LibreChat's or SillyTavern's
+conversations: a file, its shards, a folder or a zip (storage/foreign) — as many chats,
+each with what it holds and what going on with it costs."""
 
 from __future__ import annotations
 
