@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from desktop_app.chats.checking import check_file
     from desktop_app.chats.engine import DEMO_MODEL, Engine
     from desktop_app.chats.given_files import read_given_file, shown_name
-    from desktop_app.chats.imports import ImportBatch
+    from desktop_app.chats.imports import SOURCE_NAMES, ImportBatch
     from desktop_app.chats.instance import InstanceLock
     from desktop_app.chats.memory import CompactionPreviewing
     from desktop_app.chats.slow import SlowAction, run_here
@@ -54,6 +54,7 @@ _LATER = {
     "people_name": "tool_servers",
     "Budget": "budgets",
     "ImportBatch": "imports",
+    "SOURCE_NAMES": "imports",
     "month_start": "budgets",
     "UsageReport": "usage",
     "UsageRow": "usage",
@@ -87,6 +88,7 @@ __all__ = [
     "FALLBACK_TOKENS",
     "NEW_CHAT_TITLE",
     "PROJECT_DEFAULT_FIELDS",
+    "SOURCE_NAMES",
     "Budget",
     "Changes",
     "Chat",

@@ -426,6 +426,17 @@ class Engine:
 
         return import_path(self, path, chosen=chosen, model=model, progress=progress)
 
+    def export_source(self, path: Path) -> str | None:
+        """Which app's export `path` is ("chatgpt", …), or None: a chat of ours, a request
+        body, or nothing readable (importing it says why)."""
+        from desktop_app.storage.foreign.reading import open_export
+
+        try:
+            export = open_export(path)
+        except ContextDeskError:
+            return None
+        return export.source if export is not None else None
+
     def import_bytes(self, raw: bytes, untitled: str = "Imported chat") -> Imported:
         """Import a chat; it is titled as the file says, else from its first message,
         else `untitled` — with a number when another chat has that title already."""

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QMimeData, Qt, QTimer
@@ -848,3 +850,33 @@ def test_a_long_import_shows_its_progress_and_stop_keeps_what_came(
     box = window.findChild(QMessageBox, "exportImported")
     assert box is not None
     assert box.text() == f"{stored} chats imported from ChatGPT before you stopped it."
+
+
+def test_an_export_asks_once_which_model_its_chats_go_on_with(
+    open_window: Callable[[Engine], MainWindow],
+    qtbot: QtBot,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    engine = Engine.open(tmp_path / "own")  # with a server (not the demo): models to choose
+    asked: list[tuple[str, list[str]]] = []
+
+    def choose(_parent: object, _title: str, label: str, items: list[str], *_: object) -> Any:
+        asked.append((label, items))
+        return "claude-haiku-5-5", True
+
+    monkeypatch.setattr("PySide6.QtWidgets.QInputDialog.getItem", choose)
+    window = open_window(engine)
+    try:
+        export = (
+            Path(__file__).resolve().parents[1] / "data" / "exports" / "claude_conversations.json"
+        )
+        session = window.import_chat(str(export))
+        assert session is not None
+        ((label, items),) = asked  # once for the whole export
+        assert label.startswith("A Claude export: its chats go on with which Claude model?")
+        assert items[0] == engine.settings.model  # Settings' first
+        assert {c.model for c in engine.store.list_chats()} == {"claude-haiku-5-5"}
+    finally:
+        window.close()  # (before its engine)
+        engine.close()

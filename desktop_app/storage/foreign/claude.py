@@ -85,7 +85,7 @@ def projects(data: Any) -> list[ForeignProject]:
 
 
 def _message(item: dict[str, Any], path: str, notes: list[str]) -> Message | None:
-    role = {"human": "user", "assistant": "assistant"}.get(str(item.get("sender")))
+    role = {"human": "user", "user": "user", "assistant": "assistant"}.get(str(item.get("sender")))
     if role is None:
         notes.append(f"{path}: a {item.get('sender')!r} message; left out")
         return None

@@ -272,6 +272,9 @@ class ChatListController(QObject):
                 self.folder = str(Path(path).parent)
         if not path:
             return None
+        model = self._model_for_export(Path(path))
+        if model == "":
+            return None  # the user said Cancel
         from PySide6.QtWidgets import QProgressDialog  # (not before the first paint)
 
         from desktop_app.ui.qt_later import Qt
@@ -288,7 +291,7 @@ class ChatListController(QObject):
             return not progress.wasCanceled()
 
         try:
-            batch = self.engine.import_path(Path(path), progress=told)
+            batch = self.engine.import_path(Path(path), model=model, progress=told)
         except ContextDeskError as exc:
             self._show_import_problems(exc.info)
             return None
@@ -304,6 +307,31 @@ class ChatListController(QObject):
         elif first is not None and batch.chats[0].report:
             self._show_import_repairs(first.title, batch.chats[0].report)
         return first
+
+    def _model_for_export(self, path: Path) -> str | None:
+        """For another app's export, the model its chats go on with, asked once for all
+        of them (Settings' first); None for a chat of ours (or in the offline demo,
+        where the simulator answers every chat); "" when the user cancels."""
+        from PySide6.QtWidgets import QInputDialog
+
+        from desktop_app.chats import SOURCE_NAMES
+
+        source = self.engine.export_source(path)
+        if source is None or self.engine.demo:
+            return None
+        models = [m.id for m in self.engine.known_models()]
+        default = self.engine.settings.model
+        choices = [default, *(m for m in models if m != default)]
+        chosen, ok = QInputDialog.getItem(
+            self.window,
+            "Import chats",
+            f"A {SOURCE_NAMES.get(source, source)} export: its chats go on with which Claude "
+            "model? (Each chat's model can be changed later in its bar.)",
+            choices,
+            0,
+            False,
+        )
+        return chosen if ok else ""
 
     def _show_export_imported(self, batch: ImportBatch) -> None:
         """What came from another app's export: how many chats, which were here already,
