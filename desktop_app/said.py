@@ -99,9 +99,10 @@ def cache_line(outlook: CacheOutlook, now: float) -> str:
     }[cache.state]
     if outlook.now is None or outlook.cold is None:
         return f"{state} · no price for this model, so tokens only"
-    now_cost = "≈" + format_money(outlook.now, outlook.currency)
+    about = "" if outlook.exact else "≈"  # (the server counted the request, or we estimated)
+    now_cost = about + format_money(outlook.now, outlook.currency)
     if cache.state == "warm":
-        cold = "≈" + format_money(outlook.cold, outlook.currency)
+        cold = about + format_money(outlook.cold, outlook.currency)
         return f"{state} · next turn's input {now_cost} now · {cold} once cold"
     return f"{state} · next turn's input {now_cost}"
 

@@ -122,22 +122,11 @@ def _budget(
     chat_ids: Sequence[str] | None = None,
 ) -> Budget:
     """A cap and what the requests it counts — since a time, of some chats — cost."""
-    from desktop_app.chats.usage import priced_models
-    from desktop_app.storage import ledger
+    from desktop_app.chats.usage import spend
 
-    prices = host.prices()
-    db = host.store.db
-    spent, unpriced = 0.0, 0
-    found, tiers = priced_models(prices, ledger.models_used(db, since=since))
-    for _chat, model, above, count, *tokens in ledger.usage_groups(
-        db, "chat", since=since, chat_ids=chat_ids, tiers=tiers
-    ):
-        price = found[model]
-        if price is None:
-            unpriced += count
-        else:
-            spent += sum(price.parts(prices.per_tokens, *tokens, above=bool(above)))
-    return Budget(name, how, cap, spent, hard, prices.currency, unpriced)
+    spent = spend(host, since=since, chat_ids=chat_ids)
+    unpriced = spent.requests - spent.priced
+    return Budget(name, how, cap, spent.cost, hard, spent.currency, unpriced)
 
 
 def _monthly(host: ChatHost) -> list[Budget]:

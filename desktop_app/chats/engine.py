@@ -254,10 +254,9 @@ class Engine:
     def spend(self, since: float | None = None, chat_id: str | None = None) -> Spend:
         """What the requests cost — every chat's, or one's — since `since` (all time
         when None)."""
-        from desktop_app.storage import ledger
+        from desktop_app.chats.usage import spend
 
-        rows = ledger.usage_rows(self.store.db, chat_id=chat_id, since=since)
-        return self.prices().spend(rows)
+        return spend(self, since=since, chat_ids=None if chat_id is None else [chat_id])
 
     def usage(self, by: str, since: float | None = None) -> UsageReport:
         """Spend and tokens grouped by day, model, chat or project (chats/usage.py)."""

@@ -7,13 +7,13 @@ never priced."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from desktop_app.chats.host import ChatHost
-    from desktop_app.config.prices import Price, PriceTable
+    from desktop_app.config.prices import Price, PriceTable, Spend
 
 GROUPINGS = ("day", "model", "chat", "project")
 Money = tuple[float, float, float, float]  # a request's cost by kind, in KINDS' order
@@ -166,6 +166,32 @@ def reports(host: ChatHost, since: float | None = None) -> dict[str, UsageReport
             by, tuple(rows), total.row("total", ""), prices.currency, prices.updated, since
         )
     return out
+
+
+def spend(
+    host: ChatHost, *, since: float | None = None, chat_ids: Sequence[str] | None = None
+) -> Spend:
+    """What the requests cost — all, or some chats' — since `since`: summed by SQLite,
+    priced by kind and tier here; a model without a price is counted, and named."""
+    from desktop_app.config.prices import Spend
+    from desktop_app.storage import ledger
+
+    prices = host.prices()
+    db = host.store.db
+    found, tiers = priced_models(prices, ledger.models_used(db, since=since))
+    cost, requests, priced = 0.0, 0, 0
+    unpriced: dict[str, None] = {}  # (ordered, unique)
+    for _chat, model, above, count, *tokens in ledger.usage_groups(
+        db, "chat", since=since, chat_ids=chat_ids, tiers=tiers
+    ):
+        requests += count
+        price = found.get(model)
+        if price is None:
+            unpriced[model] = None
+            continue
+        priced += count
+        cost += sum(price.parts(prices.per_tokens, *tokens, above=bool(above)))
+    return Spend(cost, prices.currency, requests, priced, tuple(unpriced))
 
 
 def priced_models(

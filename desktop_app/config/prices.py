@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -250,18 +250,6 @@ class PriceTable:
             usage.output_tokens,
         )
         return dict(zip(("input", "cache_write", "cache_read", "output"), money, strict=True))
-
-    def spend(self, requests: Iterable[tuple[str, Usage | None]]) -> Spend:
-        total, count, priced = 0.0, 0, 0
-        unpriced: dict[str, None] = {}  # (ordered, unique)
-        for model, usage in requests:
-            count += 1
-            if self.price(model) is None:
-                unpriced[model] = None
-                continue
-            total += self.cost(model, usage) or 0.0 if usage else 0.0  # (no reply: no usage)
-            priced += 1
-        return Spend(total, self.currency, count, priced, tuple(unpriced))
 
 
 def next_input_costs(

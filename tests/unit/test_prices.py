@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.config.prices import PriceTable, format_money
+from desktop_app.config.prices import PriceTable, Spend, format_money
 from desktop_app.core.messages import Usage
 
 
@@ -24,11 +24,8 @@ def test_a_scripted_usage_sequence_costs_what_the_table_says_by_hand(tmp_path: P
     assert table.cost("claude-sonnet-4-5-20250929", usage) == pytest.approx(by_hand)
     assert table.cost("claude-sonnet-4-5", usage) == pytest.approx(0.027)
     assert table.cost("some-local-model", usage) is None  # tokens only: never a guess
-    spend = table.spend(
-        [("claude-sonnet-4-5", usage), ("claude-haiku-4-5", Usage(10_000, 1_000)), ("x", usage)]
-    )
-    assert spend.cost == pytest.approx(0.027 + (10_000 * 1 + 1_000 * 5) / 1_000_000)
-    assert (spend.requests, spend.priced, spend.unpriced_models) == (3, 2, ("x",))
+    # (a chat's spend sums the ledger: tests/unit/test_usage_report.py; here, its words)
+    spend = Spend(0.027 + (10_000 * 1 + 1_000 * 5) / 1_000_000, "USD", 3, 2, ("x",))
     assert spend.text() == (
         "$0.0420 over 2 of 3 request(s) (no price for x — add one in Settings → Prices, or "
         "`contextdesk prices set x input=… output=…`)"
@@ -68,12 +65,6 @@ def test_money_is_written_for_its_size() -> None:
     assert format_money(0.004213) == "$0.0042"
     assert format_money(12.3456) == "$12.35"
     assert format_money(0) == "$0.00"
-
-
-def test_failed_requests_on_a_model_without_a_price_are_not_priced(tmp_path: Path) -> None:
-    table = PriceTable.load(tmp_path)
-    spend = table.spend([("my-local-model", None), ("claude-haiku-4-5", None)])
-    assert (spend.requests, spend.priced, spend.unpriced_models) == (2, 1, ("my-local-model",))
 
 
 def test_a_users_table_in_other_units_is_not_mixed_in(tmp_path: Path) -> None:

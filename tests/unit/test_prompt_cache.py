@@ -126,5 +126,7 @@ def test_the_words_say_the_time_left_and_both_prices() -> None:
         "≈$0.0060 now · ≈$0.0300 once cold"
     )
     assert countdown(3_600) == "1:00:00"
+    counted = CacheOutlook(warm, 12_000, 0.006, 0.03, "USD", "2026-11-10", exact=True)
+    assert cache_line(counted, 55.0).endswith("input $0.0060 now · $0.0300 once cold")
     unpriced = CacheOutlook(warm, 12_000, None, None, "USD", "2026-11-10")
     assert cache_line(unpriced, 55.0).endswith("no price for this model, so tokens only")

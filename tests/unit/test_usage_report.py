@@ -64,3 +64,26 @@ def test_sums_by_sqlite_price_each_request_in_its_own_tier(tmp_path: Path) -> No
         assert engine.spend().cost == pytest.approx(report["day"].total.cost)
     finally:
         engine.close()
+
+
+def test_failed_requests_are_counted_and_a_model_without_a_price_is_named(tmp_path: Path) -> None:
+    engine = Engine.open(tmp_path / "home")
+    try:
+        chat = engine.new_chat("Failures").id
+        db = engine.store.db
+        first = ledger.record(db, chat, {"model": "x", "messages": []}, server="test")
+        head = db.execute("SELECT head FROM requests WHERE id = ?", (first,)).fetchone()[0]
+        db.execute("DELETE FROM requests")
+        with db:
+            for n, model in enumerate(("my-local-model", "claude-haiku-4-5"), 1):
+                db.execute(
+                    "INSERT INTO requests (chat_id, number, sent_at, model, server, head, shared, "
+                    "added, marks, usage, status, purpose) VALUES (?, ?, ?, ?, 't', ?, 0, '[]', "
+                    "'[]', NULL, 'error', 'chat')",  # no reply: no usage
+                    (chat, n, time.time(), model, head),
+                )
+        spend = engine.spend()
+        assert (spend.requests, spend.priced, spend.unpriced_models) == (2, 1, ("my-local-model",))
+        assert spend.cost == 0
+    finally:
+        engine.close()
