@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
     from desktop_app.chats.chat_core import ChatCore
     from desktop_app.chats.host import ChatHost
-    from desktop_app.context.project import Project
 
 WARN_AT = 0.8  # of a cap: said from here on
 
@@ -92,9 +91,9 @@ def budgets(core: ChatCore) -> list[Budget]:
     out = _monthly(host)
     if core.settings.spend_cap:
         out.append(_chat(host, core.id, core.settings.spend_cap))
-    project_id = projects.chat_project(host.store.db, core.id)
-    if project_id:
-        out += _project(host, projects.get(host.store.db, project_id))
+    found = projects.chat_project_cap(host.store.db, core.id)
+    if found is not None:
+        out += _project(host, *found)
     return out
 
 
@@ -107,7 +106,7 @@ def all_budgets(host: ChatHost) -> list[Budget]:
         if info.settings.spend_cap:
             out.append(_chat(host, info.id, info.settings.spend_cap, info.title))
     for project in projects.all_projects(host.store.db):
-        out += _project(host, project)
+        out += _project(host, project.id, project.name, project.spend_cap)
     return out
 
 
@@ -145,14 +144,14 @@ def _chat(host: ChatHost, chat_id: str, cap: float, title: str = "") -> Budget:
     return _budget(host, name, how, cap, True, chat_ids=[chat_id])
 
 
-def _project(host: ChatHost, project: Project) -> list[Budget]:
+def _project(host: ChatHost, project_id: str, name: str, cap: float) -> list[Budget]:
     from desktop_app.storage import projects
 
-    if not project.spend_cap:
+    if not cap:
         return []
-    chats = projects.chats_of(host.store.db, project.id)
-    how = f"project set {project.name} spend_cap=…"
-    return [_budget(host, f"project {project.name}", how, project.spend_cap, True, chat_ids=chats)]
+    chats = projects.chats_of(host.store.db, project_id)
+    how = f"project set {name} spend_cap=…"
+    return [_budget(host, f"project {name}", how, cap, True, chat_ids=chats)]
 
 
 def any_hard_cap(core: ChatCore) -> bool:
@@ -163,8 +162,8 @@ def any_hard_cap(core: ChatCore) -> bool:
     if core.settings.spend_cap or (settings.monthly_spend_cap and settings.monthly_cap == "hard"):
         return True
     db = core.host.store.db
-    project_id = projects.chat_project(db, core.id)
-    return bool(project_id and projects.get(db, project_id).spend_cap)
+    found = projects.chat_project_cap(db, core.id)
+    return bool(found and found[2])
 
 
 def check_send(core: ChatCore, cost: float | None) -> None:

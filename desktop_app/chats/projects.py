@@ -278,12 +278,9 @@ class Projects:
         the API reported them: what its shared prefix earns."""
         from desktop_app.storage import ledger, projects
 
-        read = sent = 0
-        for chat_id in projects.chats_of(self._db, project.id):
-            for _model, usage in ledger.usage_rows(self._db, chat_id=chat_id):
-                sent += 1
-                read += usage.cache_read_input_tokens if usage else 0
-        return read, sent
+        chats = projects.chats_of(self._db, project.id)
+        rows = ledger.usage_groups(self._db, "chat", chat_ids=chats)
+        return sum(row[7] for row in rows), sum(row[3] for row in rows)
 
     # -- export and import -------------------------------------------------------------------
 

@@ -293,32 +293,6 @@ def cache_entry(db: sqlite3.Connection, chat_id: str) -> CacheEntry | None:
 
 
 @explained
-def usage_rows(
-    db: sqlite3.Connection,
-    *,
-    chat_id: str | None = None,
-    since: float | None = None,
-    chat_ids: Sequence[str] | None = None,
-) -> list[tuple[str, Usage | None]]:
-    """(model, usage) of every request sent — of one chat or of some, and since a time,
-    if given."""
-    where: list[str] = []
-    args: list[object] = []
-    if chat_id is not None:
-        where.append("chat_id = ?")
-        args.append(chat_id)
-    if chat_ids is not None:
-        where.append(f"chat_id IN ({','.join('?' * len(chat_ids)) or 'NULL'})")
-        args.extend(chat_ids)
-    if since is not None:
-        where.append("sent_at >= ?")
-        args.append(since)
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
-    rows = db.execute(f"SELECT model, usage FROM requests{clause}", args).fetchall()
-    return [(row[0], usage_from_api(json.loads(row[1])) if row[1] else None) for row in rows]
-
-
-@explained
 def usage_groups(
     db: sqlite3.Connection,
     by: str,
@@ -334,15 +308,7 @@ def usage_groups(
     hour, cache read, output). Each kind of token costs the same within a tier, so the sums price
     exactly; summed by SQLite (its JSON functions read each row's usage): a 10,000-request
     ledger in a few milliseconds, not a JSON parse per row in Python."""
-    where: list[str] = []
-    args: list[object] = []
-    if since is not None:
-        where.append("sent_at >= ?")
-        args.append(since)
-    if chat_ids is not None:
-        where.append(f"chat_id IN ({','.join('?' * len(chat_ids)) or 'NULL'})")
-        args.extend(chat_ids)
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    clause, args = _where(since, chat_ids)
     cases = " ".join("WHEN ? THEN i + w + r > ?" for _ in tiers or {})
     above = f"CASE model {cases} ELSE 0 END" if cases else "0"
     tier_args = [value for pair in (tiers or {}).items() for value in pair]
@@ -364,7 +330,7 @@ def usage_groups(
 @explained
 def models_used(db: sqlite3.Connection, *, since: float | None = None) -> list[str]:
     """The models the ledger's requests went to (since `since`, if given)."""
-    clause, args = ("WHERE sent_at >= ?", (since,)) if since is not None else ("", ())
+    clause, args = _where(since, None)
     return [r[0] for r in db.execute(f"SELECT DISTINCT model FROM requests {clause}", args)]
 
 
@@ -446,6 +412,20 @@ def storage_bytes(db: sqlite3.Connection, chat_id: str) -> int:
 
 
 # -- internals -------------------------------------------------------------------------------
+
+
+def _where(since: float | None, chat_ids: Sequence[str] | None) -> tuple[str, list[object]]:
+    """The WHERE clause (and its arguments) of requests sent since `since`, of `chat_ids`
+    (each only when given)."""
+    where: list[str] = []
+    args: list[object] = []
+    if since is not None:
+        where.append("sent_at >= ?")
+        args.append(since)
+    if chat_ids is not None:
+        where.append(f"chat_id IN ({','.join('?' * len(chat_ids)) or 'NULL'})")
+        args.extend(chat_ids)
+    return (f"WHERE {' AND '.join(where)}" if where else ""), args
 
 
 def _without_marks(messages: list[Any]) -> tuple[list[Any], list[list[Any]]]:

@@ -98,6 +98,18 @@ def get(db: sqlite3.Connection, project_id: str) -> Project:
 
 
 @explained
+def chat_project_cap(db: sqlite3.Connection, chat_id: str) -> tuple[str, str, float] | None:
+    """(id, name, spending cap) of the chat's project, or None when it has none — read
+    on every plan of the chat: its facts and files are not read for it."""
+    row = db.execute(
+        "SELECT p.id, p.name, p.spend_cap FROM chats c JOIN projects p ON p.id = c.project_id "
+        "WHERE c.id = ?",
+        (chat_id,),
+    ).fetchone()
+    return (row[0], row[1], row[2]) if row else None
+
+
+@explained
 def find(db: sqlite3.Connection, ref: str) -> Project:
     """A project by its id, a unique prefix of its id, or its name."""
     ref = ref.strip()

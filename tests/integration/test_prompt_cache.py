@@ -14,19 +14,12 @@ import pytest
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.chats import Engine
 from desktop_app.chats.chat import Chat
+from tests.fakes.clock import Clock
 from tests.fakes.tools import ScriptedApprover
 from tests.integration.conftest import TEST_KEY
 
 MODEL = "claude-sonnet-5-5"  # $2 input, $2.50 5-minute write, $4 1-hour, $0.10 read
 SYSTEM = "You answer questions about the refund policy, precisely and briefly. " * 60
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

@@ -51,6 +51,8 @@ def test_spend_by_each_grouping_adds_up_to_the_total(cli: Any, sim: SimulatorSer
     }
     assert by_project["Shop"]["requests"] == 2
     assert by_project["No project"]["requests"] == 1
+    shop = json.loads(cli("project", "show", "Shop", "--json"))  # what its shared prefix earns
+    assert shop["cache_read_tokens"] == by_project["Shop"]["tokens"]["cache_read"] > 0
 
     table = cli("spend", "all", "--by", "chat")
     assert "Refunds" in table

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from PySide6.QtCore import Qt
@@ -18,6 +19,7 @@ from desktop_app.ui.conversation.session import ChatSession
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
 
+W = TypeVar("W")
 TURN_TIMEOUT_MS = 20_000  # the first turn of a run imports the SDK (~2.5 s on 2 cores)
 
 
@@ -78,28 +80,34 @@ def open_demo(
     return session
 
 
-def answer_fact_dialog(qtbot: QtBot, text: str) -> None:
-    """When the next fact dialog opens (modal), type `text` into it and press
-    Ctrl+Enter, as a person would."""
+def when_shown(kind: type[W], act: Callable[[W], object]) -> None:
+    """When a window of `kind` is next shown (a modal dialog, a menu, a message box, whose
+    `exec` holds the test until it closes), `act` on it — as a person would, through its
+    widgets."""
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.ui.dialogs.fact_dialog import FactDialog
-
-    def answer() -> None:
-        dialog = next(
-            (
-                w
-                for w in QApplication.topLevelWidgets()
-                if isinstance(w, FactDialog) and w.isVisible()
-            ),
+    def look() -> None:
+        shown = next(
+            (w for w in QApplication.topLevelWidgets() if isinstance(w, kind) and w.isVisible()),
             None,
         )
-        if dialog is None:
-            QTimer.singleShot(20, answer)
+        if shown is None:
+            QTimer.singleShot(20, look)
             return
+        act(shown)
+
+    QTimer.singleShot(0, look)
+
+
+def answer_fact_dialog(qtbot: QtBot, text: str) -> None:
+    """When the next fact dialog opens (modal), type `text` into it and press
+    Ctrl+Enter, as a person would."""
+    from desktop_app.ui.dialogs.fact_dialog import FactDialog
+
+    def answer(dialog: FactDialog) -> None:
         dialog.edit.selectAll()
         qtbot.keyClicks(dialog.edit, text)
         qtbot.keyClick(dialog.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
 
-    QTimer.singleShot(0, answer)
+    when_shown(FactDialog, answer)

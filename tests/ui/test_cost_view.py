@@ -5,13 +5,12 @@ it is kept chosen from the bar's menu."""
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QLabel, QMenu
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QMenu
 from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
@@ -19,35 +18,21 @@ from desktop_app.chats import Engine
 from desktop_app.config.prices import format_amount
 from desktop_app.core.blocks import TextBlock
 from desktop_app.ui.main_window import MainWindow
-from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
+from tests.fakes.clock import Clock
+from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo, when_shown
 
 SYSTEM = "You answer questions about the refund policy, precisely and briefly. " * 60
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def choose_from_menu(qtbot: QtBot, text: str) -> None:
     """When the next menu pops up, click its item that starts with `text`."""
 
-    def choose() -> None:
-        menu = next(
-            (w for w in QApplication.topLevelWidgets() if isinstance(w, QMenu) and w.isVisible()),
-            None,
-        )
-        if menu is None:
-            QTimer.singleShot(20, choose)
-            return
+    def choose(menu: QMenu) -> None:
         action = next(a for a in menu.actions() if a.text().startswith(text))
         menu.setActiveAction(action)
         qtbot.keyClick(menu, Qt.Key.Key_Return)
 
-    QTimer.singleShot(0, choose)
+    when_shown(QMenu, choose)
 
 
 def test_the_cache_counts_down_in_the_bar_and_the_panel_then_goes_cold(
@@ -99,23 +84,12 @@ def click_in_message_box(qtbot: QtBot, button: str, seen: list[str]) -> None:
     """When the next message box opens, keep its text in `seen` and click `button`."""
     from PySide6.QtWidgets import QMessageBox
 
-    def answer() -> None:
-        box = next(
-            (
-                w
-                for w in QApplication.topLevelWidgets()
-                if isinstance(w, QMessageBox) and w.isVisible()
-            ),
-            None,
-        )
-        if box is None:
-            QTimer.singleShot(20, answer)
-            return
+    def answer(box: QMessageBox) -> None:
         seen.append(box.text())
         chosen = next(b for b in box.buttons() if b.text().replace("&", "") == button)
         qtbot.mouseClick(chosen, Qt.MouseButton.LeftButton)
 
-    QTimer.singleShot(0, answer)
+    when_shown(QMessageBox, answer)
 
 
 def test_a_hard_cap_asks_before_a_send_goes_over_and_cancel_sends_nothing(
@@ -193,18 +167,7 @@ def test_the_usage_view_charts_the_ledger_and_its_totals_are_spend_s(
     )
     seen: dict[str, object] = {}
 
-    def look() -> None:
-        dialog = next(
-            (
-                w
-                for w in QApplication.topLevelWidgets()
-                if isinstance(w, UsageDialog) and w.isVisible()
-            ),
-            None,
-        )
-        if dialog is None:
-            QTimer.singleShot(20, look)
-            return
+    def look(dialog: UsageDialog) -> None:
         seen["headline"] = dialog.headline.text()
         chart = dialog.chart
         today = len(chart.labels) - 1
@@ -223,7 +186,7 @@ def test_the_usage_view_charts_the_ledger_and_its_totals_are_spend_s(
         seen["models"] = [s.name for s in chart.series]
         dialog.reject()
 
-    QTimer.singleShot(0, look)
+    when_shown(UsageDialog, look)
     view = next(a for a in window.menuBar().actions() if a.text() == "&View").menu()
     assert isinstance(view, QMenu)
     next(a for a in view.actions() if a.text() == "&Usage…").trigger()

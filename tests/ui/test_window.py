@@ -35,7 +35,7 @@ from desktop_app.ui.dialogs.settings_dialog import SettingsDialog
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
 from tests.fakes.keyring_backend import LockedKeyring
-from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
+from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo, when_shown
 from tests.ui.test_text_sizes import cut_words
 from tests.unit.builders import a, u
 
@@ -962,8 +962,7 @@ def test_file_dialogs_start_in_documents_then_where_the_last_one_was(
 def test_the_trash_restores_a_chat_and_deletes_one_for_good_with_its_ledger(
     window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication, QMessageBox
+    from PySide6.QtWidgets import QMessageBox
 
     from desktop_app.ui.dialogs.trash_dialog import TrashDialog
     from tests.fakes.tools import ScriptedApprover
@@ -987,21 +986,10 @@ def test_the_trash_restores_a_chat_and_deletes_one_for_good_with_its_ledger(
     assert kept.id in {c.id for c in engine.list_chats()}
     assert dialog.list.count() == 1
 
-    def say_yes() -> None:
-        box = next(
-            (
-                w
-                for w in QApplication.topLevelWidgets()
-                if isinstance(w, QMessageBox) and w.isVisible()
-            ),
-            None,
-        )
-        if box is None:
-            QTimer.singleShot(20, say_yes)
-            return
+    def say_yes(box: QMessageBox) -> None:
         qtbot.mouseClick(box.button(QMessageBox.StandardButton.Yes), Qt.MouseButton.LeftButton)
 
-    QTimer.singleShot(0, say_yes)
+    when_shown(QMessageBox, say_yes)
     qtbot.mouseClick(dialog.delete_button, Qt.MouseButton.LeftButton)
     assert dialog.list.count() == 0
     assert "empty" in dialog.about.text()

@@ -13,15 +13,7 @@ from desktop_app.config.prices import PriceTable, next_input_costs
 from desktop_app.core.prompt_cache import CacheEntry, cache_state, min_cacheable, ttl_marker
 from desktop_app.said import cache_line, countdown
 from desktop_app.said import cache_state as said_state
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
+from tests.fakes.clock import Clock
 
 SYSTEM = "You answer questions about the refund policy. " * 120  # ≈ 1,400 tokens
 
@@ -41,7 +33,7 @@ def body(turns: int, *, ttl: str = "5m", model: str = "claude-sonnet-5-5") -> di
 
 
 def test_each_turn_reads_what_the_last_one_wrote_until_the_ttl_runs_out() -> None:
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     cache = SimulatedCache(clock)
     first = cache.use(body(1))
     assert first.read == 0
@@ -61,7 +53,7 @@ def test_each_turn_reads_what_the_last_one_wrote_until_the_ttl_runs_out() -> Non
 
 
 def test_a_one_hour_marker_lives_an_hour_and_is_reported_as_such() -> None:
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     cache = SimulatedCache(clock)
     written = cache.use(body(1, ttl="1h"))
     assert written.written_1h == written.written > 0
@@ -71,7 +63,7 @@ def test_a_one_hour_marker_lives_an_hour_and_is_reported_as_such() -> None:
 
 
 def test_a_short_prefix_or_another_model_is_not_read() -> None:
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     cache = SimulatedCache(clock)
     short = {
         "model": "claude-opus-4-6",

@@ -227,9 +227,10 @@ class ChatHeader(QWidget):
         # Whole, never elided ("Cache 4:05" is all there is): the title gives way first.
         self.cache.setMinimumWidth(self.cache.sizeHint().width())
         self.cache.setToolTip(f"{line}. Click to choose how long the cache keeps this chat.")
-        self.cache.setProperty("cacheState", state)  # the style sheet colours a warm one
-        self.cache.style().unpolish(self.cache)
-        self.cache.style().polish(self.cache)
+        if self.cache.property("cacheState") != state:  # (not on every second's tick)
+            self.cache.setProperty("cacheState", state)  # the style sheet colours a warm one
+            self.cache.style().unpolish(self.cache)
+            self.cache.style().polish(self.cache)
 
     def _tip(self, widget: QWidget, base: str) -> None:
         """`widget`'s own tooltip, and after it what would start the cache over, if any."""
