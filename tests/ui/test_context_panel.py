@@ -863,7 +863,7 @@ def test_an_export_asks_once_which_model_its_chats_go_on_with(
 
     def choose(_parent: object, _title: str, label: str, items: list[str], *_: object) -> Any:
         asked.append((label, items))
-        return "claude-haiku-5-5", True
+        return next(i for i in items if i.startswith("Claude Haiku 5.5")), True
 
     monkeypatch.setattr("PySide6.QtWidgets.QInputDialog.getItem", choose)
     window = open_window(engine)
@@ -875,8 +875,38 @@ def test_an_export_asks_once_which_model_its_chats_go_on_with(
         assert session is not None
         ((label, items),) = asked  # once for the whole export
         assert label.startswith("A Claude export: its chats go on with which Claude model?")
-        assert items[0] == engine.settings.model  # Settings' first
+        assert items[0].startswith("Claude Sonnet 5.5 · ")  # Settings' model first, by name
         assert {c.model for c in engine.store.list_chats()} == {"claude-haiku-5-5"}
     finally:
         window.close()  # (before its engine)
         engine.close()
+
+
+def test_the_wheel_scrolls_the_panel_past_its_number_boxes_without_changing_them(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    session = open_demo(window, engine, qtbot)
+    panel = window.context
+    keep = panel.keep_recent
+    before = keep.value()
+    bar = panel._overview_scroll.verticalScrollBar()
+    bar.setValue(0)
+    centre = QPointF(keep.rect().center())
+    down = QWheelEvent(
+        centre,
+        QPointF(keep.mapToGlobal(keep.rect().center())),
+        QPoint(0, 0),
+        QPoint(0, -120),  # one notch down
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(keep, down)
+    assert keep.value() == before
+    assert session.chat.settings.keep_recent_turns == before
+    assert bar.value() > 0 or bar.maximum() == 0  # the panel moved instead

@@ -319,18 +319,23 @@ class ChatListController(QObject):
         source = self.engine.export_source(path)
         if source is None or self.engine.demo:
             return None
-        models = [m.id for m in self.engine.known_models()]
         default = self.engine.settings.model
-        choices = [default, *(m for m in models if m != default)]
+        listed = {
+            m.id: f"{m.display_name} · {m.context_window:,}-token window"
+            for m in self.engine.known_models()
+        }
+        ids = [default, *(m for m in listed if m != default)]
+        names = [listed.get(m, m) for m in ids]  # as the model box names them
         chosen, ok = QInputDialog.getItem(
             self.window,
             "Import chats",
             f"A {SOURCE_NAMES.get(source, source)} export: its chats go on with which Claude "
             "model? (Each chat's model can be changed later in its bar.)",
-            choices,
+            names,
             0,
             False,
         )
+        chosen = ids[names.index(chosen)] if ok and chosen in names else chosen
         return chosen if ok else ""
 
     def _show_export_imported(self, batch: ImportBatch) -> None:

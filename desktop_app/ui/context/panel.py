@@ -10,9 +10,11 @@ from dataclasses import replace
 from html import escape
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal, Slot
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
     QCheckBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -212,6 +214,12 @@ class ContextPanel(QStackedWidget):
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to what is in it
         scroll.setWidget(overview)
+        # The wheel scrolls the panel: a number box it passes over keeps its value (it
+        # takes the wheel only once clicked or tabbed into).
+        self._overview_scroll = scroll
+        for number in (self.threshold, self.keep_recent, self.max_messages, self.spend_cap):
+            number.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+            number.installEventFilter(self)
         self.tabs.addTab(scroll, "Overview")
 
         self.facts = FactsPanel()
@@ -341,6 +349,14 @@ class ContextPanel(QStackedWidget):
             self.effective.setPlainText("")
         if counter.ready:
             self.system_tokens.setText(f"≈{counter.text(self.system.toPlainText()):,} tokens")
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        number = watched if isinstance(watched, QAbstractSpinBox) else None
+        if event.type() == QEvent.Type.Wheel and number is not None and not number.hasFocus():
+            # the panel scrolls instead
+            QApplication.sendEvent(self._overview_scroll.verticalScrollBar(), event)
+            return True
+        return super().eventFilter(watched, event)
 
     @Slot()
     def _on_cache_changed(self) -> None:

@@ -70,7 +70,7 @@ class WindowMenus:
         ):
             export = window.shown_chat_does(functools.partial(_export, fmt=fmt))
             file_menu.addAction(self._action(text, keys, export))
-        file_menu.addAction(self._action("&Import a chat…", "Ctrl+O", window.import_chat))
+        file_menu.addAction(self._action("&Import chats…", "Ctrl+O", window.import_chat))
         file_menu.addSeparator()
         # Ctrl+, where the platform has no Preferences key of its own (Linux, Windows).
         preferences = QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences)
