@@ -13,6 +13,19 @@ from desktop_app.config.prices import (
     Spend,
     format_money,
 )
+from desktop_app.context.facts import Fact, FactSource
+
+# Who a fact came from, as the fact list and `contextdesk facts` say it.
+FACT_AUTHORS = {FactSource.USER: "you", FactSource.MODEL: "Claude", FactSource.IMPORT: "an import"}
+
+
+def fact_author(fact: Fact) -> str:
+    return FACT_AUTHORS[fact.source]
+
+
+def suggested_by(facts: list[Fact]) -> str:
+    """Who suggested these waiting facts: "Claude", "an import" or both."""
+    return " and ".join(dict.fromkeys(fact_author(f) for f in facts)) or "Claude"
 
 
 def reply_cost(cost: ReplyCost) -> str:

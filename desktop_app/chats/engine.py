@@ -412,15 +412,15 @@ class Engine:
 
     def import_path(
         self,
-        path: Path,
+        path: Path | Sequence[Path],
         *,
         chosen: str | None = None,
         model: str | None = None,
         progress: Callable[[str, float], bool] | None = None,
     ) -> ImportBatch:
-        """A chat of ours, a request body, or another app's whole export (chats/
-        imports.py): each chat whole or not at all, one imported before skipped;
-        `progress` is told how far it is and may stop it."""
+        """Chats of ours, request bodies, or another app's whole export — one file, folder
+        or zip, or its several numbered zips (chats/imports.py): each chat whole or not at
+        all, one imported before skipped; `progress` is told how far it is and may stop it."""
         from desktop_app.chats.imports import import_path
 
         return import_path(self, path, chosen=chosen, model=model, progress=progress)

@@ -6,11 +6,12 @@ each with what it holds and what going on with it costs."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from desktop_app.storage.errors import ImportStopped
+from desktop_app.context.facts import FactSource
+from desktop_app.storage.errors import ImportFailed, ImportStopped
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat, Imported
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from desktop_app.context.chat_settings import ContextSettings
     from desktop_app.core.messages import Message
     from desktop_app.storage.chat_info import ChatInfo
-    from desktop_app.storage.foreign import ForeignProject
+    from desktop_app.storage.foreign import ForeignChat, ForeignProject
     from desktop_app.storage.store import ChatStore
     from desktop_app.tokens.counter import TokenCounter
 
@@ -66,6 +67,7 @@ class ImportedChat:
     versions: int  # of them, those in branches beside the one shown
     next_tokens: int  # the next request's input, estimated
     next_cost: float | None  # what sending it would cost on the chat's model (None: no price)
+    source_model: str = ""  # the model the source names for it (ChatGPT's model_slug)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,9 @@ class ImportBatch:
     skipped: int  # conversations imported before (or with nothing to keep)
     source: str  # "contextdesk", "claude", "chatgpt", …
     cancelled: bool = False  # stopped by the user: the chats stored until then stay
+    # Where the source's memory of the user went, offered as facts to accept (one line
+    # each: "Claude's memory: 4 suggested facts in “Trip to Kyoto”").
+    memories: tuple[str, ...] = ()
 
     @property
     def source_name(self) -> str:
@@ -83,65 +88,145 @@ class ImportBatch:
 
 def import_path(
     engine: Importer,
-    path: Path,
+    paths: Path | Sequence[Path],
     *,
     chosen: str | None = None,
     model: str | None = None,
     progress: Callable[[str, float], bool] | None = None,
 ) -> ImportBatch:
-    """Import `path`: another app's export when it is one (`chosen`: its format, else
-    detected), on `model` (else Settings'); else one chat of ours. The export is read
-    once to check it (a broken file imports nothing), then chat by chat, each stored
-    whole or not at all; one already imported is skipped. `progress(words, share)` is
-    told how far it is, and stops the import — the chats stored so far stay — by
-    returning False."""
-    from desktop_app.storage.foreign.reading import open_export, read_projects
-    from desktop_app.storage.foreign.tree import store_foreign
+    """Import what `paths` hold: another app's export — a file, a folder, a zip, or
+    several numbered zips of one export (`chosen`: its format, else detected) — on
+    `model` (else Settings'), and chats of ours. Every export is read once to check it
+    (a broken file imports nothing), then chat by chat, each stored whole or not at all;
+    one already imported is skipped. `progress(words, share)` is told how far it is, and
+    stops the import — the chats stored so far stay — by returning False."""
+    from desktop_app.storage.foreign.reading import open_export
 
-    export = open_export(path, chosen)
-    if export is None:
-        single = engine.import_file(path)
-        one = _described(single.chat, single.repairs, single.chat.info.message_count, 0)
-        return ImportBatch((one,), 0, "contextdesk")
+    paths = [paths] if isinstance(paths, Path) else list(paths)
+    opened = [(path, open_export(path, chosen)) for path in paths]  # (refused: nothing made)
+    exports = [export for _, export in opened if export is not None]
+    ours = [_one_of_ours(engine, path) for path, export in opened if export is None]
+    if not exports:
+        return ImportBatch(tuple(ours), 0, "contextdesk")
+    source = next((e.source for e in exports if e.source), "")
+    if not source:
+        names = ", ".join(e.path.name for e in exports)
+        raise ImportFailed("No conversations", f"{names}: the export holds no conversation.")
     told = progress or (lambda _words, _share: True)
-    total, seen = max(1, export.size), [0]
+    total, seen = max(1, sum(e.size for e in exports)), [0]
 
     def read(n: int) -> None:
         seen[0] += n
-        if not told(f"Reading {export.path.name}…", min(1.0, seen[0] / total)):
+        if not told(f"Reading {exports[0].path.name}…", min(1.0, seen[0] / total)):
             raise ImportStopped
 
     try:
-        count = export.check(read)
+        count = sum(export.check(read) for export in exports)
     except ImportStopped:
-        return ImportBatch((), 0, export.source, cancelled=True)
-    model = model or engine.settings.model
-    settings = engine.starting_settings(model)
-    projects: dict[str, ForeignProject] | None = None  # the source's, read when needed
-    homes: dict[str, str] = {}  # the source's project id → ours
-    made: list[ImportedChat] = []
-    skipped = 0
-    for n, foreign in enumerate(export.chats()):
-        if not told(f"Importing {n + 1:,} of {count:,} chats…", n / max(1, count)):
-            return ImportBatch(tuple(made), skipped, export.source, cancelled=True)
-        stored = store_foreign(engine.store, foreign, model, settings)
+        return ImportBatch(tuple(ours), 0, source, cancelled=True)
+    run = _Run(engine, model or engine.settings.model, [e.path for e in exports])
+    run.made += ours
+    for export in exports:
+        for foreign in export.chats():
+            done = len(run.made) - len(ours) + run.skipped
+            if not told(f"Importing {done + 1:,} of {count:,} chats…", done / max(1, count)):
+                return ImportBatch(tuple(run.made), run.skipped, source, cancelled=True)
+            run.store(foreign)
+    told("Bringing what it remembers…", 1.0)
+    remembered = run.memories() if len(run.made) > len(ours) else ()
+    return ImportBatch(tuple(run.made), run.skipped, source, memories=remembered)
+
+
+def _one_of_ours(engine: Importer, path: Path) -> ImportedChat:
+    single = engine.import_file(path)
+    return _described(single.chat, single.repairs, single.chat.info.message_count, 0)
+
+
+class _Run:
+    """One import of one or more exports: the chats stored so far, the projects made for
+    them, and the newest chat outside projects (where the source's memory is offered)."""
+
+    def __init__(self, engine: Importer, model: str, paths: list[Path]) -> None:
+        self.engine = engine
+        self.model = model
+        self.settings = engine.starting_settings(model)
+        self.paths = paths
+        self.made: list[ImportedChat] = []
+        self.skipped = 0
+        self.homes: dict[str, str] = {}  # the source's project id → ours
+        self.newest: tuple[float, str] | None = None  # (its last message's time, its id)
+        self._projects: dict[str, ForeignProject] | None = None
+
+    def store(self, foreign: ForeignChat) -> None:
+        from desktop_app.storage.foreign.tree import store_foreign
+
+        engine = self.engine
+        stored = store_foreign(engine.store, foreign, self.model, self.settings)
         if stored is None:
-            skipped += 1
-            continue
+            self.skipped += 1
+            return
         chat = engine.chat(stored.chat.id)  # (forgotten once described: see below)
-        if foreign.project:
-            if projects is None:
-                projects = {p.source_id: p for p in read_projects(path)}
-            home = homes.get(foreign.project) or _project_for(engine, projects.get(foreign.project))
-            if home is not None:
-                homes[foreign.project] = home
-                engine.projects.move(chat, home)
+        home = self.project(foreign.project) if foreign.project else None
+        if home is not None:
+            engine.projects.move(chat, home)
         history = chat.messages()
-        made.append(_described(chat, stored.report, stored.messages, stored.versions, history))
+        last = history[-1].created_at if history else 0.0
+        if home is None and history and (self.newest is None or last > self.newest[0]):
+            self.newest = (last, chat.id)
+        described = _described(chat, stored.report, stored.messages, stored.versions, history)
+        self.made.append(replace(described, source_model=foreign.model))
         # Its planner, its plan and its counts: memory stays flat over thousands of chats.
         engine.counter.forget(history)
         engine.forget(chat.id)
-    return ImportBatch(tuple(made), skipped, export.source)
+
+    def project(self, source_id: str) -> str | None:
+        """Ours for the source's project (made when first needed), None when the export
+        does not have it."""
+        from desktop_app.storage.foreign.reading import read_projects
+
+        if source_id not in self.homes:
+            if self._projects is None:  # (read across every zip: any may hold projects.json)
+                self._projects = {p.source_id: p for x in self.paths for p in read_projects(x)}
+            home = _project_for(self.engine, self._projects.get(source_id))
+            if home is None:
+                return None
+            self.homes[source_id] = home
+        return self.homes[source_id]
+
+    def memories(self) -> tuple[str, ...]:
+        """The export's memory of the user (Claude's `memories.json`), offered as facts
+        to accept or reject — never pinned by the import: a project's memory in the
+        project (made for it, if no chat of it came), the rest in the newest chat outside
+        projects, where the user is likeliest to go on. What went where, a line each."""
+        from desktop_app.storage.foreign.reading import read_memories
+
+        said: list[str] = []
+        for path in self.paths:
+            memory = read_memories(path)
+            for source_id, facts in memory.projects:
+                home = self.project(source_id)
+                if home is None:
+                    said.append(f"A project's memory ({len(facts)} facts): its project is missing")
+                    continue
+                new = self.engine.projects.suggest(home, facts, FactSource.IMPORT)
+                name = self.engine.projects.find(home).name
+                said.append(f"Project “{name}”: {len(new)} suggested facts from its memory")
+            if memory.general:
+                said.append(self._general(memory.general))
+        return tuple(said)
+
+    def _general(self, facts: tuple[str, ...]) -> str:
+        if self.newest is None:
+            return (
+                f"Claude's memory ({len(facts)} facts): no chat outside a project was "
+                "imported to offer them in"
+            )
+        chat = self.engine.chat(self.newest[1])
+        before = len(chat.state.facts)
+        chat.memory.suggest(facts, FactSource.IMPORT)
+        count = len(chat.state.facts) - before
+        self.engine.forget(chat.id)
+        return f"Claude's memory: {count} suggested facts in “{chat.title}”"
 
 
 def _project_for(engine: Importer, project: ForeignProject | None) -> str | None:

@@ -13,13 +13,14 @@ from desktop_app.chats.changes import Changes
 from desktop_app.chats.chat_core import ChatCore, StateChange, repaired
 from desktop_app.chats.costs import Costs
 from desktop_app.chats.planning import Planning
-from desktop_app.context.facts import Fact
+from desktop_app.context.facts import Fact, FactSource, offered
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message
 
 if TYPE_CHECKING:
     from desktop_app.context.compaction import CompactionPreview
+    from desktop_app.context.state import ContextState
 
 KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
 
@@ -47,6 +48,18 @@ class Memory:
             why = "no fact has this id" if not matches else f"{len(matches)} facts start with it"
             raise ContextDeskError("Fact not found", f"{ref!r}: {why}.", kind=ErrorKind.NOT_FOUND)
         return matches[0]
+
+    def suggest(self, texts: Sequence[str], source: FactSource) -> Changes:
+        """Offer facts to accept or reject (an imported memory): shown, not sent until
+        accepted; one the chat holds already is not offered again."""
+        new = offered(texts, source, self._core.state.facts)
+
+        def add(state: ContextState) -> ContextState:
+            for fact in new:
+                state = state.pin(fact)
+            return state
+
+        return self._core.change(add) if new else Changes()
 
     def edit_fact(self, fact: Fact, text: str) -> Changes:
         text = text.strip()

@@ -13,7 +13,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.facts import Fact, FactSource, offered
 from desktop_app.context.project import (
     LAYERS,
     KnowledgeFile,
@@ -23,6 +23,8 @@ from desktop_app.context.project import (
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from desktop_app.chats.chat import Chat, Imported
     from desktop_app.context.chat_settings import ContextSettings
     from desktop_app.storage.store import ChatStore
@@ -148,10 +150,42 @@ class Projects:
         self._changed(projects.save_facts(self._db, project.id, [*project.facts, fact]))
         return fact
 
-    def unpin(self, ref: str, fact_ref: str) -> Fact:
+    def suggest(self, ref: str, texts: Sequence[str], source: FactSource) -> list[Fact]:
+        """Facts offered for every chat of the project, not sent until the user accepts
+        them (an imported project's memory); one it holds already, pinned or offered, is
+        not offered again."""
         from desktop_app.storage import projects
 
         project = self.find(ref)
+        new = offered(texts, source, project.facts)
+        if new:
+            self._changed(projects.save_facts(self._db, project.id, [*project.facts, *new]))
+        return new
+
+    def accept(self, ref: str, fact_ref: str, text: str | None = None) -> Fact:
+        """A suggested fact of the project pinned (as the user edited it, if they did)."""
+        from desktop_app.storage import projects
+
+        project = self.find(ref)
+        fact = self._fact(project, fact_ref)
+        edited = fact.edited(text.strip()) if text and text.strip() else fact
+        accepted = replace(edited, pending=False)
+        facts = [accepted if f is fact else f for f in project.facts]
+        self._changed(projects.save_facts(self._db, project.id, facts))
+        return accepted
+
+    def unpin(self, ref: str, fact_ref: str) -> Fact:
+        """Remove a pinned fact of the project, or reject a suggested one."""
+        from desktop_app.storage import projects
+
+        project = self.find(ref)
+        fact = self._fact(project, fact_ref)
+        kept = [f for f in project.facts if f is not fact]
+        self._changed(projects.save_facts(self._db, project.id, kept))
+        return fact
+
+    @staticmethod
+    def _fact(project: Project, fact_ref: str) -> Fact:
         matches = [f for f in project.facts if f.id.startswith(fact_ref)]
         if len(matches) != 1:
             raise ContextDeskError(
@@ -159,8 +193,6 @@ class Projects:
                 f"{fact_ref!r} names no single fact of {project.name}.",
                 kind=ErrorKind.NOT_FOUND,
             )
-        kept = [f for f in project.facts if f is not matches[0]]
-        self._changed(projects.save_facts(self._db, project.id, kept))
         return matches[0]
 
     def add_file(self, ref: str, path: Path) -> KnowledgeFile:
@@ -299,7 +331,10 @@ class Projects:
                 "workspace": project.workspace,
                 "defaults": dict(project.defaults),
                 "spend_cap": project.spend_cap,
-                "facts": [{"text": f.text, "source": f.source.value} for f in project.facts],
+                "facts": [
+                    {"text": f.text, "source": f.source.value, "pending": f.pending}
+                    for f in project.facts
+                ],
                 "files": [
                     {"name": f.name, "text": f.text, "chosen": f.chosen} for f in project.files
                 ],
@@ -349,7 +384,11 @@ class Projects:
         project = projects.create(self._db, str(body["name"]), **fields)
         try:
             facts = [
-                Fact(str(f["text"]), source=FactSource(f.get("source", "user")))
+                Fact(
+                    str(f["text"]),
+                    source=FactSource(f.get("source", "user")),
+                    pending=f.get("pending") is True,
+                )
                 for f in body.get("facts", [])
             ]
             projects.save_facts(self._db, project.id, facts)

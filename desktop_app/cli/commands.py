@@ -76,6 +76,7 @@ COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "pin": memory.cmd_pin,
     "facts": memory.cmd_facts,
     "unpin": memory.cmd_unpin,
+    "accept": memory.cmd_accept,
     "compact": memory.cmd_compact,
     "exclude": memory.cmd_exclude,
     "include": memory.cmd_exclude,

@@ -45,7 +45,7 @@ def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
         args.file, chosen=args.source, model=args.model, progress=_progress_on_stderr()
     )
     if args.json:
-        if batch.source == "contextdesk":  # one chat, as before
+        if batch.source == "contextdesk" and len(batch.chats) == 1:  # one chat, as before
             (one,) = batch.chats
             shown = {"id": one.chat.id, "title": one.chat.title, "repairs": list(one.report)}
             print(json.dumps(shown, ensure_ascii=False, indent=2))
@@ -55,6 +55,7 @@ def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
                 "id": c.chat.id,
                 "title": c.chat.title,
                 "model": c.chat.model,
+                "source_model": c.source_model or None,
                 "messages": c.messages,
                 "versions": c.versions,
                 "next_request_tokens": c.next_tokens,
@@ -63,7 +64,12 @@ def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
             }
             for c in batch.chats
         ]
-        out = {"source": batch.source, "chats": chats, "skipped": batch.skipped}
+        out = {
+            "source": batch.source,
+            "chats": chats,
+            "skipped": batch.skipped,
+            "memories": list(batch.memories),
+        }
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
     for imported in batch.chats:
@@ -88,6 +94,8 @@ def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
             ),
             file=sys.stderr,
         )
+        for line in batch.memories:
+            print(line, file=sys.stderr)
     return 0
 
 

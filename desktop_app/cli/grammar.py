@@ -119,9 +119,13 @@ def add_commands(sub: Any) -> None:
     facts = sub.add_parser("facts", help="the chat's pinned facts")
     facts.add_argument("chat")
     facts.add_argument("--json", action="store_true")
-    unpin = sub.add_parser("unpin", help="remove a pinned fact")
+    unpin = sub.add_parser("unpin", help="remove a pinned fact, or reject a suggested one")
     unpin.add_argument("chat")
     unpin.add_argument("fact_id")
+    accept = sub.add_parser("accept", help="pin a fact Claude or an import suggested (see `facts`)")
+    accept.add_argument("chat")
+    accept.add_argument("fact_id")
+    accept.add_argument("--text", help="pin it in these words instead")
 
     compact = sub.add_parser("compact", help="summarize older turns (preview with --dry-run)")
     compact.add_argument("chat")
@@ -215,11 +219,13 @@ def add_commands(sub: Any) -> None:
     search.add_argument("--limit", type=int, default=200, help="at most this many hits (200)")
     importing = sub.add_parser(
         "import",
-        help="import a contextdesk.chat file, a Messages API request body, or a Claude or "
-        "ChatGPT export (conversations.json, its shards, a folder or the zip); prints each "
-        "new chat's id",
+        help="import contextdesk.chat files, Messages API request bodies, or another app's "
+        "export — Claude's, ChatGPT's (conversations.json, its shards, a folder, the zip or "
+        "its numbered zips), Open WebUI's, LibreChat's, SillyTavern's; prints each new chat's id",
     )
-    importing.add_argument("file", type=Path)
+    importing.add_argument(
+        "file", type=Path, nargs="+", help="one or more: several numbered zips of one export"
+    )
     importing.add_argument(
         "--from",
         dest="source",
@@ -342,9 +348,13 @@ def _add_project(sub: Any) -> None:
     pin = project.add_parser("pin", help="pin a fact for every chat of the project")
     pin.add_argument("project")
     pin.add_argument("text")
-    unpin = project.add_parser("unpin", help="remove a project fact")
+    unpin = project.add_parser("unpin", help="remove a project fact, or reject a suggested one")
     unpin.add_argument("project")
     unpin.add_argument("fact_id")
+    accept = project.add_parser("accept", help="pin a suggested project fact (an import's)")
+    accept.add_argument("project")
+    accept.add_argument("fact_id")
+    accept.add_argument("--text", help="pin it in these words instead")
     add_file = project.add_parser("add-file", help="add a knowledge file (text)")
     add_file.add_argument("project")
     add_file.add_argument("file", type=Path)

@@ -38,14 +38,23 @@ def cmd_facts(engine: Engine, args: argparse.Namespace) -> int:
         print(json.dumps(listed, ensure_ascii=False, indent=2))
         return 0
     for f in facts:
-        origin = (
-            "suggested by Claude, not yet accepted"
-            if f.pending
-            else ("you" if f.source.value == "user" else "Claude")
-        )
+        who = said.fact_author(f)
+        origin = f"suggested by {who}, not yet accepted" if f.pending else who
         print(f"{f.id}  [{origin}]  {f.text}")
     if not facts:
         print("No pinned facts.")
+    return 0
+
+
+def cmd_accept(engine: Engine, args: argparse.Namespace) -> int:
+    """A suggested fact pinned, as suggested or with the words given."""
+    chat = engine.find(args.chat)
+    fact = chat.memory.fact(args.fact_id)
+    if not fact.pending:
+        print(f"Already pinned: {fact.text}")
+        return 0
+    chat.memory.accept_fact(fact, args.text)
+    print(f"Pinned: {args.text.strip() if args.text and args.text.strip() else fact.text}")
     return 0
 
 
@@ -53,7 +62,7 @@ def cmd_unpin(engine: Engine, args: argparse.Namespace) -> int:
     chat = engine.find(args.chat)
     fact = chat.memory.fact(args.fact_id)
     chat.memory.unpin(fact)
-    print(f"Unpinned: {fact.text}")
+    print(f"{'Rejected' if fact.pending else 'Unpinned'}: {fact.text}")
     return 0
 
 

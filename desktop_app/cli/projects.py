@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from desktop_app import said
 from desktop_app.chats import PROJECT_DEFAULT_FIELDS
 from desktop_app.cli.arguments import key_values
 from desktop_app.cli.grammar import PROJECT_KEYS
@@ -54,7 +55,10 @@ def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
     elif command == "pin":
         print(projects.pin(args.project, args.text).id)
     elif command == "unpin":
-        print(f"Unpinned: {projects.unpin(args.project, args.fact_id).text}")
+        fact = projects.unpin(args.project, args.fact_id)
+        print(f"{'Rejected' if fact.pending else 'Unpinned'}: {fact.text}")
+    elif command == "accept":
+        print(f"Pinned: {projects.accept(args.project, args.fact_id, args.text).text}")
     elif command == "add-file":
         added = projects.add_file(args.project, args.file)
         print(f"Added {added.name} ({added.id})")
@@ -108,7 +112,9 @@ def _show(engine: Engine, project: Project, as_json: bool) -> None:
                     "workspace": project.workspace,
                     "new_chats_start_with": dict(project.defaults),
                     "cache_read_tokens": engine.projects.cache_reads(project)[0],
-                    "facts": [{"id": f.id, "text": f.text} for f in project.facts],
+                    "facts": [
+                        {"id": f.id, "text": f.text, "pending": f.pending} for f in project.facts
+                    ],
                     "files": [
                         {"id": f.id, "name": f.name, "tokens": count(f.text), "chosen": f.chosen}
                         for f in project.files
@@ -132,7 +138,8 @@ def _show(engine: Engine, project: Project, as_json: bool) -> None:
             if fact.id in last
             else ""
         )
-        print(f"  fact {fact.id}: {fact.text}{sent}")
+        waiting = f"  [suggested by {said.fact_author(fact)}, not yet accepted]"
+        print(f"  fact {fact.id}: {fact.text}{waiting if fact.pending else sent}")
     budget = f"{project.knowledge_budget:.0%} of a chat's window"
     print(f"Knowledge ({project.knowledge_mode.value}, budget {budget}):")
     for file in project.files:

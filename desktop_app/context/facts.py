@@ -21,6 +21,7 @@ FACTS_PREAMBLE = (
 class FactSource(StrEnum):
     USER = "user"
     MODEL = "model"  # proposed by the model through pin_fact
+    IMPORT = "import"  # another app's memory or custom instructions, brought by an import
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,13 @@ class Fact:
         lines = [f"- {self.text}"]
         lines += [f"  - {key}: {value}" for key, value in self.fields]
         return "\n".join(lines)
+
+
+def offered(texts: Sequence[str], source: FactSource, known: Sequence[Fact] = ()) -> list[Fact]:
+    """`texts` as facts awaiting the user's Accept or Reject (shown, not sent), each once,
+    leaving out those already among `known` (pinned or offered)."""
+    held = {f.text for f in known}
+    return [Fact(t, source=source, pending=True) for t in dict.fromkeys(texts) if t not in held]
 
 
 def facts_block(facts: Sequence[Fact]) -> str:

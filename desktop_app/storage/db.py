@@ -350,6 +350,36 @@ def _v16(db: sqlite3.Connection) -> None:
     )
 
 
+def _v17(db: sqlite3.Connection) -> None:
+    # Facts may come from an import (another app's memory or custom instructions,
+    # chats/imports.py), offered for the user to accept: a chat's fact may have that
+    # source (SQLite cannot widen a CHECK in place: the table is made again), and a
+    # project's fact may be such a suggestion — kept, shown, not sent.
+    _run(
+        db,
+        """
+        CREATE TABLE facts_v17 (
+            id TEXT PRIMARY KEY,
+            chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            fields TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL CHECK (source IN ('user', 'model', 'import')),
+            pending INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        INSERT INTO facts_v17 (id, chat_id, position, text, fields, source, pending,
+                               created_at, updated_at)
+            SELECT id, chat_id, position, text, fields, source, pending, created_at, updated_at
+            FROM facts;
+        DROP TABLE facts;
+        ALTER TABLE facts_v17 RENAME TO facts;
+        ALTER TABLE project_facts ADD COLUMN pending INTEGER NOT NULL DEFAULT 0
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -367,6 +397,7 @@ MIGRATIONS: list[Migration] = [
     _v14,
     _v15,
     _v16,
+    _v17,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 

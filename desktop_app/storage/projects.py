@@ -66,9 +66,10 @@ def get(db: sqlite3.Connection, project_id: str) -> Project:
             fact_id,
             created,
             updated,
+            bool(pending),
         )
-        for fact_id, text, fields, source, created, updated in db.execute(
-            "SELECT id, text, fields, source, created_at, updated_at FROM project_facts "
+        for fact_id, text, fields, source, created, updated, pending in db.execute(
+            "SELECT id, text, fields, source, created_at, updated_at, pending FROM project_facts "
             "WHERE project_id = ? ORDER BY position",
             (project_id,),
         )
@@ -177,7 +178,7 @@ def save_facts(db: sqlite3.Connection, project_id: str, facts: Sequence[Fact]) -
         db.execute("DELETE FROM project_facts WHERE project_id = ?", (project_id,))
         db.executemany(
             "INSERT INTO project_facts (id, project_id, position, text, fields, source, "
-            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, updated_at, pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     f.id,
@@ -188,6 +189,7 @@ def save_facts(db: sqlite3.Connection, project_id: str, facts: Sequence[Fact]) -
                     f.source.value,
                     f.created_at,
                     f.updated_at,
+                    int(f.pending),
                 )
                 for i, f in enumerate(facts)
             ],

@@ -255,3 +255,92 @@ def test_the_command_line_shows_its_progress_on_stderr(
     assert "Reading conversations.json… 100%" in err
     assert "Importing 1 of 3 chats… 0%" in err
     assert "Imported 3 chat(s) from ChatGPT" in err
+
+
+def _system_text(body: dict[str, Any]) -> str:
+    system = body.get("system") or ""
+    return system if isinstance(system, str) else " ".join(b["text"] for b in system)
+
+
+def test_chatgpt_custom_instructions_wait_as_suggested_facts(
+    cli: Any, sim: SimulatorServer
+) -> None:
+    (trip,) = imported(cli, EXPORTS / "chatgpt_conversations-000.json")["chats"]
+    facts = json.loads(cli("facts", trip["id"], "--json"))
+    assert [(f["text"], f["source"], f["pending"]) for f in facts] == [
+        ("About me: I live in Bergen and travel by train.", "import", True),
+        ("How to respond: Give prices in NOK.", "import", True),
+    ]
+    assert "suggested by an import, not yet accepted" in cli("facts", trip["id"])
+    cli("send", trip["id"], "And by train?")
+    assert "Bergen" not in _system_text(sim.message_requests()[-1].body)  # not sent yet
+    cli("accept", trip["id"], facts[0]["id"])
+    assert "Rejected: How to respond" in cli("unpin", trip["id"], facts[1]["id"])
+    cli("send", trip["id"], "Which line?")
+    sent = _system_text(sim.message_requests()[-1].body)
+    assert "About me: I live in Bergen and travel by train." in sent  # verbatim, once accepted
+    assert "Give prices in NOK" not in sent
+    assert sim.refused() == []
+
+
+def _claude_zip(path: Path, conversations: list[Any], **files: Any) -> Path:
+    with zipfile.ZipFile(path, "w") as out:
+        out.writestr("conversations.json", json.dumps(conversations))
+        for name, data in files.items():
+            out.writestr(f"{name}.json", json.dumps(data))
+    return path
+
+
+MEMORY = (
+    "**Work context**\n\nRuns a small online shop selling bicycle parts.\n\n"
+    "**Personal context**\n\n- Lives in Lyon\n- Prefers answers in French"
+)
+
+
+def test_claude_memories_become_suggestions_in_the_project_and_the_newest_chat(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    conversations = json.loads((EXPORTS / "claude_conversations.json").read_text())
+    conversations[0]["project_uuid"] = "p-0001"
+    # Several numbered zips of one export, given together: the projects and the memory
+    # are in the first, the conversations that name them in the second.
+    first = _claude_zip(
+        tmp_path / "data-batch-0000.zip",
+        [],
+        projects=[{"uuid": "p-0001", "name": "Shop support", "prompt_template": "", "docs": []}],
+        memories=[
+            {
+                "conversations_memory": MEMORY,
+                "project_memories": {"p-0001": "Refunds take 30 days."},
+                "account_uuid": "acct",
+            }
+        ],
+    )
+    second = _claude_zip(tmp_path / "data-batch-0001.zip", conversations)
+    out = json.loads(cli("import", str(first), str(second), "--json"))
+    refund, haiku = out["chats"]
+    assert out["memories"] == [
+        "Project “Shop support”: 1 suggested facts from its memory",
+        "Claude's memory: 3 suggested facts in “What is a haiku?”",
+    ]
+    shown = json.loads(cli("project", "show", "Shop support", "--json"))
+    assert [(f["text"], f["pending"]) for f in shown["facts"]] == [("Refunds take 30 days.", True)]
+    facts = json.loads(cli("facts", haiku["id"], "--json"))
+    assert [f["text"] for f in facts if f["pending"]] == [
+        "Work context: Runs a small online shop selling bicycle parts.",
+        "Personal context: Lives in Lyon",
+        "Personal context: Prefers answers in French",
+    ]
+    assert json.loads(cli("facts", refund["id"], "--json")) == []  # (a project's chat)
+
+    cli("send", refund["id"], "A customer asks about a refund.")
+    assert "Refunds take 30 days" not in _system_text(sim.message_requests()[-1].body)
+    cli("project", "accept", "Shop support", shown["facts"][0]["id"])
+    cli("send", refund["id"], "And another?")
+    assert "Refunds take 30 days." in _system_text(sim.message_requests()[-1].body)
+    assert sim.refused() == []
+
+    again = json.loads(cli("import", str(first), str(second), "--json"))
+    assert (again["chats"], again["skipped"], again["memories"]) == ([], 2, [])
+    shown = json.loads(cli("project", "show", "Shop support", "--json"))
+    assert [(f["text"], f["pending"]) for f in shown["facts"]] == [("Refunds take 30 days.", False)]

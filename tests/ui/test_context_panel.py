@@ -253,6 +253,7 @@ def test_suggested_facts_wait_for_accept_edit_or_reject(
     panel = window.context.facts
     assert not panel.suggestions.isHidden()
     assert [f.text for f in panel.suggested.facts()] == ["Customer id C-77", "Prefers French"]
+    assert panel.suggested_label.text().startswith("<b>Suggested by Claude</b>")
     plan = session.plan
     assert plan is not None
     assert "C-77" not in "".join(p.text for p in plan.request.system)  # not sent until accepted
@@ -268,6 +269,12 @@ def test_suggested_facts_wait_for_accept_edit_or_reject(
     assert "Customer id C-77" in system
     assert "Prefers French" not in system
     assert panel.suggestions.isHidden()
+    # An import's offer (another app's memory) says where it came from.
+    with replanned(qtbot, session):
+        session.chat.memory.suggest(["About me: lives in Lyon"], FactSource.IMPORT)
+        session.reload()
+    assert panel.suggested_label.text().startswith("<b>Suggested by an import</b>")
+    assert "from an import" in panel.suggested.data(panel.suggested.index(0))
 
 
 def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(

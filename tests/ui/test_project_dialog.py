@@ -95,6 +95,41 @@ def test_pin_to_project_moves_a_chat_s_fact_to_every_chat_of_its_project(
     qtbot.waitUntil(lambda: "88213 ships on Friday" in system_of(session), timeout=10_000)
 
 
+def test_an_imported_memory_waits_in_the_project_until_accepted(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    from desktop_app.context.facts import FactSource
+
+    session = open_demo(window, engine, qtbot)
+    project = engine.projects.new("Shop")
+    engine.projects.move(session.chat, project.id)
+    engine.projects.suggest(project.id, ["Refunds take 30 days."], FactSource.IMPORT)
+    engine.projects.suggest(project.id, ["Ships from Lyon."], FactSource.IMPORT)
+    window.dialogs.open_project()
+    dialog = window.dialogs.project_dialog
+    assert dialog is not None
+    qtbot.waitUntil(lambda: dialog.facts.count() == 2, timeout=5000)
+    first = dialog.facts.item(0)
+    assert first.text() == "Suggested by an import: Refunds take 30 days."
+    assert "Refunds take 30 days" not in system_of(session)  # offered, not sent
+    assert not dialog.accept_fact.isEnabled()  # nothing chosen yet
+
+    dialog.facts.setCurrentItem(first)
+    assert dialog.accept_fact.isEnabled()
+    qtbot.mouseClick(dialog.accept_fact, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Refunds take 30 days." in system_of(session), timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.facts.item(0).text() == "Refunds take 30 days.", timeout=5000)
+
+    dialog.facts.setCurrentRow(1)
+    remove = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Remove fact")
+    qtbot.mouseClick(remove, Qt.MouseButton.LeftButton)  # rejects the other suggestion
+    qtbot.waitUntil(lambda: dialog.facts.count() == 1, timeout=5000)
+    assert [(f.text, f.pending) for f in engine.projects.find("Shop").facts] == [
+        ("Refunds take 30 days.", False)
+    ]
+    dialog.reject()
+
+
 def test_the_chat_list_menu_opens_a_chat_s_project(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:

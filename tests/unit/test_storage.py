@@ -120,6 +120,40 @@ def test_a_version_11_database_keeps_each_chats_count_from_its_upgrade(tmp_path:
     store.close()
 
 
+def test_a_version_16_database_keeps_its_facts_and_takes_an_import_s(tmp_path: Path) -> None:
+    """Version 17 makes the facts table again (its CHECK names the new source)."""
+    from desktop_app.context.facts import Fact, FactSource
+    from desktop_app.context.state import ContextState
+
+    path = tmp_path / "v16.sqlite3"
+    old = database_at(path, 16)
+    old.execute(
+        "INSERT INTO chats (id, title, model, created_at, updated_at) "
+        "VALUES ('c1', 'Old chat', 'm', 1.0, 2.0)"
+    )
+    old.execute("INSERT INTO context_state (chat_id) VALUES ('c1')")
+    old.execute(
+        "INSERT INTO facts (id, chat_id, position, text, source, pending, created_at, "
+        "updated_at) VALUES ('f1', 'c1', 0, 'Order 88213', 'model', 1, 1.0, 1.0)"
+    )
+    old.close()
+    store = ChatStore.open(path)
+    (kept,) = store.context_state("c1").facts
+    assert (kept.id, kept.text, kept.source, kept.pending) == (
+        "f1",
+        "Order 88213",
+        FactSource.MODEL,
+        True,
+    )
+    offered = Fact("About me: I live in Bergen.", source=FactSource.IMPORT, pending=True)
+    store.save_context_state("c1", ContextState(facts=(kept, offered)))
+    assert [f.source for f in store.context_state("c1").facts] == [
+        FactSource.MODEL,
+        FactSource.IMPORT,
+    ]
+    store.close()
+
+
 def test_the_search_index_writes_a_large_import_in_few_segments(tmp_path: Path) -> None:
     """Version 14: the index buffers 16 MB of new entries (FTS5 `hashsize`) before it
     writes a segment, new databases and upgraded ones alike; 1 MB made a 10,000-message

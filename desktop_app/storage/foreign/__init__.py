@@ -45,6 +45,9 @@ class ForeignChat:
     model: str = ""  # the model the source names for it ("" when it does not)
     notes: tuple[str, ...] = field(default=())  # what could not be brought, by JSON path
     project: str = ""  # the source's id of the project it belongs to ("" when none)
+    # What the source told the model of the user in it (ChatGPT's custom instructions):
+    # offered as facts to accept or reject, never pinned by the import.
+    suggested: tuple[str, ...] = field(default=())
 
     @property
     def key(self) -> str:
@@ -66,6 +69,41 @@ class ForeignProject:
     name: str
     instructions: str
     docs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignMemory:
+    """What the source remembers of the user (Claude's `memories.json`): for chats outside
+    projects, and per project (the source's project id → its memory), each as facts."""
+
+    general: tuple[str, ...] = ()
+    projects: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def memory_facts(text: str) -> tuple[str, ...]:
+    """A memory written as Markdown — paragraphs under bold headings ("**Work context**")
+    or bullet lists — as facts: a paragraph or an item each, with its heading before it."""
+    facts: list[str] = []
+    heading = ""
+    for paragraph in text.replace("\r\n", "\n").split("\n\n"):
+        lines = [line.strip() for line in paragraph.splitlines() if line.strip()]
+        if lines and _is_heading(lines[0]):
+            heading = lines.pop(0).strip("*#_ ").rstrip(":")
+        if not lines:
+            continue
+        items = [line.lstrip("-*• ").strip() for line in lines]
+        if not all(line[:1] in "-*•" for line in lines):
+            items = [" ".join(lines)]
+        facts += [f"{heading}: {item}" if heading else item for item in items if item]
+    return tuple(facts)
+
+
+def _is_heading(line: str) -> bool:
+    return (
+        line.startswith("#")
+        or (line.startswith("**") and line.endswith("**"))
+        or (line.endswith(":") and len(line) < 60)
+    )
 
 
 def an_object(value: Any) -> dict[str, Any]:

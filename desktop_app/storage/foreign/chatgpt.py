@@ -47,8 +47,13 @@ def conversation(raw: dict[str, Any], index: int, assets: Assets | None = None) 
     mapping: dict[str, Any] = raw["mapping"] if isinstance(raw.get("mapping"), dict) else {}
     hidden = 0
     nodes: list[ForeignNode] = []
+    suggested: list[str] = []
     for node_id in parents_first(mapping, "parent"):
         node = mapping[node_id]
+        told = custom_instructions(node.get("message"))
+        if told:
+            suggested += told
+            node = {**node, "message": None}  # (its children follow its parent)
         parent = node.get("parent") if isinstance(node.get("parent"), str) else None
         where = f"[{index}].mapping.{node_id}"
         message, was_hidden = _message(node.get("message"), where, notes, assets)
@@ -68,7 +73,31 @@ def conversation(raw: dict[str, Any], index: int, assets: Assets | None = None) 
         current if isinstance(current, str) and current in mapping else None,
         str(raw.get("default_model_slug") or ""),
         tuple(notes),
+        suggested=tuple(dict.fromkeys(suggested)),
     )
+
+
+# What ChatGPT wraps the user's own words in (`user_editable_context`); the words are
+# between the fences.
+CUSTOM_INSTRUCTIONS = (("user_profile", "About me"), ("user_instructions", "How to respond"))
+
+
+def custom_instructions(raw: Any) -> list[str]:
+    """The custom instructions a hidden `user_editable_context` message carries — "About
+    me" and "How to respond", as the user wrote them — as facts to offer; [] for any
+    other message."""
+    content = raw.get("content") if isinstance(raw, dict) else None
+    if not isinstance(content, dict) or content.get("content_type") != "user_editable_context":
+        return []
+    found = []
+    for key, label in CUSTOM_INSTRUCTIONS:
+        text = content.get(key)
+        if isinstance(text, str) and text.strip():
+            fenced = text.split("```")
+            words = fenced[1] if len(fenced) >= 3 else text  # (unwrapped: as it is)
+            if words.strip():
+                found.append(f"{label}: {words.strip()}")
+    return found
 
 
 def _message(raw: Any, path: str, notes: list[str], assets: Assets) -> tuple[Any, int]:

@@ -17,9 +17,11 @@ from desktop_app.core.blocks import Block, TextBlock
 from desktop_app.core.messages import Message
 from desktop_app.storage.foreign import (
     ForeignChat,
+    ForeignMemory,
     ForeignNode,
     ForeignProject,
     an_object,
+    memory_facts,
     message_of,
 )
 
@@ -82,6 +84,25 @@ def projects(data: Any) -> list[ForeignProject]:
             )
         )
     return found
+
+
+def memories(data: Any) -> ForeignMemory:
+    """`memories.json` (`[{conversations_memory, project_memories{project uuid: text},
+    account_uuid}]`, or one such object, as newer exports write `memories/<account>.json`):
+    what Claude remembered, as facts."""
+    general: list[str] = []
+    per_project: dict[str, list[str]] = {}
+    for raw in data if isinstance(data, list) else [data]:
+        raw = an_object(raw)
+        if isinstance(raw.get("conversations_memory"), str):
+            general += memory_facts(raw["conversations_memory"])
+        for project, text in an_object(raw.get("project_memories")).items():
+            if isinstance(text, str):
+                per_project.setdefault(str(project), []).extend(memory_facts(text))
+    return ForeignMemory(
+        tuple(dict.fromkeys(general)),
+        tuple((p, tuple(dict.fromkeys(f))) for p, f in per_project.items() if f),
+    )
 
 
 def _message(item: dict[str, Any], path: str, notes: list[str]) -> Message | None:

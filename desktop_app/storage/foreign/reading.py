@@ -21,11 +21,18 @@ from pathlib import Path
 from typing import IO, Any
 
 from desktop_app.storage.errors import ImportFailed
-from desktop_app.storage.foreign import FORMATS, ForeignChat, ForeignProject, detect
+from desktop_app.storage.foreign import (
+    FORMATS,
+    ForeignChat,
+    ForeignMemory,
+    ForeignProject,
+    detect,
+)
 from desktop_app.storage.foreign.streaming import array_items
 
 SHARD = re.compile(r"(^|/)conversations(-\d+)?\.json$")
 PROJECTS = re.compile(r"(^|/)projects\.json$")
+MEMORIES = re.compile(r"(^|/)memories(\.json|/[^/]+\.json)$")
 ONE_FILE = (".json", ".jsonl")  # a single export file: JSON, or SillyTavern's JSON Lines
 LISTS = ("claude", "chatgpt", "openwebui")  # formats that are a list of conversations
 MAX_WHOLE_BYTES = 256 * 2**20  # a one-chat file (LibreChat, SillyTavern), read whole
@@ -37,6 +44,8 @@ IMAGE_TYPES = {
     ".webp": "image/webp",
 }
 Progress = Callable[[int], None]  # bytes read since the last call
+EMPTY = "empty"  # a document's format when it is an empty list: any app's, none to read
+_NONE = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +59,9 @@ class Document:
 class Export:
     path: Path
     documents: tuple[tuple[Document, str], ...]  # each with its format
-
-    @property
-    def source(self) -> str:
-        return self.documents[0][1]
+    # Its app ("claude", …); "" when it holds no conversation (the first of several
+    # numbered zips may carry only the projects and the memory).
+    source: str
 
     @property
     def size(self) -> int:
@@ -107,6 +115,8 @@ def open_export(path: Path, chosen: str | None = None) -> Export | None:
     found = []
     for document in documents:
         kind = chosen or _kind(document)
+        if kind == EMPTY:
+            continue  # an empty list: no conversation to read, of any app
         if kind is None:
             if len(documents) == 1 and not zipfile.is_zipfile(path) and not path.is_dir():
                 return None  # one JSON file that is not an export: ours to read
@@ -116,7 +126,7 @@ def open_export(path: Path, chosen: str | None = None) -> Export | None:
                 f"LibreChat or SillyTavern (say which with --from: {', '.join(FORMATS)}).",
             )
         found.append((document, kind))
-    return Export(path, tuple(found))
+    return Export(path, tuple(found), found[0][1] if found else "")
 
 
 def read_projects(path: Path) -> list[ForeignProject]:
@@ -133,6 +143,23 @@ def read_projects(path: Path) -> list[ForeignProject]:
     return found
 
 
+def read_memories(path: Path) -> ForeignMemory:
+    """What a Claude export remembers of the user (`memories.json`, or newer exports'
+    `memories/<account>.json`, beside its conversations); empty when it has none."""
+    from desktop_app.storage.foreign import claude
+
+    general: list[str] = []
+    per_project: list[tuple[str, tuple[str, ...]]] = []
+    if not path.is_dir() and not zipfile.is_zipfile(path):
+        path = path.parent
+    for document in _documents(path, MEMORIES):
+        with _readable(document), document.open() as stream:
+            found = claude.memories(json.loads(stream.read()))
+        general += found.general
+        per_project += found.projects
+    return ForeignMemory(tuple(general), tuple(per_project))
+
+
 def _kind(document: Document) -> str | None:
     """The format, from the document's name and its first conversation."""
     if document.name.lower().endswith(".jsonl"):
@@ -143,8 +170,8 @@ def _kind(document: Document) -> str | None:
         with _readable(document):
             return detect(_whole(document, "json"))  # one object: LibreChat's chat, or ours
     with _readable(document), document.open() as stream:
-        first = next(iter(array_items(stream)), None)
-    return detect([first]) if first is not None else None
+        first = next(iter(array_items(stream)), _NONE)
+    return EMPTY if first is _NONE else detect([first])
 
 
 def _whole(document: Document, kind: str) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from desktop_app.context.chat_settings import ContextSettings
+from desktop_app.context.facts import FactSource, offered
 from desktop_app.context.state import ContextState
 from desktop_app.core.messages import Message
 from desktop_app.core.repair import repair, sanitize
@@ -68,7 +69,7 @@ def store_foreign(
         "",
         settings,
         fixed.messages,
-        ContextState(),
+        ContextState(facts=tuple(offered(chat.suggested, FactSource.IMPORT))),
         branches,
         where,
         source=chat.key,

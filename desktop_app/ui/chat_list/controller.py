@@ -257,22 +257,23 @@ class ChatListController(QObject):
         return documents if documents and Path(documents).is_dir() else str(Path.home())
 
     def import_chat(self, path: str = "") -> Chat | None:
-        """Import a JSON chat (ours, or a Messages API request body), or a Claude or
-        ChatGPT export (its conversations.json, a shard, or the zip): each chat all or
-        nothing; the problems, if any, are listed by their JSON path. The first chat
-        imported is opened."""
-        if not path:
-            path, _ = QFileDialog.getOpenFileName(
+        """Import JSON chats (ours, or Messages API request bodies), or another app's
+        export (its conversations.json, a shard, the zip, or its several numbered zips
+        chosen together): each chat all or nothing; the problems, if any, are listed by
+        their JSON path. The first chat imported is opened."""
+        paths = [path] if path else []
+        if not paths:
+            paths, _ = QFileDialog.getOpenFileNames(
                 self.window,
                 "Import chats",
                 self.start_folder(),
-                "Chats and exports (*.json *.zip);;All files (*)",
+                "Chats and exports (*.json *.jsonl *.zip);;All files (*)",
             )
-            if path:
-                self.folder = str(Path(path).parent)
-        if not path:
+            if paths:
+                self.folder = str(Path(paths[0]).parent)
+        if not paths:
             return None
-        model = self._model_for_export(Path(path))
+        model = self._model_for_export([Path(p) for p in paths])
         if model == "":
             return None  # the user said Cancel
         from PySide6.QtWidgets import QProgressDialog  # (not before the first paint)
@@ -291,7 +292,7 @@ class ChatListController(QObject):
             return not progress.wasCanceled()
 
         try:
-            batch = self.engine.import_path(Path(path), model=model, progress=told)
+            batch = self.engine.import_path([Path(p) for p in paths], model=model, progress=told)
         except ContextDeskError as exc:
             self._show_import_problems(exc.info)
             return None
@@ -308,7 +309,7 @@ class ChatListController(QObject):
             self._show_import_repairs(first.title, batch.chats[0].report)
         return first
 
-    def _model_for_export(self, path: Path) -> str | None:
+    def _model_for_export(self, paths: list[Path]) -> str | None:
         """For another app's export, the model its chats go on with, asked once for all
         of them (Settings' first); None for a chat of ours (or in the offline demo,
         where the simulator answers every chat); "" when the user cancels."""
@@ -316,7 +317,7 @@ class ChatListController(QObject):
 
         from desktop_app.chats import SOURCE_NAMES
 
-        source = self.engine.export_source(path)
+        source = next(filter(None, map(self.engine.export_source, paths)), None)
         if source is None or self.engine.demo:
             return None
         default = self.engine.settings.model
@@ -350,12 +351,19 @@ class ChatListController(QObject):
         costs = [c.next_cost for c in batch.chats if c.next_cost is not None]
         box = QMessageBox(QMessageBox.Icon.Information, "Imported", words + ".", parent=self.window)
         box.setObjectName("exportImported")
+        told = []
         if costs:
             money = format_money(sum(costs), self.engine.prices().currency)
-            box.setInformativeText(
+            told.append(
                 f"Every branch is kept as a version. Going on with them costs ≈{money} for "
                 "their next requests' input (an estimate, on the chats' model)."
             )
+        if batch.memories:  # what the source remembered of the user waits for the user
+            told.append(
+                "Offered as facts to accept or reject (none is sent until you accept it):\n"
+                + "\n".join(f"• {line}" for line in batch.memories)
+            )
+        box.setInformativeText("\n\n".join(told))
         notes = [f"{c.chat.title}: {line}" for c in batch.chats for line in c.report]
         if notes:
             box.setDetailedText("\n".join(notes))

@@ -6,6 +6,7 @@ Edit or Reject."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import (
@@ -33,7 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.context.facts import Fact, FactSource
+from desktop_app import said
+from desktop_app.context.facts import Fact
 from desktop_app.ui.context.fact_card import FactCardDelegate
 from desktop_app.ui.conversation.wrap_row import WrapRow
 from desktop_app.ui.dialogs.fact_dialog import ask_fact
@@ -77,7 +79,7 @@ class FactListModel(QAbstractListModel):
         return None
 
     def describe(self, fact: Fact) -> str:
-        who = "you" if fact.source is FactSource.USER else "Claude"
+        who = said.fact_author(fact)
         sent = self.last_sent(fact)
         return f"from {who} · ≈{self.count(fact.text):,} tokens" + (f" · {sent}" if sent else "")
 
@@ -253,6 +255,10 @@ class FactsPanel(QWidget):
             self.list.setCurrentIndex(self.model.index(row))
         pending = [f for f in facts if f.pending]
         self.suggested.set_facts(pending)
+        self.suggested_label.setText(
+            f"<b>Suggested by {escape(said.suggested_by(pending))}</b> — "
+            "not sent until you accept them"
+        )
         self.suggestions.setVisible(bool(pending))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

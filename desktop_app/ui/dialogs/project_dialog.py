@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app import said
 from desktop_app.context import bounds
 from desktop_app.context.plan import Section
 from desktop_app.context.project import LAYERS, KnowledgeMode, Project
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 NEW_PROJECT = "__new__"
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
+PENDING_ROLE = Qt.ItemDataRole.UserRole + 2  # a suggested fact, awaiting Accept
 MODES = {
     KnowledgeMode.WHOLE: "Send every file whole (when they all fit)",
     KnowledgeMode.CHOSEN: "Send the checked files whole",
@@ -93,6 +95,12 @@ class ProjectDialog(QDialog):
         pin.clicked.connect(self._on_pin_clicked)
         unpin = QPushButton("Remove fact")
         unpin.clicked.connect(self._on_unpin_clicked)
+        # A suggested fact (an imported project's memory) waits for the user: not sent.
+        self.accept_fact = QPushButton("Accept")
+        self.accept_fact.setObjectName("acceptProjectFact")
+        self.accept_fact.setToolTip("Pin the suggested fact: sent with every chat of the project")
+        self.accept_fact.clicked.connect(self._on_accept_fact_clicked)
+        self.facts.currentItemChanged.connect(self._on_fact_current_changed)
         self.files = QListWidget()
         self.files.setObjectName("projectFiles")
         self.files.setMaximumHeight(110)
@@ -150,7 +158,7 @@ class ProjectDialog(QDialog):
         form.addRow("Instructions", self.instructions)
         form.addRow("", save)
         form.addRow("Pinned facts", self.facts)
-        form.addRow("", _row(pin, unpin))
+        form.addRow("", _row(pin, unpin, self.accept_fact))
         form.addRow("Knowledge files", self.files)
         form.addRow("", _row(add_file, remove_file))
         form.addRow("Knowledge", self.mode)
@@ -213,6 +221,14 @@ class ProjectDialog(QDialog):
             for fact in project.facts:
                 item = QListWidgetItem(fact.text, self.facts)
                 item.setData(ID_ROLE, fact.id)
+                if fact.pending:
+                    item.setText(f"Suggested by {said.fact_author(fact)}: {fact.text}")
+                    item.setToolTip("Not sent until you accept it (Accept); Remove rejects it")
+                    item.setData(PENDING_ROLE, True)
+                    font = item.font()
+                    font.setItalic(True)
+                    item.setFont(font)
+            self._on_fact_current_changed(self.facts.currentItem())
             count = self.session.engine.counter.text
             for file in project.files:
                 item = QListWidgetItem(f"{file.name}  ≈{count(file.text):,} tokens", self.files)
@@ -306,6 +322,17 @@ class ProjectDialog(QDialog):
         text = ask_fact(self, "Pin to project", "Sent, verbatim, with every request of its chats:")
         if project is not None and text:
             self._act(lambda: self.projects.pin(project.id, text))
+
+    @Slot(QListWidgetItem)
+    def _on_fact_current_changed(self, item: QListWidgetItem | None) -> None:
+        self.accept_fact.setEnabled(item is not None and bool(item.data(PENDING_ROLE)))
+
+    @Slot()
+    def _on_accept_fact_clicked(self) -> None:
+        project, item = self.project, self.facts.currentItem()
+        if project is not None and item is not None and item.data(PENDING_ROLE):
+            fact_id = str(item.data(ID_ROLE))
+            self._act(lambda: self.projects.accept(project.id, fact_id))
 
     @Slot()
     def _on_unpin_clicked(self) -> None:
