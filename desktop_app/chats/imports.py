@@ -68,6 +68,7 @@ class ImportedChat:
     next_tokens: int  # the next request's input, estimated
     next_cost: float | None  # what sending it would cost on the chat's model (None: no price)
     source_model: str = ""  # the model the source names for it (ChatGPT's model_slug)
+    hidden: int = 0  # what the source did not show (tool traffic, …): kept, unshown
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +175,7 @@ class _Run:
         if home is None and history and (self.newest is None or last > self.newest[0]):
             self.newest = (last, chat.id)
         described = _described(chat, stored.report, stored.messages, stored.versions, history)
-        self.made.append(replace(described, source_model=foreign.model))
+        self.made.append(replace(described, source_model=foreign.model, hidden=stored.hidden))
         # Its planner, its plan and its counts: memory stays flat over thousands of chats.
         engine.counter.forget(history)
         engine.forget(chat.id)

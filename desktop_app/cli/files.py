@@ -58,6 +58,7 @@ def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
                 "source_model": c.source_model or None,
                 "messages": c.messages,
                 "versions": c.versions,
+                "hidden": c.hidden,
                 "next_request_tokens": c.next_tokens,
                 "next_request_cost": c.next_cost,
                 "report": list(c.report),

@@ -19,6 +19,7 @@ from desktop_app.core.blocks import (
     ToolUseBlock,
 )
 from desktop_app.core.messages import Message
+from desktop_app.storage.foreign import Hidden
 from desktop_app.storage.store import ChatStore
 
 FORMAT = "contextdesk.chat"
@@ -41,6 +42,7 @@ def export_chat(
     others = store.other_branches(chat_id)
     # With branches, each message says where it was stored: versions keep their order
     order = store.tree(chat_id).order if others else {}
+    hidden = store.hidden_messages(chat_id)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -93,7 +95,20 @@ def export_chat(
         "branches": [
             {**_message_json(m, block_tokens, order), "parent": parent} for parent, m in others
         ],
+        # What an imported chat's source kept but did not show (its tool traffic, system
+        # messages): never shown or sent; here so that nothing imported is lost.
+        **({"imported_hidden": [_hidden_json(h) for h in hidden]} if hidden else {}),
         "request": request_body,
+    }
+
+
+def _hidden_json(hidden: Hidden) -> dict[str, Any]:
+    return {
+        "after": hidden.after,
+        "path": hidden.path,
+        "role": hidden.role,
+        "kind": hidden.kind,
+        "text": hidden.text,
     }
 
 

@@ -354,7 +354,9 @@ def _v17(db: sqlite3.Connection) -> None:
     # Facts may come from an import (another app's memory or custom instructions,
     # chats/imports.py), offered for the user to accept: a chat's fact may have that
     # source (SQLite cannot widen a CHECK in place: the table is made again), and a
-    # project's fact may be such a suggestion — kept, shown, not sent.
+    # project's fact may be such a suggestion — kept, shown, not sent. What an imported
+    # chat's source did not show (its tool traffic, system messages, the model's notes)
+    # is kept with it, unshown (storage/foreign: `Hidden`).
     _run(
         db,
         """
@@ -375,7 +377,17 @@ def _v17(db: sqlite3.Connection) -> None:
             FROM facts;
         DROP TABLE facts;
         ALTER TABLE facts_v17 RENAME TO facts;
-        ALTER TABLE project_facts ADD COLUMN pending INTEGER NOT NULL DEFAULT 0
+        ALTER TABLE project_facts ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE hidden_messages (
+            chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            after_id TEXT,          -- the message it followed (NULL: before the first)
+            path TEXT NOT NULL,     -- where it was in the export
+            role TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            PRIMARY KEY (chat_id, seq)
+        )
         """,
     )
 

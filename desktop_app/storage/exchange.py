@@ -36,6 +36,7 @@ from desktop_app.core.wire import messages_from_api, status_from_text, usage_fro
 from desktop_app.storage.chat_export import FORMAT, VERSION
 from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.errors import ImportFailed
+from desktop_app.storage.foreign import Hidden
 from desktop_app.storage.store import ChatStore
 
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
@@ -285,8 +286,25 @@ def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> Imp
         state,
         branches,
         order,
+        hidden=_hidden(data.get("imported_hidden"), new_ids),
     )
     return ImportResult(info, (*(str(r) for r in fixed.repairs), *reattached))
+
+
+HIDDEN_FIELDS = ("path", "role", "kind", "text")
+
+
+def _hidden(raw: Any, new_ids: dict[str, str]) -> list[Hidden]:
+    """What an imported chat's source did not show, as our export keeps it: back with
+    the chat, after the messages it followed (their new ids); malformed entries are
+    passed over — they were never shown or sent."""
+    found = []
+    for item in raw if isinstance(raw, list) else []:
+        fields = [item.get(k) if isinstance(item, dict) else None for k in HIDDEN_FIELDS]
+        if all(isinstance(f, str) for f in fields):
+            path, role, kind, text = (sanitize(str(f)) for f in fields)
+            found.append(Hidden(path, role, kind, text, new_ids.get(str(item.get("after")))))
+    return found
 
 
 def _with_their_fields(
@@ -469,6 +487,9 @@ def _context_state(data: dict[str, Any], new_ids: dict[str, str], reader: _Field
     return ContextState(tuple(facts), tuple(summaries), excluded, blocks, cleared)
 
 
+FACT_SOURCES = tuple(s.value for s in FactSource)
+
+
 def _fact(raw: Any, path: str, reader: _Fields) -> Fact | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("text"), str) or not raw["text"].strip():
         reader.problem(f"{path}.text", "Field required")
@@ -480,8 +501,9 @@ def _fact(raw: Any, path: str, reader: _Fields) -> Fact | None:
         else:
             reader.problem(f"{path}.fields.{j}", "Input should be a [name, value] pair of strings")
     source = raw.get("source", "user")
-    if source not in ("user", "model"):
-        reader.problem(f"{path}.source", "Input should be 'user' or 'model'")
+    if source not in FACT_SOURCES:
+        words = ", ".join(f"'{s}'" for s in FACT_SOURCES)
+        reader.problem(f"{path}.source", f"Input should be one of {words}")
         return None
     pending = reader.flag(raw, "pending", path)
     return Fact(sanitize(raw["text"]), tuple(fields), FactSource(source), pending=pending)

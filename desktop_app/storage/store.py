@@ -50,6 +50,7 @@ from desktop_app.storage.search import Hits, search
 
 if TYPE_CHECKING:
     from desktop_app.core.branches import Tree
+    from desktop_app.storage.foreign import Hidden
 
 
 P = ParamSpec("P")
@@ -151,6 +152,7 @@ class ChatStore:
         branches: Sequence[tuple[str | None, Message]] = (),
         order: Mapping[str, float] | None = None,
         source: str | None = None,
+        hidden: Sequence[Hidden] = (),
     ) -> ChatInfo:
         """A whole chat at once — metadata, messages (the branch shown; the others'
         messages, each after its parent; all stored in `order` when it is given, so
@@ -172,7 +174,29 @@ class ChatStore:
                     "INSERT INTO imported_sources (source, chat_id) VALUES (?, ?)",
                     (source, chat_id),
                 )
+            self.db.executemany(
+                "INSERT INTO hidden_messages (chat_id, seq, after_id, path, role, kind, text) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (chat_id, i, h.after, h.path, h.role, h.kind, h.text)
+                    for i, h in enumerate(hidden)
+                ],
+            )
         return self.chat(chat_id)
+
+    def hidden_messages(self, chat_id: str) -> list[Hidden]:
+        """What an imported chat's source kept but did not show, in its order: kept with
+        the chat, never shown or sent (storage/foreign)."""
+        from desktop_app.storage.foreign import Hidden
+
+        return [
+            Hidden(path, role, kind, text, after)
+            for after, path, role, kind, text in self.db.execute(
+                "SELECT after_id, path, role, kind, text FROM hidden_messages "
+                "WHERE chat_id = ? ORDER BY seq",
+                (chat_id,),
+            )
+        ]
 
     def chat(self, chat_id: str) -> ChatInfo:
         return chat_rows.chat(self.db, chat_id)

@@ -52,9 +52,13 @@ def test_a_claude_export_keeps_its_branches_attachments_and_artifacts(
         assert chat.model == engine.settings.model
     finally:
         engine.close()
+    # The thinking it could not send again is kept with the chat, unshown and unsent.
+    hidden = json.loads(cli("export", refund["id"]))["imported_hidden"]
+    assert ("thinking", "Check the policy.") in [(h["kind"], h["text"]) for h in hidden]
     # The next request is one the API takes: sent to the strict stand-in.
     cli("send", refund["id"], "Thanks!")
     assert sim.refused() == []
+    assert "Check the policy" not in json.dumps(sim.message_requests()[-1].body)
 
     again = imported(cli, EXPORTS / "claude_conversations.json")
     assert again["chats"] == []
@@ -77,8 +81,8 @@ def test_chatgpt_shards_in_a_zip_show_the_current_node_s_branch(
     assert (trip["messages"], trip["versions"]) == (6, 2)  # the edited question, its answer
     report = "\n".join(trip["report"])
     assert "file-abc123" not in report  # found in the zip
-    assert "3 system, tool or reasoning message(s)" in report
-    assert haiku["messages"] == 2
+    assert "2 system, tool or reasoning message(s) ChatGPT does not show: kept" in report
+    assert (trip["hidden"], haiku["messages"]) == (2, 2)
 
     engine = Engine.open(cli.home)
     try:
@@ -93,6 +97,27 @@ def test_chatgpt_shards_in_a_zip_show_the_current_node_s_branch(
     finally:
         engine.close()
     assert imported(cli, archive)["skipped"] == 2
+    # The code ChatGPT ran and its output were not shown there: kept with the chat,
+    # unshown and unsent, after the question they answered, and written in its export.
+    exported = json.loads(cli("export", trip["id"]))
+    code, output = exported["imported_hidden"]
+    assert (code["kind"], code["role"], code["text"]) == (
+        "code → python",
+        "assistant",
+        "print(3*1500)",
+    )
+    assert (output["kind"], output["text"]) == ("execution_output", "4500")
+    question = next(m for m in exported["messages"] if "What will it cost?" in str(m["content"]))
+    assert code["after"] == output["after"] == question["id"]
+    assert "print(3*1500)" not in json.dumps(exported["request"])  # never sent
+    # Our own export brings them back with the chat.
+    again = tmp_path / "trip.json"
+    again.write_text(json.dumps(exported))
+    copy = json.loads(cli("import", str(again), "--json"))
+    back = json.loads(cli("export", copy["id"]))
+    assert [h["text"] for h in back["imported_hidden"]] == ["print(3*1500)", "4500"]
+    shown_again = next(m for m in back["messages"] if "What will it cost?" in str(m["content"]))
+    assert back["imported_hidden"][0]["after"] == shown_again["id"]
 
 
 def test_an_image_not_in_the_export_is_named_in_the_report(cli: Any) -> None:

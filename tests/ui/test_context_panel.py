@@ -826,6 +826,30 @@ def test_a_claude_export_imports_every_chat_and_says_what_going_on_costs(
     assert "2 were imported before" in again[-1].text()
 
 
+def test_a_chatgpt_export_offers_its_custom_instructions_in_the_chat_it_came_with(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    export = Path(__file__).resolve().parents[1] / "data" / "exports"
+    session = window.import_chat(str(export / "chatgpt_conversations-000.json"))
+    assert session is not None
+    box = window.findChild(QMessageBox, "exportImported")
+    assert box is not None
+    model = engine.store.chat(session.chat.id).model  # (Settings': the demo asks for none)
+    named = {m.id: m.display_name for m in engine.known_models()}.get(model, model)
+    assert f"Their models in ChatGPT (gpt-5) go on as {named}." in box.informativeText()
+    panel = window.context.facts
+    qtbot.waitUntil(lambda: not panel.suggestions.isHidden(), timeout=5000)
+    assert [f.text for f in panel.suggested.facts()] == [
+        "About me: I live in Bergen and travel by train.",
+        "How to respond: Give prices in NOK.",
+    ]
+    assert panel.suggested_label.text().startswith("<b>Suggested by an import</b>")
+    qtbot.waitUntil(lambda: session.plan is not None, timeout=10_000)
+    plan = session.plan
+    assert plan is not None
+    assert "Bergen and travel" not in "".join(p.text for p in plan.request.system)
+
+
 def test_a_long_import_shows_its_progress_and_stop_keeps_what_came(
     window: MainWindow, engine: Engine, qtbot: QtBot, tmp_path: Path
 ) -> None:

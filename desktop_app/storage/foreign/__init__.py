@@ -25,14 +25,29 @@ FORMATS = ("claude", "chatgpt", "openwebui", "librechat", "sillytavern")
 
 
 @dataclass(frozen=True, slots=True)
+class Hidden:
+    """What the source kept but did not show — a system message, another app's tool call
+    or its output, the model's notes: kept with the imported chat (`hidden_messages`),
+    never shown in it or sent, and written in its export."""
+
+    path: str  # where it was in the export (a JSON path)
+    role: str  # the source's: "system", "tool", "assistant", …
+    kind: str  # what it was: "execution_output", "tool_use web_search", "thinking", …
+    text: str
+    after: str | None = None  # the message it followed in the chat (None: before the first)
+
+
+@dataclass(frozen=True, slots=True)
 class ForeignNode:
     """One message of a conversation's tree: its id in the source, its parent's (None:
-    a first message), and the message as ContextDesk stores it (None: a node that holds
-    nothing to keep — a root, a hidden system message; its children follow its parent)."""
+    a first message), the message as ContextDesk stores it (None: a node that holds
+    nothing to show — a root, a hidden system message; its children follow its parent),
+    and what of it the source did not show."""
 
     id: str
     parent: str | None
     message: Message | None
+    hidden: tuple[Hidden, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,19 @@ formats"), and as public converters read it.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable
 from typing import Any
 
 from desktop_app.core.blocks import Block, ImageBlock, TextBlock
-from desktop_app.storage.foreign import ForeignChat, ForeignNode, message_of, parents_first
+from desktop_app.core.messages import Message
+from desktop_app.storage.foreign import (
+    ForeignChat,
+    ForeignNode,
+    Hidden,
+    message_of,
+    parents_first,
+)
 
 TEXT_TYPES = ("text", "multimodal_text")
 # Kept out, and counted in the report: the model's own notes and tool traffic, which
@@ -56,13 +64,14 @@ def conversation(raw: dict[str, Any], index: int, assets: Assets | None = None) 
             node = {**node, "message": None}  # (its children follow its parent)
         parent = node.get("parent") if isinstance(node.get("parent"), str) else None
         where = f"[{index}].mapping.{node_id}"
-        message, was_hidden = _message(node.get("message"), where, notes, assets)
-        hidden += was_hidden
-        nodes.append(ForeignNode(node_id, parent if parent in mapping else None, message))
+        message, kept = _message(node.get("message"), where, notes, assets)
+        hidden += bool(kept)
+        parent = parent if parent in mapping else None
+        nodes.append(ForeignNode(node_id, parent, message, (kept,) if kept else ()))
     if hidden:
         notes.append(
             f"[{index}]: {hidden} system, tool or reasoning message(s) ChatGPT does not "
-            "show; left out"
+            "show: kept with the chat (in its export), not shown or sent"
         )
     current = raw.get("current_node")
     return ForeignChat(
@@ -100,10 +109,13 @@ def custom_instructions(raw: Any) -> list[str]:
     return found
 
 
-def _message(raw: Any, path: str, notes: list[str], assets: Assets) -> tuple[Any, int]:
-    """The node's message, and 1 when it is one ChatGPT keeps hidden (0 otherwise)."""
+def _message(
+    raw: Any, path: str, notes: list[str], assets: Assets
+) -> tuple[Message | None, Hidden | None]:
+    """The node's message to show; or, for one ChatGPT keeps hidden (a system message,
+    tool traffic, the model's notes), what it says, to keep unshown (None: nothing)."""
     if not isinstance(raw, dict):
-        return None, 0
+        return None, None
     role = (raw.get("author") or {}).get("role")
     content: dict[str, Any] = raw["content"] if isinstance(raw.get("content"), dict) else {}
     kind = content.get("content_type")
@@ -114,10 +126,13 @@ def _message(raw: Any, path: str, notes: list[str], assets: Assets) -> tuple[Any
         or raw.get("recipient", "all") != "all"
         or metadata.get("is_visually_hidden_from_conversation")
     ):
-        return None, 1
+        text = _hidden_text(content)
+        recipient = raw.get("recipient", "all")
+        what = f"{kind} → {recipient}" if recipient not in ("all", None) else str(kind)
+        return None, (Hidden(path, str(role), what, text) if text.strip() else None)
     if kind not in TEXT_TYPES:
         notes.append(f"{path}: a {kind!r} message; left out")
-        return None, 0
+        return None, None
     blocks: list[Block] = []
     for j, part in enumerate(content.get("parts") or []):
         if isinstance(part, str):
@@ -133,7 +148,25 @@ def _message(raw: Any, path: str, notes: list[str], assets: Assets) -> tuple[Any
         else:
             notes.append(f"{path}.content.parts.{j}: a part that is not text; left out")
     if not blocks:
-        return None, 0
+        return None, None
     when = raw.get("create_time")
     model = str(metadata.get("model_slug") or "") if role == "assistant" else ""
-    return message_of(role, blocks, when if isinstance(when, int | float) else None, model), 0
+    return message_of(role, blocks, when if isinstance(when, int | float) else None, model), None
+
+
+def _hidden_text(content: dict[str, Any]) -> str:
+    """What a hidden message says: its parts, its text (code, a tool's output), its
+    thoughts' summaries and contents (ChatGPT's reasoning), or its content as JSON."""
+    parts = [p for p in content.get("parts") or [] if isinstance(p, str)]
+    if parts:
+        return "\n\n".join(parts)
+    for key in ("text", "content", "result"):
+        if isinstance(content.get(key), str):
+            return str(content[key])
+    thoughts = [t for t in content.get("thoughts") or [] if isinstance(t, dict)]
+    if thoughts:
+        return "\n\n".join(
+            "\n".join(str(t[k]) for k in ("summary", "content") if t.get(k)) for t in thoughts
+        )
+    rest = {k: v for k, v in content.items() if k != "content_type"}
+    return json.dumps(rest, ensure_ascii=False) if rest else ""

@@ -20,6 +20,7 @@ from desktop_app.storage.foreign import (
     ForeignMemory,
     ForeignNode,
     ForeignProject,
+    Hidden,
     an_object,
     memory_facts,
     message_of,
@@ -47,8 +48,9 @@ def conversation(raw: dict[str, Any], index: int) -> ForeignChat:
             parent = None if parent in (None, ROOT) else str(parent)
         else:
             parent = previous
-        message = _message(item, f"[{index}].chat_messages.{i}", notes)
-        nodes.append(ForeignNode(node_id, parent, message))
+        hidden: list[Hidden] = []
+        message = _message(item, f"[{index}].chat_messages.{i}", notes, hidden)
+        nodes.append(ForeignNode(node_id, parent, message, tuple(hidden)))
         previous = node_id
         if message is not None and (latest is None or message.created_at >= latest[0]):
             latest = (message.created_at, node_id)
@@ -105,7 +107,11 @@ def memories(data: Any) -> ForeignMemory:
     )
 
 
-def _message(item: dict[str, Any], path: str, notes: list[str]) -> Message | None:
+def _message(
+    item: dict[str, Any], path: str, notes: list[str], hidden: list[Hidden]
+) -> Message | None:
+    """The message to show (None: nothing to show); what of it cannot be sent again — its
+    thinking, another app's tool calls and results — is added to `hidden`."""
     role = {"human": "user", "user": "user", "assistant": "assistant"}.get(str(item.get("sender")))
     if role is None:
         notes.append(f"{path}: a {item.get('sender')!r} message; left out")
@@ -114,7 +120,7 @@ def _message(item: dict[str, Any], path: str, notes: list[str]) -> Message | Non
     content = item.get("content")
     if isinstance(content, list) and content:
         for j, block in enumerate(content):
-            blocks += _block(block, f"{path}.content.{j}", notes)
+            blocks += _block(block, f"{path}.content.{j}", notes, hidden, role)
     elif isinstance(item.get("text"), str) and item["text"]:
         blocks.append(TextBlock(item["text"]))
     for j, attachment in enumerate(item.get("attachments") or []):
@@ -132,7 +138,7 @@ def _message(item: dict[str, Any], path: str, notes: list[str]) -> Message | Non
     return message_of(role, blocks, _when(item.get("created_at")))
 
 
-def _block(block: Any, path: str, notes: list[str]) -> list[Block]:
+def _block(block: Any, path: str, notes: list[str], hidden: list[Hidden], role: str) -> list[Block]:
     kind = block.get("type") if isinstance(block, dict) else None
     if kind == "text":
         text = str(block.get("text") or "")
@@ -151,13 +157,17 @@ def _block(block: Any, path: str, notes: list[str]) -> list[Block]:
             language = made.get("language") or ""
             return [TextBlock(f"**{title}**\n\n```{language}\n{made['content']}\n```")]
         return []
+    kept = ": kept with the chat (in its export), not shown or sent"
     if kind == "thinking":
-        notes.append(f"{path}: thinking without a signature the API takes back; left out")
+        hidden.append(Hidden(path, role, "thinking", str(block.get("thinking") or "")))
+        notes.append(f"{path}: thinking without a signature the API takes back{kept}")
         return []
     if kind in ("tool_use", "tool_result"):
         name = block.get("name") or kind
-        summary = json.dumps(block.get("input") or block.get("content") or "", ensure_ascii=False)
-        notes.append(f"{path}: {kind} {name} ({summary[:60]}) — another app's tool; left out")
+        said = block.get("input") if kind == "tool_use" else block.get("content")
+        text = said if isinstance(said, str) else json.dumps(said or "", ensure_ascii=False)
+        hidden.append(Hidden(path, role, f"{kind} {name}", text))
+        notes.append(f"{path}: {kind} {name} ({text[:60]}) — another app's tool{kept}")
         return []
     notes.append(f"{path}: a {kind!r} block; left out")
     return []

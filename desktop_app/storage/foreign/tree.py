@@ -10,7 +10,7 @@ chat (`imported_sources`), so importing the same export again adds nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import FactSource, offered
@@ -18,7 +18,7 @@ from desktop_app.context.state import ContextState
 from desktop_app.core.messages import Message
 from desktop_app.core.repair import repair, sanitize
 from desktop_app.storage.chat_info import ChatInfo
-from desktop_app.storage.foreign import ForeignChat
+from desktop_app.storage.foreign import ForeignChat, Hidden
 from desktop_app.storage.store import ChatStore
 
 
@@ -27,6 +27,7 @@ class StoredForeign:
     chat: ChatInfo
     messages: int  # stored, every branch's
     versions: int  # messages that are another version of one (branches beside the shown)
+    hidden: int  # what the source did not show, kept with the chat unshown
     report: tuple[str, ...]  # what was left out or repaired, by JSON path
 
 
@@ -45,7 +46,7 @@ def store_foreign(
     no message to keep."""
     if already_imported(store, chat):
         return None
-    kept, parent_of, order = _kept_tree(chat)
+    kept, parent_of, order, unshown = _kept_tree(chat)
     if not kept:
         return None
     path = _shown_path(chat, kept, parent_of)
@@ -61,6 +62,11 @@ def store_foreign(
             parent = parent_of.get(parent)  # (merged away by the repair: its ancestor)
         branches.append((kept[parent].id if parent else None, kept[node]))
         stored.add(kept[node].id)
+    hidden = []
+    for follows, record in unshown:  # each after the message it followed, as stored
+        while follows is not None and kept[follows].id not in stored:
+            follows = parent_of.get(follows)
+        hidden.append(replace(record, after=kept[follows].id if follows else None))
     title = sanitize(chat.title) or _title(fixed.messages)
     where = {kept[n].id: float(i) for i, n in enumerate(order)}
     info = store.create_full(
@@ -73,22 +79,31 @@ def store_foreign(
         branches,
         where,
         source=chat.key,
+        hidden=hidden,
     )
     repairs = tuple(f"{chat.source} {chat.source_id}: {r}" for r in fixed.repairs)
     return StoredForeign(
-        info, len(fixed.messages) + len(branches), len(branches), (*chat.notes, *map(str, repairs))
+        info,
+        len(fixed.messages) + len(branches),
+        len(branches),
+        len(hidden),
+        (*chat.notes, *map(str, repairs)),
     )
 
 
-def _kept_tree(chat: ForeignChat) -> tuple[dict[str, Message], dict[str, str | None], list[str]]:
+def _kept_tree(
+    chat: ForeignChat,
+) -> tuple[dict[str, Message], dict[str, str | None], list[str], list[tuple[str | None, Hidden]]]:
     """The nodes with a message (joined where one only continues its parent's turn), each
-    one's kept parent, and their order, parents first."""
+    one's kept parent, and their order, parents first; and what the source did not show,
+    each with the kept node it comes after (None: before the first)."""
     by_id = {node.id: node for node in chat.nodes}
     kept: dict[str, Message] = {}
     parent_of: dict[str, str | None] = {}
     alias: dict[str, str] = {}  # a node joined to its parent, or passed over → who stands for it
     children: dict[str | None, list[str]] = {}
     order: list[str] = []
+    unshown: list[tuple[str | None, Hidden]] = []
     for node in chat.nodes:
         up = node.parent
         while up is not None and up not in kept and up not in alias:
@@ -97,18 +112,21 @@ def _kept_tree(chat: ForeignChat) -> tuple[dict[str, Message], dict[str, str | N
         if node.message is None:
             if up is not None:
                 alias[node.id] = up
+            unshown += [(up, h) for h in node.hidden]
             continue
         joined = up is not None and kept[up].role == node.message.role
         if joined and up is not None and not children.get(up):
             blocks = kept[up].blocks + node.message.blocks
             kept[up] = kept[up].with_blocks(blocks)
             alias[node.id] = up
+            unshown += [(up, h) for h in node.hidden]
             continue
         kept[node.id] = node.message
         parent_of[node.id] = up
         children.setdefault(up, []).append(node.id)
         order.append(node.id)
-    return kept, parent_of, order
+        unshown += [(node.id, h) for h in node.hidden]
+    return kept, parent_of, order, unshown
 
 
 def _shown_path(

@@ -352,6 +352,14 @@ class ChatListController(QObject):
         box = QMessageBox(QMessageBox.Icon.Information, "Imported", words + ".", parent=self.window)
         box.setObjectName("exportImported")
         told = []
+        theirs = sorted({c.source_model for c in batch.chats if c.source_model})
+        if theirs:  # the source's models, and the one its chats go on with here
+            named = {m.id: m.display_name for m in self.engine.known_models()}
+            ours = sorted({named.get(c.chat.model, c.chat.model) for c in batch.chats})
+            told.append(
+                f"Their models in {batch.source_name} ({', '.join(theirs)}) go on as "
+                f"{', '.join(ours)}."
+            )
         if costs:
             money = format_money(sum(costs), self.engine.prices().currency)
             told.append(
