@@ -211,7 +211,7 @@ class _Run:
                     continue
                 new = self.engine.projects.suggest(home, facts, FactSource.IMPORT)
                 name = self.engine.projects.find(home).name
-                said.append(f"Project “{name}”: {len(new)} suggested facts from its memory")
+                said.append(f"Project “{name}”: {_facts(len(new))} from its memory")
             if memory.general:
                 said.append(self._general(memory.general))
         return tuple(said)
@@ -227,7 +227,11 @@ class _Run:
         chat.memory.suggest(facts, FactSource.IMPORT)
         count = len(chat.state.facts) - before
         self.engine.forget(chat.id)
-        return f"Claude's memory: {count} suggested facts in “{chat.title}”"
+        return f"Claude's memory: {_facts(count)} in “{chat.title}”"
+
+
+def _facts(count: int) -> str:
+    return f"{count} suggested fact{'s' if count != 1 else ''}"
 
 
 def _project_for(engine: Importer, project: ForeignProject | None) -> str | None:

@@ -12,11 +12,14 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.chats import Engine
 from desktop_app.core.blocks import ImageBlock
 
 EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports"
+SCHEMA = "contextdesk.chat.schema.json"
 
 
 def imported(cli: Any, path: Path, *more: str) -> dict[str, Any]:
@@ -110,6 +113,8 @@ def test_chatgpt_shards_in_a_zip_show_the_current_node_s_branch(
     question = next(m for m in exported["messages"] if "What will it cost?" in str(m["content"]))
     assert code["after"] == output["after"] == question["id"]
     assert "print(3*1500)" not in json.dumps(exported["request"])  # never sent
+    schema = json.loads((Path(__file__).resolve().parents[2] / "resources" / SCHEMA).read_text())
+    jsonschema.validate(exported, schema)  # with its suggested facts and what it kept
     # Our own export brings them back with the chat.
     again = tmp_path / "trip.json"
     again.write_text(json.dumps(exported))
@@ -345,7 +350,7 @@ def test_claude_memories_become_suggestions_in_the_project_and_the_newest_chat(
     out = json.loads(cli("import", str(first), str(second), "--json"))
     refund, haiku = out["chats"]
     assert out["memories"] == [
-        "Project “Shop support”: 1 suggested facts from its memory",
+        "Project “Shop support”: 1 suggested fact from its memory",
         "Claude's memory: 3 suggested facts in “What is a haiku?”",
     ]
     shown = json.loads(cli("project", "show", "Shop support", "--json"))

@@ -826,6 +826,11 @@ def test_a_claude_export_imports_every_chat_and_says_what_going_on_costs(
     assert "2 were imported before" in again[-1].text()
 
 
+def system_text(session: ChatSession) -> str:
+    plan = session.plan
+    return "".join(p.text for p in plan.request.system) if plan else ""
+
+
 def test_a_chatgpt_export_offers_its_custom_instructions_in_the_chat_it_came_with(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
@@ -848,6 +853,10 @@ def test_a_chatgpt_export_offers_its_custom_instructions_in_the_chat_it_came_wit
     plan = session.plan
     assert plan is not None
     assert "Bergen and travel" not in "".join(p.text for p in plan.request.system)
+    qtbot.mouseClick(panel.accept_all_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.suggestions.isHidden(), timeout=5000)
+    qtbot.waitUntil(lambda: "Give prices in NOK" in system_text(session), timeout=10_000)
+    assert [f.pending for f in session.state().facts] == [False, False]
 
 
 def test_a_long_import_shows_its_progress_and_stop_keeps_what_came(

@@ -351,6 +351,8 @@ class ChatListController(QObject):
         costs = [c.next_cost for c in batch.chats if c.next_cost is not None]
         box = QMessageBox(QMessageBox.Icon.Information, "Imported", words + ".", parent=self.window)
         box.setObjectName("exportImported")
+        # Its lines name chats and models: at Qt's default width they broke every few words.
+        box.setStyleSheet("QLabel#qt_msgbox_informativelabel { min-width: 460px; }")
         told = []
         theirs = sorted({c.source_model for c in batch.chats if c.source_model})
         if theirs:  # the source's models, and the one its chats go on with here

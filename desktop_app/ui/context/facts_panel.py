@@ -182,7 +182,6 @@ class FactsPanel(QWidget):
         self.suggested_list.setSpacing(2)
         self.suggested_list.setItemDelegate(FactCardDelegate(self.suggested_list, waiting=True))
         self.suggested_list.setResizeMode(QListView.ResizeMode.Adjust)
-        self.suggested_list.setMaximumHeight(130)
         self.suggested_list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.suggested_label = QLabel("<b>Suggested by Claude</b> — not sent until you accept them")
 
@@ -194,6 +193,9 @@ class FactsPanel(QWidget):
         self.delete_button.clicked.connect(self._on_delete_clicked)
         self.accept_button = QPushButton("Accept")
         self.accept_button.clicked.connect(self._on_accept_clicked)
+        # An import may offer a whole memory at once: one click for all of them.
+        self.accept_all_button = QPushButton("Accept all")
+        self.accept_all_button.clicked.connect(self._on_accept_all_clicked)
         self.accept_edit_button = QPushButton("Edit…")
         self.accept_edit_button.clicked.connect(self._on_accept_edit_clicked)
         self.reject_button = QPushButton("Reject")
@@ -226,6 +228,7 @@ class FactsPanel(QWidget):
         )
         suggestion_buttons = WrapRow(
             self.accept_button,
+            self.accept_all_button,
             self.accept_edit_button,
             self.accept_to_project_button,
             self.reject_button,
@@ -244,7 +247,7 @@ class FactsPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addWidget(buttons)
         layout.addWidget(self.undo_bar)
-        layout.addWidget(self.suggestions)
+        layout.addWidget(self.suggestions, 1)  # (an import may offer many: room for them)
 
     def show_facts(self, facts: Sequence[Fact]) -> None:
         current = self._selected(self.list)
@@ -260,6 +263,7 @@ class FactsPanel(QWidget):
             "not sent until you accept them"
         )
         self.suggestions.setVisible(bool(pending))
+        self.accept_all_button.setVisible(len(pending) > 1)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Alt+Up / Alt+Down move the current fact (the keyboard's drag)."""
@@ -330,6 +334,11 @@ class FactsPanel(QWidget):
     def _on_accept_clicked(self) -> None:
         fact = self._selected(self.suggested_list)
         if fact is not None:
+            self.accept_requested.emit(fact, "")
+
+    @Slot()
+    def _on_accept_all_clicked(self) -> None:
+        for fact in self.suggested.facts():
             self.accept_requested.emit(fact, "")
 
     @Slot()
