@@ -5,6 +5,10 @@ once, for both faces. Nothing here reaches the engine or imports Qt: value modul
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from desktop_app.config.prices import (
     CacheOutlook,
     InputCostChange,
@@ -14,6 +18,9 @@ from desktop_app.config.prices import (
     format_money,
 )
 from desktop_app.context.facts import Fact, FactSource
+
+if TYPE_CHECKING:
+    from desktop_app.storage.ledger import Carrier
 
 # Who a fact came from, as the fact list and `contextdesk facts` say it.
 FACT_AUTHORS = {FactSource.USER: "you", FactSource.MODEL: "Claude", FactSource.IMPORT: "an import"}
@@ -149,3 +156,25 @@ def cache_breakers(outlook: CacheOutlook, now: float) -> str:
     now_cost = format_money(outlook.now, outlook.currency)
     cold = format_money(outlook.cold, outlook.currency)
     return f"{what}: the next turn's input ≈{cold} instead of ≈{now_cost}."
+
+
+def request_numbers(numbers: Sequence[int]) -> str:
+    """Request numbers in runs: "#1–#3, #5"."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(f"#{r[0]}–#{r[-1]}" if len(r) > 1 else f"#{r[0]}" for r in runs)
+
+
+def carried(text: str, numbers: Sequence[int], total: int, last: Carrier | None) -> str:
+    """What the ledger says of a text: which of the chat's requests carried it."""
+    if last is None:
+        return f"No request of the {total} this chat sent carried “{text}”."
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.sent_at))
+    return (
+        f"“{text}” was in {len(numbers)} of {total} requests: {request_numbers(numbers)} "
+        f"(last sent in request #{last.number}, {when})."
+    )

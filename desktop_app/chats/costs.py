@@ -18,6 +18,7 @@ from desktop_app.core.messages import Message
 
 if TYPE_CHECKING:
     from desktop_app.chats.budgets import Budget
+    from desktop_app.chats.tracing import Trace
     from desktop_app.config.prices import CacheOutlook, InputCostChange, ReplyCost, Spend
     from desktop_app.context.compaction import CompactionPreview
     from desktop_app.context.plan import Plan
@@ -58,6 +59,13 @@ class Costs:
 
         db = self._core.host.store.db
         return [{**r.to_json(), "body": ledger.body(db, r.id)} for r in self.sent_requests()]
+
+    def trace(self, text: str, plan: Plan | None = None) -> Trace:
+        """Which requests carried `text`, and whether the next one (`plan`'s, else planned
+        now) does — or what stopped it (chats/tracing.py)."""
+        from desktop_app.chats.tracing import trace
+
+        return trace(self._core, self._plans, text, plan)
 
     def facts_last_sent(self, facts: Sequence[Fact]) -> dict[str, tuple[int, float]]:
         """Fact id → (request number, time) of the last request that carried it, from the

@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the fir
     from desktop_app.config.prices import PriceTable, Spend
     from desktop_app.core.model_facts import ModelFacts
     from desktop_app.core.ports import ModelInfo
+    from desktop_app.storage.ledger import Carrier
     from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.mcp_hub import McpHub
 
@@ -312,6 +313,17 @@ class Engine:
         newest first, within one chat in order (its own writes included: the index is
         kept by the database in the same transaction as every message)."""
         return self.store.search(text, chat_id=chat_id, limit=limit)
+
+    def requests_carrying(self, text: str) -> dict[str, list[Carrier]]:
+        """Every chat whose requests carried `text` (from the ledger): chat id → those
+        requests, oldest first."""
+        from desktop_app.storage import ledger
+
+        if not text.strip():
+            raise ContextDeskError(
+                "Nothing to find", "Give the text to look for.", kind=ErrorKind.USAGE
+            )
+        return ledger.chats_carrying(self.store.db, text)
 
     def search_chats(
         self, text: str, limit: int = 200

@@ -77,7 +77,24 @@ def print_request(chat: Chat, plan: Plan, history: Sequence[Message], draft: str
 
 
 def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
+    if args.find is not None and args.chat is None:
+        return _find_everywhere(engine, args.find, as_json=args.json)
+    if args.chat is None:
+        raise ContextDeskError(
+            "Which chat?",
+            "Name a chat (or look in every chat with --find TEXT).",
+            kind=ErrorKind.USAGE,
+        )
     chat = engine.find(args.chat)
+    if args.find is not None:
+        found = chat.costs.trace(args.find)
+        if args.json:
+            print(json.dumps(found.to_json(), ensure_ascii=False, indent=2))
+            return 0
+        total = len(chat.costs.sent_requests())
+        print(said.carried(found.text, [c.number for c in found.carriers], total, found.last))
+        print(found.why if found.in_next else f"Not in the next request: {found.why}")
+        return 0
     if args.diff:
         diff = chat.costs.diff_requests(*args.diff)
         if args.json:
@@ -112,6 +129,31 @@ def cmd_requests(engine: Engine, args: argparse.Namespace) -> int:
         print(f"#{r.number:<4} {when}  {r.model}  {what}  {took}  {r.status}  {usage}  {money}")
     print(f"Total: {chat.costs.spend().text()} (prices of {prices.updated})")
     return 0
+
+
+def _find_everywhere(engine: Engine, text: str, *, as_json: bool) -> int:
+    """Every chat whose requests carried `text`."""
+    found = engine.requests_carrying(text)
+    titles = {c.id: c.title for c in engine.list_chats()}
+    if as_json:
+        listed = [
+            {
+                "chat": chat_id,
+                "title": titles.get(chat_id, ""),
+                "requests": [c.number for c in hits],
+                "last_sent_at": hits[-1].sent_at,
+            }
+            for chat_id, hits in found.items()
+        ]
+        print(json.dumps(listed, ensure_ascii=False, indent=2))
+        return 0
+    for chat_id, hits in found.items():
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(hits[-1].sent_at))
+        numbers = said.request_numbers([c.number for c in hits])
+        print(f"{chat_id}  {titles.get(chat_id, '(in the trash)')}  {numbers}  last {when}")
+    if not found:
+        print(f"No request of any chat carried {text!r}.", file=sys.stderr)
+    return 0 if found else 1
 
 
 def cmd_branch(engine: Engine, args: argparse.Namespace) -> int:

@@ -151,15 +151,23 @@ def add_commands(sub: Any) -> None:
     )
 
     requests = sub.add_parser(
-        "requests", help="every request the chat sent, as sent, with the usage reported"
+        "requests",
+        help="every request the chat sent, as sent, with the usage reported; with --find, "
+        "which requests carried a text and what stopped it being sent",
     )
-    requests.add_argument("chat")
+    requests.add_argument("chat", nargs="?", help="(with --find alone: every chat)")
     requests.add_argument("number", nargs="?", type=int, help="print this request's body")
     requests.add_argument(
         "--diff",
         nargs=2,
         metavar=("A", "B"),
         help="two requests side by side (numbers, or `next` for the one a send would make)",
+    )
+    requests.add_argument(
+        "--find",
+        metavar="TEXT",
+        help="the requests that carried TEXT (a fact, an order number, a file name), the "
+        "last one, and, if the next request does not carry it, what stopped it",
     )
     requests.add_argument("--json", action="store_true")
 

@@ -16,7 +16,7 @@ import json
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -339,27 +339,98 @@ def last_sent_with(
     db: sqlite3.Connection, chat_id: str, texts: Sequence[str]
 ) -> dict[str, tuple[int, float]]:
     """For each text, the (number, time) of the chat's last request whose system, tools or
-    settings carried it — what a pinned fact's "last sent" is. Heads repeat from request
-    to request, so each distinct one is read once."""
+    settings carried it — what a pinned fact's "last sent" is."""
     # As in the JSON, and whole: a fact's line ends with a newline or the end of the text
     # ("- Use Python" is not "- Use Python 3.12").
-    escaped = {t: json.dumps(t, ensure_ascii=False)[1:-1] for t in texts}
+    escaped = {t: _escaped(t) for t in texts}
     needles = {t: (e + "\\n", e + '"') for t, e in escaped.items()}
-    found: dict[str, tuple[int, float]] = {}
-    heads: dict[int, str] = {}
-    for number, sent_at, head in db.execute(
-        "SELECT number, sent_at, head FROM requests WHERE chat_id = ? AND purpose = 'chat' "
-        "ORDER BY number DESC",
+    found = carried(db, chat_id, needles, heads_only=True)
+    return {t: (hits[-1].number, hits[-1].sent_at) for t, hits in found.items() if hits}
+
+
+@dataclass(frozen=True, slots=True)
+class Carrier:
+    """A request that carried a text: its number in the chat, when, and to which model."""
+
+    number: int
+    sent_at: float
+    model: str
+
+
+@explained
+def carried(
+    db: sqlite3.Connection,
+    chat_id: str,
+    needles: Mapping[str, Sequence[str]],
+    *,
+    heads_only: bool = False,
+) -> dict[str, list[Carrier]]:
+    """For each key, every request of the chat (oldest first; its summary requests
+    aside) whose body held one of its needles — pieces of the body's JSON text, as
+    `_escaped` makes them — in its system, tools or settings, or (unless `heads_only`) in
+    its messages. Each stored part is read once, however many requests share it."""
+    rows = db.execute(
+        "SELECT number, sent_at, model, head, base, shared, added FROM requests "
+        "WHERE chat_id = ? AND purpose = 'chat' ORDER BY number",
         (chat_id,),
-    ):
-        if head not in heads:
-            heads[head] = _part_text(db, head)
-        for text, ends in needles.items():
-            if text not in found and any(end in heads[head] for end in ends):
-                found[text] = (number, sent_at)
-        if len(found) == len(needles):
-            break
+    ).fetchall()
+    wanted: set[int] = {row[3] for row in rows}
+    if not heads_only:
+        for parts in _each_request_parts(rows):
+            wanted.update(parts)
+    holds = _parts_holding(db, wanted, needles)  # part id → the keys it holds
+    found: dict[str, list[Carrier]] = {key: [] for key in needles}
+    parts_of = _each_request_parts(rows) if not heads_only else ([] for _ in rows)
+    for row, parts in zip(rows, parts_of, strict=True):
+        keys = set(holds.get(row[3], ()))
+        for part in parts:
+            keys.update(holds.get(part, ()))
+        for key in keys:
+            found[key].append(Carrier(row[0], row[1], row[2]))
     return found
+
+
+@explained
+def chats_carrying(db: sqlite3.Connection, text: str) -> dict[str, list[Carrier]]:
+    """Every chat whose requests carried `text` (anywhere in their bodies): chat id → the
+    requests, oldest first."""
+    needle = {text: (_escaped(text),)}
+    chat_ids = [r[0] for r in db.execute("SELECT DISTINCT chat_id FROM requests")]
+    found = {chat_id: carried(db, chat_id, needle)[text] for chat_id in chat_ids}
+    return {chat_id: hits for chat_id, hits in found.items() if hits}
+
+
+def _escaped(text: str) -> str:
+    """`text` as it stands inside a JSON string of a stored body."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _each_request_parts(rows: Sequence[Sequence[Any]]) -> Iterator[list[int]]:
+    """The message parts of each request in `rows` (a chat's, of one purpose, in order:
+    each request's base is the one before it, or none at a checkpoint)."""
+    previous: list[int] = []
+    for row in rows:
+        base, shared, added = row[4], row[5], json.loads(row[6])
+        previous = (previous[:shared] if base is not None else []) + added
+        yield previous
+
+
+def _parts_holding(
+    db: sqlite3.Connection, part_ids: set[int], needles: Mapping[str, Sequence[str]]
+) -> dict[int, list[str]]:
+    """Which of these parts hold which keys' needles (read 500 at a time)."""
+    holds: dict[int, list[str]] = {}
+    ids = sorted(part_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        for part_id, text in db.execute(
+            f"SELECT id, json FROM request_parts WHERE id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
+            keys = [k for k, pieces in needles.items() if any(p in text for p in pieces)]
+            if keys:
+                holds[part_id] = keys
+    return holds
 
 
 @explained

@@ -21,7 +21,7 @@ from desktop_app.api.simulator import SimulatorServer
 from desktop_app.api.simulator.script import Fault, FaultKind
 from desktop_app.chats import Engine
 from desktop_app.context.facts import Fact, FactSource
-from desktop_app.context.plan import Section
+from desktop_app.context.plan import BlockState, Section
 from desktop_app.context.policies import old_tool_result_ids
 from desktop_app.core.blocks import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_app.core.errors import ErrorInfo
@@ -435,6 +435,37 @@ def test_the_request_tab_shows_sent_requests_and_compares_them_with_the_next(
     qtbot.mouseClick(view.raw, Qt.MouseButton.LeftButton)  # and in its text
     qtbot.keyClick(view.search, Qt.Key.Key_Return)
     assert view.text.textCursor().selectedText() == "hello"
+
+
+def test_the_request_tab_asks_the_ledger_which_requests_carried_a_text(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot, turns=2)
+    view = window.context.request
+    window.context.tabs.setCurrentWidget(view)
+    for text in ("The codename is bluebird.", "And the next step?"):
+        session.send((TextBlock(text),))
+        qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    first = session.messages[-4]  # the codename, left out from now on
+    assert first.text == "The codename is bluebird."
+    session.set_excluded(first, True)
+    qtbot.waitUntil(  # the plan that leaves it out
+        lambda: (
+            session.plan is not None
+            and session.plan.block_status(first, 0).state is BlockState.EXCLUDED
+        ),
+        timeout=10_000,
+    )
+    qtbot.keyClicks(view.search, "bluebird")
+    qtbot.mouseClick(view.ledger_button, Qt.MouseButton.LeftButton)
+    shown = view.trace.text()
+    assert "was in 2 of 2 requests: #1–#2 (last sent in request #2," in shown
+    assert "Not in the next request: Message #7 (you) is left out of the context." in shown
+    view.trace.linkActivated.emit("1")  # as a click on "#1" does
+    assert view.which.currentText() == view.SENT
+    assert view.pick.currentData() == 1
+    assert json.loads(view.body_text()) == session.chat.costs.sent_body(1)
+    assert view.text.textCursor().selectedText() == "bluebird"  # at the text
 
 
 def test_clearing_old_tool_results_previews_the_change(

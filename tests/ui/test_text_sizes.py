@@ -117,7 +117,11 @@ def test_no_word_is_cut_at_any_text_size_or_width(
             for tab in range(window.context.tabs.count()):
                 window.context.tabs.setCurrentIndex(tab)
                 qtbot.wait(60)  # (fonts and layouts change by events)
-                problems += [f"{size} pt, {width} px, tab {tab}: {p}" for p in cut_words(window)]
+                cut = cut_words(window)
+                if cut:  # a size hint read while the new font's layouts are still being made
+                    qtbot.wait(400)  # is not a cut: what is still cut then is
+                    cut = cut_words(window)
+                problems += [f"{size} pt, {width} px, tab {tab}: {p}" for p in cut]
     assert problems == [], "\n".join(problems)
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import re
 import time
+from html import escape
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app import said
 from desktop_app.ui import theme
 from desktop_app.ui.context.json_tree import JsonTree
 
@@ -118,6 +120,20 @@ class RequestView(QWidget):
         self.search = QLineEdit()
         self.search.setPlaceholderText("Find in the request (Enter for the next match)")
         self.search.returnPressed.connect(self._on_search_return_pressed)
+        # Ask the ledger: which requests carried the text, and what stopped it.
+        self.ledger_button = QPushButton("In which requests?")
+        self.ledger_button.setObjectName("askLedger")
+        self.ledger_button.setToolTip(
+            "Ask the ledger: every request of this chat that carried the text, the last one, "
+            "and — if the next request does not carry it — what stopped it"
+        )
+        self.ledger_button.clicked.connect(self._on_ledger_clicked)
+        self.trace = QLabel()
+        self.trace.setObjectName("ledgerTrace")
+        self.trace.setWordWrap(True)
+        self.trace.setTextFormat(Qt.TextFormat.RichText)
+        self.trace.linkActivated.connect(self._on_trace_link_activated)
+        self.trace.hide()
         copy = QPushButton("Copy")
         copy.setToolTip("Copy what is shown: the JSON body, or the comparison")
         copy.clicked.connect(self._on_copy_clicked)
@@ -143,6 +159,11 @@ class RequestView(QWidget):
         layout.addLayout(picks)
         layout.addWidget(self.sections)
         layout.addLayout(row)
+        asking = QHBoxLayout()  # (its own row: beside the search, large text cut its words)
+        asking.addWidget(self.ledger_button)
+        asking.addStretch(1)
+        layout.addLayout(asking)
+        layout.addWidget(self.trace)
         layout.addWidget(self.text, 1)
         layout.addWidget(self.tree, 1)
         self._show_picks()
@@ -310,6 +331,33 @@ class RequestView(QWidget):
             cursor.movePosition(cursor.MoveOperation.Start)
             self.text.setTextCursor(cursor)
             self.text.find(needle)
+
+    @Slot()
+    def _on_ledger_clicked(self) -> None:
+        """What the ledger says of the text in the search box: each request that carried it
+        a link to its body."""
+        text = self.search.text()
+        if self.chat is None or not text.strip():
+            self.trace.setText("Type a text to look for — a fact, an order number, a file name.")
+            self.trace.show()
+            return
+        found = self.chat.costs.trace(text, self.plan)
+        total = len(self.chat.costs.sent_requests())
+        links = ", ".join(f'<a href="{c.number}">#{c.number}</a>' for c in found.carriers)
+        told = escape(said.carried(text, [c.number for c in found.carriers], total, found.last))
+        if links:
+            told += f"<br>Open one: {links}"
+        now = found.why if found.in_next else f"Not in the next request: {found.why}"
+        self.trace.setText(f"{told}<br><b>{escape(now)}</b>")
+        self.trace.show()
+
+    @Slot(str)
+    def _on_trace_link_activated(self, number: str) -> None:
+        """A request that carried the text: its body, at the text."""
+        self.which.setCurrentText(self.SENT)  # (refreshes: the ledger's list is filled)
+        self.pick.setCurrentIndex(self.pick.findData(int(number)))
+        self._refresh()
+        self._on_search_return_pressed()
 
     @Slot()
     def _on_copy_clicked(self) -> None:
