@@ -133,17 +133,19 @@ def detect(data: object) -> str | None:
     if isinstance(data, dict) and "conversationId" in data:
         return "librechat"
     items = data.get("conversations") if isinstance(data, dict) else data
-    if not isinstance(items, list) or not items or not isinstance(items[0], dict):
+    if not isinstance(items, list):
         return None
-    first = items[0]
-    if "chat_messages" in first:
-        return "claude"
-    if "mapping" in first:
-        return "chatgpt"
-    if isinstance(first.get("chat"), dict) and "history" in first["chat"]:
-        return "openwebui"
-    if "conversationId" in first:
-        return "librechat"
+    for item in items:  # (one may lack its tree — a damaged conversation: the next tells)
+        if not isinstance(item, dict):
+            return None
+        if "chat_messages" in item:
+            return "claude"
+        if "mapping" in item:
+            return "chatgpt"
+        if isinstance(item.get("chat"), dict) and "history" in item["chat"]:
+            return "openwebui"
+        if "conversationId" in item:
+            return "librechat"
     return None
 
 

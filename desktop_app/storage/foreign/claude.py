@@ -52,8 +52,9 @@ def conversation(raw: dict[str, Any], index: int) -> ForeignChat:
         message = _message(item, f"[{index}].chat_messages.{i}", notes, hidden)
         nodes.append(ForeignNode(node_id, parent, message, tuple(hidden)))
         previous = node_id
-        if message is not None and (latest is None or message.created_at >= latest[0]):
-            latest = (message.created_at, node_id)
+        when = _when(item.get("created_at"))  # (one without a time is not the newest)
+        if message is not None and when is not None and (latest is None or when >= latest[0]):
+            latest = (when, node_id)
     return ForeignChat(
         "claude",
         str(raw.get("uuid") or f"#{index}"),
@@ -151,11 +152,22 @@ def _block(block: Any, path: str, notes: list[str], hidden: list[Hidden], role: 
             text += "\n\nSources: " + " ".join(dict.fromkeys(links))
         return [TextBlock(text)] if text else []
     if kind == "tool_use" and block.get("name") == "artifacts":
-        made = block.get("input") if isinstance(block.get("input"), dict) else {}
+        made = an_object(block.get("input"))
+        title = made.get("title") or made.get("id") or "Artifact"
         if made.get("content"):
-            title = made.get("title") or made.get("id") or "Artifact"
             language = made.get("language") or ""
             return [TextBlock(f"**{title}**\n\n```{language}\n{made['content']}\n```")]
+        if made.get("command") == "update" and isinstance(made.get("new_str"), str):
+            # An edit of an artifact made earlier: what it replaced, and with what.
+            return [
+                TextBlock(
+                    f"**{title}** (updated)\n\nReplaced:\n```\n{made.get('old_str') or ''}\n"
+                    f"```\nwith:\n```\n{made['new_str']}\n```"
+                )
+            ]
+        notes.append(
+            f"{path}: an artifact {made.get('command') or 'change'} with no text; left out"
+        )
         return []
     kept = ": kept with the chat (in its export), not shown or sent"
     if kind == "thinking":

@@ -5,12 +5,14 @@ history is the tree (every regeneration a child); `currentId` ends the branch sh
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from desktop_app.core.blocks import TextBlock
 from desktop_app.storage.foreign import (
     ForeignChat,
     ForeignNode,
+    Hidden,
     an_object,
     message_of,
     parents_first,
@@ -32,14 +34,26 @@ def conversation(raw: dict[str, Any], index: int) -> ForeignChat:
         role = item.get("role")
         text = item.get("content")
         message = None
+        where = f"[{index}].chat.history.messages.{node_id}"
+        hidden: tuple[Hidden, ...] = ()
         if role in ("user", "assistant") and isinstance(text, str) and text:
+            text, hidden = _unshown(text, where, role)
             when = item.get("timestamp")
             model = str(item.get("model") or "") if role == "assistant" else ""
-            message = message_of(role, [TextBlock(text)], _seconds(when), model)
+            if text.strip():
+                message = message_of(role, [TextBlock(text)], _seconds(when), model)
+            if hidden:
+                notes.append(
+                    f"{where}: {len(hidden)} reasoning or tool call section(s): kept with the "
+                    "chat (in its export), not shown or sent"
+                )
         else:
-            notes.append(f"[{index}].chat.history.messages.{node_id}: a {role!r} message; left out")
+            notes.append(f"{where}: a {role!r} message; left out")
+        for j, file in enumerate(item.get("files") or []):
+            name = an_object(file).get("name") or an_object(file).get("type") or "a file"
+            notes.append(f"{where}.files.{j}: {name} is not brought (only text is)")
         parent = item.get("parentId")
-        nodes.append(ForeignNode(node_id, parent if parent in messages else None, message))
+        nodes.append(ForeignNode(node_id, parent if parent in messages else None, message, hidden))
     current = history.get("currentId")
     models = chat.get("models") if isinstance(chat.get("models"), list) else []
     return ForeignChat(
@@ -58,3 +72,17 @@ def _seconds(value: Any) -> float | None:
     if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
         return None
     return value / 1000 if value > 1e11 else float(value)
+
+
+# Open WebUI writes a reply's reasoning and tool calls into its text as collapsed HTML
+# sections: `<details type="reasoning" …><summary>…</summary>…</details>`.
+DETAILS = re.compile(r'<details type="([a-z_]+)"[^>]*>(.*?)</details>\s*', re.DOTALL)
+
+
+def _unshown(text: str, where: str, role: str) -> tuple[str, tuple[Hidden, ...]]:
+    """The text as shown, and its reasoning and tool-call sections, kept unshown."""
+    hidden = tuple(
+        Hidden(where, role, kind, re.sub(r"<summary>.*?</summary>", "", inside).strip())
+        for kind, inside in DETAILS.findall(text)
+    )
+    return (DETAILS.sub("", text).strip(), hidden) if hidden else (text, ())

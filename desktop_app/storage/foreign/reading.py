@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 import json
 import re
 import zipfile
@@ -45,7 +46,6 @@ IMAGE_TYPES = {
 }
 Progress = Callable[[int], None]  # bytes read since the last call
 EMPTY = "empty"  # a document's format when it is an empty list: any app's, none to read
-_NONE = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,8 @@ class Export:
             reader = importlib.import_module(f"desktop_app.storage.foreign.{kind}")
             with _readable(document):
                 if kind not in LISTS:
-                    yield from reader.conversations(_whole(document, kind))
+                    named = {"name": Path(document.name).stem} if kind == "sillytavern" else {}
+                    yield from reader.conversations(_whole(document, kind), **named)
                     if read is not None:
                         read(document.size)
                     continue
@@ -107,6 +108,12 @@ def open_export(path: Path, chosen: str | None = None) -> Export | None:
     request body)."""
     if chosen is not None and chosen not in FORMATS:
         raise ImportFailed("Unknown format", f"{chosen!r}: say one of {', '.join(FORMATS)}.")
+    if path.is_file() and not zipfile.is_zipfile(path) and _starts_as_zip(path):
+        raise ImportFailed(
+            "Damaged zip",
+            f"{path.name} is a zip file that is cut short or damaged (its index is missing): "
+            "download the export again.",
+        )
     documents = _documents(path, SHARD)
     if not documents:
         if chosen:
@@ -127,6 +134,11 @@ def open_export(path: Path, chosen: str | None = None) -> Export | None:
             )
         found.append((document, kind))
     return Export(path, tuple(found), found[0][1] if found else "")
+
+
+def _starts_as_zip(path: Path) -> bool:
+    with path.open("rb") as file:
+        return file.read(4) == b"PK\x03\x04"
 
 
 def read_projects(path: Path) -> list[ForeignProject]:
@@ -170,8 +182,9 @@ def _kind(document: Document) -> str | None:
         with _readable(document):
             return detect(_whole(document, "json"))  # one object: LibreChat's chat, or ours
     with _readable(document), document.open() as stream:
-        first = next(iter(array_items(stream)), _NONE)
-    return EMPTY if first is _NONE else detect([first])
+        # The first few conversations (the first may be a damaged one, with no tree).
+        firsts = list(itertools.islice(array_items(stream), 5))
+    return detect(firsts) if firsts else EMPTY
 
 
 def _whole(document: Document, kind: str) -> Any:
@@ -180,8 +193,20 @@ def _whole(document: Document, kind: str) -> Any:
     with document.open() as stream:
         raw = stream.read().decode("utf-8-sig")
     if kind == "sillytavern":
-        return [json.loads(line) for line in raw.splitlines() if line.strip()]
+        return [
+            _line(document, n, line) for n, line in enumerate(raw.splitlines(), 1) if line.strip()
+        ]
     return json.loads(raw)
+
+
+def _line(document: Document, number: int, line: str) -> Any:
+    """One line of a JSON Lines file; a broken one named by its line."""
+    try:
+        return json.loads(line)
+    except ValueError as error:
+        raise ImportFailed(
+            "Not JSON", f"{document.name}, line {number}, cannot be read as JSON: {error}."
+        ) from error
 
 
 @contextmanager

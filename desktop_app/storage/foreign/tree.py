@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import FactSource, offered
 from desktop_app.context.state import ContextState
+from desktop_app.core.blocks import Block
 from desktop_app.core.messages import Message
 from desktop_app.core.repair import repair, sanitize
 from desktop_app.storage.chat_info import ChatInfo
@@ -100,31 +101,47 @@ def _kept_tree(
     by_id = {node.id: node for node in chat.nodes}
     kept: dict[str, Message] = {}
     parent_of: dict[str, str | None] = {}
-    alias: dict[str, str] = {}  # a node joined to its parent, or passed over → who stands for it
+    # A node joined to a kept one, or passed over → (the kept one that stands for it, how
+    # many pieces of its turn had been joined at that point).
+    alias: dict[str, tuple[str, int]] = {}
+    # A kept message's blocks before each piece joined to it (its turn, piece by piece).
+    pieces: dict[str, list[tuple[Block, ...]]] = {}
     children: dict[str | None, list[str]] = {}
     order: list[str] = []
     unshown: list[tuple[str | None, Hidden]] = []
+
+    def keep(node_id: str, message: Message, parent: str | None) -> None:
+        kept[node_id] = message
+        parent_of[node_id] = parent
+        children.setdefault(parent, []).append(node_id)
+        order.append(node_id)
+
     for node in chat.nodes:
-        up = node.parent
-        while up is not None and up not in kept and up not in alias:
-            up = by_id[up].parent if up in by_id else None
-        up = alias.get(up, up) if up is not None else None
+        found = node.parent
+        while found is not None and found not in kept and found not in alias:
+            found = by_id[found].parent if found in by_id else None
+        up, at = (None, 0) if found is None else alias.get(found, (found, 0))
         if node.message is None:
             if up is not None:
-                alias[node.id] = up
+                alias[node.id] = (up, at)
             unshown += [(up, h) for h in node.hidden]
             continue
-        joined = up is not None and kept[up].role == node.message.role
-        if joined and up is not None and not children.get(up):
-            blocks = kept[up].blocks + node.message.blocks
-            kept[up] = kept[up].with_blocks(blocks)
-            alias[node.id] = up
-            unshown += [(up, h) for h in node.hidden]
-            continue
-        kept[node.id] = node.message
-        parent_of[node.id] = up
-        children.setdefault(up, []).append(node.id)
-        order.append(node.id)
+        if up is not None and kept[up].role == node.message.role:
+            joined = pieces.setdefault(up, [])
+            if at == len(joined) and not children.get(up):  # the turn goes on: one message
+                joined.append(kept[up].blocks)
+                kept[up] = kept[up].with_blocks(kept[up].blocks + node.message.blocks)
+                alias[node.id] = (up, len(joined))
+                unshown += [(up, h) for h in node.hidden]
+                continue
+            if at < len(joined):
+                # Another way the turn went on from an earlier piece (a regeneration
+                # after a tool call): a version of the joined message, from that point.
+                blocks = joined[at] + node.message.blocks
+                keep(node.id, node.message.with_blocks(blocks), parent_of[up])
+                unshown += [(node.id, h) for h in node.hidden]
+                continue
+        keep(node.id, node.message, up)
         unshown += [(node.id, h) for h in node.hidden]
     return kept, parent_of, order, unshown
 
