@@ -178,3 +178,8 @@ def carried(text: str, numbers: Sequence[int], total: int, last: Carrier | None)
         f"“{text}” was in {len(numbers)} of {total} requests: {request_numbers(numbers)} "
         f"(last sent in request #{last.number}, {when})."
     )
+
+
+def money_or_dash(amount: float | None, currency: str) -> str:
+    """An estimated amount ("≈$0.0031"), or "no price" for a model the table lacks."""
+    return f"≈{format_money(amount, currency)}" if amount is not None else "no price"

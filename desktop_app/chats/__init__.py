@@ -25,6 +25,17 @@ if TYPE_CHECKING:
     from desktop_app.chats.checking import check_file
     from desktop_app.chats.engine import DEMO_MODEL, Engine
     from desktop_app.chats.given_files import read_given_file, shown_name
+    from desktop_app.chats.handoff import (
+        KEEP_TURNS,
+        FactChoice,
+        Handoff,
+        HandoffPreview,
+        HandoffPreviewing,
+        hand_off,
+        handoff_links,
+        preview_handoff,
+        previewing_handoff,
+    )
     from desktop_app.chats.imports import SOURCE_NAMES, ImportBatch
     from desktop_app.chats.instance import InstanceLock
     from desktop_app.chats.memory import CompactionPreviewing
@@ -70,6 +81,15 @@ _LATER = {
     "retry_point": "chat_core",
     "Turn": "turn",
     "thinking_meaning": "thinking_preview",
+    "KEEP_TURNS": "handoff",
+    "FactChoice": "handoff",
+    "Handoff": "handoff",
+    "HandoffPreview": "handoff",
+    "hand_off": "handoff",
+    "handoff_links": "handoff",
+    "preview_handoff": "handoff",
+    "previewing_handoff": "handoff",
+    "HandoffPreviewing": "handoff",
 }
 
 
@@ -86,6 +106,7 @@ __all__ = [
     "CHAT_FIELDS",
     "DEMO_MODEL",
     "FALLBACK_TOKENS",
+    "KEEP_TURNS",
     "NEW_CHAT_TITLE",
     "PROJECT_DEFAULT_FIELDS",
     "SOURCE_NAMES",
@@ -94,7 +115,11 @@ __all__ = [
     "Chat",
     "CompactionPreviewing",
     "Engine",
+    "FactChoice",
     "FirstFrame",
+    "Handoff",
+    "HandoffPreview",
+    "HandoffPreviewing",
     "ImportBatch",
     "Imported",
     "InstanceLock",
@@ -109,11 +134,15 @@ __all__ = [
     "check_file",
     "data_folder",
     "day_of",
+    "hand_off",
+    "handoff_links",
     "image_size",
     "image_tokens",
     "log_unexpected",
     "month_start",
     "people_name",
+    "preview_handoff",
+    "previewing_handoff",
     "read_given_file",
     "repaired",
     "retry_point",

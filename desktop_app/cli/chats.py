@@ -8,6 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from desktop_app.chats import handoff_links
 from desktop_app.cli.arguments import key_values
 from desktop_app.cli.wording import chat_json, settings_json, spend_json
 from desktop_app.config.settings import SETTINGS
@@ -57,9 +58,12 @@ def cmd_chat(engine: Engine, args: argparse.Namespace) -> int:
     elif args.chat_command == "show":
         chat = engine.find(args.chat)
         messages = chat.messages()
+        before, after = handoff_links(engine.store, chat.id)
         if args.json:
             shown = {
                 **chat_json(chat.info),
+                "continued_from": {"id": before.id, "title": before.title} if before else None,
+                "continued_in": [{"id": c.id, "title": c.title} for c in after],
                 "system_prompt": chat.info.system_prompt,
                 "messages": [
                     {
@@ -75,6 +79,10 @@ def cmd_chat(engine: Engine, args: argparse.Namespace) -> int:
             print(json.dumps(shown, ensure_ascii=False, indent=2))
             return 0
         print(f"{chat.title}  ({chat.id}, {chat.info.model}) — cost: {chat.costs.spend().text()}")
+        if before is not None:
+            print(f"Continued from “{before.title}” ({before.id})")
+        for later in after:
+            print(f"Continued in “{later.title}” ({later.id})")
         for number, m in enumerate(messages, 1):  # the numbers `edit`, `exclude`… take
             status = "" if m.status.value == "complete" else f" [{m.status.value}]"
             kinds = ", ".join(block_type(b) for b in m.blocks)

@@ -77,6 +77,7 @@ COMMANDS: dict[str, Callable[[Engine, argparse.Namespace], int]] = {
     "facts": memory.cmd_facts,
     "unpin": memory.cmd_unpin,
     "accept": memory.cmd_accept,
+    "handoff": memory.cmd_handoff,
     "compact": memory.cmd_compact,
     "exclude": memory.cmd_exclude,
     "include": memory.cmd_exclude,

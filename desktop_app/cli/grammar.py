@@ -127,6 +127,32 @@ def add_commands(sub: Any) -> None:
     accept.add_argument("fact_id")
     accept.add_argument("--text", help="pin it in these words instead")
 
+    handing = sub.add_parser(
+        "handoff",
+        help="continue a chat in a new one: its pinned facts, a summary, its last turns "
+        "verbatim and its project; prints the new chat's id",
+    )
+    handing.add_argument("chat")
+    handing.add_argument(
+        "--keep-turns", type=int, default=2, help="the last turns carried verbatim (2)"
+    )
+    handing.add_argument(
+        "--no-model",
+        action="store_true",
+        help="no summary request: an extractive digest of decisions, numbers, ids and "
+        "questions instead",
+    )
+    handing.add_argument(
+        "--move-facts", action="store_true", help="move the pinned facts (default: copy them)"
+    )
+    handing.add_argument(
+        "--drop-fact", action="append", default=[], metavar="FACT_ID", help="leave this fact"
+    )
+    handing.add_argument(
+        "--dry-run", action="store_true", help="show what the new chat would start with"
+    )
+    handing.add_argument("--json", action="store_true")
+
     compact = sub.add_parser("compact", help="summarize older turns (preview with --dry-run)")
     compact.add_argument("chat")
     compact.add_argument(

@@ -19,6 +19,7 @@ from desktop_app.core.blocks import (
     ToolUseBlock,
 )
 from desktop_app.core.messages import Message
+from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.foreign import Hidden
 from desktop_app.storage.store import ChatStore
 
@@ -43,6 +44,8 @@ def export_chat(
     # With branches, each message says where it was stored: versions keep their order
     order = store.tree(chat_id).order if others else {}
     hidden = store.hidden_messages(chat_id)
+    before, after = store.handoffs(chat_id)
+    linked = store.chats([c for c in [before, *after] if c])
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -56,6 +59,13 @@ def export_chat(
             "updated_at": chat.updated_at,
             "settings": asdict(chat.settings),
         },
+        # A hand-off's two chats name each other (chats/handoff.py).
+        **({"continued_from": _link(linked[before])} if before in linked else {}),
+        **(
+            {"continued_in": [_link(linked[c]) for c in after if c in linked]}
+            if any(c in linked for c in after)
+            else {}
+        ),
         "system_prompt": chat.system_prompt,
         "facts": [
             {
@@ -100,6 +110,10 @@ def export_chat(
         **({"imported_hidden": [_hidden_json(h) for h in hidden]} if hidden else {}),
         "request": request_body,
     }
+
+
+def _link(chat: ChatInfo) -> dict[str, str]:
+    return {"id": chat.id, "title": chat.title}
 
 
 def _hidden_json(hidden: Hidden) -> dict[str, Any]:

@@ -356,7 +356,8 @@ def _v17(db: sqlite3.Connection) -> None:
     # source (SQLite cannot widen a CHECK in place: the table is made again), and a
     # project's fact may be such a suggestion — kept, shown, not sent. What an imported
     # chat's source did not show (its tool traffic, system messages, the model's notes)
-    # is kept with it, unshown (storage/foreign: `Hidden`).
+    # is kept with it, unshown (storage/foreign: `Hidden`). A chat handed off to a new
+    # one is linked to it both ways (`handoffs`).
     _run(
         db,
         """
@@ -387,6 +388,12 @@ def _v17(db: sqlite3.Connection) -> None:
             kind TEXT NOT NULL,
             text TEXT NOT NULL,
             PRIMARY KEY (chat_id, seq)
+        );
+        CREATE TABLE handoffs (         -- a chat continued in a new one (chats/handoff.py)
+            from_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+            to_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+            at REAL NOT NULL,
+            PRIMARY KEY (from_id, to_id)
         )
         """,
     )

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -153,6 +154,7 @@ class ChatStore:
         order: Mapping[str, float] | None = None,
         source: str | None = None,
         hidden: Sequence[Hidden] = (),
+        continues: str | None = None,
     ) -> ChatInfo:
         """A whole chat at once — metadata, messages (the branch shown; the others'
         messages, each after its parent; all stored in `order` when it is given, so
@@ -182,7 +184,25 @@ class ChatStore:
                     for i, h in enumerate(hidden)
                 ],
             )
+            if continues is not None:  # a hand-off: the chat it continues links to it
+                self.db.execute(
+                    "INSERT INTO handoffs (from_id, to_id, at) VALUES (?, ?, ?)",
+                    (continues, chat_id, time.time()),
+                )
         return self.chat(chat_id)
+
+    def handoffs(self, chat_id: str) -> tuple[str | None, list[str]]:
+        """(the chat this one continues, the chats that continue it — oldest first)."""
+        before = self.db.execute(
+            "SELECT from_id FROM handoffs WHERE to_id = ?", (chat_id,)
+        ).fetchone()
+        after = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT to_id FROM handoffs WHERE from_id = ? ORDER BY at", (chat_id,)
+            )
+        ]
+        return (before[0] if before else None), after
 
     def hidden_messages(self, chat_id: str) -> list[Hidden]:
         """What an imported chat's source kept but did not show, in its order: kept with

@@ -161,6 +161,7 @@ class MainWindow(WindowFrame):
         panes.status.connect(self._on_status)
         panes.problem.connect(self.show_problem)
         panes.chat_made.connect(self.chats.show_new)
+        panes.open_requested.connect(self.open_chat)
         panes.context_view_toggled.connect(self.set_context_view)
         panes.actions_changed.connect(self._enable_actions)
         panes.chat_changed.connect(self._on_chat_changed)
@@ -176,6 +177,7 @@ class MainWindow(WindowFrame):
         self.dialogs.replan_requested.connect(self.panes.replan)
         self.dialogs.chats_changed.connect(self.chats.refresh)
         self.dialogs.status.connect(self._on_status)
+        self.dialogs.chat_made.connect(self.chats.show_new)
 
     def _ensure_centre(self) -> None:
         """Make the pages of the middle, the window's banner and the context panel (once:
@@ -208,6 +210,7 @@ class MainWindow(WindowFrame):
         self.placement = side.placement
         self.context.jump_requested.connect(self._on_context_jump_requested)
         self.context.compact_requested.connect(self.dialogs.open_compaction)
+        self.context.handoff_requested.connect(self.dialogs.open_handoff)
         self.context.project_requested.connect(self.dialogs.open_project)
         self.context.tools_requested.connect(self.dialogs.open_tools)
         self.center.setCurrentWidget(self.no_chat)

@@ -55,13 +55,14 @@ PANEL_PX = 400  # the width the docked panel asks for
 class ContextPanel(QStackedWidget):
     """Signals:
     jump_requested(str): show this message in the conversation (where the context starts).
-    compact_requested(): open the compaction dialog.
+    compact_requested(): open the compaction dialog; handoff_requested(): the hand-off's.
     project_requested(): open the chat's Project dialog.
     tools_requested(): open the tools view (the tool definitions sent).
     """
 
     jump_requested = Signal(str)
     compact_requested = Signal()
+    handoff_requested = Signal()
     project_requested = Signal()
     tools_requested = Signal()
 
@@ -130,6 +131,8 @@ class ContextPanel(QStackedWidget):
         self.figures.hide()
         self.compact_button = QPushButton("Compact now…")
         self.compact_button.clicked.connect(self.compact_requested)
+        self.handoff_button = QPushButton("Continue in new chat…")
+        self.handoff_button.clicked.connect(self.handoff_requested)
         self.clear_results_button = QPushButton("Clear old tool results…")
         self.clear_results_button.clicked.connect(self._on_clear_results_clicked)
         self.summaries = QListWidget()
@@ -174,7 +177,7 @@ class ContextPanel(QStackedWidget):
         self.policy_effect = QLabel()  # what the policy above does to this chat, in words
         self.policy_effect.setObjectName("policyEffect")
         self.policy_effect.setWordWrap(True)
-        buttons = WrapRow(self.compact_button, self.clear_results_button)
+        buttons = WrapRow(self.compact_button, self.handoff_button, self.clear_results_button)
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # label above, if need be
         form.addRow(self.auto)

@@ -28,12 +28,13 @@ if TYPE_CHECKING:
 
 class OpenPanes(QObject):
     """Signals, from any pane or its session: status(text, ms), problem(ErrorInfo),
-    chat_made(Chat), context_view_toggled(bool), actions_changed(), chat_changed(ChatInfo),
+    chat_made(Chat), open_requested(chat id), context_view_toggled(bool), actions_changed(), chat_changed(ChatInfo),
     activity(chat id, Activity or "": answering, failed, or neither)."""
 
     status = Signal(str, int)
     problem = Signal(object)
     chat_made = Signal(object)
+    open_requested = Signal(str)
     context_view_toggled = Signal(bool)
     actions_changed = Signal()
     chat_changed = Signal(object)
@@ -88,6 +89,7 @@ class OpenPanes(QObject):
         pane.status.connect(self.status)
         pane.problem.connect(self.problem)
         pane.chat_made.connect(self.chat_made)
+        pane.open_requested.connect(self.open_requested)
         pane.context_view_toggled.connect(self.context_view_toggled)
         pane.actions_changed.connect(self.actions_changed)
         self.stack.addWidget(pane)

@@ -21,6 +21,7 @@ from PySide6.QtGui import QPalette, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QVBoxLayout, QWidget
 
 from desktop_app import said
+from desktop_app.chats import handoff_links
 from desktop_app.core.errors import ContextDeskError, ErrorInfo, ErrorKind
 from desktop_app.ui import theme
 from desktop_app.ui.conversation.approval_card import ApprovalCard, PendingApproval
@@ -28,6 +29,7 @@ from desktop_app.ui.conversation.banner import ErrorBanner, centred_row
 from desktop_app.ui.conversation.chat_header import ChatHeader
 from desktop_app.ui.conversation.composer import Composer
 from desktop_app.ui.conversation.find_bar import FindBar
+from desktop_app.ui.conversation.handoff_links import HandoffLinks
 from desktop_app.ui.conversation.message_view import MessageListView
 from desktop_app.ui.conversation.new_chat_page import NewChatPage
 
@@ -67,6 +69,7 @@ class ConversationPane(QWidget):
     status = Signal(str, int)
     problem = Signal(object)
     chat_made = Signal(object)
+    open_requested = Signal(str)  # another chat to show (a hand-off's link, clicked)
     context_view_toggled = Signal(bool)
     actions_changed = Signal()
 
@@ -83,6 +86,7 @@ class ConversationPane(QWidget):
         self.messages.set_context_view(context_view)
         self.header = ChatHeader()
         self.header.context_view.setChecked(context_view)
+        self.links = HandoffLinks()
         self.banner = ErrorBanner()
         self.composer = Composer()
         self.composer.set_send_with_enter(settings.send_with_enter)
@@ -91,6 +95,7 @@ class ConversationPane(QWidget):
         self.column.setContentsMargins(0, 0, 0, 0)
         self.column.setSpacing(4)
         self.column.addWidget(self.header)
+        self.column.addWidget(self.links)
         self.column.addWidget(self.find_bar)
         self.column.addWidget(self.messages, 1)
         self.new_chat = NewChatPage()  # in the messages' place while there are none
@@ -110,6 +115,11 @@ class ConversationPane(QWidget):
         self.messages.is_excluded = session.is_excluded
         self.show_error(session.error)
         self.composer.set_busy(session.busy)
+        self.show_links()
+
+    def show_links(self) -> None:
+        """The chats this one continues and is continued in (a hand-off)."""
+        self.links.show_links(*handoff_links(self.session.engine.store, self.session.chat.id))
 
     def _connect(self) -> None:
         session = self.session
@@ -127,6 +137,7 @@ class ConversationPane(QWidget):
         self.header.context_view_toggled.connect(self.context_view_toggled)
         self.banner.retry_requested.connect(self.retry)
         self.banner.dismissed.connect(self._on_banner_dismissed)
+        self.links.open_requested.connect(self.open_requested)
         view = self.messages
         view.exclude_toggled.connect(self._on_messages_exclude_toggled)
         view.pin_requested.connect(self._on_messages_pin_requested)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from desktop_app.chats import Engine
     from desktop_app.ui.conversation.pane import ConversationPane
+    from desktop_app.ui.dialogs.handoff_dialog import HandoffDialog
     from desktop_app.ui.dialogs.mcp_dialog import McpDialog, McpWatcher
     from desktop_app.ui.dialogs.project_dialog import ProjectDialog
     from desktop_app.ui.dialogs.trash_dialog import TrashDialog
@@ -27,6 +28,7 @@ class WindowDialogs(QObject):
     replan_requested = Signal()
     chats_changed = Signal()
     status = Signal(str)
+    chat_made = Signal(object)  # a chat a dialog made (a hand-off's new chat), to show
 
     def __init__(
         self,
@@ -43,6 +45,7 @@ class WindowDialogs(QObject):
         self.tools_dialog: McpDialog | None = None
         self.mcp_watcher: McpWatcher | None = None  # after the first paint
         self.project_dialog: ProjectDialog | None = None
+        self.handoff_dialog: HandoffDialog | None = None
         self.trash_dialog: TrashDialog | None = None  # while View → Trash is open
 
     # -- MCP tool servers ---------------------------------------------------------------------
@@ -127,6 +130,24 @@ class WindowDialogs(QObject):
         from desktop_app.ui.dialogs.compaction_dialog import CompactionDialog
 
         CompactionDialog(pane.session, self.window).exec()
+
+    @Slot()
+    def open_handoff(self) -> None:
+        """Chat → Continue in a new chat…: preview what it starts with, then make it."""
+        pane = self._shown()
+        if pane is None:
+            return
+        if pane.session.busy:
+            self.status.emit("Wait for the reply to finish, or stop it, then continue it.")
+            return
+        from desktop_app.ui.dialogs.handoff_dialog import HandoffDialog
+
+        dialog = HandoffDialog(pane.session, self.window)
+        dialog.continued.connect(lambda _chat: pane.show_links())  # "Continued in …"
+        dialog.continued.connect(self.chat_made)
+        dialog.finished.connect(dialog.deleteLater)
+        self.handoff_dialog = dialog
+        dialog.open()
 
     # -- the window's ---------------------------------------------------------------------------
 

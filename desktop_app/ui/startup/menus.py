@@ -102,6 +102,11 @@ class WindowMenus:
             self._action("Pro&ject…", "Ctrl+Shift+J", lambda: window.dialogs.open_project())
         )
         chat_menu.addAction(
+            self._action(
+                "Continue in a &new chat…", "Ctrl+Shift+N", lambda: window.dialogs.open_handoff()
+            )
+        )
+        chat_menu.addAction(
             self._action("Move to &trash", "Ctrl+Shift+Backspace", window.shown_chat_does(_trash))
         )
         view_menu = bar.addMenu("&View")

@@ -1,0 +1,203 @@
+"""Continue in a new chat: how many of the last turns to carry and who writes the summary
+(Claude, one request; or a digest, none), then a preview as compaction's is — the summary
+(editable), each pinned fact to copy, move or leave, what the check found missing — and
+*Continue* makes the new chat. Nothing changes before that."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.chats import KEEP_TURNS, FactChoice, hand_off, previewing_handoff
+from desktop_app.core.errors import ContextDeskError
+from desktop_app.ui.workers import ActionWorker
+
+if TYPE_CHECKING:
+    from desktop_app.chats import HandoffPreview, HandoffPreviewing
+    from desktop_app.core.errors import ErrorInfo
+    from desktop_app.ui.conversation.session import ChatSession
+
+CHOICES = (
+    ("Copy", FactChoice.COPY),
+    ("Move", FactChoice.MOVE),
+    ("Leave", FactChoice.DROP),
+)
+
+
+class HandoffDialog(QDialog):
+    """Signals: continued(Chat) — the new chat, made."""
+
+    continued = Signal(object)
+
+    def __init__(self, session: ChatSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.preview: HandoffPreview | None = None
+        self.worker: ActionWorker | None = None
+        self._previewing: HandoffPreviewing | None = None
+        self._failed: ErrorInfo | None = None
+        self.setObjectName("handoffDialog")
+        self.setWindowTitle(f"Continue “{session.chat.title}” in a new chat")
+        self.keep = QSpinBox()
+        self.keep.setRange(1, 50)
+        self.keep.setValue(KEEP_TURNS)
+        self.keep.setSuffix(" turns, verbatim")
+        self.by_model = QRadioButton("Claude writes it (one request)")
+        self.by_model.setChecked(not session.engine.demo)
+        self.by_digest = QRadioButton("A digest of decisions, numbers and questions (no request)")
+        self.by_digest.setChecked(session.engine.demo)
+        self.preview_button = QPushButton("Preview")
+        self.preview_button.setDefault(True)
+        self.preview_button.clicked.connect(self._on_preview_clicked)
+        self.status = QLabel("Nothing changes until you continue.")
+        self.status.setObjectName("handoffStatus")
+        self.status.setWordWrap(True)
+        self.summary = QPlainTextEdit()
+        self.summary.setObjectName("handoffSummary")
+        self.summary.setPlaceholderText("The summary the new chat starts with; edit it freely.")
+        self.facts = QFormLayout()
+        self.fact_boxes: dict[str, QComboBox] = {}
+        self.continue_button = QPushButton("Continue in new chat")
+        self.continue_button.setObjectName("handoffContinue")
+        self.continue_button.setEnabled(False)
+        self.continue_button.clicked.connect(self._on_continue_clicked)
+        cancel = QPushButton("Cancel")
+        cancel.clicked.connect(self.reject)
+
+        choose = QFormLayout()
+        choose.addRow("Carry the last", self.keep)
+        choose.addRow("Summary of the rest", self.by_model)
+        choose.addRow("", self.by_digest)
+        top = QHBoxLayout()
+        top.addLayout(choose, 1)
+        top.addWidget(self.preview_button)
+        bottom = QHBoxLayout()
+        bottom.addStretch(1)
+        bottom.addWidget(self.continue_button)
+        bottom.addWidget(cancel)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.status)
+        layout.addWidget(self.summary, 1)
+        layout.addLayout(self.facts)
+        layout.addLayout(bottom)
+        self.resize(680, 560)
+
+    @Slot()
+    def _on_preview_clicked(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel.cancel()
+            return
+        previewing = previewing_handoff(
+            self.session.chat, self.keep.value(), use_model=self.by_model.isChecked()
+        )
+        self._previewing, self._failed = previewing, None
+        self.worker = ActionWorker(previewing, "handoff")
+        self.worker.event_ready.connect(self._on_worker_event_ready)
+        self.worker.crashed.connect(self._on_worker_crashed)
+        self.worker.done.connect(self._on_worker_done)
+        self.worker.start()
+        self.preview_button.setText("Cancel")
+        self.continue_button.setEnabled(False)
+        self.status.setText(
+            "Asking Claude for a summary…" if self.by_model.isChecked() else "Making the digest…"
+        )
+
+    @Slot(object)
+    def _on_worker_event_ready(self, preview: HandoffPreview) -> None:
+        if self._previewing is not None:
+            self._previewing.record(preview)
+
+    @Slot(object)
+    def _on_worker_crashed(self, error: ErrorInfo) -> None:
+        self._failed = error
+
+    @Slot()
+    def _on_worker_done(self) -> None:
+        if self.worker is not None:
+            self.worker.wait()
+            self.worker.deleteLater()
+        previewing, self.worker, self._previewing = self._previewing, None, None
+        self.preview_button.setText("Preview")
+        if previewing is None:
+            return
+        previewing.finish()  # the summary request goes to the old chat's ledger
+        error = self._failed
+        if error is not None or previewing.preview is None:
+            title, message = (error.title, error.message) if error else ("No preview", "")
+            self.status.setText(f"<b>{escape(title)}</b>: {escape(message)}")
+            return
+        self.show_preview(previewing.preview)
+
+    def show_preview(self, preview: HandoffPreview) -> None:
+        self.preview = preview
+        facts = len(preview.facts)
+        told = (
+            f"The new chat starts with {facts} pinned fact{'s' if facts != 1 else ''}, "
+            + ("the summary below, " if preview.summary else "no summary (every turn fits), ")
+            + f"and the last {len(preview.kept)} messages verbatim"
+            + (" — in the same project." if preview.project_id else ".")
+        )
+        if preview.missing:
+            told += (
+                " <b>Neither the summary nor a pinned fact holds:</b> "
+                + escape(", ".join(preview.missing))
+                + " — add them to the summary, or pin them first."
+            )
+        self.status.setText(told)
+        self.summary.setPlainText(preview.summary)
+        while self.facts.rowCount():
+            self.facts.removeRow(0)
+        self.fact_boxes = {}
+        for fact in preview.facts:
+            box = QComboBox()
+            for words, choice in CHOICES:
+                box.addItem(words, choice)
+            box.setToolTip("Copy: pinned in both chats · Move: the new one only · Leave: old only")
+            label = QLabel(fact.text)
+            label.setWordWrap(True)
+            self.facts.addRow(box, label)
+            self.fact_boxes[fact.id] = box
+        self.continue_button.setEnabled(True)
+
+    @Slot()
+    def _on_continue_clicked(self) -> None:
+        preview = self.preview
+        if preview is None:
+            return
+        choices = {fid: FactChoice(box.currentData()) for fid, box in self.fact_boxes.items()}
+        try:
+            made = hand_off(
+                self.session.engine,
+                self.session.chat,
+                preview,
+                summary=self.summary.toPlainText(),
+                choices=choices,
+            )
+        except ContextDeskError as exc:  # (a full disk: nothing was made)
+            self.status.setText(f"<b>{escape(exc.title)}</b>: {escape(exc.message)}")
+            return
+        self.session.reload()  # (a moved fact left it)
+        self.continued.emit(made.chat)
+        self.accept()
+
+    def reject(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel.cancel()
+            self.worker.wait()
+        super().reject()
