@@ -25,6 +25,7 @@ CHAT_FIELDS = {
     "project_layers_off": "project_layers_off",
     "cache_ttl": "cache_ttl",  # 5m or 1h
     "spend_cap": "spend_cap",  # the most the chat may cost; 0: no cap
+    "search_chats": "search_chats",  # off, project or all: chats/past_chats.py
 }
 
 # `contextdesk project set PROJECT KEY=VALUE`: the settings new chats of a project start

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the context engine and the tools load with the first plan
     from desktop_app.core.cancel import CancelToken
     from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.mcp_tools import McpOffer
-    from desktop_app.tools.registry import ToolRegistry
+    from desktop_app.tools.registry import Tool, ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,10 @@ class Planning:
             on_pin=planner.propose_fact,
             command_env=tuple(n.strip() for n in settings.command_env.split(",") if n.strip()),
         )
+        if settings.tools_enabled and core.settings.search_chats != "off":
+            searching = self._search_chats_tool(project)
+            if searching is not None:
+                tools = replace(tools, tools=[*tools.tools, searching])
         layers = self._project_layers(project, counter)
         planner.project = layers
         if layers is not None and layers.readable and settings.tools_enabled:
@@ -121,6 +125,22 @@ class Planning:
         if offer is not None:  # a server that dies mid-turn leaves the next request
             planner.refresh = offer.refresher(tools, core.info.system_prompt, extras.tools)
         return planner, tools
+
+    def _search_chats_tool(self, project: Project | None) -> Tool | None:
+        """`search_chats` as this chat offers it: over its project's other chats, or every
+        other chat; none when it is limited to a project the chat is not in."""
+        from desktop_app.chats.past_chats import scope_words, search_chats_tool
+        from desktop_app.storage import projects
+
+        core = self._core
+        mode = core.settings.search_chats
+        if mode == "project" and project is None:
+            return None
+        within = set(projects.chats_of(core.host.store.db, project.id)) if project else None
+        scope = scope_words(mode, project.name if project else None)
+        return search_chats_tool(
+            core.host.store, core.id, within if mode == "project" else None, scope
+        )
 
     def _project(self) -> Project | None:
         from desktop_app.storage import projects

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 DEFAULT_WINDOW = 200_000
 
 
+SEARCH_CHATS = ("off", "project", "all")
+
+
 @dataclass(frozen=True, slots=True)
 class ContextSettings:
     context_window: int = DEFAULT_WINDOW
@@ -51,6 +54,10 @@ class ContextSettings:
     # The most this chat may cost, in the price table's currency; 0: no cap. A hard cap:
     # a send that would cross it is asked about first (chats/budgets.py).
     spend_cap: float = 0.0
+    # Whether Claude may look up the user's other chats, by a visible tool that asks
+    # first (search_chats, chats/past_chats.py): "off", "project" (its project's chats
+    # only) or "all". Never a chat in the trash.
+    search_chats: str = "off"
 
     def problems(self) -> list[str]:
         """Values a chat cannot work with, one line each, named as `chat set` names them."""
@@ -66,6 +73,8 @@ class ContextSettings:
         )
         if self.cache_ttl not in ("5m", "1h"):
             found.append("cache_ttl must be 5m or 1h")
+        if self.search_chats not in SEARCH_CHATS:
+            found.append("search_chats must be off, project or all")
         if not 0 <= self.spend_cap <= 100_000:
             found.append("spend_cap must be from 0 (no cap) to 100,000")
         if self.request_extras and not _extras_readable(self.request_extras):

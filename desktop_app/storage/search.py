@@ -203,6 +203,7 @@ def search(
     chat_id: str | None = None,
     limit: int = 200,
     budget_s: float = TIME_BUDGET_S,
+    around: int = 60,
 ) -> Hits:
     """Chats whose title contains `query`, then the messages that do: across every chat
     the newest first, within one chat (`chat_id`) in their order. The trash and hidden
@@ -216,7 +217,7 @@ def search(
     deadline = time.monotonic() + budget_s
     db.set_progress_handler(lambda: int(time.monotonic() > deadline), 20_000)
     try:
-        _search(db, query, chat_id, limit, hits)
+        _search(db, query, chat_id, limit, hits, around)
     except sqlite3.OperationalError as exc:
         if "interrupted" not in str(exc):
             raise
@@ -227,7 +228,12 @@ def search(
 
 
 def _search(
-    db: sqlite3.Connection, query: str, chat_id: str | None, limit: int, hits: Hits
+    db: sqlite3.Connection,
+    query: str,
+    chat_id: str | None,
+    limit: int,
+    hits: Hits,
+    around: int,
 ) -> None:
     hits.extend(_titles(db, query, chat_id, limit))
     in_chat, chat_args = ("AND m.chat_id = ?", [chat_id]) if chat_id else ("", [])
@@ -264,10 +270,10 @@ def _search(
     finally:  # what was read before the time limit stopped it is kept
         if chat_id:
             found.sort(key=lambda r: int(r["position"]))
-        _add_hits(hits, found, query)
+        _add_hits(hits, found, query, around)
 
 
-def _add_hits(hits: Hits, found: Iterable[sqlite3.Row], query: str) -> None:
+def _add_hits(hits: Hits, found: Iterable[sqlite3.Row], query: str, around: int) -> None:
     seen: set[str] = set()  # a message with two matching blocks is one hit
     for r in found:
         text = searchable_text(json.loads(r["raw"]))
@@ -275,7 +281,9 @@ def _add_hits(hits: Hits, found: Iterable[sqlite3.Row], query: str) -> None:
             continue
         seen.add(r["message_id"])
         hits.append(
-            SearchHit(r["id"], r["title"], r["message_id"], r["position"], snippet(text, query))
+            SearchHit(
+                r["id"], r["title"], r["message_id"], r["position"], snippet(text, query, around)
+            )
         )
 
 

@@ -127,9 +127,12 @@ class ChatStore:
             target.unlink(missing_ok=True)
             raise
 
-    def search(self, query: str, *, chat_id: str | None = None, limit: int = 200) -> Hits:
-        """Titles and messages that contain `query` (see `storage.search`)."""
-        return search(self._searcher(), query, chat_id=chat_id, limit=limit)
+    def search(
+        self, query: str, *, chat_id: str | None = None, limit: int = 200, around: int = 60
+    ) -> Hits:
+        """Titles and messages that contain `query` (see `storage.search`), each with
+        `around` characters either side of the match. Any thread may search."""
+        return search(self._searcher(), query, chat_id=chat_id, limit=limit, around=around)
 
     # -- chats (chat_rows.py) -------------------------------------------------------------
 

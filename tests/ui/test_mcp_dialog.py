@@ -214,3 +214,32 @@ def test_the_tools_view_shows_a_skipped_entry_of_mcp_json_with_its_reason(
     dialog.reject()
     qtbot.waitUntil(lambda: window.dialogs.tools_dialog is None, timeout=5000)
     QApplication.processEvents()
+
+
+def test_the_tools_view_lets_claude_search_other_chats_for_this_chat(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot)
+    assert session.plan is not None
+    assert all(t.name != "search_chats" for t in session.plan.request.tools)  # off at first
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_T,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
+    dialog = window.dialogs.tools_dialog
+    assert dialog is not None
+    box = dialog.past_chats
+    assert box.currentData() == "off"
+    box.setCurrentIndex(box.findData("all"))
+    box.activated.emit(box.currentIndex())  # as choosing it does
+    qtbot.waitUntil(
+        lambda: (
+            session.plan is not None
+            and any(t.name == "search_chats" for t in session.plan.request.tools)
+        ),
+        timeout=10_000,
+    )
+    assert engine.store.chat(session.chat.id).settings.search_chats == "all"
+    dialog.reject()

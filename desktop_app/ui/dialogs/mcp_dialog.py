@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import shlex
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -37,6 +39,11 @@ if TYPE_CHECKING:
     from desktop_app.ui.workers import BackgroundWorker
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
+PAST_CHATS = (
+    ("none of your other chats", "off"),
+    ("this chat's project's other chats", "project"),
+    ("all your other chats", "all"),
+)
 
 
 class McpWatcher(QObject):
@@ -127,14 +134,43 @@ class McpDialog(QDialog):
         row.addWidget(self.remove_button)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
+        # search_chats (chats/past_chats.py): off unless the user lets Claude look.
+        self.past_chats = QComboBox()
+        self.past_chats.setObjectName("searchChats")
+        for words, value in PAST_CHATS:
+            self.past_chats.addItem(words, value)
+        self.past_chats.setToolTip(
+            "A search_chats tool: each search is a tool step you see, asks before it runs, "
+            "and never reads a chat in the trash"
+        )
+        if chat is not None:
+            self.past_chats.setCurrentIndex(self.past_chats.findData(chat.settings.search_chats))
+        self.past_chats.setEnabled(chat is not None)
+        self.past_chats.activated.connect(self._on_past_chats_activated)
+        past = QFormLayout()
+        past.addRow("Claude may search", self.past_chats)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
+        layout.addLayout(past)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.details)
         layout.addLayout(row)
         layout.addWidget(close)
         self.resize(640, 520)
         self.refresh()
+
+    @Slot(int)
+    def _on_past_chats_activated(self, _index: int) -> None:
+        chat = self.chat
+        if chat is None:
+            return
+        value = str(self.past_chats.currentData())
+        try:
+            chat.setup.set_settings(replace(chat.settings, search_chats=value))
+        except ContextDeskError as exc:
+            self.details.setText(f"{exc.title}: {exc.message}")
+            return
+        self.chat_tools_changed.emit()
 
     # -- showing ------------------------------------------------------------------------------
 
