@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from desktop_app.core.cancel import CancelToken
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.storage.store import ChatStore
+    from desktop_app.tokens.counter import TokenCounter
 
 KEEP_TURNS = 2  # the last turns a new chat starts with, verbatim, unless the user says
 # Above the summary, in the new chat's system prompt (where the user sees and edits it).
@@ -198,6 +199,14 @@ def hand_off(
 
 def _title(old: str) -> str:
     return old if old.endswith("(continued)") else f"{old} (continued)"
+
+
+def first_request_tokens(preview: HandoffPreview, chat: Chat, counter: TokenCounter) -> int:
+    """About what the new chat's first request holds, in tokens (an estimate before it
+    is made): the system prompt with the summary, the facts carried, the kept turns."""
+    system = chat.info.system_prompt + "\n\n" + SUMMARY_HEADING + "\n\n" + preview.summary
+    facts = facts_block(preview.facts)
+    return counter.text(system) + counter.text(facts) + sum(map(counter.message, preview.kept))
 
 
 def handoff_links(store: ChatStore, chat_id: str) -> tuple[ChatInfo | None, list[ChatInfo]]:

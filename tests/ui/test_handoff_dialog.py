@@ -35,6 +35,8 @@ def test_a_chat_continues_in_a_new_one_with_what_the_user_chose(
     qtbot.mouseClick(dialog.preview_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(dialog.continue_button.isEnabled, timeout=10_000)
     assert "the last 4 messages verbatim" in dialog.status.text()  # (a turn with a tool step)
+    assert "Its first request: ≈" in dialog.status.text()
+    assert "this chat's next: ≈" in dialog.status.text()
     assert dialog.summary.toPlainText()  # the digest, to edit
     dialog.summary.setPlainText("Refund agreed for invoice 88213; waiting on the courier.")
     ticket = dialog.fact_boxes[facts["Ticket 5521 is open."]]

@@ -23,8 +23,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.chats import KEEP_TURNS, FactChoice, hand_off, previewing_handoff
+from desktop_app import said
+from desktop_app.chats import (
+    KEEP_TURNS,
+    FactChoice,
+    first_request_tokens,
+    hand_off,
+    previewing_handoff,
+)
 from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.messages import Usage
 from desktop_app.ui.workers import ActionWorker
 
 if TYPE_CHECKING:
@@ -153,6 +161,7 @@ class HandoffDialog(QDialog):
             + f"and the last {len(preview.kept)} messages verbatim"
             + (" — in the same project." if preview.project_id else ".")
         )
+        told += " " + escape(self._sizes(preview), quote=False)
         if preview.missing:
             told += (
                 " <b>Neither the summary nor a pinned fact holds:</b> "
@@ -174,6 +183,23 @@ class HandoffDialog(QDialog):
             self.facts.addRow(box, label)
             self.fact_boxes[fact.id] = box
         self.continue_button.setEnabled(True)
+
+    def _sizes(self, preview: HandoffPreview) -> str:
+        """The new chat's first request beside this chat's next, in tokens and input cost
+        (estimates: the new one is not made yet)."""
+        engine, chat = self.session.engine, self.session.chat
+        prices = engine.prices()
+
+        def priced(tokens: int) -> str:
+            cost = prices.cost(chat.model, Usage(input_tokens=tokens))
+            return f"≈{tokens:,} tokens" + (
+                f", {said.money_or_dash(cost, prices.currency)}" if cost is not None else ""
+            )
+
+        new = first_request_tokens(preview, chat, engine.counter)
+        plan = self.session.plan
+        old = f"; this chat's next: {priced(plan.input_figure.value)}" if plan else ""
+        return f"Its first request: {priced(new)}{old} (input, estimated)."
 
     @Slot()
     def _on_continue_clicked(self) -> None:
