@@ -2,7 +2,7 @@
 and again blurs it. The new chat starts with what the user chose to carry — the pinned
 facts (each moved, copied or left), a summary of the old chat (the model's, or an
 extractive digest that costs no request), its last turns verbatim, its project — and
-nothing else from it. First a preview (nothing changes), then `handoff`; both chats link
+nothing else from it. First a preview (nothing changes), then `hand_off`; both chats link
 to each other (`handoffs`), and what the hand-off left behind is named."""
 
 from __future__ import annotations

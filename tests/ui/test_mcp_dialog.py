@@ -36,6 +36,19 @@ def configure(engine: Engine, *servers: tuple[str, tuple[str, ...]]) -> None:
         )
 
 
+def open_tools(window: MainWindow, qtbot: QtBot) -> McpDialog:
+    """Tools and MCP servers…, by its keys (Ctrl+Shift+T)."""
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_T,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
+    dialog = window.dialogs.tools_dialog
+    assert dialog is not None
+    return dialog
+
+
 def item(tree: QTreeWidget, name: str) -> QTreeWidgetItem:
     found = tree.findItems(name, Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive, 0)
     assert found, f"{name} is not in the tools view"
@@ -65,14 +78,7 @@ def test_the_tools_view_turns_a_tool_off_for_this_chat_only(
     assert "many: ≈" in tooltip
     assert "built-in: ≈" in tooltip
 
-    qtbot.keyClick(
-        window,
-        Qt.Key.Key_T,
-        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
-    )
-    qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
-    dialog = window.dialogs.tools_dialog
-    assert dialog is not None
+    dialog = open_tools(window, qtbot)
     tree = dialog.tree
     broken = item(tree, "broken")
     assert broken.text(1).startswith("failed: ")
@@ -116,14 +122,7 @@ def test_the_tools_view_shows_each_server_s_protocol_version(
     hub = engine.mcp
     assert hub is not None
     qtbot.waitUntil(lambda: {s.status.value for s in hub.states()} == {"ready"}, timeout=60_000)
-    qtbot.keyClick(
-        window,
-        Qt.Key.Key_T,
-        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
-    )
-    qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
-    dialog = window.dialogs.tools_dialog
-    assert dialog is not None
+    dialog = open_tools(window, qtbot)
     for name, protocol in (("modern", "2026-07-28"), ("old", "2025-11-25")):
         server = item(dialog.tree, name)
         assert protocol in server.toolTip(1)
@@ -153,14 +152,7 @@ def test_importing_env_values_without_a_keyring_asks_to_keep_them_in_the_file(
     keyring.set_keyring(keyring.backends.fail.Keyring())  # no keyring service at all
     try:
         window = open_window(engine)
-        qtbot.keyClick(
-            window,
-            Qt.Key.Key_T,
-            Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
-        )
-        qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
-        dialog = window.dialogs.tools_dialog
-        assert dialog is not None
+        dialog = open_tools(window, qtbot)
         qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: _asked(dialog) is not None, timeout=10_000)
         box = _asked(dialog)
@@ -199,14 +191,7 @@ def test_the_tools_view_shows_a_skipped_entry_of_mcp_json_with_its_reason(
     hub = engine.mcp
     assert hub is not None
     qtbot.waitUntil(lambda: {s.status.value for s in hub.states()} == {"ready"}, timeout=60_000)
-    qtbot.keyClick(
-        window,
-        Qt.Key.Key_T,
-        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
-    )
-    qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
-    dialog = window.dialogs.tools_dialog
-    assert dialog is not None
+    dialog = open_tools(window, qtbot)
     assert item(dialog.tree, "good").text(1).startswith("ready")
     old = item(dialog.tree, "old")
     assert old.text(1).startswith("skipped: ")
@@ -222,14 +207,7 @@ def test_the_tools_view_lets_claude_search_other_chats_for_this_chat(
     session = open_demo(window, engine, qtbot)
     assert session.plan is not None
     assert all(t.name != "search_chats" for t in session.plan.request.tools)  # off at first
-    qtbot.keyClick(
-        window,
-        Qt.Key.Key_T,
-        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
-    )
-    qtbot.waitUntil(lambda: isinstance(window.dialogs.tools_dialog, McpDialog), timeout=5000)
-    dialog = window.dialogs.tools_dialog
-    assert dialog is not None
+    dialog = open_tools(window, qtbot)
     box = dialog.past_chats
     assert box.currentData() == "off"
     box.setCurrentIndex(box.findData("all"))

@@ -24,10 +24,9 @@ from PySide6.QtWidgets import (
 
 from desktop_app import said
 from desktop_app.ui.conversation.session import ChatSession
-from desktop_app.ui.workers import ActionWorker
+from desktop_app.ui.dialogs.slow_preview import SlowPreview
 
 if TYPE_CHECKING:
-    from desktop_app.chats import CompactionPreviewing
     from desktop_app.context.compaction import CompactionPreview
     from desktop_app.core.errors import ErrorInfo
 
@@ -37,9 +36,10 @@ class CompactionDialog(QDialog):
         super().__init__(parent)
         self.session = session
         self.preview: CompactionPreview | None = None
-        self.worker: ActionWorker | None = None
-        self._previewing: CompactionPreviewing | None = None
-        self._failed: ErrorInfo | None = None  # how the preview asked for failed, if it did
+        self.previewing = SlowPreview("compaction", self)
+        self.previewing.ready.connect(self.show_preview)
+        self.previewing.failed.connect(self._on_previewing_failed)
+        self.previewing.ended.connect(self._on_previewing_ended)
         self.setWindowTitle(f"Compact “{session.chat.title}”")
         self.setObjectName("compactionDialog")
         self.instructions = QLineEdit()
@@ -89,48 +89,25 @@ class CompactionDialog(QDialog):
 
     @Slot()
     def _on_preview_clicked(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel.cancel()
+        if self.previewing.running:
+            self.previewing.cancel()
             return
         chat = self.session.chat
-        previewing = chat.memory.previewing_compaction(
-            self.instructions.text(), self.session.messages
+        self.previewing.start(
+            chat.memory.previewing_compaction(self.instructions.text(), self.session.messages)
         )
-        self._previewing, self._failed = previewing, None
-        self.worker = ActionWorker(previewing, "compaction")
-        self.worker.event_ready.connect(self._on_worker_event_ready)
-        self.worker.crashed.connect(self._on_worker_crashed)
-        self.worker.done.connect(self._on_worker_done)
-        self.worker.start()
         self.preview_button.setText("Cancel")
         self.apply_button.setEnabled(False)
         self.status.setText("Asking the model for a summary…")
 
-    @Slot(object)
-    def _on_worker_event_ready(self, preview: CompactionPreview) -> None:
-        if self._previewing is not None:
-            self._previewing.record(preview)
-
-    @Slot(object)
-    def _on_worker_crashed(self, error: ErrorInfo) -> None:
-        self._failed = error
-
     @Slot()
-    def _on_worker_done(self) -> None:
-        if self.worker is not None:
-            self.worker.wait()  # (its connections closed: the dialog may go at once)
-            self.worker.deleteLater()
-        previewing, self.worker, self._previewing = self._previewing, None, None
+    def _on_previewing_ended(self) -> None:
         self.preview_button.setText("Preview summary")
-        if previewing is None:
-            return
-        previewing.finish()  # the requests it sent go to the ledger, whatever came of them
-        error = self._failed
-        if error is not None or previewing.preview is None:
-            title, message = (error.title, error.message) if error else ("No summary", "")
-            self.status.setText(f"<b>{escape(title)}</b>: {escape(message)}")
-            return
-        self.show_preview(previewing.preview)
+
+    @Slot(object)
+    def _on_previewing_failed(self, error: ErrorInfo | None) -> None:
+        title, message = (error.title, error.message) if error else ("No summary", "")
+        self.status.setText(f"<b>{escape(title)}</b>: {escape(message)}")
 
     def show_preview(self, preview: CompactionPreview) -> None:
         self.preview = preview
@@ -171,7 +148,5 @@ class CompactionDialog(QDialog):
         )
 
     def reject(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel.cancel()
-            self.worker.wait()
+        self.previewing.stop()
         super().reject()

@@ -33,10 +33,10 @@ from desktop_app.chats import (
 )
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.messages import Usage
-from desktop_app.ui.workers import ActionWorker
+from desktop_app.ui.dialogs.slow_preview import SlowPreview
 
 if TYPE_CHECKING:
-    from desktop_app.chats import HandoffPreview, HandoffPreviewing
+    from desktop_app.chats import HandoffPreview
     from desktop_app.core.errors import ErrorInfo
     from desktop_app.ui.conversation.session import ChatSession
 
@@ -56,9 +56,10 @@ class HandoffDialog(QDialog):
         super().__init__(parent)
         self.session = session
         self.preview: HandoffPreview | None = None
-        self.worker: ActionWorker | None = None
-        self._previewing: HandoffPreviewing | None = None
-        self._failed: ErrorInfo | None = None
+        self.previewing = SlowPreview("handoff", self)
+        self.previewing.ready.connect(self.show_preview)
+        self.previewing.failed.connect(self._on_previewing_failed)
+        self.previewing.ended.connect(self._on_previewing_ended)
         self.setObjectName("handoffDialog")
         self.setWindowTitle(f"Continue “{session.chat.title}” in a new chat")
         self.keep = QSpinBox()
@@ -108,49 +109,28 @@ class HandoffDialog(QDialog):
 
     @Slot()
     def _on_preview_clicked(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel.cancel()
+        if self.previewing.running:
+            self.previewing.cancel()
             return
-        previewing = previewing_handoff(
-            self.session.chat, self.keep.value(), use_model=self.by_model.isChecked()
+        self.previewing.start(
+            previewing_handoff(
+                self.session.chat, self.keep.value(), use_model=self.by_model.isChecked()
+            )
         )
-        self._previewing, self._failed = previewing, None
-        self.worker = ActionWorker(previewing, "handoff")
-        self.worker.event_ready.connect(self._on_worker_event_ready)
-        self.worker.crashed.connect(self._on_worker_crashed)
-        self.worker.done.connect(self._on_worker_done)
-        self.worker.start()
         self.preview_button.setText("Cancel")
         self.continue_button.setEnabled(False)
         self.status.setText(
             "Asking Claude for a summary…" if self.by_model.isChecked() else "Making the digest…"
         )
 
-    @Slot(object)
-    def _on_worker_event_ready(self, preview: HandoffPreview) -> None:
-        if self._previewing is not None:
-            self._previewing.record(preview)
-
-    @Slot(object)
-    def _on_worker_crashed(self, error: ErrorInfo) -> None:
-        self._failed = error
-
     @Slot()
-    def _on_worker_done(self) -> None:
-        if self.worker is not None:
-            self.worker.wait()
-            self.worker.deleteLater()
-        previewing, self.worker, self._previewing = self._previewing, None, None
+    def _on_previewing_ended(self) -> None:
         self.preview_button.setText("Preview")
-        if previewing is None:
-            return
-        previewing.finish()  # the summary request goes to the old chat's ledger
-        error = self._failed
-        if error is not None or previewing.preview is None:
-            title, message = (error.title, error.message) if error else ("No preview", "")
-            self.status.setText(f"<b>{escape(title)}</b>: {escape(message)}")
-            return
-        self.show_preview(previewing.preview)
+
+    @Slot(object)
+    def _on_previewing_failed(self, error: ErrorInfo | None) -> None:
+        title, message = (error.title, error.message) if error else ("No preview", "")
+        self.status.setText(f"<b>{escape(title)}</b>: {escape(message)}")
 
     def show_preview(self, preview: HandoffPreview) -> None:
         self.preview = preview
@@ -223,7 +203,5 @@ class HandoffDialog(QDialog):
         self.accept()
 
     def reject(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel.cancel()
-            self.worker.wait()
+        self.previewing.stop()
         super().reject()
