@@ -1,6 +1,7 @@
 """The MCP tool servers, as the faces (the window, the command line) use them: configure,
 start, look at — each server's state, its tools and what their definitions cost — and
-turn servers or single tools off for one chat. One home for each of these actions."""
+turn servers or single tools off for one chat; list a server's resources and prompts,
+read one as a message's blocks. One home for each of these actions."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.config.mcp_servers import ImportReport, McpServer, Secrets
-from desktop_app.core.errors import ContextDeskError
+from desktop_app.core.errors import ContextDeskError, ErrorKind
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat
     from desktop_app.config.mcp_servers import McpConfig
+    from desktop_app.core.blocks import Block
     from desktop_app.tokens.counter import TokenCounter
+    from desktop_app.tools.mcp_catalog import McpPrompt, McpResource
     from desktop_app.tools.mcp_hub import McpHub
 
 
@@ -153,6 +156,38 @@ class ToolServers:
         hub = self.engine.mcp
         if hub is not None:
             hub.restart(name)
+
+    # -- resources and prompts (tools/mcp_catalog.py) ------------------------------------------
+
+    def resources(self, name: str) -> tuple[McpResource, ...]:
+        """The server's resources, asked now (it is started first, if need be)."""
+        return self._ready(name).resources(name)
+
+    def prompts(self, name: str) -> tuple[McpPrompt, ...]:
+        return self._ready(name).prompts(name)
+
+    def resource_blocks(self, name: str, uri: str) -> list[Block]:
+        """A resource as the blocks a message carries: its text under its URI, or an image."""
+        from desktop_app.tools.mcp_catalog import resource_blocks
+
+        return resource_blocks(name, uri, self._ready(name).read_resource(name, uri))
+
+    def prompt_text(self, name: str, prompt: str, arguments: dict[str, str]) -> str:
+        """A server's prompt, filled with `arguments`, as the text of a draft."""
+        from desktop_app.tools.mcp_catalog import prompt_text
+
+        return prompt_text(self._ready(name).get_prompt(name, prompt, arguments))
+
+    def _ready(self, name: str) -> McpHub:
+        hub = self.engine.mcp
+        if hub is None or hub.state(name) is None:
+            raise ContextDeskError(
+                "No such MCP server",
+                f"{name!r} is not one of the servers in mcp.json.",
+                kind=ErrorKind.NOT_FOUND,
+            )
+        self.start([name], wait=True)
+        return hub
 
     def views(self, chat: Chat | None = None) -> list[ServerView]:
         """Every server with its state and tools; on/off as `chat` has them."""

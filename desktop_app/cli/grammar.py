@@ -63,6 +63,13 @@ def add_commands(sub: Any) -> None:
         help="tools that ask may run without asking (an MCP tool as SERVER.TOOL)",
     )
     send.add_argument(
+        "--resource",
+        action="append",
+        default=[],
+        metavar="SERVER:URI",
+        help="attach an MCP server's resource to the message (see `mcp resources`)",
+    )
+    send.add_argument(
         "--over-budget",
         action="store_true",
         help="send even if it crosses a hard spending cap (this once)",
@@ -344,6 +351,12 @@ def _add_mcp(sub: Any) -> None:
     test = mcp.add_parser("test", help="start a server and list its tools with their tokens")
     test.add_argument("name")
     test.add_argument("--json", action="store_true")
+    resources = mcp.add_parser("resources", help="a server's resources (attach with --resource)")
+    resources.add_argument("name")
+    resources.add_argument("--json", action="store_true")
+    prompts = mcp.add_parser("prompts", help="a server's prompts and their arguments")
+    prompts.add_argument("name")
+    prompts.add_argument("--json", action="store_true")
     importing = mcp.add_parser("import", help="add the servers of Claude desktop's config")
     importing.add_argument("file", nargs="?", type=Path, help="(default: Claude desktop's own)")
     importing.add_argument(

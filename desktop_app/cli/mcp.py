@@ -21,6 +21,8 @@ def cmd_mcp(engine: Engine, args: argparse.Namespace) -> int:
         "remove": _remove,
         "test": _test,
         "import": _import,
+        "resources": _resources,
+        "prompts": _prompts,
     }[args.mcp_command](engine, args)
 
 
@@ -68,6 +70,46 @@ def _add(engine: Engine, args: argparse.Namespace) -> int:
 def _remove(engine: Engine, args: argparse.Namespace) -> int:
     server = engine.tool_servers.remove(args.name)
     print(f"Removed {server.name} ({server.where})." if server.where else f"Removed {server.name}.")
+    return 0
+
+
+def _resources(engine: Engine, args: argparse.Namespace) -> int:
+    found = engine.tool_servers.resources(args.name)
+    if args.json:
+        listed = [
+            {"uri": r.uri, "name": r.name, "description": r.description, "mime_type": r.mime_type}
+            for r in found
+        ]
+        print(json.dumps(listed, ensure_ascii=False, indent=2))
+        return 0
+    for r in found:
+        kind = f" ({r.mime_type})" if r.mime_type else ""
+        print(f"{r.uri}  {r.name}{kind}" + (f" — {r.description}" if r.description else ""))
+    if not found:
+        print(f"{args.name} offers no resources.")
+    return 0
+
+
+def _prompts(engine: Engine, args: argparse.Namespace) -> int:
+    found = engine.tool_servers.prompts(args.name)
+    if args.json:
+        listed = [
+            {
+                "name": p.name,
+                "description": p.description,
+                "arguments": [
+                    {"name": n, "description": d, "required": r} for n, d, r in p.arguments
+                ],
+            }
+            for p in found
+        ]
+        print(json.dumps(listed, ensure_ascii=False, indent=2))
+        return 0
+    for p in found:
+        takes = ", ".join(n + ("" if r else "?") for n, _d, r in p.arguments)
+        print(f"/{p.name}({takes})" + (f" — {p.description}" if p.description else ""))
+    if not found:
+        print(f"{args.name} offers no prompts.")
     return 0
 
 

@@ -104,7 +104,17 @@ def send(chat: Chat, text: str, approver: TerminalApprover, quiet: bool) -> Turn
 
 def cmd_send(engine: Engine, args: argparse.Namespace) -> int:
     chat = engine.find(args.chat)
-    message = Message("user", (TextBlock(args.text),))
+    attached = []  # MCP resources, each as its blocks (its text under its URI, or an image)
+    for ref in args.resource:
+        server, _, uri = ref.partition(":")
+        if not server or not uri:
+            raise ContextDeskError(
+                "Which resource?",
+                f"{ref!r}: give SERVER:URI (see `contextdesk mcp resources`).",
+                kind=ErrorKind.USAGE,
+            )
+        attached += engine.tool_servers.resource_blocks(server, uri)
+    message = Message("user", (*attached, TextBlock(args.text)))
     return _answer(
         engine,
         chat,

@@ -31,7 +31,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
@@ -42,6 +42,7 @@ from desktop_app.config.mcp_servers import McpConfig, Secrets, hide_values
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError
 from desktop_app.tools.errors import McpCallFailed, McpUnavailable
+from desktop_app.tools.mcp_catalog import McpPrompt, McpResource, list_prompts, list_resources
 from desktop_app.tools.mcp_limits import within_limits
 from desktop_app.tools.mcp_liveness import (
     WATCH_EVERY_S,
@@ -202,15 +203,56 @@ class McpHub:
         """Call a tool; returns the SDK's `CallToolResult`. Raises `Cancelled` when
         `cancel` fires (the server is told), `ContextDeskError` when the server is not
         running, dies, or does not answer within its time."""
+        return self._ask(
+            server,
+            tool,
+            lambda client, timeout: client.call_tool(tool, arguments, read_timeout_seconds=timeout),
+            cancel,
+        )
+
+    # -- what it offers beside tools ---------------------------------------------------------
+
+    def resources(self, server: str) -> tuple[McpResource, ...]:
+        """The server's resources (every page), asked now."""
+        found: tuple[McpResource, ...] = self._ask(
+            server, "resources/list", lambda c, _t: list_resources(c, server), CancelToken()
+        )
+        return found
+
+    def read_resource(self, server: str, uri: str) -> list[Any]:
+        """One resource's contents (the SDK's `TextResourceContents`/`BlobResourceContents`)."""
+        result = self._ask(server, uri, lambda c, _t: c.read_resource(uri), CancelToken())
+        return list(result.contents)
+
+    def prompts(self, server: str) -> tuple[McpPrompt, ...]:
+        """The server's prompts (every page), asked now."""
+        found: tuple[McpPrompt, ...] = self._ask(
+            server, "prompts/list", lambda c, _t: list_prompts(c, server), CancelToken()
+        )
+        return found
+
+    def get_prompt(self, server: str, name: str, arguments: dict[str, str]) -> list[Any]:
+        """A prompt filled with `arguments`: its messages (the SDK's `PromptMessage`s)."""
+        result = self._ask(server, name, lambda c, _t: c.get_prompt(name, arguments), CancelToken())
+        return list(result.messages)
+
+    def _ask(
+        self,
+        server: str,
+        what: str,
+        make: Callable[[Client, float], Coroutine[Any, Any, Any]],
+        cancel: CancelToken,
+    ) -> Any:
+        """Run `make(client, timeout)` on the hub's loop against a ready server; the
+        errors as `call` says."""
+        tool = what  # (named in the errors: a tool, a URI, a list)
         state = self.state(server)
         client = self._clients.get(server)
         if state is None or state.status is not ServerStatus.READY or client is None:
             raise McpUnavailable(server, state.reason if state else "it was removed")
         loop = self._ensure_loop()
         timeout = state.server.call_timeout
-        future: Future[Any] = asyncio.run_coroutine_threadsafe(
-            client.call_tool(tool, arguments, read_timeout_seconds=timeout), loop
-        )
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(make(client, timeout), loop)
         # Cancelling the task makes the SDK send notifications/cancelled.
         unregister = cancel.on_cancel(lambda: _cancel(future))
         try:

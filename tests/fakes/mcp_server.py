@@ -19,7 +19,8 @@ fail (is_error), crash (the process dies mid-call), hang (never answers; with
 --cancelled-marker, writes the file when the client cancels it), grow (adds a tool and
 says the list changed), meet (waits for another server's `meet`: a barrier across
 processes), screenshot (a large image in both content and structured content),
-picture_as (an image that is broken in a chosen way). --many N adds N more.
+picture_as (an image that is broken in a chosen way). --many N adds N more. Resources:
+notes://today (text), images://dot (a PNG); a prompt: review(topic).
 """
 
 from __future__ import annotations
@@ -97,6 +98,23 @@ def build(many: int, cancelled_marker: str, legacy: bool, huge: int = 0) -> MCPS
     def echo(text: str) -> str:
         """Say the text back."""
         return text
+
+    # Resources and a prompt, as Claude desktop lists them beside the tools.
+    @server.resource(
+        "notes://today", name="today", description="Today's notes", mime_type="text/plain"
+    )
+    def today() -> str:
+        return "Call the courier about order 88213 before noon."
+
+    @server.resource(
+        "images://dot", name="dot", description="A tiny picture", mime_type="image/png"
+    )
+    def dot() -> bytes:
+        return png()
+
+    @server.prompt(description="Ask for a careful review of a topic")
+    def review(topic: str) -> str:
+        return f"Review {topic} carefully, and list what is missing."
 
     @server.tool()
     def add(a: int, b: int) -> dict[str, int]:

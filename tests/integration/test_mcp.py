@@ -973,3 +973,45 @@ def test_non_string_env_values_are_converted_or_left_out_with_a_warning(
     assert "UNSET" in warned
     kept = config.secrets(config.server("with-env")).env
     assert kept == {"TEST_SECRET": "s3cret", "PORT": "8080", "DEBUG": "true"}
+
+
+def test_a_server_s_resources_and_prompts_are_listed_and_a_resource_is_sent(
+    home: Path, sim: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = ["--", sys.executable, "-m", "tests.fakes.mcp_server"]
+    cli(home, capsys, "mcp", "add", "t", *server)
+    listed = json.loads(cli(home, capsys, "mcp", "resources", "t", "--json"))
+    by_uri = {r["uri"]: r for r in listed}
+    assert by_uri["notes://today"]["mime_type"] == "text/plain"
+    assert by_uri["images://dot"]["mime_type"] == "image/png"
+    assert "notes://today  today (text/plain) — Today's notes" in cli(
+        home, capsys, "mcp", "resources", "t"
+    )
+    (review,) = json.loads(cli(home, capsys, "mcp", "prompts", "t", "--json"))
+    assert review["name"] == "review"
+    assert review["arguments"] == [{"name": "topic", "description": "", "required": True}]
+    assert "/review(topic)" in cli(home, capsys, "mcp", "prompts", "t")
+
+    chat = cli(home, capsys, "chat", "new").strip()
+    cli(
+        home,
+        capsys,
+        "send",
+        chat,
+        "What do my notes say?",
+        "--resource",
+        "t:notes://today",
+        "--resource",
+        "t:images://dot",
+    )
+    content = sim.message_requests()[-1].body["messages"][-1]["content"]
+    assert content[0] == {
+        "type": "text",
+        "text": "[Resource notes://today from t]\nCall the courier about order 88213 before noon.",
+    }
+    assert content[2]["type"] == "image"  # the picture, as an image the API takes
+    assert content[2]["source"]["media_type"] == "image/png"
+    assert content[-1]["text"] == "What do my notes say?"
+    assert sim.refused() == []
+    said = cli(home, capsys, "send", chat, "Hi", "--resource", "t:notes://nothing", status=1)
+    assert "notes://nothing" in said

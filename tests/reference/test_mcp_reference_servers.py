@@ -29,6 +29,7 @@ import pytest
 from desktop_app.config.mcp_servers import McpConfig, McpServer
 from desktop_app.core.blocks import ImageBlock
 from desktop_app.core.cancel import CancelToken
+from desktop_app.tools.mcp_catalog import resource_blocks
 from desktop_app.tools.mcp_hub import McpHub
 from desktop_app.tools.mcp_state import ServerStatus
 from desktop_app.tools.mcp_tools import mcp_tools, outcome
@@ -180,3 +181,14 @@ def test_server_everything(hub: McpHub, record_property: RecordProperty) -> None
     assert not structured.is_error
     links = outcome(hub.call("everything", "get-resource-links", {"count": 2}, CancelToken()))
     assert "Resource link" in str(links.content)
+    # What it offers beside tools: resources (one read as a message's blocks) and prompts.
+    resources = hub.resources("everything")
+    assert resources, "server-everything lists resources"
+    first = resources[0]
+    blocks = resource_blocks("everything", first.uri, hub.read_resource("everything", first.uri))
+    assert blocks
+    assert first.uri in str(blocks[0])
+    prompts = {p.name for p in hub.prompts("everything")}
+    assert prompts, "server-everything lists prompts"
+    record_property("everything_resources", len(resources))
+    record_property("everything_prompts", ",".join(sorted(prompts)))
