@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
 from desktop_app.config.mcp_servers import McpServer
+from desktop_app.core.blocks import TextBlock
 from desktop_app.ui.context.meter import TOOLS
 from desktop_app.ui.dialogs.mcp_dialog import McpDialog
 from desktop_app.ui.main_window import MainWindow
@@ -220,4 +221,49 @@ def test_the_tools_view_lets_claude_search_other_chats_for_this_chat(
         timeout=10_000,
     )
     assert engine.store.chat(session.chat.id).settings.search_chats == "all"
+    dialog.reject()
+
+
+def test_the_tools_view_lists_a_server_s_resources_and_attaches_one(
+    engine: Engine, open_window: Callable[[Engine], MainWindow], qtbot: QtBot
+) -> None:
+    configure(engine, ("t", ()))
+    window = open_window(engine)
+    hub = engine.mcp
+    assert hub is not None
+    qtbot.waitUntil(lambda: {s.status.value for s in hub.states()} == {"ready"}, timeout=60_000)
+    session = open_demo(window, engine, qtbot)
+    dialog = open_tools(window, qtbot)
+    dialog.tree.setCurrentItem(item(dialog.tree, "t"))
+    offers = dialog.offers
+    qtbot.waitUntil(lambda: offers.list.count() == 3, timeout=20_000)
+    shown = [offers.list.item(i).text() for i in range(3)]
+    assert shown == [
+        "notes://today — today (text/plain)",
+        "images://dot — dot (image/png)",
+        "/review(topic)",
+    ]
+    assert "2 resource(s) and 1 prompt(s)" in offers.title.text()
+    offers.list.setCurrentRow(2)
+    assert not offers.attach_button.isEnabled()  # a prompt is not attached
+    offers.list.setCurrentRow(0)
+    qtbot.mouseClick(offers.attach_button, Qt.MouseButton.LeftButton)
+    pane = window.shown
+    assert pane is not None
+    qtbot.waitUntil(lambda: bool(pane.composer.attachments), timeout=20_000)
+    (attached,) = pane.composer.attachments
+    assert attached.name == "notes://today"
+    assert attached.tokens > 0
+    first = pane.composer.draft_blocks()[0]
+    assert isinstance(first, TextBlock)
+    assert first.text.startswith("[Resource notes://today from t]\nCall the courier")
+    assert session.chat.id == pane.session.chat.id
+
+    def planned_with_it() -> bool:  # the next request carries it, as Send would
+        plan = session.plan
+        return plan is not None and "[Resource notes://today" in json.dumps(
+            plan.request.body()["messages"][-1]
+        )
+
+    qtbot.waitUntil(planned_with_it, timeout=20_000)
     dialog.reject()

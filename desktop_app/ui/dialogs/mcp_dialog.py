@@ -33,6 +33,7 @@ from desktop_app.config.errors import SecretsNeedKeyring
 from desktop_app.config.mcp_servers import ImportReport
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.ui import theme
+from desktop_app.ui.dialogs.mcp_offers import McpOffers
 
 if TYPE_CHECKING:
     from desktop_app.chats import Chat, Engine
@@ -119,6 +120,7 @@ class McpDialog(QDialog):
         self.details.setObjectName("mcpDetails")
         self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.offers = McpOffers(engine, background)  # resources and prompts
         self.add_button = QPushButton("Add server…")
         self.import_button = QPushButton("Import from Claude desktop")
         self.restart_button = QPushButton("Restart")
@@ -154,6 +156,7 @@ class McpDialog(QDialog):
         layout.addLayout(past)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.details)
+        layout.addWidget(self.offers)
         layout.addLayout(row)
         layout.addWidget(close)
         self.resize(640, 520)
@@ -241,7 +244,11 @@ class McpDialog(QDialog):
             button.setEnabled(view is not None)
         if view is None:
             self.details.setText("")
+            self.offers.show_server("", ready=False, can_attach=False)
             return
+        self.offers.show_server(
+            view.name, ready=view.status == "ready", can_attach=self.chat is not None
+        )
         lines = [
             f"<b>{_escape(view.name)}</b> ({view.transport}): <code>{_escape(view.where)}</code>"
         ]

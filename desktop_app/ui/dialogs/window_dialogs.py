@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow
 
     from desktop_app.chats import Engine
+    from desktop_app.core.blocks import Block
     from desktop_app.ui.conversation.pane import ConversationPane
     from desktop_app.ui.dialogs.handoff_dialog import HandoffDialog
     from desktop_app.ui.dialogs.mcp_dialog import McpDialog, McpWatcher
@@ -83,8 +84,21 @@ class WindowDialogs(QObject):
         dialog.chat_tools_changed.connect(self._on_tools_dialog_chat_tools_changed)
         dialog.servers_changed.connect(self._on_tool_servers_started)
         dialog.finished.connect(self._on_tools_dialog_finished)
+        dialog.offers.attached.connect(self._on_resource_attached)
         self.tools_dialog = dialog
         dialog.open()
+
+    @Slot(str, object)
+    def _on_resource_attached(self, uri: str, blocks: list[Block]) -> None:
+        """An MCP resource, into the message being written (each block a chip)."""
+        pane = self._shown()
+        if pane is None:
+            return
+        from desktop_app.ui.conversation.composer import Attachment
+
+        for block in blocks:
+            pane.composer.add_attachment(Attachment(uri, block, self.engine.counter.block(block)))
+        self.status.emit(f"Attached {uri}")
 
     @Slot()
     def _on_tools_dialog_chat_tools_changed(self) -> None:
