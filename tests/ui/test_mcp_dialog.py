@@ -267,3 +267,59 @@ def test_the_tools_view_lists_a_server_s_resources_and_attaches_one(
 
     qtbot.waitUntil(planned_with_it, timeout=20_000)
     dialog.reject()
+
+
+def test_a_server_s_prompt_becomes_the_draft_and_a_resource_project_knowledge(
+    engine: Engine,
+    open_window: Callable[[Engine], MainWindow],
+    qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    configure(engine, ("t", ()))
+    window = open_window(engine)
+    hub = engine.mcp
+    assert hub is not None
+    qtbot.waitUntil(lambda: {s.status.value for s in hub.states()} == {"ready"}, timeout=60_000)
+    session = open_demo(window, engine, qtbot)
+    project = engine.projects.new("Shop")
+    engine.projects.move(session.chat, project.id)
+    asked: list[str] = []
+
+    def answer(_parent: object, _title: str, label: str) -> tuple[str, bool]:
+        asked.append(label)
+        return "the refund policy", True
+
+    monkeypatch.setattr("desktop_app.ui.dialogs.mcp_offers.QInputDialog.getText", answer)
+    dialog = open_tools(window, qtbot)
+    dialog.tree.setCurrentItem(item(dialog.tree, "t"))
+    offers = dialog.offers
+    qtbot.waitUntil(lambda: offers.list.count() == 3, timeout=20_000)
+
+    offers.list.setCurrentRow(2)  # /review(topic)
+    assert offers.prompt_button.isEnabled()
+    assert not offers.knowledge_button.isEnabled()
+    qtbot.mouseClick(offers.prompt_button, Qt.MouseButton.LeftButton)
+    pane = window.shown
+    assert pane is not None
+    qtbot.waitUntil(lambda: pane.composer.edit.toPlainText() != "", timeout=20_000)
+    assert asked == ["topic"]
+    assert pane.composer.edit.toPlainText() == (
+        "Review the refund policy carefully, and list what is missing."
+    )
+
+    def planned_with_draft() -> bool:  # the next request ends with it, as Send would
+        plan = session.plan
+        return plan is not None and "Review the refund policy" in json.dumps(
+            plan.request.body()["messages"][-1]
+        )
+
+    qtbot.waitUntil(planned_with_draft, timeout=20_000)
+
+    offers.list.setCurrentRow(0)  # notes://today
+    assert offers.knowledge_button.isEnabled()
+    qtbot.mouseClick(offers.knowledge_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(engine.projects.find("Shop").files), timeout=20_000)
+    (file,) = engine.projects.find("Shop").files
+    assert file.name == "notes://today"
+    assert "Call the courier about order 88213" in file.text
+    dialog.reject()

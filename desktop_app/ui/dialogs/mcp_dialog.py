@@ -247,7 +247,10 @@ class McpDialog(QDialog):
             self.offers.show_server("", ready=False, can_attach=False)
             return
         self.offers.show_server(
-            view.name, ready=view.status == "ready", can_attach=self.chat is not None
+            view.name,
+            ready=view.status == "ready",
+            can_attach=self.chat is not None,
+            project_id=self.chat.info.project_id if self.chat is not None else None,
         )
         lines = [
             f"<b>{_escape(view.name)}</b> ({view.transport}): <code>{_escape(view.where)}</code>"

@@ -85,6 +85,8 @@ class WindowDialogs(QObject):
         dialog.servers_changed.connect(self._on_tool_servers_started)
         dialog.finished.connect(self._on_tools_dialog_finished)
         dialog.offers.attached.connect(self._on_resource_attached)
+        dialog.offers.prompted.connect(self._on_prompt_filled)
+        dialog.offers.told.connect(self.status)
         self.tools_dialog = dialog
         dialog.open()
 
@@ -99,6 +101,14 @@ class WindowDialogs(QObject):
         for block in blocks:
             pane.composer.add_attachment(Attachment(uri, block, self.engine.counter.block(block)))
         self.status.emit(f"Attached {uri}")
+
+    @Slot(str)
+    def _on_prompt_filled(self, text: str) -> None:
+        """An MCP prompt, filled in, as the draft (after what is written already)."""
+        pane = self._shown()
+        if pane is not None:
+            draft = pane.composer.edit.toPlainText().strip()
+            pane.composer.set_draft(f"{draft}\n\n{text}" if draft else text)
 
     @Slot()
     def _on_tools_dialog_chat_tools_changed(self) -> None:
