@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat, Imported
     from desktop_app.chats.chat_core import can_retry, repaired, retry_point
     from desktop_app.chats.checking import check_file
+    from desktop_app.chats.documents import attach_file
     from desktop_app.chats.engine import DEMO_MODEL, Engine
     from desktop_app.chats.given_files import read_given_file, shown_name
     from desktop_app.chats.handoff import (
@@ -87,6 +88,7 @@ _LATER = {
     "Handoff": "handoff",
     "HandoffPreview": "handoff",
     "hand_off": "handoff",
+    "attach_file": "documents",
     "first_request_tokens": "handoff",
     "handoff_links": "handoff",
     "preview_handoff": "handoff",
@@ -132,6 +134,7 @@ __all__ = [
     "UsageReport",
     "UsageRow",
     "api_name",
+    "attach_file",
     "can_retry",
     "check_file",
     "data_folder",

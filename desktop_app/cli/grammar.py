@@ -63,6 +63,22 @@ def add_commands(sub: Any) -> None:
         help="tools that ask may run without asking (an MCP tool as SERVER.TOOL)",
     )
     send.add_argument(
+        "--attach",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="attach a file: a PDF as a document the model reads page by page, or a text file",
+    )
+    send.add_argument(
+        "--as",
+        dest="attach_as",
+        choices=("document", "text"),
+        default="document",
+        help="a PDF as a document (its pages, as the model sees them) or as its text (fewer "
+        "tokens; no pictures) (document)",
+    )
+    send.add_argument(
         "--resource",
         action="append",
         default=[],

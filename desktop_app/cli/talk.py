@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from desktop_app.cli.arguments import allowed_tools, numbered
 from desktop_app.cli.context import print_request
-from desktop_app.core.blocks import TextBlock
+from desktop_app.core.blocks import Block, TextBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.events import (
@@ -32,6 +32,8 @@ from desktop_app.core.messages import Message
 from desktop_app.core.ports import ApprovalDecision, ApprovalRequest, Approver
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from desktop_app.chats import Chat, Engine, Turn
 
 
@@ -114,6 +116,8 @@ def cmd_send(engine: Engine, args: argparse.Namespace) -> int:
                 kind=ErrorKind.USAGE,
             )
         attached += engine.tool_servers.resource_blocks(server, uri)
+    for path in args.attach:
+        attached.append(_attached(engine, chat, path, args.attach_as))
     message = Message("user", (*attached, TextBlock(args.text)))
     return _answer(
         engine,
@@ -121,6 +125,16 @@ def cmd_send(engine: Engine, args: argparse.Namespace) -> int:
         args,
         lambda approver: chat.turns.start(message, approver, over_budget=args.over_budget),
     )
+
+
+def _attached(engine: Engine, chat: Chat, path: Path, how: str) -> Block:
+    """A file for the message: a PDF as a document (or its text), a text file quoted; its
+    tokens said on stderr before anything is sent."""
+    from desktop_app.chats import attach_file
+
+    block, said = attach_file(chat, path, engine.counter, as_document=how == "document")
+    print(said, file=sys.stderr)
+    return block
 
 
 def cmd_edit(engine: Engine, args: argparse.Namespace) -> int:

@@ -152,6 +152,19 @@ class TokenCounter:
             return count
         if isinstance(block, RedactedThinkingBlock):
             return BLOCK_OVERHEAD + len(block.data) // 4  # encrypted: length is all we know
+        if block.type == "document":  # a PDF: its pages and text, not its base64's length
+            source = block.raw.get("source")
+            data = source.get("data") if isinstance(source, dict) else None
+            # (its base64 text as the key: a str caches its hash, so a plan asks in O(1))
+            key = ("document", data if isinstance(data, str) else json.dumps(block.raw))
+            found = self._by_content.get(key)
+            if found is None:
+                from desktop_app.tokens.documents import document_tokens
+
+                counted = document_tokens(block.raw, self.text)
+                found = counted if counted is not None else self.text(json.dumps(block.raw))
+                self._by_content[key] = found
+            return BLOCK_OVERHEAD + found
         return BLOCK_OVERHEAD + self.text(json.dumps(block.raw))
 
     def blocks_of(self, message: Message) -> tuple[int, ...]:

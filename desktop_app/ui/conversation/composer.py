@@ -212,12 +212,14 @@ class Composer(QWidget):
     draft_changed(object): the draft's blocks, as Send would send them, after the user
         paused typing or changed an attachment (for the live plan).
     problem(str): an attachment could not be used.
+    pdf_chosen(Path): a PDF to attach (as a document or as text: the pane asks).
     """
 
     send_requested = Signal(object)
     stop_requested = Signal()
     draft_changed = Signal(object)
     problem = Signal(str)
+    pdf_chosen = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -417,10 +419,14 @@ class Composer(QWidget):
             self,
             "Attach files",
             "",
-            "Images and text (*.png *.jpg *.jpeg *.gif *.webp *.txt *.md *.py *.json *.csv);;All files (*)",
+            "Images, PDFs and text (*.png *.jpg *.jpeg *.gif *.webp *.pdf *.txt *.md *.py *.json *.csv);;All files (*)",
         )
+        pdfs = [Path(n) for n in names if Path(n).suffix.lower() == ".pdf"]
+        for pdf in pdfs:  # as a document or as text: the pane asks, seeing both costs
+            self.pdf_chosen.emit(pdf)
+        others = [n for n in names if Path(n) not in pdfs]
         self._on_edit_attachments_dropped(
-            [_attempt(lambda n=name: file_attachment(Path(n), self.edit.count)) for name in names]  # type: ignore[misc]
+            [_attempt(lambda n=name: file_attachment(Path(n), self.edit.count)) for name in others]  # type: ignore[misc]
         )
 
     def _remove_attachment(self, attachment: Attachment) -> None:

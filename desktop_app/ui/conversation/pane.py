@@ -34,6 +34,8 @@ from desktop_app.ui.conversation.message_view import MessageListView
 from desktop_app.ui.conversation.new_chat_page import NewChatPage
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from desktop_app.config.settings import Settings
     from desktop_app.core.blocks import Block
     from desktop_app.core.messages import Message
@@ -132,6 +134,7 @@ class ConversationPane(QWidget):
         self.composer.stop_requested.connect(self.stop)
         self.composer.draft_changed.connect(self._on_composer_draft_changed)
         self.composer.problem.connect(self._on_composer_problem)
+        self.composer.pdf_chosen.connect(self._on_composer_pdf_chosen)
         self.header.model_chosen.connect(self._on_header_model_chosen)
         self.header.settings_chosen.connect(self._on_header_settings_chosen)
         self.header.context_view_toggled.connect(self.context_view_toggled)
@@ -373,6 +376,16 @@ class ConversationPane(QWidget):
             self.problem.emit(exc.info)
             return
         self.chat_made.emit(chat)
+
+    @Slot(object)
+    def _on_composer_pdf_chosen(self, path: Path) -> None:
+        """A PDF: as a document (its pages, as Claude sees them) or as its text — asked
+        with both costs in view, before anything is sent."""
+        from desktop_app.ui.conversation.pdf_choice import ask_pdf_choice
+
+        attachment = ask_pdf_choice(self, self.session, path)
+        if attachment is not None:
+            self.composer.add_attachment(attachment)
 
     @Slot(object)
     def _on_messages_edit_requested(self, message: Message) -> None:

@@ -1,0 +1,89 @@
+"""A PDF sent as a `document` block: the model reads its pages — each as text and as an
+image — instead of text extracted here. It costs more than its text (a page of text ≈2,300
+tokens as a PDF, ≈730 pasted), so the user chooses, seeing both counts before sending:
+*as a document* or *as text* (`file_text.text_of`, today's extraction). The limits are
+the API's (platform.claude.com/docs/en/build-with-claude/pdf-support, read 2026-12-03):
+600 pages a request (100 when the request's context window is under 1M tokens), 128 MB a
+request on Anthropic's API."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from desktop_app.core.blocks import Block, OpaqueBlock, TextBlock
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.tokens.documents import PAGE_IMAGE_TOKENS, pdf_pages
+
+if TYPE_CHECKING:
+    from desktop_app.chats.chat import Chat
+    from desktop_app.tokens.counter import TokenCounter
+
+MAX_PAGES = 600
+MAX_PAGES_UNDER_1M = 100  # when the request's context window is under 1M tokens
+MAX_BYTES = 128 * 1_000_000  # the whole request's, base64 and all
+CountText = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class PdfDocument:
+    name: str
+    pages: int
+    text_tokens: int  # its text layer's tokens (what "as text" would send, about)
+    block: OpaqueBlock  # the `document` block, base64
+
+    @property
+    def tokens(self) -> int:
+        """What the API charges for it, about: each page's image and its text."""
+        return self.pages * PAGE_IMAGE_TOKENS + self.text_tokens
+
+
+def pdf_document(path: Path, count: CountText, context_window: int) -> PdfDocument:
+    """`path` as a `document` block, or a clear refusal when the API would refuse it."""
+    from desktop_app.chats.given_files import read_given_file, shown_name
+
+    name = shown_name(path)
+    data = read_given_file(path, MAX_BYTES, "A PDF sent as a document is at most 128 MB.")
+    if not data.startswith(b"%PDF-"):
+        raise ContextDeskError("Not a PDF", f"{name} is not a PDF.", kind=ErrorKind.FORMAT)
+    pages, text = pdf_pages(name, data)
+    most = MAX_PAGES if context_window >= 1_000_000 else MAX_PAGES_UNDER_1M
+    if pages > most:
+        raise ContextDeskError(
+            "Too many pages",
+            f"{name} has {pages} pages; the API reads at most {most} a request with this "
+            "model's window. Split it, or attach it as text.",
+            kind=ErrorKind.FORMAT,
+        )
+    raw = {
+        "type": "document",
+        "source": {
+            "type": "base64",
+            "media_type": "application/pdf",
+            "data": base64.b64encode(data).decode("ascii"),
+        },
+        "title": name,
+    }
+    return PdfDocument(name, pages, count(text), OpaqueBlock("document", raw))
+
+
+def attach_file(
+    chat: Chat, path: Path, counter: TokenCounter, *, as_document: bool
+) -> tuple[Block, str]:
+    """A file for a message, and what it costs in words: a PDF as a `document` block (or
+    its extracted text), any other file as its UTF-8 text, quoted."""
+    from desktop_app.chats.file_text import text_of
+    from desktop_app.chats.given_files import shown_name
+
+    name = shown_name(path)
+    if as_document and path.suffix.lower() == ".pdf":
+        document = pdf_document(path, counter.text, chat.settings.context_window)
+        return document.block, (
+            f"{name}: a document of {document.pages} page(s), ≈{document.tokens:,} tokens "
+            f"(as text: ≈{document.text_tokens:,})"
+        )
+    text = f"File: {name}\n```\n{text_of(path)}\n```"
+    return TextBlock(text), f"{name}: as text, ≈{counter.text(text):,} tokens"

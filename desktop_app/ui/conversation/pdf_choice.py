@@ -1,0 +1,50 @@
+"""Attaching a PDF: *as a document* — Claude reads each page, its pictures and layout too,
+at a page's image and text each — or *as text*, its words only, for far fewer tokens. Both
+costs are shown before the choice (chats/documents.py); one the API would refuse says why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from desktop_app.chats import attach_file
+from desktop_app.core.errors import ContextDeskError
+from desktop_app.ui.conversation.composer import Attachment
+
+if TYPE_CHECKING:
+    from desktop_app.ui.conversation.session import ChatSession
+
+
+def ask_pdf_choice(parent: QWidget, session: ChatSession, path: Path) -> Attachment | None:
+    """The attachment the user chose, or None (cancelled, or nothing can be attached)."""
+    chat, counter = session.chat, session.engine.counter
+    options: dict[str, Attachment] = {}
+    why_not: list[str] = []
+    for as_document, label in ((True, "As a document"), (False, "As text")):
+        try:
+            block, said = attach_file(chat, path, counter, as_document=as_document)
+        except ContextDeskError as exc:
+            why_not.append(f"{label}: {exc.message}")
+            continue
+        options[label] = Attachment(path.name, block, counter.block(block))
+        why_not.append(said)
+    box = QMessageBox(QMessageBox.Icon.Question, f"Attach {path.name}", "", parent=parent)
+    box.setObjectName("pdfChoice")
+    if not options:
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setText(f"{path.name} cannot be attached.")
+        box.setInformativeText("\n".join(why_not))
+        box.exec()
+        return None
+    box.setText(
+        "As a document, Claude reads every page — its pictures, tables and layout too; as "
+        "text, only its words, for far fewer tokens."
+    )
+    box.setInformativeText("\n".join(why_not))
+    buttons = {box.addButton(label, QMessageBox.ButtonRole.AcceptRole): label for label in options}
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.exec()
+    chosen = buttons.get(box.clickedButton())  # type: ignore[call-overload]
+    return options[chosen] if chosen else None

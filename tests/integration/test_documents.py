@@ -1,0 +1,73 @@
+"""A PDF attached as a document (issue 36, item 2): one `document` block the model reads
+page by page, its pages and tokens said before it is sent; attached as text, its
+extracted text; one the API would refuse is refused before sending."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_app.api.simulator import SimulatorServer
+from desktop_app.app import main
+from desktop_app.core.blocks import OpaqueBlock
+from desktop_app.tokens.counter import TokenCounter
+from desktop_app.tokens.documents import PAGE_IMAGE_TOKENS
+from tests.fakes.pdf import make_pdf
+
+PAGES = [f"Page {n}: the refund policy, clause {n}." for n in range(1, 13)]
+
+
+def test_a_pdf_goes_as_one_document_block_or_as_its_text(
+    cli: Any, sim: SimulatorServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pdf = tmp_path / "policy.pdf"
+    pdf.write_bytes(make_pdf(PAGES))
+    chat = cli("chat", "new").strip()
+    code = main(["--home", str(cli.home), "send", chat, "Summarize it.", "--attach", str(pdf)])
+    _out, err = capsys.readouterr()
+    assert code == 0
+    assert "policy.pdf: a document of 12 page(s), ≈" in err
+    content = sim.message_requests()[-1].body["messages"][-1]["content"]
+    documents = [b for b in content if b["type"] == "document"]
+    assert len(documents) == 1
+    (document,) = documents
+    assert document["source"]["media_type"] == "application/pdf"
+    assert base64.b64decode(document["source"]["data"]) == pdf.read_bytes()
+    assert document["title"] == "policy.pdf"
+    assert sim.refused() == []
+
+    cli("send", chat, "Again, as text.", "--attach", str(pdf), "--as", "text")
+    content = sim.message_requests()[-1].body["messages"][-1]["content"]
+    assert [b["type"] for b in content] == ["text", "text"]
+    assert "Page 7: the refund policy, clause 7." in content[0]["text"]
+
+
+def test_a_document_is_counted_by_its_pages_not_its_base64() -> None:
+    raw = {
+        "type": "document",
+        "source": {
+            "type": "base64",
+            "media_type": "application/pdf",
+            "data": base64.b64encode(make_pdf(PAGES)).decode("ascii"),
+        },
+    }
+    counter = TokenCounter()
+    tokens = counter.block(OpaqueBlock("document", raw))
+    assert 12 * PAGE_IMAGE_TOKENS < tokens < 12 * PAGE_IMAGE_TOKENS + 1_000
+
+
+def test_a_pdf_the_api_would_refuse_is_refused_before_sending(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    pdf = tmp_path / "long.pdf"
+    pdf.write_bytes(make_pdf([f"Page {n}" for n in range(101)]))
+    chat = cli("chat", "new", "--model", "claude-haiku-4-5").strip()  # a 200k window: 100 pages
+    before = len(sim.message_requests())
+    said = cli("send", chat, "Read it.", "--attach", str(pdf), status=2)
+    assert "long.pdf has 101 pages; the API reads at most 100" in said
+    assert len(sim.message_requests()) == before
+    assert json.loads(cli("chat", "show", chat, "--json"))["messages"] == []  # nothing stored
