@@ -11,6 +11,7 @@ from PySide6.QtGui import QFont, QTextDocument, QTextOption
 from desktop_app.chats import image_size
 from desktop_app.core.blocks import (
     ImageBlock,
+    OpaqueBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -63,6 +64,12 @@ def block_content(
         return None, False, f"image, {size[0]}×{size[1]} px" if size else "image"
     if isinstance(block, RedactedThinkingBlock):
         return None, False, "redacted thinking (encrypted; sent back unchanged)"
+    if isinstance(block, OpaqueBlock) and block.type == "document":
+        title = block.raw.get("title") or "a document"
+        source = block.raw.get("source")
+        kind = source.get("media_type") if isinstance(source, dict) else None
+        read = "Claude reads its pages" if kind == "application/pdf" else "sent whole"
+        return None, False, f"Document: {title} — {read}"
     return None, False, "kept exactly as received"
 
 
