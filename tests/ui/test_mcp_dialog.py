@@ -18,6 +18,7 @@ from desktop_app.chats import Engine
 from desktop_app.config.mcp_servers import McpServer
 from desktop_app.core.blocks import TextBlock
 from desktop_app.ui.context.meter import TOOLS
+from desktop_app.ui.conversation.session import ChatSession
 from desktop_app.ui.dialogs.mcp_dialog import McpDialog
 from desktop_app.ui.main_window import MainWindow
 from tests.ui.conftest import open_demo
@@ -224,15 +225,22 @@ def test_the_tools_view_lets_claude_search_other_chats_for_this_chat(
     dialog.reject()
 
 
-def test_the_tools_view_lists_a_server_s_resources_and_attaches_one(
+def with_test_server(
     engine: Engine, open_window: Callable[[Engine], MainWindow], qtbot: QtBot
-) -> None:
+) -> tuple[MainWindow, ChatSession]:
+    """The window with the test server ready (its resources and prompt), on a demo chat."""
     configure(engine, ("t", ()))
     window = open_window(engine)
     hub = engine.mcp
     assert hub is not None
     qtbot.waitUntil(lambda: {s.status.value for s in hub.states()} == {"ready"}, timeout=60_000)
-    session = open_demo(window, engine, qtbot)
+    return window, open_demo(window, engine, qtbot)
+
+
+def test_the_tools_view_lists_a_server_s_resources_and_attaches_one(
+    engine: Engine, open_window: Callable[[Engine], MainWindow], qtbot: QtBot
+) -> None:
+    window, session = with_test_server(engine, open_window, qtbot)
     dialog = open_tools(window, qtbot)
     dialog.tree.setCurrentItem(item(dialog.tree, "t"))
     offers = dialog.offers
@@ -275,12 +283,7 @@ def test_a_server_s_prompt_becomes_the_draft_and_a_resource_project_knowledge(
     qtbot: QtBot,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    configure(engine, ("t", ()))
-    window = open_window(engine)
-    hub = engine.mcp
-    assert hub is not None
-    qtbot.waitUntil(lambda: {s.status.value for s in hub.states()} == {"ready"}, timeout=60_000)
-    session = open_demo(window, engine, qtbot)
+    window, session = with_test_server(engine, open_window, qtbot)
     project = engine.projects.new("Shop")
     engine.projects.move(session.chat, project.id)
     asked: list[str] = []
