@@ -27,10 +27,8 @@ class Trace:
     text: str
     carriers: tuple[Carrier, ...]  # the requests that carried it, oldest first
     in_next: bool  # the next request carries it
-    where: (
-        str  # what holds it in the chat now: "message #3 (you)", "a pinned fact", … ("": nothing)
-    )
-    stopped_by: str  # while it is not sent: "compaction #1", "trimming", "exclusion", … ("": sent)
+    where: str  # what holds it now: "message #3 (you)", "a pinned fact" ("": nothing)
+    stopped_by: str  # while not sent: "compaction #1", "trimming", … ("": it is sent)
     why: str  # one sentence: where it is sent, or what stopped it
 
     @property

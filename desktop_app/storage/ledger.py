@@ -369,24 +369,42 @@ def carried(
     aside) whose body held one of its needles — pieces of the body's JSON text, as
     `_escaped` makes them — in its system, tools or settings, or (unless `heads_only`) in
     its messages. Each stored part is read once, however many requests share it."""
+    if heads_only:
+        return _heads_carrying(db, chat_id, needles)
     rows = db.execute(
         "SELECT number, sent_at, model, head, base, shared, added FROM requests "
         "WHERE chat_id = ? AND purpose = 'chat' ORDER BY number",
         (chat_id,),
     ).fetchall()
     wanted: set[int] = {row[3] for row in rows}
-    if not heads_only:
-        for parts in _each_request_parts(rows):
-            wanted.update(parts)
+    for parts in _each_request_parts(rows):
+        wanted.update(parts)
     holds = _parts_holding(db, wanted, needles)  # part id → the keys it holds
     found: dict[str, list[Carrier]] = {key: [] for key in needles}
-    parts_of = _each_request_parts(rows) if not heads_only else ([] for _ in rows)
-    for row, parts in zip(rows, parts_of, strict=True):
+    for row, parts in zip(rows, _each_request_parts(rows), strict=True):
         keys = set(holds.get(row[3], ()))
         for part in parts:
             keys.update(holds.get(part, ()))
         for key in keys:
             found[key].append(Carrier(row[0], row[1], row[2]))
+    return found
+
+
+def _heads_carrying(
+    db: sqlite3.Connection, chat_id: str, needles: Mapping[str, Sequence[str]]
+) -> dict[str, list[Carrier]]:
+    """`carried`, heads only: a head (system, tools, settings) is one part per request,
+    and the same head repeats from request to request — each distinct one is read once."""
+    rows = db.execute(
+        "SELECT number, sent_at, model, head FROM requests "
+        "WHERE chat_id = ? AND purpose = 'chat' ORDER BY number",
+        (chat_id,),
+    ).fetchall()
+    holds = _parts_holding(db, {row[3] for row in rows}, needles)
+    found: dict[str, list[Carrier]] = {key: [] for key in needles}
+    for number, sent_at, model, head in rows:
+        for key in holds.get(head, ()):
+            found[key].append(Carrier(number, sent_at, model))
     return found
 
 
