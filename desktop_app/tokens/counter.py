@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from desktop_app.core.blocks import (
     Block,
     ImageBlock,
+    OpaqueBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -237,6 +238,8 @@ class TokenCounter:
             return TOOL_JSON if _looks_like_json(text) else text_kind(text)
         if isinstance(block, ToolUseBlock):
             return TOOL_JSON
+        if isinstance(block, OpaqueBlock) and block.type == "document":
+            return IMAGE  # priced by its pages, as an image is: never scaled as text
         return PROSE
 
     def mix_of(self, message: Message) -> Mix:

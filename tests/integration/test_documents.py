@@ -14,6 +14,7 @@ import pytest
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.app import main
 from desktop_app.core.blocks import OpaqueBlock
+from desktop_app.tokens.calibration import IMAGE
 from desktop_app.tokens.counter import TokenCounter
 from desktop_app.tokens.documents import PAGE_IMAGE_TOKENS
 from tests.fakes.pdf import make_pdf
@@ -39,6 +40,10 @@ def test_a_pdf_goes_as_one_document_block_or_as_its_text(
     assert base64.b64decode(document["source"]["data"]) == pdf.read_bytes()
     assert document["title"] == "policy.pdf"
     assert sim.refused() == []
+    # The stand-in counts it as the API does, by its pages (not its base64's bytes).
+    (sent,) = json.loads(cli("requests", chat, "--json"))
+    usage = sent["usage"]
+    assert usage["input_tokens"] + usage["cache_creation_input_tokens"] > 12 * PAGE_IMAGE_TOKENS
 
     cli("send", chat, "Again, as text.", "--attach", str(pdf), "--as", "text")
     content = sim.message_requests()[-1].body["messages"][-1]["content"]
@@ -56,8 +61,12 @@ def test_a_document_is_counted_by_its_pages_not_its_base64() -> None:
         },
     }
     counter = TokenCounter()
-    tokens = counter.block(OpaqueBlock("document", raw))
+    document = OpaqueBlock("document", raw)
+    tokens = counter.block(document)
     assert 12 * PAGE_IMAGE_TOKENS < tokens < 12 * PAGE_IMAGE_TOKENS + 1_000
+    # Like an image, never scaled by what the API's count taught about text: the total
+    # on screen holds the same estimate as its card.
+    assert counter.block_kind(document) == IMAGE
 
 
 def test_a_pdf_the_api_would_refuse_is_refused_before_sending(

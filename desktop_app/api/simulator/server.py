@@ -404,9 +404,23 @@ def _check_request(body: Any, *, needs_max_tokens: bool) -> str:
 
 
 def _estimate(body: dict[str, Any]) -> int:
-    """The simulator's token count: about 4 bytes of JSON per token."""
+    """The simulator's token count: about 4 bytes of JSON per token — but a PDF document
+    as the API counts one, by its pages (each an image and its text), not its base64."""
     relevant = {k: body.get(k) for k in ("system", "messages", "tools")}
-    return max(1, len(json.dumps(relevant, ensure_ascii=False).encode()) // 4)
+    if '"document"' not in json.dumps(relevant.get("messages")):
+        return max(1, len(json.dumps(relevant, ensure_ascii=False).encode()) // 4)
+    from desktop_app.tokens.documents import document_tokens
+
+    relevant = json.loads(json.dumps(relevant))  # (a copy: the body is the log's)
+    pages = 0
+    for message in relevant.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "document":
+                pages += document_tokens(block, lambda text: len(text.encode()) // 4) or 0
+                if isinstance(block.get("source"), dict):
+                    block["source"].pop("data", None)  # (counted by its pages instead)
+    return max(1, len(json.dumps(relevant, ensure_ascii=False).encode()) // 4 + pages)
 
 
 def _message(body: dict[str, Any], reply: Reply, cache: CacheUsage) -> dict[str, Any]:
