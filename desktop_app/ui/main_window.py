@@ -204,8 +204,7 @@ class MainWindow(WindowFrame):
         self.welcome.enter_key_requested.connect(self.open_settings)
         self.welcome.demo_requested.connect(self.start_demo)
         self.center.addWidget(self.welcome)
-        self.side = ContextDock(self, self.central_row, self.menus.context_action)
-        side = self.side
+        self.side = side = ContextDock(self, self.central_row, self.menus.context_action)
         self.context, self.dock, self.strip = side.panel, side.dock, side.strip
         self.placement = side.placement
         self.context.jump_requested.connect(self._on_context_jump_requested)
@@ -213,6 +212,7 @@ class MainWindow(WindowFrame):
         self.context.handoff_requested.connect(self.dialogs.open_handoff)
         self.context.project_requested.connect(self.dialogs.open_project)
         self.context.tools_requested.connect(self.dialogs.open_tools)
+        self.panes.trace_requested.connect(side.ask_ledger)  # a message: in which requests?
         self.center.setCurrentWidget(self.no_chat)
         self._show_mode()
 

@@ -467,6 +467,18 @@ def test_the_request_tab_asks_the_ledger_which_requests_carried_a_text(
     assert json.loads(view.body_text()) == session.chat.costs.sent_body(1)
     assert view.text.textCursor().selectedText() == "bluebird"  # at the text
 
+    # From the message itself: its menu asks the same question of the ledger.
+    window.context.tabs.setCurrentIndex(0)  # (the Overview)
+    pane = window.shown
+    assert pane is not None
+    menu = pane.messages.menu_for(first)
+    asked = next(a for a in menu.actions() if a.text() == "In which requests was it sent?")
+    asked.trigger()
+    assert window.context.tabs.currentWidget() is view
+    assert view.search.text() == "The codename is bluebird."
+    assert "was in 2 of 2 requests" in view.trace.text()
+    assert "Message #7 (you) is left out of the context." in view.trace.text()
+
 
 def test_clearing_old_tool_results_previews_the_change(
     window: MainWindow, engine: Engine, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch

@@ -12,12 +12,14 @@ from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QLabel, QToolButton, QWi
 from desktop_app.ui import theme
 from desktop_app.ui.context.panel import ContextPanel
 from desktop_app.ui.context.placement import ContextPlacement, ContextStrip
+from desktop_app.ui.context.request_view import message_needle
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QBoxLayout, QMainWindow
 
     from desktop_app.context.plan import Plan
+    from desktop_app.core.messages import Message
     from desktop_app.ui.conversation.session import ChatSession
 
 DOCK_PX = 340  # the panel's first width, docked
@@ -58,6 +60,15 @@ class ContextDock(QObject):
     def _on_session_planned(self, plan: Plan) -> None:
         self.panel.show_plan(plan)
         self.strip.show_plan(plan)
+
+    @Slot(object)
+    def ask_ledger(self, message: Message) -> None:
+        """A message's "In which requests was it sent?": the Request tab asks the ledger
+        about its first line (the panel opened if it was closed)."""
+        if not self.panel.isVisible():
+            self.placement.toggle()
+        self.panel.tabs.setCurrentWidget(self.panel.request)
+        self.panel.request.ask_ledger(message_needle(message.text))
 
     @Slot(int)
     def _on_session_text_streamed(self, characters: int) -> None:

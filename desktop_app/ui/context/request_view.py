@@ -332,6 +332,11 @@ class RequestView(QWidget):
             self.text.setTextCursor(cursor)
             self.text.find(needle)
 
+    def ask_ledger(self, text: str) -> None:
+        """What the ledger says of `text` (a message's line), as if typed and asked."""
+        self.search.setText(text)
+        self._on_ledger_clicked()
+
     @Slot()
     def _on_ledger_clicked(self) -> None:
         """What the ledger says of the text in the search box: each request that carried it
@@ -362,3 +367,10 @@ class RequestView(QWidget):
     @Slot()
     def _on_copy_clicked(self) -> None:
         QGuiApplication.clipboard().setText(self.text.toPlainText())
+
+
+def message_needle(text: str) -> str:
+    """What to look for to find a message in the requests: its first line of words, up to
+    80 characters (a line stands in the JSON as written; a whole message may not)."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line[:80]

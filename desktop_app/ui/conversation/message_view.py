@@ -60,6 +60,7 @@ class MessageListView(QListView):
     retry_requested = Signal(object)
     regenerate_requested = Signal(object)
     branch_requested = Signal(str)
+    trace_requested = Signal(object)  # which requests carried a message (the ledger)
     scrollbar_width_changed = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -314,6 +315,11 @@ class MessageListView(QListView):
             if action.key == "fork":
                 menu.addSeparator()
             menu.addAction(action.label, action.run)
+        if message.text.strip():  # (the menu only: the hover bar keeps its few)
+            menu.addSeparator()
+            menu.addAction(
+                "In which requests was it sent?", lambda: self.trace_requested.emit(message)
+            )
         return menu
 
     # -- the hover bar ----------------------------------------------------------------------

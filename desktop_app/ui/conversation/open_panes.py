@@ -28,13 +28,15 @@ if TYPE_CHECKING:
 
 class OpenPanes(QObject):
     """Signals, from any pane or its session: status(text, ms), problem(ErrorInfo),
-    chat_made(Chat), open_requested(chat id), context_view_toggled(bool), actions_changed(), chat_changed(ChatInfo),
+    chat_made(Chat), open_requested(chat id), trace_requested(Message),
+    context_view_toggled(bool), actions_changed(), chat_changed(ChatInfo),
     activity(chat id, Activity or "": answering, failed, or neither)."""
 
     status = Signal(str, int)
     problem = Signal(object)
     chat_made = Signal(object)
     open_requested = Signal(str)
+    trace_requested = Signal(object)
     context_view_toggled = Signal(bool)
     actions_changed = Signal()
     chat_changed = Signal(object)
@@ -90,6 +92,7 @@ class OpenPanes(QObject):
         pane.problem.connect(self.problem)
         pane.chat_made.connect(self.chat_made)
         pane.open_requested.connect(self.open_requested)
+        pane.trace_requested.connect(self.trace_requested)
         pane.context_view_toggled.connect(self.context_view_toggled)
         pane.actions_changed.connect(self.actions_changed)
         self.stack.addWidget(pane)

@@ -72,6 +72,7 @@ class ConversationPane(QWidget):
     problem = Signal(object)
     chat_made = Signal(object)
     open_requested = Signal(str)  # another chat to show (a hand-off's link, clicked)
+    trace_requested = Signal(object)  # a message: which requests carried it (the ledger)
     context_view_toggled = Signal(bool)
     actions_changed = Signal()
 
@@ -149,6 +150,7 @@ class ConversationPane(QWidget):
         view.retry_requested.connect(self.retry)
         view.regenerate_requested.connect(self._on_messages_regenerate_requested)
         view.branch_requested.connect(self._on_messages_branch_requested)
+        view.trace_requested.connect(self.trace_requested)
         view.scrollbar_width_changed.connect(self._on_messages_scrollbar_width_changed)
         self.find_bar.closed.connect(self._on_find_bar_closed)
         self.new_chat.starter_chosen.connect(self._on_new_chat_starter_chosen)
