@@ -180,6 +180,6 @@ def carried(text: str, numbers: Sequence[int], total: int, last: Carrier | None)
     )
 
 
-def money_or_dash(amount: float | None, currency: str) -> str:
+def estimated_money(amount: float | None, currency: str) -> str:
     """An estimated amount ("≈$0.0031"), or "no price" for a model the table lacks."""
     return f"≈{format_money(amount, currency)}" if amount is not None else "no price"

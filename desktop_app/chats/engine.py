@@ -317,13 +317,9 @@ class Engine:
     def requests_carrying(self, text: str) -> dict[str, list[Carrier]]:
         """Every chat whose requests carried `text` (from the ledger): chat id → those
         requests, oldest first."""
-        from desktop_app.storage import ledger
+        from desktop_app.chats.tracing import requests_carrying
 
-        if not text.strip():
-            raise ContextDeskError(
-                "Nothing to find", "Give the text to look for.", kind=ErrorKind.USAGE
-            )
-        return ledger.chats_carrying(self.store.db, text)
+        return requests_carrying(self.store, text)
 
     def search_chats(
         self, text: str, limit: int = 200

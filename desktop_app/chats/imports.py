@@ -106,8 +106,8 @@ def import_path(
     paths = [paths] if isinstance(paths, Path) else list(paths)
     opened = [(path, open_export(path, chosen)) for path in paths]  # (refused: nothing made)
     exports = [export for _, export in opened if export is not None]
-    ours = [_one_of_ours(engine, path) for path, export in opened if export is None]
     if not exports:
+        ours = [_one_of_ours(engine, path) for path, _ in opened]
         return ImportBatch(tuple(ours), 0, "contextdesk")
     source = next((e.source for e in exports if e.source), "")
     if not source:
@@ -124,7 +124,9 @@ def import_path(
     try:
         count = sum(export.check(read) for export in exports)
     except ImportStopped:
-        return ImportBatch(tuple(ours), 0, source, cancelled=True)
+        return ImportBatch((), 0, source, cancelled=True)
+    # Our own chats beside the export, once every export is known to be readable.
+    ours = [_one_of_ours(engine, path) for path, export in opened if export is None]
     run = _Run(engine, model or engine.settings.model, [e.path for e in exports])
     run.made += ours
     for export in exports:

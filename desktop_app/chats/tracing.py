@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from desktop_app.context.plan import Plan
     from desktop_app.core.messages import Message
     from desktop_app.storage.ledger import Carrier
+    from desktop_app.storage.store import ChatStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,16 +55,28 @@ def trace(core: ChatCore, plans: Planning, text: str, plan: Plan | None = None) 
     (`plan`'s, when the caller has it: the window's, already made off its thread)."""
     from desktop_app.storage import ledger
 
-    if not text.strip():
-        raise ContextDeskError(
-            "Nothing to find", "Give the text to look for.", kind=ErrorKind.USAGE
-        )
+    _given(text)
     needle = json.dumps(text, ensure_ascii=False)[1:-1]  # as it stands in a body's JSON
     carriers = tuple(ledger.carried(core.host.store.db, core.id, {text: (needle,)})[text])
     plan = plan or plans.plan()
     in_next = needle in json.dumps(plan.request.body(), ensure_ascii=False)
     where, stopped_by, why = _standing(core, plan, text, needle, in_next)
     return Trace(text, carriers, in_next, where, stopped_by, why)
+
+
+def requests_carrying(store: ChatStore, text: str) -> dict[str, list[Carrier]]:
+    """Every chat whose requests carried `text`: chat id → those requests, oldest first."""
+    from desktop_app.storage import ledger
+
+    _given(text)
+    return ledger.chats_carrying(store.db, text)
+
+
+def _given(text: str) -> None:
+    if not text.strip():
+        raise ContextDeskError(
+            "Nothing to find", "Give the text to look for.", kind=ErrorKind.USAGE
+        )
 
 
 def _standing(

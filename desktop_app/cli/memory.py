@@ -170,8 +170,8 @@ def _print_handoff(
     print(new.chat.id)
     print(
         f"“{new.chat.title}”: its first request ≈{first.input_tokens:,} tokens "
-        f"({said.money_or_dash(first.now, currency)}); the old chat's next "
-        f"≈{old.input_tokens:,} tokens ({said.money_or_dash(old.now, currency)})"
+        f"({said.estimated_money(first.now, currency)}); the old chat's next "
+        f"≈{old.input_tokens:,} tokens ({said.estimated_money(old.now, currency)})"
     )
     if new.dropped:
         print("Not carried (you left them): " + "; ".join(new.dropped))

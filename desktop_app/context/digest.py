@@ -29,7 +29,10 @@ def digest(messages: Sequence[Message]) -> str:
         if message.is_tool_results:
             continue
         who = "You" if message.role == "user" else "Claude"
-        for sentence in (s.strip() for s in SENTENCE.split(message.text) if s.strip()):
+        # (a list's own marks would double the digest's: "- Claude: - Amount …")
+        for sentence in (s.strip().lstrip("-*• ").strip() for s in SENTENCE.split(message.text)):
+            if not sentence:
+                continue
             if message.role == "user" and sentence.endswith("?"):
                 questions.append(sentence)
             elif DECISION.search(sentence) or hard_facts(sentence):

@@ -49,19 +49,22 @@ def test_search_chats_asks_first_and_skips_the_trash(cli: Any, sim: SimulatorSer
     old = cli("chat", "new").strip()
     cli("send", old, "The bluebird plan is off.")
     cli("chat", "delete", old)  # (to the trash)
+    kept = cli("chat", "new").strip()
+    cli("send", kept, "The bluebird plan is on again.")
     here = cli("chat", "new").strip()
     cli("chat", "set", here, "search_chats=all")
-    sim.queue(
-        Reply.tools(("toolu_s2", "search_chats", {"query": "bluebird"})),
-        Reply.text("Nothing."),
-    )
-    cli("send", here, "Any bluebird plan?")  # not allowed: the command line does not run it
-    result = json.dumps(sim.message_requests()[-1].body["messages"][-1], ensure_ascii=False)
-    assert "bluebird plan is off" not in result
-    sim.queue(
-        Reply.tools(("toolu_s3", "search_chats", {"query": "bluebird"})),
-        Reply.text("Nothing."),
-    )
-    cli("send", here, "Look again.", "--allow-tools", "search_chats")
-    result = json.dumps(sim.message_requests()[-1].body["messages"][-1], ensure_ascii=False)
-    assert "No message of your other chats holds 'bluebird'" in result  # the trash is out
+
+    def searched(*allow: str) -> str:
+        sim.queue(
+            Reply.tools(("toolu_s" + str(len(allow)), "search_chats", {"query": "bluebird"})),
+            Reply.text("Nothing."),
+        )
+        cli("send", here, "Any bluebird plan?", *allow)
+        return json.dumps(sim.message_requests()[-1].body["messages"][-1], ensure_ascii=False)
+
+    refused = searched()  # not allowed: the command line does not run a tool that asks
+    assert '"is_error": true' in refused
+    assert "bluebird plan is on again" not in refused  # nothing was read
+    found = searched("--allow-tools", "search_chats")
+    assert "bluebird plan is on again" in found
+    assert "bluebird plan is off" not in found  # the trash is never read

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app import said
 from desktop_app.chats import (
     KEEP_TURNS,
     FactChoice,
@@ -31,6 +30,8 @@ from desktop_app.chats import (
     hand_off,
     previewing_handoff,
 )
+from desktop_app.config.prices import format_money
+from desktop_app.context.plan import Section
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.messages import Usage
 from desktop_app.ui.dialogs.slow_preview import SlowPreview
@@ -173,13 +174,19 @@ class HandoffDialog(QDialog):
         def priced(tokens: int) -> str:
             cost = prices.cost(chat.model, Usage(input_tokens=tokens))
             return f"≈{tokens:,} tokens" + (
-                f", {said.money_or_dash(cost, prices.currency)}" if cost is not None else ""
+                f", ≈{format_money(cost, prices.currency)}" if cost is not None else ""
             )
 
         new = first_request_tokens(preview, chat, engine.counter)
         plan = self.session.plan
-        old = f"; this chat's next: {priced(plan.input_figure.value)}" if plan else ""
-        return f"Its first request: {priced(new)}{old} (input, estimated)."
+        if plan is None:
+            return f"Its first request: {priced(new)} (input, estimated)."
+        # As this chat's plan counts: calibrated, with the same tools offered.
+        new = round(new * plan.calibration) + plan.sections.get(Section.TOOLS, 0)
+        old = plan.input_figure.value
+        return (
+            f"Its first request: {priced(new)}; this chat's next: {priced(old)} (input, estimated)."
+        )
 
     @Slot()
     def _on_continue_clicked(self) -> None:

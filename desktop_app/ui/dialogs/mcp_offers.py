@@ -103,7 +103,7 @@ class McpOffers(QWidget):
 
     def _show(self, found: tuple[Any, Any]) -> None:
         resources, prompts = found
-        if not self.isVisible() and not self.server:
+        if not self.server:  # (the server was unselected meanwhile)
             return
         self.list.clear()
         for r in resources:
