@@ -47,7 +47,13 @@ def reply_cost(cost: ReplyCost) -> str:
         if cost.cost is not None
         else f"no price for {cost.model}"
     )
-    return f"Its request: {tokens} tokens (exact) · {money}"
+    web = ", ".join(
+        f"{n} web {kind}{'es' if n > 1 else ''}"
+        for n, kind in ((cost.web_searches, "search"), (cost.web_fetches, "fetch"))
+        if n
+    )
+    ran = f" · {web}" if web else ""
+    return f"Its request: {tokens} tokens (exact){ran} · {money}"
 
 
 def input_cost(change: InputCostChange) -> str:

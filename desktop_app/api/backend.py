@@ -31,6 +31,7 @@ from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorKind
 from desktop_app.core.events import (
     StreamBlockStart,
     StreamBlockStop,
+    StreamCitationDelta,
     StreamEvent,
     StreamInputDelta,
     StreamMessageDelta,
@@ -187,6 +188,10 @@ class AnthropicBackend:
 
     def count_tokens(self, request: ChatRequest, cancel: CancelToken | None = None) -> int | None:
         """The server's count for `request`, or None when it has no count_tokens endpoint."""
+        from desktop_app.core.server_tools import is_server_tool
+
+        # count_tokens refuses server tools (web search, web fetch): counted without them.
+        request = replace(request, tools=tuple(t for t in request.tools if not is_server_tool(t)))
         body = {k: v for k, v in self._body(request).items() if k != "max_tokens"}
         headers = {PURPOSE_HEADER: "count"}
         counting = self._client().messages.count_tokens(**body, extra_headers=headers)
@@ -431,6 +436,12 @@ def _usage(raw: Any) -> Usage | None:
     details = getattr(raw, "output_tokens_details", None)
     hour = getattr(creation, "ephemeral_1h_input_tokens", None)
     thinking = getattr(details, "thinking_tokens", None)
+    servers = getattr(raw, "server_tool_use", None)
+
+    def used(name: str) -> int:
+        value = getattr(servers, name, None)
+        return value if isinstance(value, int) else 0
+
     return Usage(
         input_tokens=num("input_tokens"),
         output_tokens=num("output_tokens"),
@@ -438,6 +449,8 @@ def _usage(raw: Any) -> Usage | None:
         cache_read_input_tokens=num("cache_read_input_tokens"),
         cache_write_1h_tokens=hour if isinstance(hour, int) else 0,
         thinking_tokens=thinking if isinstance(thinking, int) else 0,
+        web_search_requests=used("web_search_requests"),
+        web_fetch_requests=used("web_fetch_requests"),
     )
 
 
@@ -471,7 +484,9 @@ def _convert(raw: Any) -> StreamEvent | None:
             return StreamSignatureDelta(raw.index, delta.signature)
         if delta.type == "input_json_delta":
             return StreamInputDelta(raw.index, delta.partial_json)
-        return None  # citations and future delta types
+        if delta.type == "citations_delta":
+            return StreamCitationDelta(raw.index, delta.citation.to_dict())
+        return None  # future delta types
     if kind == "content_block_stop":
         return StreamBlockStop(raw.index)
     if kind == "message_delta":

@@ -57,6 +57,18 @@ class Connection:
 
         return self._base_url() or f"https://{ANTHROPIC_HOST}"
 
+    def server_tools(self) -> bool:
+        """May requests offer the API's own tools (web search, web fetch)? Anthropic's
+        API runs them, and the offline simulator plays them; other servers refuse them."""
+        if self.demo:
+            return True
+        choice = self._settings().server_tools
+        if choice != "auto":
+            return choice == "on"
+        from desktop_app.api.backend import is_anthropic
+
+        return is_anthropic(self._base_url())
+
     def prompt_caching(self) -> bool:
         """Will requests carry `cache_control`? Decided as the backend decides it (only
         Anthropic's API takes the markers), from the settings, without connecting."""

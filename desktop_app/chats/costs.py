@@ -99,6 +99,8 @@ class Costs:
             usage.output_tokens,
             prices.cost(model, usage),
             prices.currency,
+            usage.web_search_requests,
+            usage.web_fetch_requests,
         )
 
     def cache_outlook(self, plan: Plan) -> CacheOutlook:

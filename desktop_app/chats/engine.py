@@ -58,13 +58,14 @@ if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the fir
 DEMO_MODEL = "contextdesk-demo"
 
 
-def _how_to_reach(settings: Settings) -> tuple[str, int, int, str]:
+def _how_to_reach(settings: Settings) -> tuple[str, int, int, str, str]:
     """What the connection is made from: a change means connecting afresh."""
     return (
         settings.base_url,
         settings.first_word_timeout,
         settings.quiet_timeout,
         settings.prompt_cache,
+        settings.server_tools,
     )
 
 
@@ -360,8 +361,12 @@ class Engine:
         `overrides` (ContextSettings fields) over them — or a usage error saying why a
         chat could not work with them."""
         from desktop_app.chats.setting_values import checked
+        from desktop_app.context.chat_settings import NAME_LISTS, names
         from desktop_app.core.thinking import fitted
 
+        for name in NAME_LISTS:  # (a project's defaults hold them as JSON lists)
+            if name in overrides:
+                overrides[name] = names(overrides[name]) or ()
         defaults = self.settings
         facts = self.model_facts(model or defaults.model)
         settings = replace(

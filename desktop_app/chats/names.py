@@ -26,6 +26,11 @@ CHAT_FIELDS = {
     "cache_ttl": "cache_ttl",  # 5m or 1h
     "spend_cap": "spend_cap",  # the most the chat may cost; 0: no cap
     "search_chats": "search_chats",  # off, project or all: chats/past_chats.py
+    "web_search": "web_search",  # on or off: the API's web tools (core/server_tools.py)
+    "web_fetch": "web_fetch",
+    "web_max_uses": "web_max_uses",
+    "web_domains": "web_domains",  # only these domains (comma-separated)
+    "web_blocked_domains": "web_blocked_domains",  # never these
 }
 
 # `contextdesk project set PROJECT KEY=VALUE`: the settings new chats of a project start

@@ -23,7 +23,7 @@ from desktop_app.context.state import ContextState
 from desktop_app.core.blocks import Block, TextBlock
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.messages import Message
-from desktop_app.core.request import RequestExtras
+from desktop_app.core.request import RequestExtras, ToolSpec
 
 if TYPE_CHECKING:  # the context engine and the tools load with the first plan
     from desktop_app.chats.changes import Changes
@@ -119,12 +119,24 @@ class Planning:
         extras = RequestExtras.read(core.settings.request_extras) or RequestExtras()
         own = tools.specs()
         taken = {t.name for t in own}
-        planner.tools = [*own, *(t for t in extras.tools if t.name not in taken)]
+        beside = (*extras.tools, *self._web_tools())  # the import's own; the API's
+        planner.tools = [*own, *(t for t in beside if t.name not in taken)]
         planner.tool_choice, planner.metadata = extras.tool_choice, extras.metadata
         planner.trim_policies = tools.trim_policies()
         if offer is not None:  # a server that dies mid-turn leaves the next request
-            planner.refresh = offer.refresher(tools, core.info.system_prompt, extras.tools)
+            planner.refresh = offer.refresher(tools, core.info.system_prompt, beside)
         return planner, tools
+
+    def _web_tools(self) -> tuple[ToolSpec, ...]:
+        """Web search and fetch, run by the API itself, where the chat turns them on and
+        the server is Anthropic's (another server would refuse them)."""
+        core = self._core
+        choice = core.settings.web_choice
+        if not (choice.search or choice.fetch) or not core.host.connection.server_tools():
+            return ()
+        from desktop_app.core.server_tools import web_tools
+
+        return web_tools(choice, core.host.model_facts(core.model))
 
     def _search_chats_tool(self, project: Project | None) -> Tool | None:
         """`search_chats` as this chat offers it: over its project's other chats, or every
@@ -357,6 +369,11 @@ class ServerCount:
     counted: Plan | None = None
 
     def events(self, cancel: CancelToken) -> Iterator[int | None]:
+        from desktop_app.core.server_tools import is_server_tool
+
+        if any(is_server_tool(t) for t in self.plan.request.tools):
+            yield None  # count_tokens refuses the API's own tools: the estimate stands
+            return
         yield self.connection.backend().count_tokens(self.plan.request)
 
     def release_thread(self) -> None:

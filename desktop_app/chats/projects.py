@@ -95,7 +95,7 @@ class Projects:
         from desktop_app.chats.names import PROJECT_DEFAULT_FIELDS
         from desktop_app.chats.setting_values import THINKING_FIELDS, thinking_setting
         from desktop_app.config.settings import typed_value
-        from desktop_app.context.chat_settings import ContextSettings
+        from desktop_app.context.chat_settings import NAME_LISTS, ContextSettings, names
 
         project = self.find(ref)
         kinds = asdict(ContextSettings())
@@ -115,6 +115,9 @@ class Projects:
                 continue
             if name == "thinking":
                 values.update(thinking_setting(key, text))
+                continue
+            if name in NAME_LISTS:  # comma-separated, kept as a JSON list
+                values[name] = list(names(text) or ())
                 continue
             values[name] = typed_value(key, text, type(kinds[name]))
         self.engine.starting_settings(project.model or None, **values)
@@ -421,6 +424,8 @@ class Projects:
             if name not in PROJECT_DEFAULT_FIELDS.values():
                 raise _bad(f'"defaults" has {name!r}, not a setting a chat starts with')
             wanted = type(kinds[name])
+            if wanted is tuple:
+                wanted = list  # (names, as JSON has them)
             if type(value) is not wanted and not (wanted is float and type(value) is int):
                 raise _bad(f'"defaults.{name}" must be a {wanted.__name__}')
         try:

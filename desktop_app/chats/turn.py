@@ -176,5 +176,8 @@ class TurnRecorder:
 
     def learn(self, message: Message) -> None:
         """The API's count of the prompt just sent calibrates the local estimate."""
+        usage = message.usage
+        if usage and (usage.web_search_requests or usage.web_fetch_requests):
+            return  # the prompt grew inside the turn by what the web brought: not this request's
         if self.last_request is not None and message.usage and message.usage.prompt_tokens:
             self.counter.learn_from_usage(self.last_request, message.usage.prompt_tokens)

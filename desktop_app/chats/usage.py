@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from desktop_app.chats.host import ChatHost
@@ -31,10 +31,12 @@ class UsageRow:
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     money: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
     by_model: dict[str, float] = field(default_factory=dict)  # money, per model
+    searches: int = 0  # web searches the API ran, priced apiece (config/prices.py)
+    search_money: float = 0.0
 
     @property
     def cost(self) -> float:
-        return sum(self.money.values())
+        return sum(self.money.values()) + self.search_money
 
     @property
     def cache_read_share(self) -> float:
@@ -51,7 +53,11 @@ class UsageRow:
             "unpriced_requests": self.unpriced,
             "tokens": dict(self.tokens),
             "cost": round(self.cost, 6),
-            "cost_by_kind": {k: round(v, 6) for k, v in self.money.items()},
+            "cost_by_kind": {
+                **{k: round(v, 6) for k, v in self.money.items()},
+                "web_search": round(self.search_money, 6),
+            },
+            "web_searches": self.searches,
             "cache_read_share": round(self.cache_read_share, 4),
         }
 
@@ -90,6 +96,8 @@ class UsageReport:
                 "requests",
                 *(f"{k}_tokens" for k in KINDS),
                 *(f"{k}_{self.currency}" for k in KINDS),
+                "web_searches",
+                f"web_search_{self.currency}",
                 f"total_{self.currency}",
             ]
         )
@@ -101,6 +109,8 @@ class UsageReport:
                     row.requests,
                     *(row.tokens[k] for k in KINDS),
                     *(f"{row.money[k]:.6f}" for k in KINDS),
+                    row.searches,
+                    f"{row.search_money:.6f}",
                     f"{row.cost:.6f}",
                 ]
             )
@@ -139,24 +149,27 @@ def reports(host: ChatHost, since: float | None = None) -> dict[str, UsageReport
     total = _Sums()
     found, tiers = priced_models(prices, ledger.models_used(db, since=since))
 
-    def summed(by: str) -> Iterator[tuple[str, str, int, tuple[int, ...], Money | None]]:
-        for key, model, above, count, *tokens in ledger.usage_groups(
+    def summed(by: str) -> Iterator[tuple[str, str, int, tuple[int, ...], Money | None, int]]:
+        for key, model, above, count, *tokens, searches in ledger.usage_groups(
             db, by, since=since, tiers=tiers
         ):
             price = found[model]
             money = None
             if price is not None:
                 money = price.parts(prices.per_tokens, *tokens, above=bool(above))
-            yield key, model, count, (tokens[0], tokens[1], tokens[3], tokens[4]), money
+            yield key, model, count, (tokens[0], tokens[1], tokens[3], tokens[4]), money, searches
+
+    def add(sums: _Sums, model: str, count: int, *rest: Any) -> None:
+        sums.add(model, count, *rest, search_price=prices.search_price)
 
     # Summed twice by SQLite — by day and by chat (each with its models) —, the rest here.
-    for day, model, count, tokens, money in summed("day"):
+    for day, model, count, *rest in summed("day"):
         for by, key in (("day", day), ("model", model)):
-            groups[by].setdefault(key, _Sums()).add(model, count, tokens, money)
-        total.add(model, count, tokens, money)
-    for chat_id, model, count, tokens, money in summed("chat"):
+            add(groups[by].setdefault(key, _Sums()), model, count, *rest)
+        add(total, model, count, *rest)
+    for chat_id, model, count, *rest in summed("chat"):
         for by, key in (("chat", chat_id), ("project", project_of.get(chat_id, ""))):
-            groups[by].setdefault(key, _Sums()).add(model, count, tokens, money)
+            add(groups[by].setdefault(key, _Sums()), model, count, *rest)
     labels = {"day": {}, "model": {}, "chat": titles, "project": names}
     out = {}
     for by in GROUPINGS:
@@ -181,7 +194,7 @@ def spend(
     found, tiers = priced_models(prices, ledger.models_used(db, since=since))
     cost, requests, priced = 0.0, 0, 0
     unpriced: dict[str, None] = {}  # (ordered, unique)
-    for _chat, model, above, count, *tokens in ledger.usage_groups(
+    for _chat, model, above, count, *tokens, searches in ledger.usage_groups(
         db, "chat", since=since, chat_ids=chat_ids, tiers=tiers
     ):
         requests += count
@@ -191,6 +204,7 @@ def spend(
             continue
         priced += count
         cost += sum(price.parts(prices.per_tokens, *tokens, above=bool(above)))
+        cost += searches * prices.search_price
     return Spend(cost, prices.currency, requests, priced, tuple(unpriced))
 
 
@@ -205,11 +219,13 @@ def priced_models(
 
 
 class _Sums:
-    __slots__ = ("by_model", "money", "requests", "tokens", "unpriced")
+    __slots__ = ("by_model", "money", "requests", "search_money", "searches", "tokens", "unpriced")
 
     def __init__(self) -> None:
         self.requests = 0
         self.unpriced = 0
+        self.searches = 0
+        self.search_money = 0.0
         self.tokens = [0, 0, 0, 0]  # in KINDS' order
         self.money = [0.0, 0.0, 0.0, 0.0]
         self.by_model: dict[str, float] = {}
@@ -220,6 +236,9 @@ class _Sums:
         count: int,
         tokens: tuple[int, ...],  # input, cache write, cache read, output
         money: Money | None,
+        searches: int = 0,
+        *,
+        search_price: float = 0.0,
     ) -> None:
         """`count` requests to `model`: their tokens and their money (None: no price)."""
         self.requests += count
@@ -228,15 +247,17 @@ class _Sums:
         mine[1] += tokens[1]
         mine[2] += tokens[2]
         mine[3] += tokens[3]
+        self.searches += searches
         if money is None:
             self.unpriced += count
             return
+        self.search_money += searches * search_price
         spent = self.money
         spent[0] += money[0]
         spent[1] += money[1]
         spent[2] += money[2]
         spent[3] += money[3]
-        self.by_model[model] = self.by_model.get(model, 0.0) + sum(money)
+        self.by_model[model] = self.by_model.get(model, 0.0) + sum(money) + searches * search_price
 
     def row(self, key: str, label: str) -> UsageRow:
         return UsageRow(
@@ -247,4 +268,6 @@ class _Sums:
             dict(zip(KINDS, self.tokens, strict=True)),
             dict(zip(KINDS, self.money, strict=True)),
             self.by_model,
+            self.searches,
+            self.search_money,
         )

@@ -14,12 +14,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from desktop_app.cited import cited_runs, web_step
 from desktop_app.cli.arguments import allowed_tools, numbered
 from desktop_app.cli.context import print_request
-from desktop_app.core.blocks import Block, TextBlock
+from desktop_app.core.blocks import Block, OpaqueBlock, TextBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.events import (
+    BlockFinished,
     LoopEvent,
     MessageAdded,
     RetryWaiting,
@@ -66,6 +68,13 @@ def _printer(quiet: bool) -> Callable[[LoopEvent], None]:
             sys.stdout.flush()
         elif isinstance(event, MessageAdded) and event.message.role == "assistant":
             sys.stdout.write("\n")  # each reply on its own lines
+            for run in cited_runs(event.message.blocks).values():  # the answer's sources
+                for source in run.sources:
+                    where = f", {source.where}" if source.where else ""
+                    print(f"  [{source.number}] {source.title}{where} {source.url}".rstrip())
+        elif isinstance(event, BlockFinished) and isinstance(event.block, OpaqueBlock):
+            if step := web_step(event.block):  # a search or a page read, on the API's side
+                print(f"\n[{step}]", file=sys.stderr)
         elif isinstance(event, RetryWaiting):
             sys.stderr.write(f"\r[{event.reason}: trying again in {event.seconds:.0f} s] ")
             sys.stderr.flush()

@@ -24,6 +24,7 @@ FILE_NAME = "prices.json"
 _DATE_SUFFIX = re.compile(r"-\d{8}$")
 FIELDS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
 BATCH_FIELDS = ("batch_input", "batch_output")
+COST_KINDS = ("input", "cache_write", "cache_read", "output", "web_search")  # `cost_parts`
 MOST = 100_000.0  # per million tokens: anything above is a typing slip, not a price
 # The API's cache rates as multiples of the input price (about-claude/pricing): what a
 # price entered without them gets.
@@ -126,6 +127,8 @@ class ReplyCost:
     output_tokens: int
     cost: float | None
     currency: str
+    web_searches: int = 0  # run by the API within the reply, priced apiece
+    web_fetches: int = 0  # cost only the tokens they brought
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +192,9 @@ class PriceTable:
     currency: str = "USD"
     per_tokens: int = 1_000_000
     problems: tuple[str, ...] = field(default=(), compare=False)  # a user file we could not use
+    # One web search the API runs, in the table's currency (web fetch costs only the
+    # tokens it brings): the table's `web_search.per_1000_searches` / 1,000.
+    search_price: float = 0.0
 
     @classmethod
     def load(cls, config_dir: Path | None = None) -> PriceTable:
@@ -220,6 +226,7 @@ class PriceTable:
             str(base.get("currency", "USD")),
             int(base.get("per_tokens", 1_000_000)),
             tuple(problems),
+            _search_price(base.get("web_search")),
         )
 
     def price(self, model: str) -> Price | None:
@@ -234,13 +241,16 @@ class PriceTable:
         return None if parts is None else sum(parts.values())
 
     def cost_parts(self, model: str, usage: Usage | None) -> dict[str, float] | None:
-        """`cost`, by kind of token: input, cache_write, cache_read, output (None: the
-        model has no price; all 0 when the request had no reply to report usage)."""
+        """`cost`, by kind: input, cache_write, cache_read, output tokens, and web_search
+        (the searches the API ran, priced apiece) — None: the model has no price; all 0
+        when the request had no reply to report usage."""
         price = self.price(model)
         if price is None:
             return None
         if usage is None:
-            return dict.fromkeys(("input", "cache_write", "cache_read", "output"), 0.0)
+            return dict.fromkeys(
+                ("input", "cache_write", "cache_read", "output", "web_search"), 0.0
+            )
         money = price.parts(
             self.per_tokens,
             usage.input_tokens,
@@ -249,7 +259,9 @@ class PriceTable:
             usage.cache_read_input_tokens,
             usage.output_tokens,
         )
-        return dict(zip(("input", "cache_write", "cache_read", "output"), money, strict=True))
+        parts = dict(zip(COST_KINDS[:4], money, strict=True))
+        parts["web_search"] = usage.web_search_requests * self.search_price
+        return parts
 
 
 def next_input_costs(
@@ -267,6 +279,13 @@ def next_input_costs(
     held = min(cache.tokens, tokens) if cache.state == "warm" else 0
     now = (held * tier.cache_read + (tokens - held) * write) / per_tokens
     return now, tokens * write / per_tokens
+
+
+def _search_price(entry: object) -> float:
+    """One search's price from the bundled table's `web_search` entry (0 if it has none)."""
+    per_1000 = entry.get("per_1000_searches") if isinstance(entry, dict) else None
+    ok = isinstance(per_1000, int | float) and 0 <= per_1000 <= MOST
+    return float(per_1000) / 1000 if ok else 0.0  # type: ignore[arg-type]
 
 
 def format_money(amount: float, currency: str = "USD") -> str:

@@ -66,6 +66,9 @@ class Settings:
     # Prompt caching's markers: "auto" sends them to Anthropic's API only; "on" to the
     # server set too (a proxy that passes them on); "off" never.
     prompt_cache: str = "auto"
+    # The API's own tools (web search, web fetch: core/server_tools.py): "auto" offers
+    # them to Anthropic's API only; "on" to the server set too; "off" never.
+    server_tools: str = "auto"
     # The most a calendar month's requests may cost (the price table's currency; 0: no
     # budget); "soft" warns at 80 % and past it, "hard" asks before a send goes over.
     monthly_spend_cap: float = 0.0
@@ -340,6 +343,14 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
         "prompt caching's markers: auto (Anthropic's API only), on (the server set too), off",
         _one_of(PROMPT_CACHE),
         "Prompt cache",
+    ),
+    SettingSpec(
+        "server_tools",
+        "server_tools",
+        "web search and fetch, run by the API: auto (Anthropic's API only), on (the server "
+        "set too), off",
+        _one_of(PROMPT_CACHE),
+        "Web tools",
     ),
     SettingSpec(
         "monthly_spend_cap",

@@ -43,6 +43,7 @@ KEEP_RECENT_TURNS = Bounds(0, 1_000, "turns")
 MAX_CONTEXT_MESSAGES = Bounds(0, 1_000_000, "messages")  # 0: no limit
 TOOL_RESULT_CAP = Bounds(0, 1_000_000, "tokens")
 TIMEOUT = Bounds(5, 3_600, "seconds")
+WEB_MAX_USES = Bounds(1, 50, "uses")  # searches or fetches per request, for each tool
 TEXT_SIZE = Bounds(8, 24, "points", zero="the system's")
 READING_WIDTH = Bounds(560, 1_600, "pixels")
 
@@ -54,4 +55,5 @@ CHAT_BOUNDS: dict[str, tuple[str, Bounds]] = {
     "keep_recent_turns": ("keep_recent", KEEP_RECENT_TURNS),
     "max_context_messages": ("max_messages", MAX_CONTEXT_MESSAGES),
     "tool_result_cap": ("tool_result_cap", TOOL_RESULT_CAP),
+    "web_max_uses": ("web_max_uses", WEB_MAX_USES),
 }

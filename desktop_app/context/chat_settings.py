@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from desktop_app.context.bounds import CHAT_BOUNDS, THINKING_BUDGET
 
 if TYPE_CHECKING:
+    from desktop_app.core.server_tools import WebChoice
     from desktop_app.core.thinking import ThinkingChoice
 
 DEFAULT_WINDOW = 200_000
@@ -58,6 +59,14 @@ class ContextSettings:
     # first (search_chats, chats/past_chats.py): "off", "project" (its project's chats
     # only) or "all". Never a chat in the trash.
     search_chats: str = "off"
+    # The web, as the API searches and fetches it itself (core/server_tools.py): off
+    # unless turned on; each use is a step in Claude's reply, its results counted and
+    # searches priced. Domains: only these, or never these (the API takes one list).
+    web_search: bool = False
+    web_fetch: bool = False
+    web_max_uses: int = 5
+    web_domains: tuple[str, ...] = ()
+    web_blocked_domains: tuple[str, ...] = ()
 
     def problems(self) -> list[str]:
         """Values a chat cannot work with, one line each, named as `chat set` names them."""
@@ -75,11 +84,28 @@ class ContextSettings:
             found.append("cache_ttl must be 5m or 1h")
         if self.search_chats not in SEARCH_CHATS:
             found.append("search_chats must be off, project or all")
+        if self.web_domains and self.web_blocked_domains:
+            found.append(
+                "web_domains and web_blocked_domains cannot both be set: the API takes one"
+            )
         if not 0 <= self.spend_cap <= 100_000:
             found.append("spend_cap must be from 0 (no cap) to 100,000")
         if self.request_extras and not _extras_readable(self.request_extras):
             found.append("request_extras must be a JSON object of tools, tool_choice, metadata")
         return found
+
+    @property
+    def web_choice(self) -> WebChoice:
+        from desktop_app.core.server_tools import WebChoice  # (not before the first paint)
+
+        return WebChoice(
+            self.web_search,
+            self.web_fetch,
+            self.web_max_uses,
+            self.web_domains,
+            self.web_blocked_domains,
+            self.tool_result_cap or 8000,
+        )
 
     @property
     def thinking_choice(self) -> ThinkingChoice:
@@ -100,7 +126,8 @@ class ContextSettings:
         )
 
 
-NAME_LISTS = ("tools_off", "project_layers_off")  # the fields that hold names
+# The fields that hold names (tools, layers, web domains).
+NAME_LISTS = ("tools_off", "project_layers_off", "web_domains", "web_blocked_domains")
 
 
 def names(value: object) -> tuple[str, ...] | None:

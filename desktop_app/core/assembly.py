@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from desktop_app.core.blocks import (
     Block,
+    JSONObject,
     OpaqueBlock,
     RedactedThinkingBlock,
     TextBlock,
@@ -27,6 +28,7 @@ from desktop_app.core.events import (
     LoopEvent,
     StreamBlockStart,
     StreamBlockStop,
+    StreamCitationDelta,
     StreamEvent,
     StreamInputDelta,
     StreamMessageDelta,
@@ -52,6 +54,7 @@ class _Partial:
     signature: str = ""
     done: Block | None = None
     opaque: OpaqueBlock | None = None  # a server's call (server_tool_use…): input streamed
+    citations: list[JSONObject] = field(default_factory=list)  # a text block's, in order
 
 
 class MessageAssembler:
@@ -76,6 +79,9 @@ class MessageAssembler:
         if isinstance(event, StreamInputDelta):
             self._at(event.index).parts.append(event.partial_json)
             return [ToolInputDelta(mid, event.index, event.partial_json)]
+        if isinstance(event, StreamCitationDelta):
+            self._at(event.index).citations.append(event.citation)
+            return []
         if isinstance(event, StreamSignatureDelta):
             self._at(event.index).signature += event.signature
             return []
@@ -168,13 +174,13 @@ class MessageAssembler:
             )
         if partial.block_type == "redacted_thinking":
             return RedactedThinkingBlock(text)
-        return TextBlock(text)
+        return TextBlock(text, tuple(partial.citations))
 
     @staticmethod
     def _salvage_open(partial: _Partial) -> Block | None:
         text = "".join(partial.parts)
         if partial.block_type == "text":
-            return TextBlock(text) if text.strip() else None
+            return TextBlock(text, tuple(partial.citations)) if text.strip() else None
         if partial.block_type == "tool_use":
             name = partial.tool_name or "a tool"
             return TextBlock(
@@ -213,4 +219,6 @@ def _merge_usage(old: Usage | None, new: Usage) -> Usage:
         cache_read_input_tokens=new.cache_read_input_tokens or old.cache_read_input_tokens,
         cache_write_1h_tokens=new.cache_write_1h_tokens or old.cache_write_1h_tokens,
         thinking_tokens=max(new.thinking_tokens, old.thinking_tokens),
+        web_search_requests=max(new.web_search_requests, old.web_search_requests),
+        web_fetch_requests=max(new.web_fetch_requests, old.web_fetch_requests),
     )

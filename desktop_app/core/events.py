@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from desktop_app.core.blocks import Block, ToolResultBlock, ToolUseBlock
 from desktop_app.core.errors import ErrorInfo
@@ -55,6 +55,15 @@ class StreamSignatureDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamCitationDelta:
+    """A citation for the text block at `index` (`citations_delta`: web search results,
+    fetched pages, documents), kept with the block as the API sent it."""
+
+    index: int
+    citation: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class StreamInputDelta:
     index: int
     partial_json: str
@@ -93,6 +102,7 @@ StreamEvent: TypeAlias = (
     | StreamTextDelta
     | StreamThinkingDelta
     | StreamSignatureDelta
+    | StreamCitationDelta
     | StreamInputDelta
     | StreamBlockStop
     | StreamMessageDelta

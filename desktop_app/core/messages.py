@@ -32,6 +32,10 @@ class Usage:
     # priced at the 1-hour rate); of the output, the thinking (its text may be omitted).
     cache_write_1h_tokens: int = 0
     thinking_tokens: int = 0
+    # Server tools run for this reply (`server_tool_use`): searches are billed apiece
+    # (config/prices.py), fetches cost only the tokens they bring.
+    web_search_requests: int = 0
+    web_fetch_requests: int = 0
 
     @property
     def prompt_tokens(self) -> int:
@@ -53,6 +57,11 @@ class Usage:
             }
         if self.thinking_tokens:
             out["output_tokens_details"] = {"thinking_tokens": self.thinking_tokens}
+        if self.web_search_requests or self.web_fetch_requests:
+            out["server_tool_use"] = {
+                "web_search_requests": self.web_search_requests,
+                "web_fetch_requests": self.web_fetch_requests,
+            }
         return out
 
 

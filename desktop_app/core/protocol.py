@@ -332,11 +332,17 @@ def validate(
             out.append(Problem(f"messages.{last}", TRAILING_WHITESPACE))
         elif isinstance(tail, _THINKING):
             out.append(Problem(f"messages.{last}", THINKING_LAST))
-        if not prefill:
+        if not prefill and not _paused_turn(final):
             out.append(Problem(f"messages.{last}", NO_PREFILL))
     if thinking is not None:
         out.extend(thinking_problems(messages, enabled=thinking))
     return out
+
+
+def _paused_turn(message: Message) -> bool:
+    """A reply the API paused mid-way through its own tools (`stop_reason: pause_turn`),
+    sent back as it is so it goes on: not a prefill (server-tools page, 2026-12-03)."""
+    return any(isinstance(b, OpaqueBlock) and b.type in SERVER_CALLS for b in message.blocks)
 
 
 def thinking_problems(messages: Sequence[Message], *, enabled: bool) -> list[Problem]:

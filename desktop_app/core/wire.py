@@ -226,6 +226,8 @@ def usage_from_api(data: object) -> Usage | None:
         cache_read_input_tokens=num("cache_read_input_tokens"),
         cache_write_1h_tokens=num("ephemeral_1h_input_tokens", data.get("cache_creation")),
         thinking_tokens=num("thinking_tokens", data.get("output_tokens_details")),
+        web_search_requests=num("web_search_requests", data.get("server_tool_use")),
+        web_fetch_requests=num("web_fetch_requests", data.get("server_tool_use")),
     )
 
 

@@ -31,6 +31,7 @@ from desktop_app.core.messages import Message, new_id
 from desktop_app.core.model_facts import facts_for
 from desktop_app.core.repair import repair, sanitize
 from desktop_app.core.request import RequestExtras
+from desktop_app.core.server_tools import WEB_TOOLS
 from desktop_app.core.thinking import fitted
 from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
 from desktop_app.storage.chat_export import FORMAT, VERSION
@@ -173,7 +174,13 @@ def _request_settings(
             f"{', '.join(sampling)}: not kept — ContextDesk sends no sampling parameters "
             "(today's models refuse them)"
         )
-    settings = replace(defaults, max_tokens=max_tokens, request_extras=extras.to_json(), **thinking)
+    settings = replace(
+        defaults,
+        max_tokens=max_tokens,
+        request_extras=extras.to_json(),
+        **thinking,
+        **_web_of(original),
+    )
     choice, moved = fitted(facts, settings.thinking_choice)
     settings = settings.with_thinking(choice)
     if moved:
@@ -211,6 +218,31 @@ def _thinking_of(original: dict[str, Any], fixed: dict[str, Any]) -> dict[str, A
     return fields
 
 
+def _web_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The request's web search and fetch (the API's own tools) as the chat's settings:
+    on, with their uses and domains, so the chat goes on searching as it did."""
+    fields: dict[str, Any] = {}
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict) or tool.get("name") not in WEB_TOOLS:
+            continue
+        if not str(tool.get("type", "")).startswith(("web_search_", "web_fetch_")):
+            continue
+        fields[str(tool["name"])] = True
+        uses = tool.get("max_uses")
+        if isinstance(uses, int) and not isinstance(uses, bool) and 1 <= uses <= 50:
+            fields["web_max_uses"] = uses
+        for given, name in (
+            ("allowed_domains", "web_domains"),
+            ("blocked_domains", "web_blocked_domains"),
+        ):
+            listed = names(tool.get(given) or [])
+            if listed and name not in fields:
+                fields[name] = listed
+    if fields.get("web_domains"):
+        fields.pop("web_blocked_domains", None)  # (the API takes one list)
+    return fields
+
+
 def _request_extras(
     body: dict[str, Any], tool_changes: Sequence[Any], repairs: list[str]
 ) -> RequestExtras:
@@ -234,7 +266,9 @@ def _request_extras(
     server = [
         str(t.get("name") or t.get("type"))
         for t in raw_tools
-        if isinstance(t, dict) and not isinstance(t.get("input_schema"), dict)
+        if isinstance(t, dict)
+        and not isinstance(t.get("input_schema"), dict)
+        and t.get("name") not in WEB_TOOLS  # (they go on as the chat's web settings)
     ]
     if server:
         repairs.append(

@@ -300,12 +300,12 @@ def usage_groups(
     since: float | None = None,
     chat_ids: Sequence[str] | None = None,
     tiers: Mapping[str, int] | None = None,
-) -> list[tuple[str, str, int, int, int, int, int, int, int]]:
+) -> list[tuple[str, str, int, int, int, int, int, int, int, int]]:
     """Every request sent since `since` (all when None; of some chats only, if given),
     summed `by` local "day" (2026-12-03) or "chat", and by model and price tier: (the
     day or chat, model, above — 1 when its prompt was longer than the model's threshold
     in `tiers` —, requests, then the tokens reported: input, cache write, of them kept an
-    hour, cache read, output). Each kind of token costs the same within a tier, so the sums price
+    hour, cache read, output; then the web searches the API ran). Each kind of token costs the same within a tier, so the sums price
     exactly; summed by SQLite (its JSON functions read each row's usage): a 10,000-request
     ledger in a few milliseconds, not a JSON parse per row in Python."""
     clause, args = _where(since, chat_ids)
@@ -315,13 +315,15 @@ def usage_groups(
     key = {"day": "day", "chat": "chat_id"}[by]
     return db.execute(
         f"SELECT {key}, model, above, COUNT(*), SUM(i), SUM(w), SUM(MIN(h, w)), "
-        f"SUM(r), SUM(o) FROM (SELECT *, {above} AS above FROM ("
+        f"SUM(r), SUM(o), SUM(s) FROM (SELECT *, {above} AS above FROM ("
         "SELECT date(sent_at, 'unixepoch', 'localtime') AS day, chat_id, model, "
         "COALESCE(json_extract(usage, '$.input_tokens'), 0) AS i, "
         "COALESCE(json_extract(usage, '$.cache_creation_input_tokens'), 0) AS w, "
         "COALESCE(json_extract(usage, '$.cache_creation.ephemeral_1h_input_tokens'), 0) AS h, "
         "COALESCE(json_extract(usage, '$.cache_read_input_tokens'), 0) AS r, "
-        f"COALESCE(json_extract(usage, '$.output_tokens'), 0) AS o FROM requests {clause}"
+        "COALESCE(json_extract(usage, '$.output_tokens'), 0) AS o, "
+        "COALESCE(json_extract(usage, '$.server_tool_use.web_search_requests'), 0) AS s "
+        f"FROM requests {clause}"
         f")) GROUP BY {key}, model, above",
         [*tier_args, *args],  # (in the order they stand in the text)
     ).fetchall()

@@ -196,7 +196,8 @@ def test_shape_errors_are_repaired_on_import_and_the_request_settings_kept(
         "thinking": {"type": "enabled", "budget_tokens": 8000},
         "tools": [
             {"name": "w", "input_schema": {"type": "object"}},
-            {"type": "web_search_20250305", "name": "web_search"},
+            {"type": "web_search_20250305", "name": "web_search", "max_uses": 3},
+            {"type": "code_execution_20250825", "name": "code_execution"},
         ],
         "tool_choice": {"type": "auto"},
         "metadata": {"user_id": "u-42"},
@@ -222,12 +223,15 @@ def test_shape_errors_are_repaired_on_import_and_the_request_settings_kept(
         "messages.3.content.0: read the text as a string",
         "messages.3.content.1: removed a block that is not an object",
         "messages.4.content.0.input: replaced an input that is not an object",
-        "tools: web_search not kept — ContextDesk cannot offer server tools yet",
+        "tools: code_execution not kept — ContextDesk cannot offer server tools yet",
     ):
         assert expected in report
     chat = store.chat(result.chat.id)
     assert chat.system_prompt == "Answer in French."
     assert (chat.settings.max_tokens, chat.settings.thinking_budget) == (16000, 8000)
+    # web search goes on as the chat's own setting (run by the API), not as a kept tool
+    assert (chat.settings.web_search, chat.settings.web_max_uses) == (True, 3)
+    assert "web_search" not in report
     extras = RequestExtras.read(chat.settings.request_extras)
     assert extras == RequestExtras(
         (ToolSpec("w", "", {"type": "object"}),), {"type": "auto"}, {"user_id": "u-42"}

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from desktop_app.api.simulator import demo
+from desktop_app.api.simulator import demo, web
 from desktop_app.api.simulator.caching import CacheUsage, SimulatedCache
 from desktop_app.api.simulator.script import Fault, FaultKind, Reply, Script
 from desktop_app.api.simulator.thinking import thinking_problem, with_thinking
@@ -209,13 +209,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, "not_found_error", "Not found: /v1/messages/count_tokens")
             return
         problem = _check_request(body, needs_max_tokens=False)
+        if not problem and web.offers_server_tools(body):
+            problem = "tools: count_tokens does not support server tools (web search, web fetch)"
         if problem:
             self._error(400, "invalid_request_error", problem)
             return
         self._json(200, {"input_tokens": _estimate(body)})
 
     def _messages(self, body: Any) -> None:
-        problem = _check_request(body, needs_max_tokens=True) or thinking_problem(body)
+        problem = (
+            _check_request(body, needs_max_tokens=True)
+            or thinking_problem(body)
+            or web.tools_problem(body)
+        )
         if problem:
             self._error(400, "invalid_request_error", problem)
             return
@@ -253,7 +259,8 @@ class _Handler(BaseHTTPRequestHandler):
             item if isinstance(item, Reply) else (fault.reply if fault and fault.reply else None)
         )
         if reply is None:
-            reply = demo.answer(body, purpose)
+            searched = web.web_reply(body, demo.LABEL) if purpose == "chat" else None
+            reply = searched or demo.answer(body, purpose)
         reply = Reply(tuple(with_thinking(body, list(reply.content))), reply.stop_reason)
         message = _message(body, reply, self.sim.cache.use(body))
         if body.get("stream"):
@@ -432,12 +439,13 @@ def _message(body: dict[str, Any], reply: Reply, cache: CacheUsage) -> dict[str,
         len(json.dumps(b)) // 4 for b in reply.content if b["type"] != "thinking"
     )
     output += thinking
+    content = list(reply.content)
     return {
         "id": "msg_sim_" + uuid.uuid4().hex[:20],
         "type": "message",
         "role": "assistant",
         "model": body["model"],
-        "content": list(reply.content),
+        "content": content,
         "stop_reason": reply.stop_reason,
         "stop_sequence": None,
         "usage": {
@@ -450,6 +458,7 @@ def _message(body: dict[str, Any], reply: Reply, cache: CacheUsage) -> dict[str,
                 "ephemeral_1h_input_tokens": cache.written_1h,
             },
             "output_tokens_details": {"thinking_tokens": thinking},
+            **({"server_tool_use": ran} if (ran := web.server_tool_usage(content)) else {}),
         },
     }
 
@@ -491,6 +500,8 @@ def _events(message: dict[str, Any], fault: Fault | None) -> Iterator[tuple[str,
 def _deltas(block: dict[str, Any], fault: Fault | None) -> Iterator[dict[str, Any]]:
     kind = block["type"]
     if kind == "text":
+        for citation in block.get("citations") or ():  # before the words they stand for
+            yield {"type": "citations_delta", "citation": citation}
         for piece in _pieces(block["text"]):
             yield {"type": "text_delta", "text": piece}
     elif kind == "thinking":

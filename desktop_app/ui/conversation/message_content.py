@@ -9,6 +9,7 @@ import json
 from PySide6.QtGui import QFont, QTextDocument, QTextOption
 
 from desktop_app.chats import image_size
+from desktop_app.cited import web_step
 from desktop_app.core.blocks import (
     ImageBlock,
     OpaqueBlock,
@@ -70,6 +71,8 @@ def block_content(
         kind = source.get("media_type") if isinstance(source, dict) else None
         read = "Claude reads its pages" if kind == "application/pdf" else "sent whole"
         return None, False, f"Document: {title} — {read}"
+    if isinstance(block, OpaqueBlock) and (step := web_step(block)):
+        return None, False, step  # the web, searched or read by the API: a quiet step
     return None, False, "kept exactly as received"
 
 

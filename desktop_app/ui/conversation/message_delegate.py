@@ -45,6 +45,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
 from desktop_app import said
+from desktop_app.cited import cited_runs, passage_for
 from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import (
     TextBlock,
@@ -467,6 +468,10 @@ class MessageDelegate(QStyledItemDelegate):
             or self._layout(index, option.font).continues  # (it has no header: its text)
         ):
             return self._header_tip(event, view, index)
+        link = self.link_at(index, option, QPointF(event.pos()))
+        if tip := link and passage_for(index.data(Role.MESSAGE).blocks, link):
+            QToolTip.showText(event.globalPos(), tip, view)  # a footnote's cited passage
+            return True
         if part is None or part.block >= len(chips):
             return super().helpEvent(event, view, option, index)
         chip = chips[part.block]
@@ -651,10 +656,16 @@ class MessageDelegate(QStyledItemDelegate):
         y = top + (CONTINUED_PX if continues else PAD + QFontMetrics(font).height() + GAP)
         parts: list[_Part] = []
         streaming = message.status is MessageStatus.STREAMING or self.streamed.settling(message.id)
+        runs = {} if streaming else cited_runs(message.blocks)  # (read as one, with sources)
+        joined = {k for run in runs.values() for k in run.others}
         for j, block in enumerate(message.blocks):
             open_ = (message.id, j) in self._expanded
             call = calls.get(block.tool_use_id) if isinstance(block, ToolResultBlock) else None
-            if isinstance(block, ThinkingBlock):
+            if j in runs or j in joined:
+                text = runs[j].markdown if j in runs else ""
+                doc = make_document(text, font, text_width, markdown=True) if text else None
+                collapsible, summary = False, ""
+            elif isinstance(block, ThinkingBlock):
                 doc, collapsible, summary = thinking_content(
                     message, j, block, open_, font, text_width
                 )
@@ -680,7 +691,8 @@ class MessageDelegate(QStyledItemDelegate):
                 doc.setTextWidth(text_width)  # laid out again with the new margins
                 place(doc, part.codes)
             parts.append(part)
-            y = part.doc_top + (doc.size().height() if doc is not None else 0) + GAP
+            y = part.doc_top + (doc.size().height() if doc is not None else 0)
+            y += 0 if j in joined and not row else GAP  # (a joined block adds no gap)
         if not message.blocks:
             y += QFontMetrics(font).height()  # a reply that has not said anything yet
         bottom = CONTINUED_PX - GAP if turn.continued else PAD - GAP  # the turn reads on below

@@ -34,6 +34,7 @@ from desktop_app.config.mcp_servers import ImportReport
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.ui import theme
 from desktop_app.ui.dialogs.mcp_offers import McpOffers
+from desktop_app.ui.dialogs.web_choice import WebChoice
 
 if TYPE_CHECKING:
     from desktop_app.chats import Chat, Engine
@@ -151,15 +152,19 @@ class McpDialog(QDialog):
         self.past_chats.activated.connect(self._on_past_chats_activated)
         past = QFormLayout()
         past.addRow("Claude may search", self.past_chats)
+        self.web = WebChoice(chat, engine.connection.server_tools())  # the API's own tools
+        self.web.changed.connect(self.chat_tools_changed)
+        self.web.failed.connect(self.details.setText)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(past)
+        layout.addWidget(self.web)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.details)
         layout.addWidget(self.offers)
         layout.addLayout(row)
         layout.addWidget(close)
-        self.resize(640, 520)
+        self.resize(680, 600)
         self.refresh()
 
     @Slot(int)

@@ -335,6 +335,19 @@ class SettingsDialog(QDialog):
             self.prompt_cache.addItem(text, value)
         self.prompt_cache.setCurrentIndex(max(0, self.prompt_cache.findData(settings.prompt_cache)))
         form.addRow(LABELS["prompt_cache"], self.prompt_cache)
+        self.server_tools = QComboBox()
+        self.server_tools.setObjectName("serverTools")
+        for value, text in (
+            ("auto", "Automatic — on for Anthropic's API"),
+            ("on", "On — the server set passes them on"),
+            ("off", "Off — never offered"),
+        ):
+            self.server_tools.addItem(text, value)
+        self.server_tools.setCurrentIndex(max(0, self.server_tools.findData(settings.server_tools)))
+        self.server_tools.setToolTip(
+            "Web search and web fetch run on the API's side; a chat turns them on in Tools"
+        )
+        form.addRow(LABELS["server_tools"], self.server_tools)
         self.monthly_cap = QDoubleSpinBox()
         self.monthly_cap.setObjectName("monthlyCap")
         self.monthly_cap.setRange(0, 1_000_000)
@@ -449,6 +462,7 @@ class SettingsDialog(QDialog):
             else self.text_size.value(),
             reading_width=self.reading_width.value(),
             prompt_cache=str(self.prompt_cache.currentData()),
+            server_tools=str(self.server_tools.currentData()),
             monthly_spend_cap=round(self.monthly_cap.value(), 2),
             monthly_cap=str(self.cap_kind.currentData()),
         )
