@@ -148,6 +148,8 @@ class DraftEdit(QPlainTextEdit):
         self.send_with_enter = True
         self.editing = False  # the draft rewrites a sent message (Esc drops the edit)
         self.count: Callable[[str], int | None] = lambda _text: None
+        # True while a list of `/` commands has the keys (its Enter chooses, not sends).
+        self.completing: Callable[[], bool] = lambda: False
 
     def event(self, event: QEvent) -> bool:
         if (
@@ -163,6 +165,10 @@ class DraftEdit(QPlainTextEdit):
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if self.editing and event.key() == Qt.Key.Key_Escape:
             self.escaped.emit()
+            return
+        keys = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Escape, Qt.Key.Key_Tab)
+        if event.key() in keys and self.completing():
+            event.ignore()  # the list of commands takes it
             return
         ctrl_tab = event.modifiers() & Qt.KeyboardModifier.ControlModifier
         if ctrl_tab and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):

@@ -136,6 +136,7 @@ class OpenPanes(QObject):
         """Tools, a project or Settings changed: every open chat plans again."""
         for pane in self:
             pane.session.settings_changed()
+            pane.prompt_commands.servers_changed()  # (their prompts may have changed too)
 
     def use_settings(self, settings: Settings) -> None:
         for pane in self:

@@ -32,6 +32,7 @@ from desktop_app.ui.conversation.find_bar import FindBar
 from desktop_app.ui.conversation.handoff_links import HandoffLinks
 from desktop_app.ui.conversation.message_view import MessageListView
 from desktop_app.ui.conversation.new_chat_page import NewChatPage
+from desktop_app.ui.conversation.prompt_commands import PromptCommands
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -136,6 +137,7 @@ class ConversationPane(QWidget):
         self.composer.draft_changed.connect(self._on_composer_draft_changed)
         self.composer.problem.connect(self._on_composer_problem)
         self.composer.pdf_chosen.connect(self._on_composer_pdf_chosen)
+        self.prompt_commands = PromptCommands(self.composer, session)  # `/name`: MCP prompts
         self.header.model_chosen.connect(self._on_header_model_chosen)
         self.header.settings_chosen.connect(self._on_header_settings_chosen)
         self.header.context_view_toggled.connect(self.context_view_toggled)

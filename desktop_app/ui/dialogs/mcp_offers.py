@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from desktop_app.chats import Engine
     from desktop_app.core.blocks import Block
     from desktop_app.core.errors import ErrorInfo
+    from desktop_app.tools.mcp_catalog import McpPrompt
     from desktop_app.ui.workers import BackgroundWorker
 
 URI_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -180,21 +181,30 @@ class McpOffers(QWidget):
         prompt = item.data(PROMPT_ROLE) if item is not None else None
         if prompt is None:
             return
-        arguments: dict[str, str] = {}
-        for name, description, required in prompt.arguments:
-            value, ok = QInputDialog.getText(
-                self,
-                f"/{prompt.name}",
-                f"{name}{'' if required else ' (optional)'}"
-                + (f": {description}" if description else ""),
-            )
-            if not ok or (required and not value.strip()):
-                return  # (cancelled: nothing changes)
-            if value.strip():
-                arguments[name] = value.strip()
+        arguments = ask_arguments(self, prompt)
+        if arguments is None:
+            return  # (cancelled: nothing changes)
         server, servers = self.server, self.engine.tool_servers
 
         def fill() -> str:
             return servers.prompt_text(server, prompt.name, arguments)
 
         self.background.submit(f"mcp-prompt-{server}", fill, self.prompted.emit, self._failed)
+
+
+def ask_arguments(parent: QWidget, prompt: McpPrompt) -> dict[str, str] | None:
+    """A prompt's arguments, asked one by one (a required one may not be left empty);
+    None when the person cancels."""
+    arguments: dict[str, str] = {}
+    for name, description, required in prompt.arguments:
+        value, ok = QInputDialog.getText(
+            parent,
+            f"/{prompt.name}",
+            f"{name}{'' if required else ' (optional)'}"
+            + (f": {description}" if description else ""),
+        )
+        if not ok or (required and not value.strip()):
+            return None
+        if value.strip():
+            arguments[name] = value.strip()
+    return arguments
