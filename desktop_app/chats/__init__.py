@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat, Imported
     from desktop_app.chats.chat_core import can_retry, repaired, retry_point
     from desktop_app.chats.checking import check_file
-    from desktop_app.chats.documents import attach_file
+    from desktop_app.chats.documents import attach_file, count_document
     from desktop_app.chats.engine import DEMO_MODEL, Engine
     from desktop_app.chats.given_files import read_given_file, shown_name
     from desktop_app.chats.handoff import (
@@ -89,6 +89,7 @@ _LATER = {
     "HandoffPreview": "handoff",
     "hand_off": "handoff",
     "attach_file": "documents",
+    "count_document": "documents",
     "first_request_tokens": "handoff",
     "handoff_links": "handoff",
     "preview_handoff": "handoff",
@@ -137,6 +138,7 @@ __all__ = [
     "attach_file",
     "can_retry",
     "check_file",
+    "count_document",
     "data_folder",
     "day_of",
     "first_request_tokens",

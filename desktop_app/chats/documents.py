@@ -20,6 +20,7 @@ from desktop_app.tokens.documents import PAGE_IMAGE_TOKENS, pdf_pages
 
 if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat
+    from desktop_app.chats.connection import Connection
     from desktop_app.tokens.counter import TokenCounter
 
 MAX_PAGES = 600
@@ -66,6 +67,8 @@ def pdf_document(path: Path, count: CountText, context_window: int) -> PdfDocume
             "data": base64.b64encode(data).decode("ascii"),
         },
         "title": name,
+        # Claude's answer then cites the pages it drew on (shown as footnotes, "page 3").
+        "citations": {"enabled": True},
     }
     return PdfDocument(name, pages, count(text), OpaqueBlock("document", raw))
 
@@ -87,3 +90,26 @@ def attach_file(
         )
     text = f"File: {name}\n```\n{text_of(path)}\n```"
     return TextBlock(text), f"{name}: as text, ≈{counter.text(text):,} tokens"
+
+
+def count_document(connection: Connection, model: str, block: Block) -> int | None:
+    """What the API itself counts for a `document` block, by count_tokens: a request
+    with it less the same request without it (a few words beside it in both). None when
+    the server has no count_tokens, or it failed: the local estimate stands."""
+    from desktop_app.core.messages import Message
+    from desktop_app.core.request import ChatRequest
+
+    def counted(*blocks: Block) -> int | None:
+        message = Message("user", (*blocks, TextBlock("Read this.")))
+        request = ChatRequest(model, (message,), max_tokens=1, purpose="count")
+        return connection.backend().count_tokens(request)
+
+    try:
+        with_it, without = counted(block), counted()
+    except ContextDeskError:
+        return None
+    finally:
+        connection.release_thread()  # (this thread's connection: a worker's may end)
+    if with_it is None or without is None:
+        return None
+    return max(0, with_it - without)

@@ -139,9 +139,12 @@ def cmd_send(engine: Engine, args: argparse.Namespace) -> int:
 def _attached(engine: Engine, chat: Chat, path: Path, how: str) -> Block:
     """A file for the message: a PDF as a document (or its text), a text file quoted; its
     tokens said on stderr before anything is sent."""
-    from desktop_app.chats import attach_file
+    from desktop_app.chats import attach_file, count_document
 
     block, said = attach_file(chat, path, engine.counter, as_document=how == "document")
+    if isinstance(block, OpaqueBlock) and block.type == "document":
+        counted = count_document(engine.connection, chat.model, block)
+        said += f" · counted by the API: {counted:,} tokens (exact)" if counted is not None else ""
     print(said, file=sys.stderr)
     return block
 

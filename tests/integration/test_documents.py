@@ -29,9 +29,13 @@ def test_a_pdf_goes_as_one_document_block_or_as_its_text(
     pdf.write_bytes(make_pdf(PAGES))
     chat = cli("chat", "new").strip()
     code = main(["--home", str(cli.home), "send", chat, "Summarize it.", "--attach", str(pdf)])
-    _out, err = capsys.readouterr()
+    out, err = capsys.readouterr()
     assert code == 0
     assert "policy.pdf: a document of 12 page(s), ≈" in err
+    counted = int(err.split("counted by the API: ")[1].split(" tokens")[0].replace(",", ""))
+    assert counted > 12 * PAGE_IMAGE_TOKENS  # count_tokens, asked before sending
+    # Its answer cites the page it drew on (citations are on for documents).
+    assert "[1] policy.pdf, page 1" in out
     content = sim.message_requests()[-1].body["messages"][-1]["content"]
     documents = [b for b in content if b["type"] == "document"]
     assert len(documents) == 1
@@ -39,6 +43,7 @@ def test_a_pdf_goes_as_one_document_block_or_as_its_text(
     assert document["source"]["media_type"] == "application/pdf"
     assert base64.b64decode(document["source"]["data"]) == pdf.read_bytes()
     assert document["title"] == "policy.pdf"
+    assert document["citations"] == {"enabled": True}
     assert sim.refused() == []
     # The stand-in counts it as the API does, by its pages (not its base64's bytes).
     (sent,) = json.loads(cli("requests", chat, "--json"))

@@ -40,6 +40,8 @@ def test_a_pdf_is_attached_as_the_user_chooses(
     told: list[str] = []
 
     def choose(box: QMessageBox) -> None:
+        # The API's own count comes beside the estimate while the question is open.
+        qtbot.waitUntil(lambda: "counted by the API" in box.informativeText(), timeout=10_000)
         told.append(box.informativeText())
         button = next(b for b in box.findChildren(QPushButton) if b.text() == choice)
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
@@ -49,6 +51,7 @@ def test_a_pdf_is_attached_as_the_user_chooses(
     qtbot.waitUntil(lambda: bool(pane.composer.attachments), timeout=10_000)
     assert "policy.pdf: a document of 12 page(s), ≈" in told[0]  # both costs, before choosing
     assert "policy.pdf: as text, ≈" in told[0]
+    assert ") · counted by the API: " in told[0].splitlines()[0]
     (attached,) = pane.composer.attachments
     assert attached.tokens > (12 * 1_600 if sent == "document" else 0)
 

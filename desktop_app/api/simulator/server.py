@@ -24,6 +24,7 @@ from typing import Any
 
 from desktop_app.api.simulator import demo, web
 from desktop_app.api.simulator.caching import CacheUsage, SimulatedCache
+from desktop_app.api.simulator.documents import document_reply
 from desktop_app.api.simulator.script import Fault, FaultKind, Reply, Script
 from desktop_app.api.simulator.thinking import thinking_problem, with_thinking
 from desktop_app.core.model_facts import BUILTIN, DEMO, EFFORTS, ModelFacts
@@ -259,8 +260,10 @@ class _Handler(BaseHTTPRequestHandler):
             item if isinstance(item, Reply) else (fault.reply if fault and fault.reply else None)
         )
         if reply is None:
-            searched = web.web_reply(body, demo.LABEL) if purpose == "chat" else None
-            reply = searched or demo.answer(body, purpose)
+            cited = None
+            if purpose == "chat":
+                cited = web.web_reply(body, demo.LABEL) or document_reply(body, demo.LABEL)
+            reply = cited or demo.answer(body, purpose)
         reply = Reply(tuple(with_thinking(body, list(reply.content))), reply.stop_reason)
         message = _message(body, reply, self.sim.cache.use(body))
         if body.get("stream"):

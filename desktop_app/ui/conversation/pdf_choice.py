@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from desktop_app.chats import attach_file
+from desktop_app.chats import attach_file, count_document
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui.conversation.composer import Attachment
 
@@ -43,8 +43,33 @@ def ask_pdf_choice(parent: QWidget, session: ChatSession, path: Path) -> Attachm
         "text, only its words, for far fewer tokens."
     )
     box.setInformativeText("\n".join(why_not))
+    document = options.get("As a document")
+    if document is not None:
+        _count_for(box, session, document, why_not)
     buttons = {box.addButton(label, QMessageBox.ButtonRole.AcceptRole): label for label in options}
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.exec()
     chosen = buttons.get(box.clickedButton())  # type: ignore[call-overload]
     return options[chosen] if chosen else None
+
+
+def _count_for(
+    box: QMessageBox, session: ChatSession, document: Attachment, lines: list[str]
+) -> None:
+    """The API's own count of the document (count_tokens, off the window's thread), said
+    beside the estimate when it comes — if the question is still open."""
+    engine, model = session.engine, session.chat.model
+    worker = session.counting or session.background
+
+    def said(tokens: int | None) -> None:
+        if tokens is None or not box.isVisible():
+            return
+        lines[0] = f"{lines[0]} · counted by the API: {tokens:,} tokens (exact)"
+        box.setInformativeText("\n".join(lines))
+
+    worker.submit(
+        f"count-document-{id(box)}",
+        lambda: count_document(engine.connection, model, document.block),
+        said,
+        lambda _error: None,  # (the estimate stands)
+    )

@@ -152,13 +152,12 @@ class McpDialog(QDialog):
         self.past_chats.activated.connect(self._on_past_chats_activated)
         past = QFormLayout()
         past.addRow("Claude may search", self.past_chats)
-        self.web = WebChoice(chat, engine.connection.server_tools())  # the API's own tools
+        self.web = WebChoice(chat, engine.connection.server_tools(), past)  # the API's tools
         self.web.changed.connect(self.chat_tools_changed)
         self.web.failed.connect(self.details.setText)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(past)
-        layout.addWidget(self.web)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.details)
         layout.addWidget(self.offers)

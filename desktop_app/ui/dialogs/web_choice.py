@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSpinBox,
-    QWidget,
 )
 
 from desktop_app.context.bounds import WEB_MAX_USES
@@ -28,8 +27,10 @@ if TYPE_CHECKING:
 DOMAIN_RULES = (("only these domains", "only"), ("never these domains", "never"))
 
 
-class WebChoice(QWidget):
-    """Signals:
+class WebChoice(QObject):
+    """Its rows go into the dialog's form (`form`), beside its other per-chat choices.
+
+    Signals:
     changed(): the chat's web settings were saved (its next request changes).
     failed(str): what could not be saved, and why.
     """
@@ -37,8 +38,8 @@ class WebChoice(QWidget):
     changed = Signal()
     failed = Signal(str)
 
-    def __init__(self, chat: Chat | None, available: bool, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, chat: Chat | None, available: bool, form: QFormLayout) -> None:
+        super().__init__(form)
         self.chat = chat
         self.search = QCheckBox("Search the web")
         self.search.setObjectName("webSearch")
@@ -74,9 +75,7 @@ class WebChoice(QWidget):
         domains = QHBoxLayout()
         domains.addWidget(self.rule)
         domains.addWidget(self.domains, 1)
-        form = QFormLayout(self)
-        form.setContentsMargins(0, 0, 0, 0)
-        form.addRow("The web", boxes)
+        form.addRow("Claude may use the web", boxes)
         form.addRow("", domains)
         form.addRow("", self.note)
         self._show(available)
@@ -106,7 +105,10 @@ class WebChoice(QWidget):
                 "Only Anthropic's API runs these tools: the server in Settings is another one."
             )
         else:
-            self.note.setText("Run by Anthropic's API; each use is shown in the reply.")
+            self.note.setText(
+                "Run by Anthropic's API: $10 per 1,000 searches, and every search result or "
+                "page read counts as input. Each use is a step of the reply, with its tokens."
+            )
 
     @Slot()
     def _on_edited(self) -> None:
