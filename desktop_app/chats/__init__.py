@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat, Imported
     from desktop_app.chats.chat_core import can_retry, repaired, retry_point
     from desktop_app.chats.checking import check_file
-    from desktop_app.chats.documents import attach_file, count_document
+    from desktop_app.chats.documents import attach_file, count_document, pdf_ways
     from desktop_app.chats.engine import DEMO_MODEL, Engine
     from desktop_app.chats.given_files import read_given_file, shown_name
     from desktop_app.chats.handoff import (
@@ -90,6 +90,7 @@ _LATER = {
     "hand_off": "handoff",
     "attach_file": "documents",
     "count_document": "documents",
+    "pdf_ways": "documents",
     "first_request_tokens": "handoff",
     "handoff_links": "handoff",
     "preview_handoff": "handoff",
@@ -148,6 +149,7 @@ __all__ = [
     "image_tokens",
     "log_unexpected",
     "month_start",
+    "pdf_ways",
     "people_name",
     "preview_handoff",
     "previewing_handoff",

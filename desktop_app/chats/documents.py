@@ -84,10 +84,7 @@ def attach_file(
     name = shown_name(path)
     if as_document and path.suffix.lower() == ".pdf":
         document = pdf_document(path, counter.text, chat.settings.context_window)
-        return document.block, (
-            f"{name}: a document of {document.pages} page(s), ≈{document.tokens:,} tokens "
-            f"(as text: ≈{document.text_tokens:,})"
-        )
+        return document.block, document_said(document)
     text = f"File: {name}\n```\n{text_of(path)}\n```"
     return TextBlock(text), f"{name}: as text, ≈{counter.text(text):,} tokens"
 
@@ -113,3 +110,24 @@ def count_document(connection: Connection, model: str, block: Block) -> int | No
     if with_it is None or without is None:
         return None
     return max(0, with_it - without)
+
+
+def document_said(document: PdfDocument) -> str:
+    return (
+        f"{document.name}: a document of {document.pages} page(s), ≈{document.tokens:,} "
+        f"tokens (as text: ≈{document.text_tokens:,})"
+    )
+
+
+def pdf_ways(path: Path, counter: TokenCounter) -> tuple[str, str]:
+    """A PDF for a project's knowledge, each way in words: (as a document — or why the API
+    would refuse it —, as text). Its pages are checked against the largest window's
+    limit; a chat with a smaller window is told when the file is sent."""
+    from desktop_app.chats.file_text import text_of
+    from desktop_app.chats.given_files import shown_name
+
+    try:
+        document = document_said(pdf_document(path, counter.text, 1_000_000))
+    except ContextDeskError as exc:
+        document = f"As a document: {exc.message}"
+    return document, f"{shown_name(path)}: as text, ≈{counter.text(text_of(path)):,} tokens"

@@ -8,6 +8,7 @@ the next requests of its chats hold — never a transcript.
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -198,13 +199,28 @@ class Projects:
             )
         return matches[0]
 
-    def add_file(self, ref: str, path: Path) -> KnowledgeFile:
+    def add_file(self, ref: str, path: Path, *, as_document: bool = False) -> KnowledgeFile:
         """A knowledge file (text — Markdown, code, notes — or a PDF's text), read now and
-        kept in the database: the project does not change when the file on disk does."""
+        kept in the database: the project does not change when the file on disk does. A
+        PDF `as_document` is sent as a `document` (Claude reads its pages), its cost
+        counted against the knowledge budget as the API counts it."""
         from desktop_app.chats.file_text import text_of
         from desktop_app.chats.given_files import shown_name
 
-        return self.add_text(ref, shown_name(path), text_of(path))
+        if not (as_document and path.suffix.lower() == ".pdf"):
+            return self.add_text(ref, shown_name(path), text_of(path))
+        from desktop_app.chats.documents import pdf_document
+        from desktop_app.storage import projects
+        from desktop_app.tokens.documents import pdf_pages
+
+        project = self.find(ref)
+        document = pdf_document(path, lambda _text: 0, 1_000_000)  # (limits: a 1M window)
+        source = document.block.raw["source"]
+        assert isinstance(source, dict)
+        _pages, text = pdf_pages(document.name, base64.b64decode(source["data"]))
+        file = KnowledgeFile(document.name, text, document=source["data"], pages=document.pages)
+        self._changed(projects.add_file(self._db, project.id, file))
+        return file
 
     def add_text(self, ref: str, name: str, text: str) -> KnowledgeFile:
         """A knowledge file from its text (an imported project's document)."""
@@ -339,7 +355,13 @@ class Projects:
                     for f in project.facts
                 ],
                 "files": [
-                    {"name": f.name, "text": f.text, "chosen": f.chosen} for f in project.files
+                    {
+                        "name": f.name,
+                        "text": f.text,
+                        "chosen": f.chosen,
+                        **({"document": f.document, "pages": f.pages} if f.document else {}),
+                    }
+                    for f in project.files
                 ],
             },
             "chats": [
@@ -400,7 +422,11 @@ class Projects:
                     self._db,
                     project.id,
                     KnowledgeFile(
-                        str(f["name"]), str(f["text"]), chosen=bool(f.get("chosen", True))
+                        str(f["name"]),
+                        str(f["text"]),
+                        chosen=bool(f.get("chosen", True)),
+                        document=_document_of(f),
+                        pages=int(f.get("pages", 0)) if _document_of(f) else 0,
                     ),
                 )
             for chat in chats:
@@ -440,6 +466,17 @@ class Projects:
 
         for chat_id in projects.chats_of(self._db, project.id):
             self.engine.chat(chat_id).plans.settings_changed()
+
+
+def _document_of(entry: dict[str, Any]) -> str:
+    """An exported knowledge file's PDF (base64), checked to be one; "" for a text file.
+    Anything else is refused with the import (ValueError)."""
+    given = entry.get("document") or ""
+    if not given:
+        return ""
+    if not isinstance(given, str) or not base64.b64decode(given[:64] + "==")[:5] == b"%PDF-":
+        raise ValueError(f"file {entry.get('name')!r}: its document is not a PDF in base64")
+    return given
 
 
 def _one_file(project: Project, ref: str) -> KnowledgeFile:

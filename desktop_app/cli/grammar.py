@@ -418,9 +418,16 @@ def _add_project(sub: Any) -> None:
     accept.add_argument("project")
     accept.add_argument("fact_id")
     accept.add_argument("--text", help="pin it in these words instead")
-    add_file = project.add_parser("add-file", help="add a knowledge file (text)")
+    add_file = project.add_parser("add-file", help="add a knowledge file (text, or a PDF)")
     add_file.add_argument("project")
     add_file.add_argument("file", type=Path)
+    add_file.add_argument(
+        "--as",
+        dest="as_",
+        choices=("text", "document"),
+        default="text",
+        help="a PDF as its text (the default) or as a document Claude reads page by page",
+    )
     remove_file = project.add_parser("remove-file", help="remove a knowledge file")
     remove_file.add_argument("project")
     remove_file.add_argument("file", help="its id, an id prefix, or its name")

@@ -60,8 +60,9 @@ def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
     elif command == "accept":
         print(f"Pinned: {projects.accept(args.project, args.fact_id, args.text).text}")
     elif command == "add-file":
-        added = projects.add_file(args.project, args.file)
-        print(f"Added {added.name} ({added.id})")
+        added = projects.add_file(args.project, args.file, as_document=args.as_ == "document")
+        how = f", a document of {added.pages} page(s)" if added.document else ""
+        print(f"Added {added.name} ({added.id}{how})")
     elif command == "remove-file":
         projects.remove_file(args.project, args.file)
     elif command == "choose":

@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from desktop_app.context.facts import Fact
+from desktop_app.core.blocks import OpaqueBlock
 from desktop_app.core.messages import new_id
+from desktop_app.tokens.documents import PAGE_IMAGE_TOKENS
 
 LAYERS = ("instructions", "facts", "knowledge")  # the documented order
 DEFAULT_KNOWLEDGE_BUDGET = 0.30  # of the chat's context window
@@ -39,6 +41,32 @@ class KnowledgeFile:
     id: str = field(default_factory=lambda: new_id("file"))
     chosen: bool = True  # sent in the `chosen` mode
     added_at: float = field(default_factory=time.time)
+    # A PDF sent as a `document` (Claude reads its pages): its base64; `text` is then its
+    # extracted words (what the on-demand tool reads). "" for a file sent as text.
+    document: str = ""
+    pages: int = 0
+
+    def tokens(self, count: Callable[[str], int]) -> int:
+        """What it adds to a request, about: its text, or a document's pages and text."""
+        return (
+            self.pages * PAGE_IMAGE_TOKENS + count(self.text) if self.document else count(self.text)
+        )
+
+    def block(self) -> OpaqueBlock:
+        """A document file as the `document` block a request carries (citations on)."""
+        return OpaqueBlock(
+            "document",
+            {
+                "type": "document",
+                "source": {
+                    "type": "base64",
+                    "media_type": "application/pdf",
+                    "data": self.document,
+                },
+                "title": self.name,
+                "citations": {"enabled": True},
+            },
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +104,9 @@ class ProjectLayers:
     project: Project
     layers: tuple[Layer, ...]
     readable: tuple[KnowledgeFile, ...] = ()  # for read_project_file (on-demand mode)
+    # Knowledge files sent as documents: a system prompt cannot hold one, so they open the
+    # first message of the request (context/projection.py), counted as the project's.
+    documents: tuple[OpaqueBlock, ...] = ()
 
     @property
     def text(self) -> str:
@@ -110,7 +141,7 @@ def layers_for(
         if sent_facts
         else ""
     )
-    knowledge, note, readable = _knowledge(project, window, count)
+    knowledge, note, readable, documents = _knowledge(project, window, count)
     layers = []
     for layer_name, text, said in (
         ("instructions", instructions, ""),
@@ -119,18 +150,21 @@ def layers_for(
     ):
         switched_off = layer_name in off
         layers.append(Layer(layer_name, "" if switched_off else text, switched_off, said))
-    return ProjectLayers(project, tuple(layers), () if "knowledge" in off else readable)
+    if "knowledge" in off:
+        readable, documents = (), ()
+    return ProjectLayers(project, tuple(layers), readable, documents)
 
 
 def _knowledge(
     project: Project, window: int, count: Callable[[str], int]
-) -> tuple[str, str, tuple[KnowledgeFile, ...]]:
-    """(the layer's text, a note for the user, the files readable on demand)."""
+) -> tuple[str, str, tuple[KnowledgeFile, ...], tuple[OpaqueBlock, ...]]:
+    """(the layer's text, a note for the user, the files readable on demand, the files
+    sent as documents)."""
     files = project.files
     if not files:
-        return "", "", ()
+        return "", "", (), ()
     budget = int(window * project.knowledge_budget)
-    sizes = {f.id: count(f.text) for f in files}
+    sizes = {f.id: f.tokens(count) for f in files}
     if project.knowledge_mode is KnowledgeMode.ON_DEMAND:
         listing = "\n".join(f"- {f.name} (≈{sizes[f.id]:,} tokens)" for f in files)
         text = (
@@ -138,7 +172,7 @@ def _knowledge(
             "These files are not in this prompt; read one with the read_project_file tool "
             "when it is needed:\n" + listing
         )
-        return text, f"{len(files)} files listed; the model reads them on demand", files
+        return text, f"{len(files)} files listed; the model reads them on demand", files, ()
     chosen = (
         files
         if project.knowledge_mode is KnowledgeMode.WHOLE
@@ -157,12 +191,21 @@ def _knowledge(
             f"({project.knowledge_budget:.0%} of the window). Choose files, raise the "
             "budget, or let the model read them on demand.",
             (),
+            (),
         )
     if not chosen:
-        return "", "No file is chosen: nothing of the knowledge is sent.", ()
+        return "", "No file is chosen: nothing of the knowledge is sent.", (), ()
     parts = [f"# Project knowledge ({project.name})"]
     for f in chosen:
-        parts += ["", f'<file name="{f.name}">', f.text.rstrip("\n"), "</file>"]
+        if not f.document:
+            parts += ["", f'<file name="{f.name}">', f.text.rstrip("\n"), "</file>"]
+    documents = [f for f in chosen if f.document]
+    if documents:  # (they open the conversation: said here, so the model knows why)
+        names = ", ".join(f"{f.name} ({f.pages} pages)" for f in documents)
+        parts += [
+            "",
+            f"Also in this project, as documents opening the conversation: {names}.",
+        ]
     left_out = len(files) - len(chosen)
     note = f"{left_out} files not chosen are not sent" if left_out else ""
-    return "\n".join(parts), note, ()
+    return "\n".join(parts), note, (), tuple(f.block() for f in documents)

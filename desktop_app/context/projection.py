@@ -131,6 +131,7 @@ class _Projection:
         self.clean = [is_clean_start(messages, i) for i in range(len(messages))]
         self.recount = False  # set when repair or stripping changed blocks after costing
         self.project: ProjectLayers | None = None
+        self.documents_raw = 0  # the project's documents, which open the first message
         self.facts: ModelFacts = facts_for(model)
         self.unsent_reasons: dict[tuple[str, int], str] = {}  # why a thinking block is not sent
         self._owners: dict[int, tuple[str, int]] | None = None
@@ -185,6 +186,8 @@ class _Projection:
             if p.text
         )
         self.project = project
+        documents = project.documents if project else ()
+        self.documents_raw = sum(counter.block(d) for d in documents)
         summary_message = self.summary_message(summary, turns) if summary else None
         fixed = (
             REQUEST_OVERHEAD
@@ -192,6 +195,7 @@ class _Projection:
             + counter.tools(tools)
             + sum(costs[i] for i in head)
             + (counter.message(summary_message) if summary_message else 0)
+            + self.documents_raw
         )
         starts = [i for i in range(tail_from, n) if i == tail_from or self.clean[i]]
         keep_from = self.window_start(starts, tail_from, n, len(head))
@@ -208,12 +212,14 @@ class _Projection:
             synthetic.append(user_note(omission_note(keep_from - tail_from, turns_cut)))
         kept[len(head) : len(head)] = [(m, counter.message(m)) for m in synthetic]
         sent = self.sendable([m for m, _ in kept if m is not None])
+        if documents and sent:  # the project's documents open the conversation
+            sent = (replace(sent[0], blocks=(*documents, *sent[0].blocks)), *sent[1:])
         sent = self.bound_thinking(sent, system_parts, tools)
         if self.recount:
             messages_raw = counter.messages(sent)
         else:  # merging regroups blocks: the same block costs, one overhead per sent message
             blocks_raw = sum(cost - MESSAGE_OVERHEAD for m, cost in kept if m is not None)
-            messages_raw = blocks_raw + MESSAGE_OVERHEAD * len(sent)
+            messages_raw = blocks_raw + MESSAGE_OVERHEAD * len(sent) + self.documents_raw
 
         if thinking.thinks is True and thinking_problems(sent, enabled=True):
             # The turn in progress began without thinking (a budget turned on mid-loop, an
@@ -399,12 +405,15 @@ class _Projection:
             Section.SUMMARY: self.calibrated(summary_raw),
             Section.PROJECT_INSTRUCTIONS: self.calibrated(layers_raw.get("instructions", 0)),
             Section.PROJECT_FACTS: self.calibrated(layers_raw.get("facts", 0)),
-            Section.PROJECT_KNOWLEDGE: self.calibrated(layers_raw.get("knowledge", 0)),
+            Section.PROJECT_KNOWLEDGE: self.calibrated(
+                layers_raw.get("knowledge", 0) + self.documents_raw
+            ),
             Section.MESSAGES: estimated
             - sum(
                 self.calibrated(x)
                 for x in (system_raw, facts_raw, tools_raw, summary_raw, project_raw)
-            ),
+            )
+            - self.calibrated(self.documents_raw),
             Section.RESERVED: settings.max_tokens,
         }
         sections[Section.FREE] = max(0, window - sum(sections.values()))

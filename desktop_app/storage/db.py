@@ -399,6 +399,19 @@ def _v17(db: sqlite3.Connection) -> None:
     )
 
 
+def _v18(db: sqlite3.Connection) -> None:
+    # A project's knowledge file may be a PDF sent as a `document` (Claude reads its
+    # pages): its base64 and its page count; `text` keeps its extracted words (what the
+    # on-demand tool reads and search finds). "" and 0 for a file sent as text.
+    _run(
+        db,
+        """
+        ALTER TABLE project_files ADD COLUMN document TEXT NOT NULL DEFAULT '';
+        ALTER TABLE project_files ADD COLUMN pages INTEGER NOT NULL DEFAULT 0
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -417,6 +430,7 @@ MIGRATIONS: list[Migration] = [
     _v15,
     _v16,
     _v17,
+    _v18,
 ]  # append only; index + 1 is the schema version
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -75,10 +75,10 @@ def get(db: sqlite3.Connection, project_id: str) -> Project:
         )
     )
     files = tuple(
-        KnowledgeFile(name, text, file_id, bool(chosen), added)
-        for file_id, name, text, chosen, added in db.execute(
-            "SELECT id, name, text, chosen, added_at FROM project_files WHERE project_id = ? "
-            "ORDER BY added_at, rowid",
+        KnowledgeFile(name, text, file_id, bool(chosen), added, document, pages)
+        for file_id, name, text, chosen, added, document, pages in db.execute(
+            "SELECT id, name, text, chosen, added_at, document, pages FROM project_files "
+            "WHERE project_id = ? ORDER BY added_at, rowid",
             (project_id,),
         )
     )
@@ -203,9 +203,18 @@ def add_file(db: sqlite3.Connection, project_id: str, file: KnowledgeFile) -> Pr
     get(db, project_id)  # exists
     with transaction(db):
         db.execute(
-            "INSERT INTO project_files (id, project_id, name, text, chosen, added_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (file.id, project_id, file.name, file.text, int(file.chosen), file.added_at),
+            "INSERT INTO project_files (id, project_id, name, text, chosen, added_at, "
+            "document, pages) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                file.id,
+                project_id,
+                file.name,
+                file.text,
+                int(file.chosen),
+                file.added_at,
+                file.document,
+                file.pages,
+            ),
         )
     return get(db, project_id)
 

@@ -6,6 +6,7 @@ nothing of its transcript; an export comes back whole."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -270,3 +271,50 @@ def test_special_files_are_refused_at_once_and_any_name_is_shown(cli: Any, tmp_p
     assert "gon\\xe9.md: No such file" in cli(
         "project", "add-file", project, str(missing), status=1
     )
+
+
+def test_a_pdf_knowledge_file_can_be_a_document_claude_reads_page_by_page(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    """Issue 36, item 2: a project's PDF as a `document` — a scan too, which has no text
+    to send otherwise — opening every chat's request, counted against the budget by its
+    pages, carried by an export."""
+    project = cli("project", "new", "Acme").strip()
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(make_pdf([""] * 3))  # no text layer: as text it is refused
+    assert "no text layer" in cli("project", "add-file", project, str(scan), status=2)
+    added = cli("project", "add-file", project, str(scan), "--as", "document")
+    assert "a document of 3 page(s)" in added
+    (tmp_path / "returns.md").write_text(RETURNS)
+    cli("project", "add-file", project, str(tmp_path / "returns.md"))
+    chat = cli("chat", "new", "--project", project, "--model", MODEL).strip()
+    body = sent_body(cli, sim, chat, "What does the scan show?")
+    first = body["messages"][0]["content"]
+    assert first[0]["type"] == "document"  # the project's documents open the conversation
+    assert base64.b64decode(first[0]["source"]["data"]) == scan.read_bytes()
+    assert first[0]["title"] == "scan.pdf"
+    assert first[-1]["text"].startswith("What does the scan show?")
+    system = system_text(body)
+    assert "Items may be returned" in system  # the text file, in the project's part
+    assert "as documents opening the conversation: scan.pdf (3 pages)" in system
+    sections = json.loads(cli("context", chat, "--json"))["sections"]
+    assert sections["project knowledge"] >= 3 * 1_600  # its pages, as the API counts them
+    # The next turn carries it again, at the same place: the prefix stays the same.
+    again = sent_body(cli, sim, chat, "And the second page?")
+    assert again["messages"][0]["content"][0] == first[0]
+
+    # Over the budget, nothing of the knowledge is sent — the document neither.
+    cli("chat", "set", chat, "context_window=12000", "max_tokens=1000")
+    body = sent_body(cli, sim, chat, "hi")
+    assert all(b["type"] != "document" for m in body["messages"] for b in m["content"])
+
+    # An export carries the document; an import brings it back.
+    exported = tmp_path / "acme.json"
+    cli("project", "export", project, "-o", str(exported))
+    copy = cli("project", "import", str(exported)).strip()
+    files = json.loads(cli("project", "show", copy, "--json"))["files"]
+    assert [f["name"] for f in files] == ["scan.pdf", "returns.md"]
+    data = json.loads(exported.read_text())
+    data["project"]["files"][0]["document"] = base64.b64encode(b"not a pdf").decode()
+    exported.write_text(json.dumps(data))
+    cli("project", "import", str(exported), status=1)  # refused whole

@@ -309,3 +309,54 @@ def test_the_project_dialog_keeps_its_width_and_counts_knowledge_as_it_is_planne
     assert dialog.width() == width
     assert dialog.minimumSizeHint().width() <= width
     dialog.reject()
+
+
+def test_a_project_pdf_is_added_as_the_user_chooses_with_both_costs_shown(
+    window: MainWindow,
+    engine: Engine,
+    qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from tests.fakes.pdf import make_pdf
+    from tests.ui.conftest import when_shown
+
+    session = open_demo(window, engine, qtbot)
+    pdf = tmp_path / "catalogue.pdf"
+    pdf.write_bytes(make_pdf([f"Page {n}: product {n}." for n in range(1, 13)]))
+    project = engine.projects.new("Shop")
+    engine.projects.move(session.chat, project.id)
+    monkeypatch.setattr(
+        "desktop_app.ui.dialogs.project_dialog.QFileDialog.getOpenFileNames",
+        lambda *a, **k: ([str(pdf)], ""),
+    )
+    window.dialogs.open_project()
+    dialog = window.dialogs.project_dialog
+    assert dialog is not None
+    qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
+    told: list[str] = []
+
+    def as_document(box: QMessageBox) -> None:
+        told.append(box.informativeText())
+        button = next(b for b in box.findChildren(QPushButton) if b.text() == "As a document")
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+    when_shown(QMessageBox, as_document)
+    add = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Add files…")
+    qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.files.count() == 1, timeout=10_000)
+    assert "catalogue.pdf: a document of 12 page(s), ≈" in told[0]
+    assert "catalogue.pdf: as text, ≈" in told[0]
+    assert dialog.files.item(0).text().endswith("tokens, a document of 12 pages")
+
+    def opens_with_it() -> bool:  # the chat's next request opens with the document
+        plan = session.plan
+        first = plan.request.messages[0].blocks if plan and plan.request.messages else ()
+        return bool(first) and getattr(first[0], "type", "") == "document"
+
+    qtbot.waitUntil(opens_with_it, timeout=10_000)
+    assert session.plan is not None
+    assert session.plan.sections[Section.PROJECT_KNOWLEDGE] >= 12 * 1_600
+    dialog.reject()

@@ -62,3 +62,9 @@ def test_a_slash_lists_the_servers_prompts_and_one_becomes_the_draft(
     qtbot.keyClicks(edit, "/nothing-like-it")
     QApplication.processEvents()
     assert visible_popup() is None  # no prompt by that name: no list
+
+    def planned_with_draft() -> bool:  # (the draft's plan, before the engine closes)
+        plan = session.plan
+        return plan is not None and "/nothing-like-it" in str(plan.request.messages[-1].blocks)
+
+    qtbot.waitUntil(planned_with_draft, timeout=20_000)

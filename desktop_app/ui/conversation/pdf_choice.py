@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from desktop_app.chats import attach_file, count_document
+from desktop_app.chats import attach_file, count_document, pdf_ways
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui.conversation.composer import Attachment
 
@@ -73,3 +73,27 @@ def _count_for(
         said,
         lambda _error: None,  # (the estimate stands)
     )
+
+
+def is_pdf(path: Path) -> bool:
+    return path.suffix.lower() == ".pdf"
+
+
+def ask_pdf_way(parent: QWidget, path: Path, session: ChatSession) -> bool | None:
+    """A PDF for a project's knowledge: True as a document, False as text, None when the
+    person cancels — both costs shown first, counted against the knowledge budget."""
+    document, text = pdf_ways(path, session.engine.counter)
+    box = QMessageBox(QMessageBox.Icon.Question, f"Add {path.name}", "", parent=parent)
+    box.setObjectName("pdfChoice")
+    box.setText(
+        "As a document, Claude reads every page of it in each chat of the project — its "
+        "pictures, tables and layout too; as text, only its words, for far fewer tokens."
+    )
+    box.setInformativeText(f"{document}\n{text}")
+    as_document = box.addButton("As a document", QMessageBox.ButtonRole.AcceptRole)
+    as_document.setEnabled(not document.startswith("As a document:"))  # (refused: why)
+    as_text = box.addButton("As text", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.exec()
+    clicked = box.clickedButton()
+    return True if clicked is as_document else False if clicked is as_text else None

@@ -37,6 +37,7 @@ from desktop_app.context import bounds
 from desktop_app.context.plan import Section
 from desktop_app.context.project import LAYERS, KnowledgeMode, Project
 from desktop_app.core.errors import ContextDeskError
+from desktop_app.ui.conversation.pdf_choice import ask_pdf_way, is_pdf
 from desktop_app.ui.dialogs.fact_dialog import ask_fact
 
 if TYPE_CHECKING:
@@ -231,7 +232,9 @@ class ProjectDialog(QDialog):
             self._on_fact_current_changed(self.facts.currentItem())
             count = self.session.engine.counter.text
             for file in project.files:
-                item = QListWidgetItem(f"{file.name}  ≈{count(file.text):,} tokens", self.files)
+                kind = f", a document of {file.pages} pages" if file.document else ""
+                words = f"{file.name}  ≈{file.tokens(count):,} tokens{kind}"
+                item = QListWidgetItem(words, self.files)
                 item.setData(ID_ROLE, file.id)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(
@@ -345,8 +348,16 @@ class ProjectDialog(QDialog):
     def _on_add_file_clicked(self) -> None:
         project = self.project
         paths, _ = QFileDialog.getOpenFileNames(self, "Add knowledge files")
-        if project is not None and paths:
-            self._act(lambda: [self.projects.add_file(project.id, Path(p)) for p in paths])
+        if project is None or not paths:
+            return
+        ways: list[tuple[Path, bool]] = []
+        for name in paths:
+            path = Path(name)
+            as_document = ask_pdf_way(self, path, self.session) if is_pdf(path) else False
+            if as_document is None:
+                return  # cancelled: nothing is added
+            ways.append((path, as_document))
+        self._act(lambda: [self.projects.add_file(project.id, p, as_document=d) for p, d in ways])
 
     @Slot()
     def _on_remove_file_clicked(self) -> None:
