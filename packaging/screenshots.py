@@ -163,6 +163,7 @@ def main() -> int:
         window.close()
         usage_view(engine, out)
         conversation_gallery(engine, out)
+        web_search(engine, out)
         engine.close()
     return 0
 
@@ -277,6 +278,28 @@ def conversation_gallery(engine: Engine, out: Path) -> None:
         window.close()
     engine.settings = replace(engine.settings, appearance="system", text_size=0)
     theme.choose(app, "system", 0)
+
+
+def web_search(engine: Engine, out: Path) -> None:
+    """A chat that searched the web and read a page: the steps inside Claude's reply, the
+    answer with its footnote marks and sources (the demo's simulator plays the API)."""
+    chat = engine.create_demo_chat(1)
+    chat.setup.set_settings(replace(chat.settings, web_search=True, web_fetch=True))
+    window = MainWindow.over(engine)
+    window.resize(*SIZE)
+    window.show()
+    session = window.open_chat(chat.id)
+    assert session is not None
+    settle(until=lambda: session.plan is not None)
+    for question in (
+        "Search the web for the latest Example release",
+        "Now read https://docs.example.org/release-notes",
+    ):
+        session.send((TextBlock(question),))
+        settle(until=lambda: not session.busy)
+    settle(1.0)
+    save(window, out, "web-search")
+    window.close()
 
 
 if __name__ == "__main__":

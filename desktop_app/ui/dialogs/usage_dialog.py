@@ -156,6 +156,11 @@ class UsageDialog(QDialog):
                 )
                 for kind in KIND_NAMES
             ]
+            if money and total.searches:  # the API's web searches, priced apiece
+                searched = tuple(rows[d].search_money if d in rows else 0.0 for d in days)
+                series.append(
+                    Series("Web searches", QColor(theme.SECTION_COLOURS["tools"][dark]), searched)
+                )
         else:
             series = self._model_series(reports["model"], days, rows, dark)
         labels = [_short_day(d) for d in days]
