@@ -164,6 +164,8 @@ def main() -> int:
         usage_view(engine, out)
         conversation_gallery(engine, out)
         web_search(engine, out)
+        project_page(engine, out)
+        settings_view(engine, out)
         engine.close()
     return 0
 
@@ -300,6 +302,52 @@ def web_search(engine: Engine, out: Path) -> None:
     settle(1.0)
     save(window, out, "web-search")
     window.close()
+
+
+def project_page(engine: Engine, out: Path) -> None:
+    """A project as a page (chosen in the chat list's filter), in light and dark."""
+    project = engine.projects.new(
+        "Acme support",
+        instructions="Answer as Acme's support team: two sentences, friendly, in the "
+        "customer's language.",
+    )
+    engine.projects.pin(project.id, "Refund window: 30 days from delivery.")
+    engine.projects.pin(project.id, "Escalate orders over 500 EUR to Dana.")
+    engine.projects.add_text(project.id, "returns.md", RETURNS)
+    for title in ("Refund for order #88213", "Late delivery to Lyon", "Warranty question"):
+        engine.projects.new_chat(project.id, title)
+    app = make_app()
+    for appearance, width, name in (
+        ("light", 1600, "project-page"),
+        ("dark", 1280, "project-page-dark"),
+    ):
+        engine.settings = replace(engine.settings, appearance=appearance)
+        window = MainWindow.over(engine)
+        window.resize(width, 900)
+        window.show()
+        settle(0.6)
+        choice = window.chat_list.project_filter
+        choice.setCurrentIndex(choice.findText("Project: Acme support"))
+        choice.activated.emit(choice.currentIndex())  # as choosing it does
+        settle(1.0)
+        save(window, out, name)
+        window.close()
+    engine.settings = replace(engine.settings, appearance="system")
+    theme.choose(app, "system", 0)
+
+
+def settings_view(engine: Engine, out: Path) -> None:
+    """Settings, as File → Settings… opens it."""
+    from desktop_app.ui.dialogs.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(engine.settings, engine.secrets, "keyring", list(engine.known_models()))
+    dialog.show()
+    settle(0.6)
+    save(dialog, out, "settings")
+    dialog.close()
+
+
+RETURNS = "# Returns\nItems may be returned within 30 days of delivery, in their box.\n" * 12
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from desktop_app.chats.chat import Chat, Imported
+    from desktop_app.config.prices import Spend
     from desktop_app.context.chat_settings import ContextSettings
     from desktop_app.storage.store import ChatStore
 
@@ -323,6 +324,12 @@ class Projects:
                 if text in sent and (fact_id not in found or sent[text][1] > found[fact_id][2]):
                     found[fact_id] = (chat_id, *sent[text])
         return found
+
+    def spend(self, project: Project) -> Spend:
+        """What the project's chats cost together, all time (by the price table)."""
+        from desktop_app.chats.usage import spend
+
+        return spend(self.engine, chat_ids=self.chats(project.id))  # type: ignore[arg-type]
 
     def cache_reads(self, project: Project) -> tuple[int, int]:
         """(tokens read from the prompt cache, requests) over every chat of the project, as

@@ -20,11 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, Slot
-from PySide6.QtWidgets import (
-    QApplication,
-    QLabel,
-    QLayout,
-)
+from PySide6.QtWidgets import QApplication, QLabel, QLayout
 
 from desktop_app.chats import NEW_CHAT_TITLE, FirstFrame
 from desktop_app.config.settings import AppState, Settings
@@ -157,6 +153,10 @@ class MainWindow(WindowFrame):
         chat_list.new_requested.connect(self.new_chat)
         self.chats.open_requested.connect(self.open_chat)
         self.chats.renamed.connect(self._on_chat_changed)
+        self.chats.project_changed.connect(self.panes.replan)  # (edited on its page)
+        self.chats.page_closed.connect(
+            lambda: self.center.setCurrentWidget(self.shown or self.no_chat)
+        )
         panes = self.panes
         panes.status.connect(self._on_status)
         panes.problem.connect(self.show_problem)

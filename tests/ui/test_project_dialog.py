@@ -51,7 +51,7 @@ def test_a_chat_gets_a_project_a_shared_fact_and_a_layer_switched_off(
     answer_fact_dialog(qtbot, "Acme refunds within 30 days.")
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "Acme refunds within 30 days." in system_of(session), timeout=10_000)
-    qtbot.waitUntil(lambda: dialog.facts.count() == 1, timeout=5000)
+    qtbot.waitUntil(lambda: dialog.project_box.facts.count() == 1, timeout=5000)
     # Another chat of the project gets it too; a chat outside does not.
     other = engine.projects.new_chat("Acme")
     assert "Acme refunds within 30 days." in "\n".join(
@@ -108,22 +108,24 @@ def test_an_imported_memory_waits_in_the_project_until_accepted(
     window.dialogs.open_project()
     dialog = window.dialogs.project_dialog
     assert dialog is not None
-    qtbot.waitUntil(lambda: dialog.facts.count() == 2, timeout=5000)
-    first = dialog.facts.item(0)
+    qtbot.waitUntil(lambda: dialog.project_box.facts.count() == 2, timeout=5000)
+    first = dialog.project_box.facts.item(0)
     assert first.text() == "Suggested by an import: Refunds take 30 days."
     assert "Refunds take 30 days" not in system_of(session)  # offered, not sent
-    assert not dialog.accept_fact.isEnabled()  # nothing chosen yet
+    assert not dialog.project_box.accept_fact.isEnabled()  # nothing chosen yet
 
-    dialog.facts.setCurrentItem(first)
-    assert dialog.accept_fact.isEnabled()
-    qtbot.mouseClick(dialog.accept_fact, Qt.MouseButton.LeftButton)
+    dialog.project_box.facts.setCurrentItem(first)
+    assert dialog.project_box.accept_fact.isEnabled()
+    qtbot.mouseClick(dialog.project_box.accept_fact, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "Refunds take 30 days." in system_of(session), timeout=10_000)
-    qtbot.waitUntil(lambda: dialog.facts.item(0).text() == "Refunds take 30 days.", timeout=5000)
+    qtbot.waitUntil(
+        lambda: dialog.project_box.facts.item(0).text() == "Refunds take 30 days.", timeout=5000
+    )
 
-    dialog.facts.setCurrentRow(1)
+    dialog.project_box.facts.setCurrentRow(1)
     remove = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Remove fact")
     qtbot.mouseClick(remove, Qt.MouseButton.LeftButton)  # rejects the other suggestion
-    qtbot.waitUntil(lambda: dialog.facts.count() == 1, timeout=5000)
+    qtbot.waitUntil(lambda: dialog.project_box.facts.count() == 1, timeout=5000)
     assert [(f.text, f.pending) for f in engine.projects.find("Shop").facts] == [
         ("Refunds take 30 days.", False)
     ]
@@ -211,7 +213,10 @@ def test_the_project_dialog_sets_what_new_chats_start_with(
     dialog = window.dialogs.project_dialog
     assert dialog is not None
     qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
-    for spin, value in ((dialog.new_max_tokens, "8000"), (dialog.new_thinking, "2048")):
+    for spin, value in (
+        (dialog.project_box.new_max_tokens, "8000"),
+        (dialog.project_box.new_thinking, "2048"),
+    ):
         spin.setFocus()
         spin.selectAll()
         qtbot.keyClicks(spin, value)
@@ -226,18 +231,18 @@ def test_the_project_dialog_sets_what_new_chats_start_with(
     started = engine.projects.new_chat("Acme")
     assert (started.settings.max_tokens, started.settings.thinking_budget) == (8000, 2048)
     # A budget no chat could use is refused beside the fields, and nothing is saved.
-    dialog.new_thinking.setFocus()
-    dialog.new_thinking.selectAll()
-    qtbot.keyClicks(dialog.new_thinking, "9000")
-    qtbot.keyClick(dialog.new_thinking, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: "thinking" in dialog.problem.text(), timeout=5000)
+    dialog.project_box.new_thinking.setFocus()
+    dialog.project_box.new_thinking.selectAll()
+    qtbot.keyClicks(dialog.project_box.new_thinking, "9000")
+    qtbot.keyClick(dialog.project_box.new_thinking, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "thinking" in dialog.project_box.problem.text(), timeout=5000)
     assert dict(engine.projects.find("Acme").defaults)["thinking_budget"] == 2048
     assert dialog.isVisible()  # Enter finished the field; it pressed no button
     # The project's spending cap: its chats' sends count against it together.
-    dialog.spend_cap.setFocus()
-    dialog.spend_cap.selectAll()
-    qtbot.keyClicks(dialog.spend_cap, "2.50")
-    qtbot.keyClick(dialog.spend_cap, Qt.Key.Key_Return)
+    dialog.project_box.spend_cap.setFocus()
+    dialog.project_box.spend_cap.selectAll()
+    qtbot.keyClicks(dialog.project_box.spend_cap, "2.50")
+    qtbot.keyClick(dialog.project_box.spend_cap, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: engine.projects.find("Acme").spend_cap == 2.5, timeout=5000)
     assert [b.name for b in session.chat.costs.budgets()] == ["project Acme"]
     dialog.reject()
@@ -274,7 +279,7 @@ def test_the_project_dialog_keeps_its_width_and_counts_knowledge_as_it_is_planne
         "desktop_app.ui.dialogs.project_dialog.QInputDialog.getText", lambda *a, **k: ("Acme", True)
     )
     monkeypatch.setattr(  # the file the user picks in the system's file dialog
-        "desktop_app.ui.dialogs.project_dialog.QFileDialog.getOpenFileNames",
+        "desktop_app.ui.projects.project_editor.QFileDialog.getOpenFileNames",
         lambda *a, **k: ([str(notes)], ""),
     )
     window.dialogs.open_project()
@@ -288,7 +293,7 @@ def test_the_project_dialog_keeps_its_width_and_counts_knowledge_as_it_is_planne
     qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
     # The cache line wraps; it does not widen the dialog (it did: 600 → 671 px).
     assert dialog.minimumSizeHint().width() <= width
-    assert "0 tokens in 0 requests" in dialog.cache_note.text()
+    assert "0 tokens in 0 requests" in dialog.project_box.cache_note.text()
 
     add = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Add files…")
     qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
@@ -329,7 +334,7 @@ def test_a_project_pdf_is_added_as_the_user_chooses_with_both_costs_shown(
     project = engine.projects.new("Shop")
     engine.projects.move(session.chat, project.id)
     monkeypatch.setattr(
-        "desktop_app.ui.dialogs.project_dialog.QFileDialog.getOpenFileNames",
+        "desktop_app.ui.projects.project_editor.QFileDialog.getOpenFileNames",
         lambda *a, **k: ([str(pdf)], ""),
     )
     window.dialogs.open_project()
@@ -346,10 +351,10 @@ def test_a_project_pdf_is_added_as_the_user_chooses_with_both_costs_shown(
     when_shown(QMessageBox, as_document)
     add = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Add files…")
     qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: dialog.files.count() == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.project_box.files.count() == 1, timeout=10_000)
     assert "catalogue.pdf: a document of 12 page(s), ≈" in told[0]
     assert "catalogue.pdf: as text, ≈" in told[0]
-    assert dialog.files.item(0).text().endswith("tokens, a document of 12 pages")
+    assert dialog.project_box.files.item(0).text().endswith("tokens, a document of 12 pages")
 
     def opens_with_it() -> bool:  # the chat's next request opens with the document
         plan = session.plan
@@ -360,3 +365,60 @@ def test_a_project_pdf_is_added_as_the_user_chooses_with_both_costs_shown(
     assert session.plan is not None
     assert session.plan.sections[Section.PROJECT_KNOWLEDGE] >= 12 * 1_600
     dialog.reject()
+
+
+def test_choosing_a_project_shows_its_page_where_it_is_edited_and_its_chats_open(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """Issue 32, item 5: a project is a page, not a modal."""
+    from desktop_app.ui.projects.project_page import ProjectPage
+
+    project = engine.projects.new("Acme", instructions="Answer as Acme's support team.")
+    engine.projects.add_text(project.id, "returns.md", "Items may be returned within 30 days.")
+    plan = engine.projects.new_chat("Acme", "Launch plan")
+    engine.new_chat("Groceries")
+    window.chats.refresh()
+    panel = window.chat_list
+
+    pick(qtbot, panel.project_filter, "Project: Acme")
+    qtbot.waitUntil(lambda: isinstance(window.center.currentWidget(), ProjectPage), timeout=5000)
+    page = window.center.currentWidget()
+    assert isinstance(page, ProjectPage)
+    assert page.title.text() == "Acme"
+    assert page.summary.text().startswith("1 chat · 1 knowledge file · spent: nothing sent yet")
+    assert [page.chats.item(i).text().split("\n")[0] for i in range(page.chats.count())] == [
+        "Launch plan"
+    ]
+    files = page.editor.files
+    assert files.item(0).text().startswith("returns.md  ≈")
+
+    # Edited on the page: the project's chats send it from their next request.
+    page.editor.instructions.setPlainText("Answer as Acme's support team, briefly.")
+    save = next(b for b in page.editor.findChildren(QPushButton) if b.text() == "Save instructions")
+    qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
+    assert engine.projects.find("Acme").instructions == "Answer as Acme's support team, briefly."
+
+    # A click on a chat opens it in the page's place.
+    item = page.chats.item(0)
+    rect = page.chats.visualItemRect(item)
+    qtbot.mouseClick(page.chats.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: window.current is not None and window.current.chat.id == plan.id)
+    session = window.current
+    assert session is not None
+    assert window.center.currentWidget() is window.shown
+    qtbot.waitUntil(lambda: "briefly" in system_of(session), timeout=10_000)
+
+    # Chosen again, the page is back; its New chat starts a chat in the project.
+    pick(qtbot, panel.project_filter, "All chats")
+    pick(qtbot, panel.project_filter, "Project: Acme")
+    qtbot.waitUntil(lambda: window.center.currentWidget() is page, timeout=5000)
+    qtbot.mouseClick(page.new_chat, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.current is not None and window.current.chat.id != plan.id)
+    made = window.current
+    assert made is not None
+    assert engine.projects.project_of(made.chat) == engine.projects.find("Acme")
+    qtbot.waitUntil(lambda: made.plan is not None, timeout=10_000)
+
+    # Every chat again: the middle shows the chat, not the page.
+    pick(qtbot, panel.project_filter, "All chats")
+    qtbot.waitUntil(lambda: window.center.currentWidget() is window.shown, timeout=5000)

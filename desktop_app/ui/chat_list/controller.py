@@ -15,6 +15,7 @@ from desktop_app.chats import NEW_CHAT_TITLE, Engine
 from desktop_app.config.prices import format_money
 from desktop_app.core.errors import ContextDeskError, ErrorInfo
 from desktop_app.storage.search import MAX_QUERY_CHARS, TIME_BUDGET_S
+from desktop_app.ui.chat_list.model import NO_PROJECT
 from desktop_app.ui.chat_list.panel import ChatListPanel
 from desktop_app.ui.workers import BackgroundWorker
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # loaded with the first chat
     from desktop_app.chats import Chat, ImportBatch
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.storage.search import SearchHit
+    from desktop_app.ui.projects.project_page import ProjectPage
 
 
 class ChatListController(QObject):
@@ -31,9 +33,12 @@ class ChatListController(QObject):
     trashed(str): this chat went to the trash.
     problem(object): an `ErrorInfo` to show.
     status(str): a short note for the status bar.
+    project_changed(), page_closed(): from a project's page (`ProjectPage`).
     """
 
     open_requested = Signal(str)
+    project_changed = Signal()  # a project edited on its page: its chats plan again
+    page_closed = Signal()  # the project's page gave the middle back
     renamed = Signal(object)
     trashed = Signal(str)
     problem = Signal(object)
@@ -48,6 +53,7 @@ class ChatListController(QObject):
         self.panel = panel
         self.window = window
         self.folder = ""  # the last folder an export or import used (kept in AppState)
+        self.page: ProjectPage | None = None  # a project's page, made when first chosen
         panel.model.spend_of = lambda chat_id: engine.spend(chat_id=chat_id).text()
         panel.search_changed.connect(self._on_panel_search_changed)
         panel.rename_requested.connect(self._on_panel_rename_requested)
@@ -71,8 +77,37 @@ class ChatListController(QObject):
 
     @Slot()
     def _on_panel_project_filter_changed(self) -> None:
-        """Another project's chats: the search, if one is typed, runs again within them."""
+        """Another project's chats: the search, if one is typed, runs again within them;
+        a project chosen shows its page in the middle, as Claude desktop's projects do."""
         self._on_panel_search_changed(self.panel.search.text().strip())
+        wanted = self.panel.model.project_filter
+        if isinstance(wanted, str) and wanted and wanted != NO_PROJECT:
+            self.show_project_page(wanted)
+        elif self.page is not None and self.page.isVisible():
+            self.page_closed.emit()
+
+    def show_project_page(self, project_id: str) -> None:
+        from desktop_app.ui.projects.project_page import ProjectPage
+
+        center = self.window.center  # type: ignore[attr-defined]
+        if self.page is None:
+            self.page = ProjectPage(self.engine, center)
+            self.page.open_requested.connect(self.open_requested)
+            self.page.new_chat_requested.connect(self._on_page_new_chat_requested)
+            self.page.changed.connect(self.project_changed)
+            center.addWidget(self.page)
+        self.page.show_project(project_id)
+        center.setCurrentWidget(self.page)
+
+    @Slot(str)
+    def _on_page_new_chat_requested(self, project_id: str) -> None:
+        try:
+            chat = self.engine.projects.new_chat(project_id)
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return
+        self.refresh()
+        self.open_requested.emit(chat.id)
 
     @Slot(str)
     def _on_panel_search_changed(self, text: str) -> None:

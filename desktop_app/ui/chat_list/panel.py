@@ -176,10 +176,9 @@ class ChatListPanel(QWidget):
 
     @Slot(int)
     def _on_project_filter_activated(self, index: int) -> None:
-        wanted = self.project_filter.itemData(index)
-        if wanted != self.model.project_filter:
-            self.model.project_filter = wanted
-            self.project_filter_changed.emit()
+        # Chosen again, it is asked again: a project's page comes back (ui/projects).
+        self.model.project_filter = self.project_filter.itemData(index)
+        self.project_filter_changed.emit()
 
     def set_chats(self, chats: Sequence[ChatInfo], *, archived: bool = False) -> None:
         self.archive_bar.setVisible(archived)

@@ -14,6 +14,7 @@ from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui.conversation.composer import Attachment
 
 if TYPE_CHECKING:
+    from desktop_app.chats import Engine
     from desktop_app.ui.conversation.session import ChatSession
 
 
@@ -79,10 +80,10 @@ def is_pdf(path: Path) -> bool:
     return path.suffix.lower() == ".pdf"
 
 
-def ask_pdf_way(parent: QWidget, path: Path, session: ChatSession) -> bool | None:
+def ask_pdf_way(parent: QWidget, path: Path, engine: Engine) -> bool | None:
     """A PDF for a project's knowledge: True as a document, False as text, None when the
     person cancels — both costs shown first, counted against the knowledge budget."""
-    document, text = pdf_ways(path, session.engine.counter)
+    document, text = pdf_ways(path, engine.counter)
     box = QMessageBox(QMessageBox.Icon.Question, f"Add {path.name}", "", parent=parent)
     box.setObjectName("pdfChoice")
     box.setText(

@@ -1,0 +1,1 @@
+"""A project: its page and the editor the Project dialog shares."""
