@@ -342,6 +342,7 @@ def settings_view(engine: Engine, out: Path) -> None:
 
     dialog = SettingsDialog(engine.settings, engine.secrets, "keyring", list(engine.known_models()))
     dialog.show()
+    dialog.resize(dialog.width(), 1000)  # every section in view (a small screen scrolls)
     settle(0.6)
     save(dialog, out, "settings")
     dialog.close()

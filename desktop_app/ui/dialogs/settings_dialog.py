@@ -23,11 +23,13 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
 # Each setting's name as the dialog shows it: declared once, with its range and its check
 # (config/settings.SETTINGS), so a problem line names the row it is under.
 LABELS = {spec.attr: spec.label for spec in SETTINGS}
+SECTIONS = ("Connection", "Model and thinking", "New chats", "Tools", "Cost", "Look")
 
 RECHECK_MS = 250  # check the fields once typing pauses
 
@@ -219,12 +222,21 @@ class SettingsDialog(QDialog):
         workspace_row = QHBoxLayout()
         workspace_row.addWidget(self.workspace, 1)
         workspace_row.addWidget(browse)
-        form = QFormLayout()
-        form.addRow("API key", self.key)
-        form.addRow("", self.key_source)
-        form.addRow("", self.session_only)
-        form.addRow("", self.key_problem)
-        form.addRow(LABELS["base_url"], self.base_url)
+        # In sections, as Claude desktop's and ChatGPT's settings are: each a titled
+        # group of rows, one page (every row in view: nothing hides behind a tab).
+        connection, model, chats, tools, costs, look = (QFormLayout() for _ in range(6))
+        connection.addRow("API key", self.key)
+        connection.addRow("", self.key_source)
+        connection.addRow("", self.session_only)
+        connection.addRow("", self.key_problem)
+        connection.addRow(LABELS["base_url"], self.base_url)
+        waits = QHBoxLayout()
+        waits.addWidget(self.first_word)
+        waits.addWidget(QLabel("to begin;"))
+        waits.addWidget(self.quiet)
+        waits.addWidget(QLabel("when it pauses"))
+        waits.addStretch(1)
+        connection.addRow("Wait for a reply", row_widget(waits))
         model_row = QHBoxLayout()
         model_row.addWidget(self.model, 1)
         self.prices = QPushButton("Prices…")
@@ -234,40 +246,34 @@ class SettingsDialog(QDialog):
         if open_prices is not None:
             self.prices.clicked.connect(lambda: open_prices(self._chosen_model()))
         model_row.addWidget(self.prices)
-        form.addRow(LABELS["model"], row_widget(model_row))
+        model.addRow(LABELS["model"], row_widget(model_row))
         window_row = QHBoxLayout()
         window_row.addWidget(self.context_window)
         window_row.addWidget(self.context_window_note, 1)
-        form.addRow(LABELS["context_window"], row_widget(window_row))
-        form.addRow(LABELS["max_tokens"], self.max_tokens)
-        form.addRow(LABELS["thinking"], row_widget(thinking_row))
-        form.addRow("", self.thinking_meaning)
-        form.addRow("", self.show_thinking)
-        form.addRow("", self.thinking_note)
-        form.addRow(LABELS["system_prompt"], self.system_prompt)
-        form.addRow(LABELS["tools_enabled"], self.tools)
-        form.addRow("", self.commands)
-        form.addRow("", self.command_env)
-        form.addRow(LABELS["workspace"], row_widget(workspace_row))
-        waits = QHBoxLayout()
-        waits.addWidget(self.first_word)
-        waits.addWidget(QLabel("to begin;"))
-        waits.addWidget(self.quiet)
-        waits.addWidget(QLabel("when it pauses"))
-        waits.addStretch(1)
-        form.addRow("Wait for a reply", row_widget(waits))
-        form.addRow(LABELS["send_with_enter"], self.send_with_enter)
-        self._cost_rows(form, settings)
-        look = QHBoxLayout()
-        look.addWidget(self.appearance)
-        look.addWidget(QLabel(LABELS["text_size"]))
-        look.addWidget(self.text_size)
-        look.addWidget(QLabel(LABELS["reading_width"]))
-        look.addWidget(self.reading_width)
-        look.addStretch(1)
-        form.addRow(LABELS["appearance"], row_widget(look))
+        model.addRow(LABELS["context_window"], row_widget(window_row))
+        model.addRow(LABELS["max_tokens"], self.max_tokens)
+        model.addRow(LABELS["thinking"], row_widget(thinking_row))
+        model.addRow("", self.thinking_meaning)
+        model.addRow("", self.show_thinking)
+        model.addRow("", self.thinking_note)
+        chats.addRow(LABELS["system_prompt"], self.system_prompt)
+        chats.addRow(LABELS["send_with_enter"], self.send_with_enter)
+        tools.addRow(LABELS["tools_enabled"], self.tools)
+        tools.addRow("", self.commands)
+        tools.addRow("", self.command_env)
+        tools.addRow(LABELS["workspace"], row_widget(workspace_row))
+        self._cost_rows(costs, tools, settings)
+        view = QHBoxLayout()
+        view.addWidget(self.appearance)
+        view.addWidget(QLabel(LABELS["text_size"]))
+        view.addWidget(self.text_size)
+        view.addWidget(QLabel(LABELS["reading_width"]))
+        view.addWidget(self.reading_width)
+        view.addStretch(1)
+        look.addRow(LABELS["appearance"], row_widget(view))
+        forms = (connection, model, chats, tools, costs, look)
         self.field_problems = self._problem_rows(
-            form,
+            forms,
             {
                 "base_url": self.base_url,
                 "model": self.model,
@@ -280,6 +286,29 @@ class SettingsDialog(QDialog):
                 "quiet_timeout": self.quiet,
             },
         )
+        sections = QWidget()
+        column = QVBoxLayout(sections)
+        column.setContentsMargins(0, 0, theme.space(2), 0)
+        labels = [
+            item.widget()
+            for form in forms
+            for row in range(form.rowCount())
+            if (item := form.itemAt(row, QFormLayout.ItemRole.LabelRole)) and item.widget()
+        ]
+        widest = max(label.sizeHint().width() for label in labels if label is not None)
+        for label in labels:  # one column of names down every section
+            if label is not None:
+                label.setMinimumWidth(widest)
+        for title, form in zip(SECTIONS, forms, strict=True):
+            box = QGroupBox(title)
+            box.setObjectName(f"section_{title.split()[0].lower()}")
+            box.setLayout(form)
+            column.addWidget(box)
+        column.addStretch(1)  # (a taller dialog leaves the room below, not in the boxes)
+        scroll = QScrollArea()  # taller than a small screen: the sections scroll
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(sections)
         self.problem = QLabel()
         self.problem.setObjectName("settingsProblem")
         self.problem.setWordWrap(True)
@@ -291,7 +320,7 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self._on_save_clicked)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
+        layout.addWidget(scroll, 1)
         layout.addWidget(self.problem)
         layout.addWidget(buttons)
         self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
@@ -320,11 +349,14 @@ class SettingsDialog(QDialog):
         self.model.editTextChanged.connect(self._show_thinking_choice)
         self.effort.currentIndexChanged.connect(self._show_thinking_choice)
         self._show_thinking_choice()
-        self.resize(620, self.sizeHint().height())
+        screen = self.screen().availableGeometry().height() if self.screen() else 900
+        whole = sections.sizeHint().height() + theme.space(20)
+        self.resize(max(660, sections.sizeHint().width() + theme.space(8)), min(whole, screen - 80))
 
-    def _cost_rows(self, form: QFormLayout, settings: Settings) -> None:
+    def _cost_rows(self, form: QFormLayout, tools: QFormLayout, settings: Settings) -> None:
         """Prompt caching's markers, and a month's budget (soft: a warning from 80 %;
-        hard: a send that would go over is asked about first)."""
+        hard: a send that would go over is asked about first); the web tools' switch goes
+        with the other tools."""
         self.prompt_cache = QComboBox()
         self.prompt_cache.setObjectName("promptCache")
         for value, text in (
@@ -347,7 +379,7 @@ class SettingsDialog(QDialog):
         self.server_tools.setToolTip(
             "Web search and web fetch run on the API's side; a chat turns them on in Tools"
         )
-        form.addRow(LABELS["server_tools"], self.server_tools)
+        tools.addRow(LABELS["server_tools"], self.server_tools)
         self.monthly_cap = QDoubleSpinBox()
         self.monthly_cap.setObjectName("monthlyCap")
         self.monthly_cap.setRange(0, 1_000_000)
@@ -392,7 +424,9 @@ class SettingsDialog(QDialog):
         self.effort.setVisible(mode != "budget")
         self.thinking_meaning.setText(thinking_meaning(self._chosen_model(), self.chosen()))
 
-    def _problem_rows(self, form: QFormLayout, fields: dict[str, QWidget]) -> dict[str, QLabel]:
+    def _problem_rows(
+        self, forms: tuple[QFormLayout, ...], fields: dict[str, QWidget]
+    ) -> dict[str, QLabel]:
         """Under each checked field, a line (hidden until needed) saying what is wrong."""
         labels = {}
         for attr, widget in fields.items():
@@ -401,7 +435,8 @@ class SettingsDialog(QDialog):
             label.setWordWrap(True)
             label.setStyleSheet(self.key_problem.styleSheet())
             label.hide()
-            form.insertRow(_row_of(form, widget) + 1, "", label)
+            form, row = next((f, r) for f in forms if (r := _row_of(f, widget)) is not None)
+            form.insertRow(row + 1, "", label)
             labels[attr] = label
         return labels
 
@@ -513,14 +548,14 @@ class SettingsDialog(QDialog):
             self.workspace.setText(folder)
 
 
-def _row_of(form: QFormLayout, widget: QWidget | None) -> int:
-    """The form row holding `widget` (or the row widget it sits in)."""
+def _row_of(form: QFormLayout, widget: QWidget | None) -> int | None:
+    """The form row holding `widget` (or the row widget it sits in); None: not this form."""
     while widget is not None:
         row, _role = cast("tuple[int, Any]", form.getWidgetPosition(widget))
         if row >= 0:
             return row
         widget = widget.parentWidget()
-    return form.rowCount() - 1
+    return None
 
 
 def _seconds(value: int) -> QSpinBox:
