@@ -49,8 +49,11 @@ def mark(number: int) -> str:
 
 
 def cited_runs(blocks: Sequence[object]) -> dict[int, CitedRun]:
-    """Each run of consecutive text blocks with a citation, by its first block's index."""
+    """Each run of consecutive text blocks with a citation, by its first block's index;
+    the sources numbered once across the message (a mark means one source wherever it
+    stands)."""
     runs: dict[int, CitedRun] = {}
+    sources: dict[tuple[str, str, str, str], Source] = {}
     j = 0
     while j < len(blocks):
         if not isinstance(blocks[j], TextBlock):
@@ -61,37 +64,45 @@ def cited_runs(blocks: Sequence[object]) -> dict[int, CitedRun]:
             end += 1
         run = [b for b in blocks[j:end] if isinstance(b, TextBlock)]
         if any(b.citations for b in run):
-            runs[j] = _joined(run, tuple(range(j + 1, end)))
+            runs[j] = _joined(run, tuple(range(j + 1, end)), sources)
         j = end
     return runs
 
 
-def _joined(run: list[TextBlock], others: tuple[int, ...]) -> CitedRun:
-    sources: dict[tuple[str, str, str], Source] = {}
+def _joined(
+    run: list[TextBlock],
+    others: tuple[int, ...],
+    sources: dict[tuple[str, str, str, str], Source],
+) -> CitedRun:
+    """One run's Markdown: its text with a mark after each cited part, then its sources
+    (numbered in `sources`, the message's)."""
     text = []
+    used: list[Source] = []
     for block in run:
         text.append(block.text)
-        marks = []
+        marks: list[Source] = []
         for citation in block.citations:
             title, url, where = _origin(citation)
-            key = (title, url, where)
+            passage = str(citation.get("cited_text") or "").strip()
+            key = (title, url, where, passage)
             if key not in sources:
-                passage = str(citation.get("cited_text") or "").strip()
                 sources[key] = Source(len(sources) + 1, title, url, where, passage)
-            source = sources[key]
-            if source.number not in marks:
-                marks.append(source.number)
-        text.extend(f"[{mark(n)}]({_by_number(sources, n).link})" for n in marks)
+            if sources[key] not in marks:
+                marks.append(sources[key])
+        text.extend(f"[{mark(s.number)}](<{_address(s.link)}>)" for s in marks)
+        used += [s for s in marks if s not in used]
     listed = " · ".join(
-        f"{mark(s.number)} [{_escaped(s.title)}]({s.link})" + (f", {s.where}" if s.where else "")
-        for s in sources.values()
+        f"{mark(s.number)} [{_escaped(s.title)}](<{_address(s.link)}>)"
+        + (f", {s.where}" if s.where else "")
+        for s in used
     )
     markdown = "".join(text).rstrip() + f"\n\nSources: {listed}"
-    return CitedRun(markdown, others, tuple(sources.values()))
+    return CitedRun(markdown, others, tuple(used))
 
 
-def _by_number(sources: dict[tuple[str, str, str], Source], number: int) -> Source:
-    return next(s for s in sources.values() if s.number == number)
+def _address(link: str) -> str:
+    """A link as a Markdown destination between < >: no space, bracket or newline in it."""
+    return "".join(f"%{ord(c):02X}" if c in " <>\n" else c for c in link)
 
 
 def _origin(citation: dict[str, object]) -> tuple[str, str, str]:
@@ -115,7 +126,7 @@ def passage_for(blocks: Sequence[object], link: str) -> str:
     """The tooltip of a footnote mark whose link is `link`: the source and what it says."""
     for run in cited_runs(blocks).values():
         for source in run.sources:
-            if source.link == link:
+            if link in (source.link, _address(source.link)):
                 where = f", {source.where}" if source.where else ""
                 said = f"\n“{source.passage}”" if source.passage else ""
                 return f"{source.title}{where}{said}"

@@ -188,10 +188,6 @@ class AnthropicBackend:
 
     def count_tokens(self, request: ChatRequest, cancel: CancelToken | None = None) -> int | None:
         """The server's count for `request`, or None when it has no count_tokens endpoint."""
-        from desktop_app.core.server_tools import is_server_tool
-
-        # count_tokens refuses server tools (web search, web fetch): counted without them.
-        request = replace(request, tools=tuple(t for t in request.tools if not is_server_tool(t)))
         body = {k: v for k, v in self._body(request).items() if k != "max_tokens"}
         headers = {PURPOSE_HEADER: "count"}
         counting = self._client().messages.count_tokens(**body, extra_headers=headers)

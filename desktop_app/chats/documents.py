@@ -120,9 +120,10 @@ def document_said(document: PdfDocument) -> str:
 
 
 def pdf_ways(path: Path, counter: TokenCounter) -> tuple[str, str]:
-    """A PDF for a project's knowledge, each way in words: (as a document — or why the API
-    would refuse it —, as text). Its pages are checked against the largest window's
-    limit; a chat with a smaller window is told when the file is sent."""
+    """A PDF for a project's knowledge, each way in words: (as a document, as text),
+    each starting "As a document:" / "As text:" with the reason when that way is refused.
+    Its pages are checked against the largest window's limit; a chat with a smaller
+    window is told when the file is sent."""
     from desktop_app.chats.file_text import text_of
     from desktop_app.chats.given_files import shown_name
 
@@ -130,4 +131,8 @@ def pdf_ways(path: Path, counter: TokenCounter) -> tuple[str, str]:
         document = document_said(pdf_document(path, counter.text, 1_000_000))
     except ContextDeskError as exc:
         document = f"As a document: {exc.message}"
-    return document, f"{shown_name(path)}: as text, ≈{counter.text(text_of(path)):,} tokens"
+    try:
+        text = f"{shown_name(path)}: as text, ≈{counter.text(text_of(path)):,} tokens"
+    except ContextDeskError as exc:  # a scan has no text layer: only a document reads it
+        text = f"As text: {exc.message}"
+    return document, text

@@ -432,8 +432,8 @@ class Projects:
                         str(f["name"]),
                         str(f["text"]),
                         chosen=bool(f.get("chosen", True)),
-                        document=_document_of(f),
-                        pages=int(f.get("pages", 0)) if _document_of(f) else 0,
+                        document=f.get("document") or "",
+                        pages=_pages_of(f),
                     ),
                 )
             for chat in chats:
@@ -475,15 +475,24 @@ class Projects:
             self.engine.chat(chat_id).plans.settings_changed()
 
 
-def _document_of(entry: dict[str, Any]) -> str:
-    """An exported knowledge file's PDF (base64), checked to be one; "" for a text file.
-    Anything else is refused with the import (ValueError)."""
+def _pages_of(entry: dict[str, Any]) -> int:
+    """An exported knowledge file's pages, counted again from its PDF (the knowledge
+    budget is charged by them: an export's own number is not trusted); 0 for a text file.
+    A document that is not a whole, readable PDF refuses the import (ValueError)."""
+    from desktop_app.tokens.documents import pdf_pages
+
     given = entry.get("document") or ""
     if not given:
-        return ""
-    if not isinstance(given, str) or not base64.b64decode(given[:64] + "==")[:5] == b"%PDF-":
-        raise ValueError(f"file {entry.get('name')!r}: its document is not a PDF in base64")
-    return given
+        return 0
+    name = str(entry.get("name"))
+    data = base64.b64decode(given, validate=True) if isinstance(given, str) else b""
+    if not data.startswith(b"%PDF-"):
+        raise ValueError(f"file {name!r}: its document is not a PDF in base64")
+    try:
+        pages, _text = pdf_pages(name, data)
+    except ContextDeskError as exc:
+        raise ValueError(f"file {name!r}: {exc.message}") from exc
+    return pages
 
 
 def _one_file(project: Project, ref: str) -> KnowledgeFile:

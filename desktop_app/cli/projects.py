@@ -117,7 +117,13 @@ def _show(engine: Engine, project: Project, as_json: bool) -> None:
                         {"id": f.id, "text": f.text, "pending": f.pending} for f in project.facts
                     ],
                     "files": [
-                        {"id": f.id, "name": f.name, "tokens": count(f.text), "chosen": f.chosen}
+                        {
+                            "id": f.id,
+                            "name": f.name,
+                            "tokens": f.tokens(count),  # a document's: its pages too
+                            "chosen": f.chosen,
+                            "pages": f.pages if f.document else None,  # None: sent as text
+                        }
                         for f in project.files
                     ],
                 },
@@ -145,7 +151,8 @@ def _show(engine: Engine, project: Project, as_json: bool) -> None:
     print(f"Knowledge ({project.knowledge_mode.value}, budget {budget}):")
     for file in project.files:
         mark = "" if file.chosen else "  (not chosen)"
-        print(f"  {file.id}  {file.name}  ≈{count(file.text):,} tokens{mark}")
+        kind = f", a document of {file.pages} pages" if file.document else ""
+        print(f"  {file.id}  {file.name}  ≈{file.tokens(count):,} tokens{kind}{mark}")
     chats = engine.projects.chats(project.id)
     print(f"Chats: {len(chats)}" + "".join(f"\n  {c}" for c in chats))
     read, requests = engine.projects.cache_reads(project)

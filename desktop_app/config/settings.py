@@ -197,7 +197,8 @@ def _anything(_value: Any, _: Settings) -> str:
 
 
 APPEARANCES = ("system", "light", "dark")
-PROMPT_CACHE = ("auto", "on", "off")
+PROMPT_CACHE = ("auto", "on", "off")  # Anthropic's API only, the server set too, never
+SERVER_TOOLS = ("auto", "on", "off")  # the same three, for the API's own tools
 CAP_KINDS = ("soft", "hard")
 
 
@@ -349,7 +350,7 @@ SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
         "server_tools",
         "web search and fetch, run by the API: auto (Anthropic's API only), on (the server "
         "set too), off",
-        _one_of(PROMPT_CACHE),
+        _one_of(SERVER_TOOLS),
         "Web tools",
     ),
     SettingSpec(

@@ -104,7 +104,7 @@ class ContextSettings:
             self.web_max_uses,
             self.web_domains,
             self.web_blocked_domains,
-            self.tool_result_cap or 8000,
+            self.tool_result_cap,  # (0: no cap, as for tool results)
         )
 
     @property

@@ -95,6 +95,9 @@ class Plan:
     unsent_reasons: Mapping[tuple[str, int], str] = field(
         default_factory=dict, repr=False, compare=False
     )
+    # Of the project's knowledge section, the documents opening the first message (the
+    # Request tab's folds count them with the messages, where they are sent).
+    documents_tokens: int = field(default=0, compare=False)
     # The whole prompt as the server's count_tokens counted this very request (exact).
     exact_input: TokenFigure | None = field(default=None, compare=False)
     # Why nothing can be compacted now ("" when something can; planner.compaction_blocked).

@@ -40,7 +40,7 @@ from desktop_app.context.state import ContextState, Summary
 from desktop_app.context.trimming import TrimPolicy
 from desktop_app.context.views import MessageViews, ViewEntry
 from desktop_app.core.binding import PrefixDigest, sendable_thinking
-from desktop_app.core.blocks import THINKING_TYPES, TextBlock
+from desktop_app.core.blocks import THINKING_TYPES, Block, OpaqueBlock, TextBlock
 from desktop_app.core.history import merge_same_role, without_trailing_whitespace
 from desktop_app.core.messages import Message
 from desktop_app.core.model_facts import ModelFacts, facts_for
@@ -214,6 +214,7 @@ class _Projection:
         sent = self.sendable([m for m, _ in kept if m is not None])
         if documents and sent:  # the project's documents open the conversation
             sent = (replace(sent[0], blocks=(*documents, *sent[0].blocks)), *sent[1:])
+        sent = documents_agree(sent)
         sent = self.bound_thinking(sent, system_parts, tools)
         if self.recount:
             messages_raw = counter.messages(sent)
@@ -457,6 +458,7 @@ class _Projection:
             counter=counter,
             project=self.project,
             unsent_reasons=self.unsent_reasons,
+            documents_tokens=self.calibrated(self.documents_raw),
         )
 
     def forecast(self, starts: list[int], costs: list[int], headroom: int) -> int | None:
@@ -483,6 +485,32 @@ def _layer_costs(
     first = next(iter(costs))
     costs[first] += whole - sum(costs.values())
     return costs
+
+
+def documents_agree(sent: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The request's documents with citations on, when some are and some are not: the API
+    takes citations "on all or none of the documents within a request" (citations page,
+    2026-12-03) — a PDF attached before citations were turned on, or an imported one,
+    beside one of today's. Nothing changes when they already agree."""
+    states = {
+        bool((b.raw.get("citations") or {}).get("enabled"))
+        for m in sent
+        if m.role == "user"
+        for b in m.blocks
+        if isinstance(b, OpaqueBlock) and b.type == "document"
+    }
+    if len(states) < 2:
+        return sent
+    return tuple(
+        replace(m, blocks=tuple(_cited(b) for b in m.blocks)) if m.role == "user" else m
+        for m in sent
+    )
+
+
+def _cited(block: Block) -> Block:
+    if isinstance(block, OpaqueBlock) and block.type == "document":
+        return OpaqueBlock("document", {**block.raw, "citations": {"enabled": True}})
+    return block
 
 
 def _has_thinking(message: Message) -> bool:

@@ -108,6 +108,7 @@ ORPHAN_SERVER_RESULT = (
     "Each `{kind}` block must have a corresponding `{call}` block before it."
 )
 SERVER_CALLS = ("server_tool_use", "mcp_tool_use")
+DOCUMENT_CITATIONS = "Citations must be enabled on all or none of the documents within a request"
 # A server call with no result is accepted only while the turn goes on: the next message
 # answers the same turn's client tool calls (anthropics/anthropic-sdk-python#1339).
 UNANSWERED_SERVER_CALL = (
@@ -325,6 +326,7 @@ def validate(
     if expected:
         out.append(Problem(f"messages.{last}", MISSING_RESULTS.format(ids=", ".join(expected))))
     check.many_images()
+    check.documents_agree()
     final = messages[last]
     if final.role == "assistant" and final.blocks:
         tail = final.blocks[-1]
@@ -341,8 +343,15 @@ def validate(
 
 def _paused_turn(message: Message) -> bool:
     """A reply the API paused mid-way through its own tools (`stop_reason: pause_turn`),
-    sent back as it is so it goes on: not a prefill (server-tools page, 2026-12-03)."""
-    return any(isinstance(b, OpaqueBlock) and b.type in SERVER_CALLS for b in message.blocks)
+    sent back as it is so it goes on: not a prefill (server-tools page, 2026-12-03). Where
+    the stop reason is not known (a body read back, as the API reads it), a reply that
+    ends with a server tool's call or result."""
+    if message.stop_reason is not None:
+        return message.stop_reason == "pause_turn"
+    tail = message.blocks[-1] if message.blocks else None
+    return isinstance(tail, OpaqueBlock) and (
+        tail.type in SERVER_CALLS or tail.type.endswith("_tool_result")
+    )
 
 
 def thinking_problems(messages: Sequence[Message], *, enabled: bool) -> list[Problem]:
@@ -390,6 +399,7 @@ class _Pass:
         self.image_count = 0  # images met (the many-image rule counts them all)
         self.wide_images: list[tuple[str, ImageFacts]] = []  # sides over 2,000 px: (path, facts)
         self.server_calls = False  # the last assistant turn made a server tool call
+        self.documents: list[tuple[str, bool]] = []  # (path, citations on) of each document
 
     def user_turn(
         self, messages: Sequence[Message], start: int, end: int, expected: list[str]
@@ -566,6 +576,15 @@ class _Pass:
             self.image(block, path)
         else:
             _check_json_strings(block.raw, path, self.out)
+            if block.type == "document":
+                cited = bool((block.raw.get("citations") or {}).get("enabled"))
+                self.documents.append((path, cited))
+
+    def documents_agree(self) -> None:
+        """Citations on all of the request's documents or on none (citations page)."""
+        if len({cited for _, cited in self.documents}) > 1:
+            path = next(p for p, cited in self.documents if cited != self.documents[0][1])
+            self.out.append(Problem(f"{path}.citations", DOCUMENT_CITATIONS))
 
     def image_ok(self, block: ImageBlock) -> bool:
         """The common case, fast: an image the API takes in any request (counted)."""

@@ -54,7 +54,7 @@ class WebChoice:
     max_uses: int = 5  # per request, for each tool
     allowed_domains: tuple[str, ...] = ()
     blocked_domains: tuple[str, ...] = ()
-    max_page_tokens: int = 8000  # a fetched page's most tokens in the context
+    max_page_tokens: int = 8000  # a fetched page's most tokens in the context; 0: no cap
 
 
 def web_tools(choice: WebChoice, facts: ModelFacts) -> tuple[ServerToolSpec, ...]:
@@ -80,7 +80,8 @@ def web_tools(choice: WebChoice, facts: ModelFacts) -> tuple[ServerToolSpec, ...
             definition["blocked_domains"] = list(choice.blocked_domains)
         if name == "web_fetch":
             definition["citations"] = {"enabled": True}
-            definition["max_content_tokens"] = choice.max_page_tokens
+            if choice.max_page_tokens:
+                definition["max_content_tokens"] = choice.max_page_tokens
         out.append(ServerToolSpec(name, "", {}, definition))
     return tuple(out)
 

@@ -287,6 +287,11 @@ def read_project_file(files: Sequence[KnowledgeFile]) -> Tool:
         if file is None:
             known = ", ".join(by_name) or "none"
             raise ContextDeskError("No such file", f"No project file is named {name!r} ({known}).")
+        if file.document and not file.text.strip():
+            return (
+                f"{name} is a scanned PDF with no text layer: it can be read only as a "
+                "document, which this project sends when its knowledge is sent whole."
+            )
         return file.text
 
     return Tool(

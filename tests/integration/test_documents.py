@@ -85,3 +85,43 @@ def test_a_pdf_the_api_would_refuse_is_refused_before_sending(
     assert "long.pdf has 101 pages; the API reads at most 100" in said
     assert len(sim.message_requests()) == before
     assert json.loads(cli("chat", "show", chat, "--json"))["messages"] == []  # nothing stored
+
+
+def test_an_older_document_and_a_new_one_go_with_citations_on_both(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    """A PDF from before citations were on (here: an imported request's) beside a new
+    one: the API refuses a request whose documents do not all agree, so both go cited."""
+    old = base64.b64encode(make_pdf(["Old terms: 14 days."])).decode()
+    body = {
+        "model": "claude-sonnet-5-5",
+        "max_tokens": 1000,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "document",
+                        "source": {"type": "base64", "media_type": "application/pdf", "data": old},
+                        "title": "old.pdf",
+                    },
+                    {"type": "text", "text": "Read it."},
+                ],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": "Read."}]},
+        ],
+    }
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(body))
+    cli("import", str(request))
+    chat = json.loads(cli("chat", "list", "--json"))[0]["id"]
+    pdf = tmp_path / "policy.pdf"
+    pdf.write_bytes(make_pdf(PAGES))
+    cli("send", chat, "Compare them.", "--attach", str(pdf))
+    assert sim.refused() == []
+    sent = sim.message_requests()[-1].body["messages"]
+    documents = [b for m in sent for b in m["content"] if b["type"] == "document"]
+    assert [d["title"] for d in documents] == ["old.pdf", "policy.pdf"]
+    assert all(d["citations"] == {"enabled": True} for d in documents)
+    stored = json.loads(cli("chat", "show", chat, "--json"))["messages"][0]["content"][0]
+    assert "citations" not in stored  # the transcript keeps it as it came

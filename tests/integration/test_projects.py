@@ -314,7 +314,14 @@ def test_a_pdf_knowledge_file_can_be_a_document_claude_reads_page_by_page(
     copy = cli("project", "import", str(exported)).strip()
     files = json.loads(cli("project", "show", copy, "--json"))["files"]
     assert [f["name"] for f in files] == ["scan.pdf", "returns.md"]
+    assert [f["pages"] for f in files] == [3, None]
     data = json.loads(exported.read_text())
-    data["project"]["files"][0]["document"] = base64.b64encode(b"not a pdf").decode()
+    data["project"]["files"][0]["pages"] = 0  # edited by hand: the budget is not fooled
     exported.write_text(json.dumps(data))
-    cli("project", "import", str(exported), status=1)  # refused whole
+    again = cli("project", "import", str(exported)).strip()
+    assert json.loads(cli("project", "show", again, "--json"))["files"][0]["pages"] == 3
+    whole = data["project"]["files"][0]["document"]
+    for broken in (base64.b64encode(b"not a pdf").decode(), whole[: len(whole) // 2]):
+        data["project"]["files"][0]["document"] = broken
+        exported.write_text(json.dumps(data))
+        cli("project", "import", str(exported), status=1)  # refused whole

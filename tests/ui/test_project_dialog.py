@@ -422,3 +422,46 @@ def test_choosing_a_project_shows_its_page_where_it_is_edited_and_its_chats_open
     # Every chat again: the middle shows the chat, not the page.
     pick(qtbot, panel.project_filter, "All chats")
     qtbot.waitUntil(lambda: window.center.currentWidget() is window.shown, timeout=5000)
+
+
+def test_a_scan_can_be_added_to_a_project_only_as_a_document(
+    window: MainWindow,
+    engine: Engine,
+    qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """A scan has no text to send as text: the choice says why and offers the document."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from tests.fakes.pdf import make_pdf
+    from tests.ui.conftest import when_shown
+
+    session = open_demo(window, engine, qtbot)
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(make_pdf([""] * 3))
+    project = engine.projects.new("Shop")
+    engine.projects.move(session.chat, project.id)
+    monkeypatch.setattr(
+        "desktop_app.ui.projects.project_editor.QFileDialog.getOpenFileNames",
+        lambda *a, **k: ([str(scan)], ""),
+    )
+    window.dialogs.open_project()
+    dialog = window.dialogs.project_dialog
+    assert dialog is not None
+    qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
+    seen: dict[str, bool] = {}
+
+    def choose(box: QMessageBox) -> None:
+        buttons = {b.text(): b for b in box.findChildren(QPushButton)}
+        seen.update({name: b.isEnabled() for name, b in buttons.items()})
+        seen["why"] = "As text: " in box.informativeText()
+        qtbot.mouseClick(buttons["As a document"], Qt.MouseButton.LeftButton)
+
+    when_shown(QMessageBox, choose)
+    add = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Add files…")
+    qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.project_box.files.count() == 1, timeout=10_000)
+    assert seen == {"As a document": True, "As text": False, "Cancel": True, "why": True}
+    assert engine.projects.find("Shop").files[0].pages == 3
+    dialog.reject()

@@ -49,7 +49,7 @@ def test_a_slash_lists_the_servers_prompts_and_one_becomes_the_draft(
         dialog.accept()
 
     when_shown(QInputDialog, answer)
-    qtbot.keyClick(popup, Qt.Key.Key_Down)
+    qtbot.keyClicks(edit, "view")  # "/review" typed whole: the first command is chosen
     qtbot.keyClick(popup, Qt.Key.Key_Return)
     qtbot.waitUntil(
         lambda: edit.toPlainText().startswith("Review the refund policy"), timeout=20_000

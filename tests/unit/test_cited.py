@@ -42,11 +42,11 @@ def test_a_cited_run_reads_as_one_text_with_pages_and_one_mark_per_source() -> N
     run = runs[2]
     assert run.others == (3, 4, 5, 6, 7, 8)
     assert run.markdown.startswith(
-        "The policy says refunds take 30 days[¹](cite:1) and again[¹](cite:1), but "
-        "not when opened[²](cite:2)."
+        "The policy says refunds take 30 days[¹](<cite:1>) and again[¹](<cite:1>), but "
+        "not when opened[²](<cite:2>)."
     )
     assert run.markdown.endswith(
-        "Sources: ¹ [refund-policy.pdf](cite:1), page 3 · ² [refund-policy.pdf](cite:2), pages 3–4"
+        "Sources: ¹ [refund-policy.pdf](<cite:1>), page 3 · ² [refund-policy.pdf](<cite:2>), pages 3–4"
     )
     assert passage_for(blocks, "cite:2") == "refund-policy.pdf, pages 3–4\n“Unless opened.”"
     assert passage_for(blocks, "https://elsewhere.example") == ""
@@ -85,3 +85,30 @@ def test_a_streamed_citation_stays_with_its_text_block() -> None:
     ):
         assembler.feed(event)
     assert assembler.finish().blocks == (TextBlock("cited words", (citation,)),)
+
+
+def test_a_mark_means_one_source_across_the_whole_message() -> None:
+    """Two cited runs (text, a search, more text): the second run's source is ², not a
+    second ¹ — its tooltip is its own passage — and an address with a space or a
+    bracket still makes one link."""
+    first = {**PAGE, "document_title": "a.pdf", "cited_text": "From a."}
+    second = {**PAGE, "document_title": "b.pdf", "cited_text": "From b."}
+    spaced = {
+        "type": "web_search_result_location",
+        "url": "https://example.org/a page (draft)",
+        "title": "A page",
+        "cited_text": "From the web.",
+    }
+    blocks = (
+        TextBlock("a says", (first,)),
+        OpaqueBlock("server_tool_use", {"type": "server_tool_use", "name": "web_search"}),
+        TextBlock("b says", (second,)),
+        TextBlock(" and the web", (spaced,)),
+    )
+    runs = cited_runs(blocks)
+    assert [s.number for run in runs.values() for s in run.sources] == [1, 2, 3]
+    assert "b says[²](<cite:2>)" in runs[2].markdown
+    assert "[³](<https://example.org/a%20page%20(draft)>)" in runs[2].markdown
+    assert passage_for(blocks, "cite:2") == "b.pdf, page 3\n“From b.”"
+    tip = passage_for(blocks, "https://example.org/a%20page%20(draft)")
+    assert tip.endswith("“From the web.”")

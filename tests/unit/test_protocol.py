@@ -225,3 +225,47 @@ def test_clean_cut_points_never_separate_a_call_from_its_result() -> None:
     assert not is_clean_start(history, 2)
     for cut in clean_cut_points(history):
         assert validate(history[cut:]) == []
+
+
+def _document(cited: bool | None) -> OpaqueBlock:
+    raw: dict[str, object] = {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": "Refunds in 30 days."},
+    }
+    if cited is not None:
+        raw["citations"] = {"enabled": cited}
+    return OpaqueBlock("document", raw)
+
+
+def test_documents_cite_all_or_none() -> None:
+    """The citations page: citations "must be enabled on all or none of the documents
+    within a request" — a PDF attached before, beside one of today's."""
+    assert problems([u(_document(True), "a"), a("b"), u(_document(True), "c")]) == []
+    assert problems([u(_document(None), "a"), a("b"), u(_document(False), "c")]) == []
+    mixed = problems([u(_document(None), "a"), a("b"), u(_document(True), "c")])
+    assert mixed == [
+        "messages.2.content.0.citations: Citations must be enabled on all or none of the "
+        "documents within a request"
+    ]
+
+
+def test_a_paused_turn_goes_back_as_it_is_but_a_cut_reply_is_a_prefill() -> None:
+    """`pause_turn`: the paused reply is sent back last (server-tools page), not refused
+    as a prefill; a reply that searched and then ran out of tokens is a prefill."""
+    searched = OpaqueBlock(
+        "server_tool_use",
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+    )
+    found = OpaqueBlock(
+        "web_search_tool_result",
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+    )
+
+    def last(stop_reason: str | None, *blocks: object) -> list[str]:
+        reply = Message("assistant", tuple(blocks), stop_reason=stop_reason)  # type: ignore[arg-type]
+        return [str(p) for p in validate([u("q"), reply], prefill=False)]
+
+    assert last("pause_turn", TextBlock("Searching"), searched, found) == []
+    assert last(None, TextBlock("Searching"), searched, found) == []  # (a body read back)
+    assert last("max_tokens", searched, found, TextBlock("The answer is")) != []
+    assert last(None, searched, found, TextBlock("The answer is")) != []

@@ -227,9 +227,10 @@ class RequestView(QWidget):
         body = plan.request.body()
         self._set_json(body)
         sizes = {str(section): tokens for section, tokens in plan.sections.items()}
-        self.tree.show_body(
-            body, {key: sum(sizes.get(part, 0) for part in parts) for key, parts in FOLDS.items()}
-        )
+        folds = {key: sum(sizes.get(part, 0) for part in parts) for key, parts in FOLDS.items()}
+        folds["system"] -= plan.documents_tokens  # (a project's documents open the messages)
+        folds["messages"] += plan.documents_tokens
+        self.tree.show_body(body, folds)
 
     def _show_sent(self) -> None:
         chosen = self._chosen(self.pick)

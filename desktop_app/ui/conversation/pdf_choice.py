@@ -94,6 +94,7 @@ def ask_pdf_way(parent: QWidget, path: Path, engine: Engine) -> bool | None:
     as_document = box.addButton("As a document", QMessageBox.ButtonRole.AcceptRole)
     as_document.setEnabled(not document.startswith("As a document:"))  # (refused: why)
     as_text = box.addButton("As text", QMessageBox.ButtonRole.AcceptRole)
+    as_text.setEnabled(not text.startswith("As text:"))  # (a scan: no text to send)
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.exec()
     clicked = box.clickedButton()

@@ -6,9 +6,12 @@ change before sending."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Slot
+
+from desktop_app.core.errors import ContextDeskError
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QStandardItemModel
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
     from desktop_app.ui.conversation.composer import Composer
     from desktop_app.ui.conversation.session import ChatSession
 
+log = logging.getLogger(__name__)
 COMMAND_ROLE = Qt.ItemDataRole.UserRole + 1  # "/name": what typing matches
 PROMPT_ROLE = Qt.ItemDataRole.UserRole + 2
 
@@ -72,8 +76,8 @@ class PromptCommands(QObject):
             for name in ready:
                 try:
                     found += servers.prompts(name)
-                except Exception:
-                    continue
+                except ContextDeskError:  # none from this server: said in the log
+                    log.info("no prompts from %s", name, exc_info=True)
             return found
 
         self.session.background.submit(f"prompts-{id(self)}", prompts, self._on_listed)
@@ -117,6 +121,8 @@ class PromptCommands(QObject):
         spot = self.edit.cursorRect()
         spot.setWidth(max(320, self.edit.width() // 2))
         completer.complete(spot)
+        if popup is not None:  # the first command chosen: "/review" + Enter takes it
+            popup.setCurrentIndex(completer.completionModel().index(0, 0))
 
     @Slot(QModelIndex)
     def _on_completer_activated(self, index: QModelIndex) -> None:
