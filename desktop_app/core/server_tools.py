@@ -14,7 +14,8 @@ web-search-tool, …/web-fetch-tool, …/server-tools) and the SDK's types
 - `allowed_domains` and `blocked_domains` together are refused (400).
 - Web search always cites; web fetch cites only with `citations.enabled`.
 - `max_content_tokens` bounds what one fetched page brings into the context.
-- count_tokens refuses server tools (400): a count is asked without them.
+- count_tokens refuses server tools (400): a request offering them is not counted
+  (chats/planning.ServerCount); the window keeps its estimate.
 """
 
 from __future__ import annotations

@@ -27,6 +27,9 @@ FETCH_VERSIONS = (
     "web_fetch_20260318",
 )
 FIRST_VERSIONS = ("web_search_20250305", "web_fetch_20250910")
+# Programmatic tool calling (what the newer versions call through by default) comes with
+# Claude 4.6: Sonnet 4.6's `ModelFacts.generation`. (Apart from core/server_tools.py's.)
+PROGRAMMATIC_FROM = 43
 SEARCH_WORDS = ("search", "look up", "latest", "news", "today", "current", "web")
 URL = re.compile(r"https?://[^\s)>\]]+")
 # The offline web: a few pages, always the same, under example domains.
@@ -72,7 +75,7 @@ def tools_problem(body: dict[str, Any]) -> str:
             return f"tools.{i}.max_uses: Input should be greater than or equal to 1"
         newer = kind not in FIRST_VERSIONS
         direct = tool.get("allowed_callers") == ["direct"]
-        if newer and not direct and 0 < facts.generation < 43:
+        if newer and not direct and 0 < facts.generation < PROGRAMMATIC_FROM:
             return (
                 f"tools.{i}: {kind} defaults allowed_callers to code execution, which "
                 f"'{model}' does not support; set allowed_callers to [\"direct\"]"
