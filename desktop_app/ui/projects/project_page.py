@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app import said
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.ui import theme
 from desktop_app.ui.projects.project_editor import ProjectEditor
@@ -121,8 +122,8 @@ class ProjectPage(QScrollArea):
         infos = {info.id: info for info in self.engine.list_chats() if info.id in ids}
         for info in sorted(infos.values(), key=lambda i: i.updated_at, reverse=True):
             when = time.strftime("%b %d", time.localtime(info.updated_at))
-            said = f"{info.message_count:,} messages · {info.model} · {when}"
-            item = QListWidgetItem(f"{info.title}\n{said}", self.chats)
+            line = f"{info.message_count:,} messages · {info.model} · {when}"
+            item = QListWidgetItem(f"{info.title}\n{line}", self.chats)
             item.setData(CHAT_ROLE, info.id)
             item.setToolTip("Open this chat")
         if not infos:
@@ -137,8 +138,8 @@ class ProjectPage(QScrollArea):
         files = len(project.files)
         self.summary.setText(
             f"{len(infos):,} chat{'s' * (len(infos) != 1)} · {files:,} knowledge "
-            f"file{'s' * (files != 1)} · spent: {spend.text()} · read from the prompt "
-            f"cache: {read:,} tokens in {sent:,} requests"
+            f"file{'s' * (files != 1)} · spent: {said.spend_in_window(spend)} · read from "
+            f"the prompt cache: {read:,} tokens in {sent:,} requests"
         )
 
     @Slot()
