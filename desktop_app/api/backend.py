@@ -509,7 +509,16 @@ def _model_info(raw: Any) -> ModelInfo:
         efforts=_efforts(capabilities),
         lifecycle=str(getattr(raw, "lifecycle", None) or "active"),
         source="server",
+        web_search=_web_search(capabilities),
     )
+
+
+def _web_search(capabilities: Any) -> bool | None:
+    """`capabilities.server_tools.web_search.supported` (SDK `server_tools_capability.py`);
+    None when the list says nothing of server tools."""
+    tools = getattr(capabilities, "server_tools", None)
+    search = getattr(tools, "web_search", None)
+    return None if search is None else _supported(search)
 
 
 def _supported(capability: Any) -> bool:

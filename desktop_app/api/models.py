@@ -55,6 +55,7 @@ def facts_with_listing(model: str, listed: ModelInfo | None) -> ModelFacts:
         thinking_types=listed.thinking_types,
         efforts=listed.efforts,
         lifecycle=listed.lifecycle,
+        web_search=listed.web_search,
     )
 
 
@@ -73,6 +74,7 @@ def save_listing(path: Path, server: str, models: list[ModelInfo]) -> None:
                 else None,
                 "efforts": list(m.efforts) if m.efforts is not None else None,
                 "lifecycle": m.lifecycle,
+                "web_search": m.web_search,
             }
             for m in models
             if m.source == "server"
@@ -110,6 +112,7 @@ def load_listing(path: Path, server: str) -> list[ModelInfo]:
                     tuple(map(str, efforts)) if isinstance(efforts, list) else None,
                     str(item.get("lifecycle") or "active"),
                     "server",
+                    item["web_search"] if isinstance(item.get("web_search"), bool) else None,
                 )
             )
         except (KeyError, TypeError, ValueError, AttributeError):

@@ -63,6 +63,9 @@ class ModelFacts:
     generation: int = 0  # release order among Claude models (0: not a Claude model we know)
     lifecycle: Literal["active", "deprecated", "retired"] = "active"
     source: Literal["server", "table", "guess"] = "table"
+    # The API's web search (core/server_tools.py): every Claude model of the table takes
+    # it (web-search-tool page, supportedModels); the Models API may say otherwise.
+    web_search: bool = True
 
     @property
     def can_think(self) -> bool:
@@ -385,9 +388,12 @@ def with_listed(
     thinking_types: frozenset[str] | None = None,
     efforts: tuple[str, ...] | None = None,
     lifecycle: str | None = None,
+    web_search: bool | None = None,
 ) -> ModelFacts:
     """`facts` with what a server's Models API said of the model over the table's."""
     changes: dict[str, object] = {"source": "server"}
+    if web_search is not None:
+        changes["web_search"] = web_search
     if context_window:
         changes["context_window"] = context_window
     if max_output:

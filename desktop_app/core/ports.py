@@ -50,6 +50,7 @@ class ModelInfo:
     efforts: tuple[str, ...] | None = None
     lifecycle: str = "active"
     source: str = "table"  # "server": the server listed it; "table": our built-in table
+    web_search: bool | None = None  # `capabilities.server_tools.web_search.supported`
 
 
 class ModelLister(Protocol):

@@ -65,7 +65,8 @@ def web_tools(choice: WebChoice, facts: ModelFacts) -> tuple[ServerToolSpec, ...
         return ()
     newer = facts.generation >= NEWER_FROM_GENERATION or facts.id == DEMO.id
     out = []
-    for name, on in (("web_search", choice.search), ("web_fetch", choice.fetch)):
+    search = choice.search and facts.web_search  # (the Models API may say it is not taken)
+    for name, on in (("web_search", search), ("web_fetch", choice.fetch)):
         if not on:
             continue
         definition: JSONObject = {

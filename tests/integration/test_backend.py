@@ -374,6 +374,7 @@ def test_count_tokens_and_the_fallback_when_missing(
 def test_models_and_their_limits(backend: AnthropicBackend) -> None:
     models = {m.id: m for m in backend.models()}
     assert models["claude-haiku-4-5"].context_window == 200_000
+    assert models["claude-haiku-4-5"].web_search is True  # capabilities.server_tools
     assert backend.model_info("claude-sonnet-5-5").context_window == 1_000_000
     assert backend.model_info("no-such-model").context_window == 200_000
 

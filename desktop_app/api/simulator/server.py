@@ -48,6 +48,11 @@ def _listed(facts: ModelFacts, display_name: str) -> dict[str, Any]:
                 "types": {t: {"supported": t in facts.thinking_types} for t in types},
             },
             "effort": {"supported": bool(facts.efforts), **efforts},
+            "server_tools": {
+                "supported": facts.web_search,
+                "web_search": {"supported": facts.web_search},
+                "code_execution": {"supported": True},
+            },
         },
     }
 

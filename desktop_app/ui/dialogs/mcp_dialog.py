@@ -152,7 +152,9 @@ class McpDialog(QDialog):
         self.past_chats.activated.connect(self._on_past_chats_activated)
         past = QFormLayout()
         past.addRow("Claude may search", self.past_chats)
-        self.web = WebChoice(chat, engine.connection.server_tools(), past)  # the API's tools
+        taken = engine.model_facts(chat.model).web_search if chat is not None else True
+        # the API's own tools
+        self.web = WebChoice(chat, engine.connection.server_tools(), past, search_taken=taken)
         self.web.changed.connect(self.chat_tools_changed)
         self.web.failed.connect(self.details.setText)
         layout = QVBoxLayout(self)

@@ -38,9 +38,12 @@ class WebChoice(QObject):
     changed = Signal()
     failed = Signal(str)
 
-    def __init__(self, chat: Chat | None, available: bool, form: QFormLayout) -> None:
+    def __init__(
+        self, chat: Chat | None, available: bool, form: QFormLayout, *, search_taken: bool = True
+    ) -> None:
         super().__init__(form)
         self.chat = chat
+        self.search_taken = search_taken  # the chat's model takes web search (Models API)
         self.search = QCheckBox("Search the web")
         self.search.setObjectName("webSearch")
         self.search.setToolTip(
@@ -98,6 +101,11 @@ class WebChoice(QObject):
             self.domains.setText(", ".join(listed))
         for widget in (self.search, self.fetch, self.uses, self.rule, self.domains):
             widget.setEnabled(chat is not None and available)
+        if not self.search_taken:
+            self.search.setEnabled(False)
+            self.search.setToolTip(
+                "The chat's model does not take web search (the Models API says so)"
+            )
         if chat is None:
             self.note.setText("Open a chat to let Claude search or read the web in it.")
         elif not available:
