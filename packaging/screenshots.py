@@ -32,6 +32,7 @@ from desktop_app.context.facts import Fact, FactSource  # noqa: E402
 from desktop_app.core.blocks import TextBlock, ToolResultBlock, ToolUseBlock  # noqa: E402
 from desktop_app.core.messages import Message  # noqa: E402
 from desktop_app.ui import theme  # noqa: E402
+from desktop_app.ui.conversation.session import ChatSession  # noqa: E402
 from desktop_app.ui.dialogs.compaction_dialog import CompactionDialog  # noqa: E402
 from desktop_app.ui.gui import make_app  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
@@ -133,12 +134,7 @@ def main() -> int:
         suggestion = Fact("Customer id C-77 (from the CRM)", source=FactSource.MODEL, pending=True)
         engine.store.save_context_state(chat.id, chat.state.pin(suggestion))  # as Claude would
         chat.reload()
-        window = MainWindow.over(engine)
-        window.resize(*SIZE)
-        window.show()
-        session = window.open_chat(chat.id)
-        assert session is not None
-        settle(until=lambda: session.plan is not None)
+        window, session = window_on(engine, chat.id, SIZE[0])
         settle(1.0)
         save(window, out, "conversation")
         dialog = CompactionDialog(session, window)
@@ -168,6 +164,17 @@ def main() -> int:
         settings_view(engine, out)
         engine.close()
     return 0
+
+
+def window_on(engine: Engine, chat_id: str, width: int) -> tuple[MainWindow, ChatSession]:
+    """The window, `width` px wide, showing a chat once it is planned."""
+    window = MainWindow.over(engine)
+    window.resize(width, SIZE[1])
+    window.show()
+    session = window.open_chat(chat_id)
+    assert session is not None
+    settle(until=lambda: session.plan is not None)
+    return window, session
 
 
 def usage_view(engine: Engine, out: Path) -> None:
@@ -264,12 +271,7 @@ def conversation_gallery(engine: Engine, out: Path) -> None:
     ):
         # as Settings saves them
         engine.settings = replace(engine.settings, appearance=appearance, text_size=text_size)
-        window = MainWindow.over(engine)
-        window.resize(width, 900)
-        window.show()
-        session = window.open_chat(chat.id)
-        assert session is not None
-        settle(until=lambda s=session: s.plan is not None)
+        window, session = window_on(engine, chat.id, width)
         window.menus.context_view_action.setChecked(context_view)
         results = session.model.index(2)  # the tool step's result, opened
         window.pane.messages.delegate.toggle(results, 0)
@@ -287,12 +289,7 @@ def web_search(engine: Engine, out: Path) -> None:
     answer with its footnote marks and sources (the demo's simulator plays the API)."""
     chat = engine.create_demo_chat(1)
     chat.setup.set_settings(replace(chat.settings, web_search=True, web_fetch=True))
-    window = MainWindow.over(engine)
-    window.resize(*SIZE)
-    window.show()
-    session = window.open_chat(chat.id)
-    assert session is not None
-    settle(until=lambda: session.plan is not None)
+    window, session = window_on(engine, chat.id, SIZE[0])
     for question in (
         "Search the web for the latest Example release",
         "Now read https://docs.example.org/release-notes",

@@ -3,19 +3,22 @@ to it, the layer switched off for this chat — and the next request follows eac
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QPushButton
+from PySide6.QtWidgets import QComboBox, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from desktop_app.chats import Engine
 from desktop_app.context.plan import Section
 from desktop_app.ui.chat_list.model import ID_ROLE
+from desktop_app.ui.conversation.session import ChatSession
 from desktop_app.ui.dialogs.project_dialog import NEW_PROJECT, ProjectDialog
 from desktop_app.ui.main_window import MainWindow
-from tests.ui.conftest import answer_fact_dialog, open_demo
+from tests.fakes.pdf import make_pdf
+from tests.ui.conftest import answer_fact_dialog, open_demo, when_shown
 
 
 def system_of(session: object) -> str:
@@ -323,24 +326,8 @@ def test_a_project_pdf_is_added_as_the_user_chooses_with_both_costs_shown(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
-    from PySide6.QtWidgets import QMessageBox
-
-    from tests.fakes.pdf import make_pdf
-    from tests.ui.conftest import when_shown
-
-    session = open_demo(window, engine, qtbot)
     pdf = tmp_path / "catalogue.pdf"
     pdf.write_bytes(make_pdf([f"Page {n}: product {n}." for n in range(1, 13)]))
-    project = engine.projects.new("Shop")
-    engine.projects.move(session.chat, project.id)
-    monkeypatch.setattr(
-        "desktop_app.ui.projects.project_editor.QFileDialog.getOpenFileNames",
-        lambda *a, **k: ([str(pdf)], ""),
-    )
-    window.dialogs.open_project()
-    dialog = window.dialogs.project_dialog
-    assert dialog is not None
-    qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
     told: list[str] = []
 
     def as_document(box: QMessageBox) -> None:
@@ -348,10 +335,7 @@ def test_a_project_pdf_is_added_as_the_user_chooses_with_both_costs_shown(
         button = next(b for b in box.findChildren(QPushButton) if b.text() == "As a document")
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
-    when_shown(QMessageBox, as_document)
-    add = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Add files…")
-    qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: dialog.project_box.files.count() == 1, timeout=10_000)
+    session, dialog = add_pdf_to_a_project(window, engine, qtbot, monkeypatch, pdf, as_document)
     assert "catalogue.pdf: a document of 12 page(s), ≈" in told[0]
     assert "catalogue.pdf: as text, ≈" in told[0]
     assert dialog.project_box.files.item(0).text().endswith("tokens, a document of 12 pages")
@@ -432,24 +416,8 @@ def test_a_scan_can_be_added_to_a_project_only_as_a_document(
     tmp_path: Path,
 ) -> None:
     """A scan has no text to send as text: the choice says why and offers the document."""
-    from PySide6.QtWidgets import QMessageBox
-
-    from tests.fakes.pdf import make_pdf
-    from tests.ui.conftest import when_shown
-
-    session = open_demo(window, engine, qtbot)
     scan = tmp_path / "scan.pdf"
     scan.write_bytes(make_pdf([""] * 3))
-    project = engine.projects.new("Shop")
-    engine.projects.move(session.chat, project.id)
-    monkeypatch.setattr(
-        "desktop_app.ui.projects.project_editor.QFileDialog.getOpenFileNames",
-        lambda *a, **k: ([str(scan)], ""),
-    )
-    window.dialogs.open_project()
-    dialog = window.dialogs.project_dialog
-    assert dialog is not None
-    qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
     seen: dict[str, bool] = {}
 
     def choose(box: QMessageBox) -> None:
@@ -458,10 +426,35 @@ def test_a_scan_can_be_added_to_a_project_only_as_a_document(
         seen["why"] = "As text: " in box.informativeText()
         qtbot.mouseClick(buttons["As a document"], Qt.MouseButton.LeftButton)
 
-    when_shown(QMessageBox, choose)
-    add = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Add files…")
-    qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: dialog.project_box.files.count() == 1, timeout=10_000)
+    _session, dialog = add_pdf_to_a_project(window, engine, qtbot, monkeypatch, scan, choose)
     assert seen == {"As a document": True, "As text": False, "Cancel": True, "why": True}
     assert engine.projects.find("Shop").files[0].pages == 3
     dialog.reject()
+
+
+def add_pdf_to_a_project(
+    window: MainWindow,
+    engine: Engine,
+    qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+    pdf: Path,
+    answer: Callable[[QMessageBox], None],
+) -> tuple[ChatSession, ProjectDialog]:
+    """A demo chat in a new project "Shop"; its Project dialog's Add files… clicked with
+    `pdf` picked in the system's file dialog, and the PDF question `answer`ed."""
+    session = open_demo(window, engine, qtbot)
+    project = engine.projects.new("Shop")
+    engine.projects.move(session.chat, project.id)
+    monkeypatch.setattr(
+        "desktop_app.ui.projects.project_editor.QFileDialog.getOpenFileNames",
+        lambda *a, **k: ([str(pdf)], ""),
+    )
+    window.dialogs.open_project()
+    dialog = window.dialogs.project_dialog
+    assert dialog is not None
+    qtbot.waitUntil(dialog.project_box.isEnabled, timeout=5000)
+    when_shown(QMessageBox, answer)
+    add = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Add files…")
+    qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.project_box.files.count() == 1, timeout=10_000)
+    return session, dialog
