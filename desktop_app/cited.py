@@ -151,6 +151,8 @@ def web_step(block: OpaqueBlock) -> str:
             code = content.get("error_code", "an error") if isinstance(content, dict) else ""
             return f"↳ The search failed: {code}"
         found = [r for r in content if isinstance(r, dict)]
+        if not found:
+            return "↳ No results"
         names = ", ".join(
             f"{r.get('title', '')} ({urlparse(str(r.get('url', ''))).netloc})" for r in found[:3]
         )

@@ -60,11 +60,11 @@ class Connection:
     def server_tools(self) -> bool:
         """May requests offer the API's own tools (web search, web fetch)? Anthropic's
         API runs them, and the offline simulator plays them; other servers refuse them."""
-        if self.demo:
-            return True
         choice = self._settings().server_tools
         if choice != "auto":
             return choice == "on"
+        if self.demo:
+            return True
         from desktop_app.api.backend import is_anthropic
 
         return is_anthropic(self._base_url())

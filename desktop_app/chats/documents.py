@@ -83,7 +83,18 @@ def attach_file(
 
     name = shown_name(path)
     if as_document and path.suffix.lower() == ".pdf":
-        document = pdf_document(path, counter.text, chat.settings.context_window)
+        window = chat.settings.context_window
+        document = pdf_document(path, counter.text, window)
+        already = pdf_pages_sent(chat)
+        most = MAX_PAGES if window >= 1_000_000 else MAX_PAGES_UNDER_1M
+        if already + document.pages > most:  # the limit is the request's, not the file's
+            raise ContextDeskError(
+                "Too many pages",
+                f"{name} has {document.pages} pages, and this chat's requests already carry "
+                f"{already} pages of PDFs; the API reads at most {most} a request with this "
+                "model's window. Attach it as text, or continue in a new chat.",
+                kind=ErrorKind.FORMAT,
+            )
         return document.block, document_said(document)
     text = f"File: {name}\n```\n{text_of(path)}\n```"
     return TextBlock(text), f"{name}: as text, ≈{counter.text(text):,} tokens"
@@ -136,3 +147,27 @@ def pdf_ways(path: Path, counter: TokenCounter) -> tuple[str, str]:
     except ContextDeskError as exc:  # a scan has no text layer: only a document reads it
         text = f"As text: {exc.message}"
     return document, text
+
+
+def pdf_pages_sent(chat: Chat) -> int:
+    """The PDF pages the chat's next request carries as documents: its branch's and its
+    project's (the API's page limit counts them all)."""
+    blocks = [b for m in chat.history() for b in m.blocks]
+    project = chat.plans.planner().project
+    if project is not None:
+        blocks += project.documents
+    return sum(pdf_document_pages(b) for b in blocks)
+
+
+def pdf_document_pages(block: Block) -> int:
+    """A base64 PDF `document` block's pages (0 for any other block, or one unreadable)."""
+    if not (isinstance(block, OpaqueBlock) and block.type == "document"):
+        return 0
+    source = block.raw.get("source")
+    if not isinstance(source, dict) or source.get("media_type") != "application/pdf":
+        return 0
+    try:
+        pages, _text = pdf_pages("document", base64.b64decode(str(source.get("data", ""))))
+    except (ValueError, ContextDeskError):
+        return 0
+    return pages

@@ -49,7 +49,10 @@ def _pdf_text(name: str, data: bytes) -> str:
         # pypdf's parser lets some of a damaged file's inconsistencies out as these
         raise refused(f"it is damaged ({type(exc).__name__}: {exc})") from exc
     if not any(page.strip() for page in pages):
-        raise refused("its pages have no text layer (a scan?); run OCR on it first")
+        raise refused(
+            "its pages have no text layer (a scan?): send it as a document, which Claude "
+            "reads page by page, or run OCR on it first"
+        )
     text = "\n\n".join(
         f"--- page {number} ---\n{page.strip()}" for number, page in enumerate(pages, 1)
     )

@@ -198,13 +198,13 @@ def spend(
         db, "chat", since=since, chat_ids=chat_ids, tiers=tiers
     ):
         requests += count
+        cost += searches * prices.search_price  # (a search's price is not the model's)
         price = found.get(model)
         if price is None:
             unpriced[model] = None
             continue
         priced += count
         cost += sum(price.parts(prices.per_tokens, *tokens, above=bool(above)))
-        cost += searches * prices.search_price
     return Spend(cost, prices.currency, requests, priced, tuple(unpriced))
 
 
@@ -248,10 +248,10 @@ class _Sums:
         mine[2] += tokens[2]
         mine[3] += tokens[3]
         self.searches += searches
+        self.search_money += searches * search_price  # (priced apiece, whatever the model)
         if money is None:
             self.unpriced += count
             return
-        self.search_money += searches * search_price
         spent = self.money
         spent[0] += money[0]
         spent[1] += money[1]

@@ -84,6 +84,9 @@ class ContextSettings:
             found.append("cache_ttl must be 5m or 1h")
         if self.search_chats not in SEARCH_CHATS:
             found.append("search_chats must be off, project or all")
+        for key in ("web_domains", "web_blocked_domains"):
+            if any("://" in d or " " in d for d in getattr(self, key)):
+                found.append(f"{key} must be domains such as example.com (no https://)")
         if self.web_domains and self.web_blocked_domains:
             found.append(
                 "web_domains and web_blocked_domains cannot both be set: the API takes one"

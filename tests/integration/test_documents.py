@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
 
 from desktop_app.api.simulator import SimulatorServer
@@ -18,6 +19,7 @@ from desktop_app.tokens.calibration import IMAGE
 from desktop_app.tokens.counter import TokenCounter
 from desktop_app.tokens.documents import PAGE_IMAGE_TOKENS
 from tests.fakes.pdf import make_pdf
+from tests.integration.conftest import TEST_KEY
 
 PAGES = [f"Page {n}: the refund policy, clause {n}." for n in range(1, 13)]
 
@@ -125,3 +127,39 @@ def test_an_older_document_and_a_new_one_go_with_citations_on_both(
     assert all(d["citations"] == {"enabled": True} for d in documents)
     stored = json.loads(cli("chat", "show", chat, "--json"))["messages"][0]["content"][0]
     assert "citations" not in stored  # the transcript keeps it as it came
+
+
+def test_the_page_limit_is_the_request_s_not_the_file_s(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    """100 pages a request under a 1M window (pdf-support page): two files of 60 pages
+    each pass alone, not together — said before the second is sent or stored."""
+    chat = cli("chat", "new", "--model", "claude-haiku-4-5").strip()  # a 200,000 window
+    first, second = tmp_path / "a.pdf", tmp_path / "b.pdf"
+    first.write_bytes(make_pdf([f"A{n}" for n in range(60)]))
+    second.write_bytes(make_pdf([f"B{n}" for n in range(60)]))
+    cli("send", chat, "Read a.", "--attach", str(first))
+    refused = cli("send", chat, "And b.", "--attach", str(second), status=2)
+    assert "this chat's requests already carry 60 pages" in refused
+    assert "at most 100" in refused
+    assert len(json.loads(cli("chat", "show", chat, "--json"))["messages"]) == 2  # nothing kept
+    assert sim.refused() == []
+    # The stand-in refuses such a request as the API does.
+    both: list[Any] = [
+        {
+            "type": "document",
+            "source": {
+                "type": "base64",
+                "media_type": "application/pdf",
+                "data": base64.b64encode(f.read_bytes()).decode(),
+            },
+        }
+        for f in (first, second)
+    ]
+    client = anthropic.Anthropic(api_key=TEST_KEY, base_url=sim.base_url, max_retries=0)
+    with pytest.raises(anthropic.BadRequestError, match="A maximum of 100 PDF pages"):
+        client.messages.create(
+            model="claude-haiku-4-5",
+            max_tokens=64,
+            messages=[{"role": "user", "content": [*both, {"type": "text", "text": "hi"}]}],
+        )

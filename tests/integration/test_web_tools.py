@@ -138,6 +138,8 @@ def test_what_the_api_refuses_is_refused_before_sending(cli: Any, sim: Simulator
     refused = cli("chat", "set", chat, "web_domains=a.com", "web_blocked_domains=b.com", status=2)
     assert "cannot both be set" in refused
     assert "must be between 1 and 50" in cli("chat", "set", chat, "web_max_uses=0", status=2)
+    typed = cli("chat", "set", chat, "web_domains=https://example.org/docs", status=2)
+    assert "web_domains must be domains such as example.com (no https://)" in typed
 
 
 def test_the_stand_in_refuses_as_the_api_does(sim: SimulatorServer) -> None:

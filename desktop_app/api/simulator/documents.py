@@ -57,3 +57,27 @@ def _first_page_line(block: dict[str, Any]) -> str:
     except (ValueError, ContextDeskError):
         return ""
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def pdf_pages_in(body: dict[str, Any]) -> int:
+    """The PDF pages of a request's `document` blocks (the API limits them per request)."""
+    pages = 0
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "document":
+                pages += _pages(block)
+    return pages
+
+
+def _pages(block: dict[str, Any]) -> int:
+    from desktop_app.core.errors import ContextDeskError
+    from desktop_app.tokens.documents import pdf_pages
+
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("media_type") != "application/pdf":
+        return 0
+    try:
+        return pdf_pages("document", base64.b64decode(str(source.get("data", ""))))[0]
+    except (ValueError, ContextDeskError):
+        return 0

@@ -24,7 +24,7 @@ from typing import Any
 
 from desktop_app.api.simulator import demo, web
 from desktop_app.api.simulator.caching import CacheUsage, SimulatedCache
-from desktop_app.api.simulator.documents import document_reply
+from desktop_app.api.simulator.documents import document_reply, pdf_pages_in
 from desktop_app.api.simulator.script import Fault, FaultKind, Reply, Script
 from desktop_app.api.simulator.thinking import thinking_problem, with_thinking
 from desktop_app.core.model_facts import BUILTIN, DEMO, EFFORTS, ModelFacts
@@ -409,6 +409,9 @@ def _check_request(body: Any, *, needs_max_tokens: bool) -> str:
         return str(problems[0])
     model = next((m for m in MODELS if m["id"] == body["model"]), None)
     window = int(str(model["max_input_tokens"])) if model else 200_000
+    pages, most = pdf_pages_in(body), 600 if window >= 1_000_000 else 100
+    if pages > most:  # (pdf-support page: 600 a request, 100 under a 1M window)
+        return f"A maximum of {most} PDF pages may be provided; this request has {pages}"
     tokens = _estimate(body)
     if tokens > window:
         return f"prompt is too long: {tokens} tokens > {window} maximum"

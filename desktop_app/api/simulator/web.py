@@ -177,7 +177,10 @@ def _fetch(url: str, tool: dict[str, Any], seq: str, label: str) -> Reply:
             (
                 call,
                 {"type": "web_fetch_tool_result", "tool_use_id": call_id, "content": result},
-                {"type": "text", "text": f"{label}\nThat address is outside the allowed domains."},
+                {
+                    "type": "text",
+                    "text": f"{label}\nThe chat's domain rules do not let me read that.",
+                },
             )
         )
     cites = bool((tool.get("citations") or {}).get("enabled"))

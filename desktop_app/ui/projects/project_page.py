@@ -118,7 +118,7 @@ class ProjectPage(QScrollArea):
             self.summary.setText("It was deleted; choose another in the chat list.")
             return
         projects = self.engine.projects
-        ids = projects.chats(project.id)
+        ids = set(projects.chats(project.id))
         infos = {info.id: info for info in self.engine.list_chats() if info.id in ids}
         for info in sorted(infos.values(), key=lambda i: i.updated_at, reverse=True):
             when = time.strftime("%b %d", time.localtime(info.updated_at))
