@@ -313,11 +313,12 @@ BUILTIN: tuple[ModelFacts, ...] = (
     ),
 )
 # The offline demo's simulated model (api/simulator): it takes every way of thinking, so
-# the demo shows each; it binds nothing.
+# the demo shows each; it binds nothing. Its window is the largest of the models a demo
+# chat may be planned for (a chat of Sonnet 5.5 plans for 1M and is answered by it).
 DEMO = ModelFacts(
     "contextdesk-demo",
     "ContextDesk demo (offline, simulated)",
-    200_000,
+    1_000_000,
     128_000,
     frozenset({"adaptive", "enabled", "disabled"}),
     efforts=ALL_EFFORTS,

@@ -163,3 +163,21 @@ def test_the_page_limit_is_the_request_s_not_the_file_s(
             max_tokens=64,
             messages=[{"role": "user", "content": [*both, {"type": "text", "text": "hi"}]}],
         )
+
+
+def test_a_demo_chat_is_answered_within_the_window_it_plans_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The offline demo answers a chat of Sonnet 5.5 (1M window) as its own model: that
+    model's window must be as large, or a 150-page PDF the chat's plan takes — 600 pages
+    under 1M — was refused after it was stored, and every later send carried it again."""
+    home = ["--home", str(tmp_path / "demo"), "--demo"]
+    assert main([*home, "chat", "new"]) == 0
+    chat = capsys.readouterr().out.strip()
+    pdf = tmp_path / "long.pdf"
+    pdf.write_bytes(make_pdf([f"Page {n}." for n in range(150)]))
+    code = main([*home, "send", chat, "Summarize it.", "--attach", str(pdf)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "long.pdf: a document of 150 page(s)" in err
+    assert "[Simulated reply" in out
