@@ -375,6 +375,12 @@ def test_choosing_a_project_shows_its_page_where_it_is_edited_and_its_chats_open
     ]
     files = page.editor.files
     assert files.item(0).text().startswith("returns.md  ≈")
+    note = page.editor.budget_note.text()  # the budget in tokens, for a new chat of it
+    assert note.startswith("≈")
+    assert "tokens, sent whole (in a 1,000,000-token window)" in note
+    page.editor.budget.setValue(0)  # (as typed: 0 % of the window)
+    page.editor.budget.editingFinished.emit()
+    qtbot.waitUntil(lambda: "none is sent whole" in page.editor.budget_note.text(), timeout=5000)
 
     # Edited on the page: the project's chats send it from their next request.
     page.editor.instructions.setPlainText("Answer as Acme's support team, briefly.")

@@ -154,6 +154,12 @@ class ProjectEditor(QGroupBox):
         form.addRow("", _row(add_file, remove_file))
         form.addRow("Knowledge", self.mode)
         form.addRow("Budget", self.budget)
+        # The budget's share in tokens, and whether the files fit it (a chat's own window
+        # decides; Settings' model's is said: what a new chat of the project starts with).
+        self.budget_note = QLabel()
+        self.budget_note.setObjectName("projectBudgetNote")
+        self.budget_note.setWordWrap(True)
+        form.addRow("", self.budget_note)
         form.addRow("Spending cap", self.spend_cap)
         form.addRow("New chats: model", self.new_model)
         form.addRow("Max output", self.new_max_tokens)
@@ -185,6 +191,7 @@ class ProjectEditor(QGroupBox):
         self.instructions.setPlainText(project.instructions if project else "")
         self.facts.clear()
         self.files.clear()
+        self.budget_note.setText("")
         if project is not None:
             for fact in project.facts:
                 item = QListWidgetItem(fact.text, self.facts)
@@ -210,6 +217,7 @@ class ProjectEditor(QGroupBox):
                 )
             self.mode.setCurrentIndex(self.mode.findData(project.knowledge_mode.value))
             self.budget.setValue(project.knowledge_budget * 100)
+            self.budget_note.setText(self._budget_words(project))
             self.spend_cap.setValue(project.spend_cap)
             self._show_defaults(project)
         self._filling = False
@@ -225,6 +233,26 @@ class ProjectEditor(QGroupBox):
         thinking = defaults.get("thinking")  # a budget, off (0), or Settings' (-1)
         budget = int(str(defaults.get("thinking_budget", -1))) if thinking == "budget" else -1
         self.new_thinking.setValue(0 if thinking == "off" else budget)
+
+    def _budget_words(self, project: Project) -> str:
+        """The files' tokens against the budget in a new chat of the project."""
+        count = self.engine.counter.text
+        files = project.files
+        if project.knowledge_mode is KnowledgeMode.CHOSEN:
+            files = tuple(f for f in files if f.chosen)
+        total = sum(f.tokens(count) for f in files)
+        model = project.model or self.engine.settings.model
+        window = self.engine.model_window(model)
+        budget = int(window * project.knowledge_budget)
+        said_window = f"{window:,}-token window"
+        if project.knowledge_mode is KnowledgeMode.ON_DEMAND:
+            return f"Listed only; Claude reads a file when needed (≈{total:,} tokens in all)."
+        if total <= budget:
+            return f"≈{total:,} of ≈{budget:,} tokens, sent whole (in a {said_window})."
+        return (
+            f"≈{total:,} tokens, over the ≈{budget:,} of a {said_window}: none is sent "
+            "whole — choose files, raise the budget, or let Claude read them on demand."
+        )
 
     def act(self, action: Callable[[], object]) -> None:
         """Run a change; say what went wrong in place, or re-plan and show it."""
