@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from desktop_app.chats.chat import Chat, Imported
     from desktop_app.chats.chat_core import can_retry, repaired, retry_point
     from desktop_app.chats.checking import check_file
-    from desktop_app.chats.documents import attach_file, count_document, pdf_ways
+    from desktop_app.chats.documents import attach_file, count_document, pages_said, pdf_ways
     from desktop_app.chats.engine import DEMO_MODEL, Engine
     from desktop_app.chats.given_files import read_given_file, shown_name
     from desktop_app.chats.handoff import (
@@ -91,6 +91,7 @@ _LATER = {
     "attach_file": "documents",
     "count_document": "documents",
     "pdf_ways": "documents",
+    "pages_said": "documents",
     "first_request_tokens": "handoff",
     "handoff_links": "handoff",
     "preview_handoff": "handoff",
@@ -149,6 +150,7 @@ __all__ = [
     "image_tokens",
     "log_unexpected",
     "month_start",
+    "pages_said",
     "pdf_ways",
     "people_name",
     "preview_handoff",

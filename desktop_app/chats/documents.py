@@ -125,7 +125,7 @@ def count_document(connection: Connection, model: str, block: Block) -> int | No
 
 def document_said(document: PdfDocument) -> str:
     return (
-        f"{document.name}: a document of {document.pages} page(s), ≈{document.tokens:,} "
+        f"{document.name}: a document of {pages_said(document.pages)}, ≈{document.tokens:,} "
         f"tokens (as text: ≈{document.text_tokens:,})"
     )
 
@@ -171,3 +171,7 @@ def pdf_document_pages(block: Block) -> int:
     except (ValueError, ContextDeskError):
         return 0
     return pages
+
+
+def pages_said(pages: int) -> str:
+    return f"{pages:,} page" if pages == 1 else f"{pages:,} pages"

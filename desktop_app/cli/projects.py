@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from desktop_app import said
-from desktop_app.chats import PROJECT_DEFAULT_FIELDS
+from desktop_app.chats import PROJECT_DEFAULT_FIELDS, pages_said
 from desktop_app.cli.arguments import key_values
 from desktop_app.cli.grammar import PROJECT_KEYS
 from desktop_app.core.errors import ContextDeskError, ErrorKind, shown_path
@@ -61,7 +61,7 @@ def cmd_project(engine: Engine, args: argparse.Namespace) -> int:
         print(f"Pinned: {projects.accept(args.project, args.fact_id, args.text).text}")
     elif command == "add-file":
         added = projects.add_file(args.project, args.file, as_document=args.as_ == "document")
-        how = f", a document of {added.pages} page(s)" if added.document else ""
+        how = f", a document of {pages_said(added.pages)}" if added.document else ""
         print(f"Added {added.name} ({added.id}{how})")
     elif command == "remove-file":
         projects.remove_file(args.project, args.file)
@@ -151,7 +151,7 @@ def _show(engine: Engine, project: Project, as_json: bool) -> None:
     print(f"Knowledge ({project.knowledge_mode.value}, budget {budget}):")
     for file in project.files:
         mark = "" if file.chosen else "  (not chosen)"
-        kind = f", a document of {file.pages} pages" if file.document else ""
+        kind = f", a document of {pages_said(file.pages)}" if file.document else ""
         print(f"  {file.id}  {file.name}  ≈{file.tokens(count):,} tokens{kind}{mark}")
     chats = engine.projects.chats(project.id)
     print(f"Chats: {len(chats)}" + "".join(f"\n  {c}" for c in chats))

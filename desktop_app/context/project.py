@@ -201,7 +201,7 @@ def _knowledge(
             parts += ["", f'<file name="{f.name}">', f.text.rstrip("\n"), "</file>"]
     documents = [f for f in chosen if f.document]
     if documents:  # (they open the conversation: said here, so the model knows why)
-        names = ", ".join(f"{f.name} ({f.pages} pages)" for f in documents)
+        names = ", ".join(f"{f.name} ({f.pages} page{'s' * (f.pages != 1)})" for f in documents)
         parts += [
             "",
             f"Also in this project, as documents opening the conversation: {names}.",

@@ -33,7 +33,7 @@ def test_a_pdf_goes_as_one_document_block_or_as_its_text(
     code = main(["--home", str(cli.home), "send", chat, "Summarize it.", "--attach", str(pdf)])
     out, err = capsys.readouterr()
     assert code == 0
-    assert "policy.pdf: a document of 12 page(s), ≈" in err
+    assert "policy.pdf: a document of 12 pages, ≈" in err
     counted = int(err.split("counted by the API: ")[1].split(" tokens")[0].replace(",", ""))
     assert counted > 12 * PAGE_IMAGE_TOKENS  # count_tokens, asked before sending
     # Its answer cites the page it drew on (citations are on for documents).
@@ -179,5 +179,5 @@ def test_a_demo_chat_is_answered_within_the_window_it_plans_for(
     code = main([*home, "send", chat, "Summarize it.", "--attach", str(pdf)])
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "long.pdf: a document of 150 page(s)" in err
+    assert "long.pdf: a document of 150 pages" in err
     assert "[Simulated reply" in out

@@ -284,7 +284,7 @@ def test_a_pdf_knowledge_file_can_be_a_document_claude_reads_page_by_page(
     scan.write_bytes(make_pdf([""] * 3))  # no text layer: as text it is refused
     assert "no text layer" in cli("project", "add-file", project, str(scan), status=2)
     added = cli("project", "add-file", project, str(scan), "--as", "document")
-    assert "a document of 3 page(s)" in added
+    assert "a document of 3 pages" in added
     (tmp_path / "returns.md").write_text(RETURNS)
     cli("project", "add-file", project, str(tmp_path / "returns.md"))
     chat = cli("chat", "new", "--project", project, "--model", MODEL).strip()

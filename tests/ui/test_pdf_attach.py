@@ -49,7 +49,7 @@ def test_a_pdf_is_attached_as_the_user_chooses(
     when_shown(QMessageBox, choose)
     qtbot.mouseClick(pane.composer.attach_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: bool(pane.composer.attachments), timeout=10_000)
-    assert "policy.pdf: a document of 12 page(s), ≈" in told[0]  # both costs, before choosing
+    assert "policy.pdf: a document of 12 pages, ≈" in told[0]  # both costs, before choosing
     assert "policy.pdf: as text, ≈" in told[0]
     assert ") · counted by the API: " in told[0].splitlines()[0]
     (attached,) = pane.composer.attachments

@@ -336,7 +336,7 @@ def test_a_project_pdf_is_added_as_the_user_chooses_with_both_costs_shown(
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
     session, dialog = add_pdf_to_a_project(window, engine, qtbot, monkeypatch, pdf, as_document)
-    assert "catalogue.pdf: a document of 12 page(s), ≈" in told[0]
+    assert "catalogue.pdf: a document of 12 pages, ≈" in told[0]
     assert "catalogue.pdf: as text, ≈" in told[0]
     assert dialog.project_box.files.item(0).text().endswith("tokens, a document of 12 pages")
 

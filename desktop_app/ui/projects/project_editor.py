@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app import said
+from desktop_app.chats import pages_said
 from desktop_app.context import bounds
 from desktop_app.context.project import KnowledgeMode, Project
 from desktop_app.core.errors import ContextDeskError
@@ -206,7 +207,7 @@ class ProjectEditor(QGroupBox):
             self._on_fact_current_changed(self.facts.currentItem())
             count = self.engine.counter.text
             for file in project.files:
-                kind = f", a document of {file.pages} pages" if file.document else ""
+                kind = f", a document of {pages_said(file.pages)}" if file.document else ""
                 words = f"{file.name}  ≈{file.tokens(count):,} tokens{kind}"
                 item = QListWidgetItem(words, self.files)
                 item.setToolTip(words)
