@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from desktop_app.chats.page_limit import MAX_PAGES, MAX_PAGES_UNDER_1M, request_pdf_pages
 from desktop_app.core.blocks import Block, OpaqueBlock, TextBlock
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.tokens.documents import PAGE_IMAGE_TOKENS, pdf_pages
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
     from desktop_app.chats.connection import Connection
     from desktop_app.tokens.counter import TokenCounter
 
-MAX_PAGES = 600
-MAX_PAGES_UNDER_1M = 100  # when the request's context window is under 1M tokens
 MAX_BYTES = 128 * 1_000_000  # the whole request's, base64 and all
 CountText = Callable[[str], int]
 
@@ -152,25 +151,8 @@ def pdf_ways(path: Path, counter: TokenCounter) -> tuple[str, str]:
 def pdf_pages_sent(chat: Chat) -> int:
     """The PDF pages the chat's next request carries as documents: its branch's and its
     project's (the API's page limit counts them all)."""
-    blocks = [b for m in chat.history() for b in m.blocks]
     project = chat.plans.planner().project
-    if project is not None:
-        blocks += project.documents
-    return sum(pdf_document_pages(b) for b in blocks)
-
-
-def pdf_document_pages(block: Block) -> int:
-    """A base64 PDF `document` block's pages (0 for any other block, or one unreadable)."""
-    if not (isinstance(block, OpaqueBlock) and block.type == "document"):
-        return 0
-    source = block.raw.get("source")
-    if not isinstance(source, dict) or source.get("media_type") != "application/pdf":
-        return 0
-    try:
-        pages, _text = pdf_pages("document", base64.b64decode(str(source.get("data", ""))))
-    except (ValueError, ContextDeskError):
-        return 0
-    return pages
+    return request_pdf_pages(chat.history(), project.documents if project else ())
 
 
 def pages_said(pages: int) -> str:

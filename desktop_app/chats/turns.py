@@ -24,6 +24,7 @@ from desktop_app.core.messages import Message
 from desktop_app.core.ports import Approver
 
 if TYPE_CHECKING:
+    from desktop_app.context.planner import ContextPlanner
     from desktop_app.storage.ledger import RequestRecorder
 
 
@@ -66,6 +67,7 @@ class Turns:
         if not over_budget:
             self._refuse_over_budget(message)
         planner = self._plans.planner()
+        self._refuse_too_many_pages(message, planner)
         store.turn_started(core.id, os.getpid())  # first: if the disk is full, nothing is stored
         try:
             if after is not None:  # until the new answer is stored, the old one stays shown
@@ -105,6 +107,16 @@ class Turns:
         )
         core.answering = True
         return self._turn
+
+    def _refuse_too_many_pages(self, message: Message | None, planner: ContextPlanner) -> None:
+        """Refuse (FORMAT) a send whose request would carry more PDF pages than the API
+        reads, before anything is stored."""
+        from desktop_app.chats.page_limit import check_request_pages
+
+        history = self._core.history()
+        documents = planner.project.documents if planner.project else ()
+        sent = [*history, message] if message is not None else history
+        check_request_pages(sent, documents, self._core.settings.context_window)
 
     def _refuse_over_budget(self, message: Message | None) -> None:
         """Refuse (OVER_BUDGET) this send's input would cross a hard cap (planned only when

@@ -325,3 +325,23 @@ def test_a_pdf_knowledge_file_can_be_a_document_claude_reads_page_by_page(
         data["project"]["files"][0]["document"] = broken
         exported.write_text(json.dumps(data))
         cli("project", "import", str(exported), status=1)  # refused whole
+
+
+def test_a_project_document_that_brings_a_chat_over_the_page_limit_is_said_before_sending(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    """The API's limit is the request's pages: a chat that already carries 45 pages, and
+    a project's 60-page document added later, make a send that is refused with why —
+    before anything is stored — instead of a request the API refuses."""
+    project = cli("project", "new", "Acme").strip()
+    chat = cli("chat", "new", "--project", project, "--model", MODEL).strip()  # 200k window
+    first, second = tmp_path / "a.pdf", tmp_path / "b.pdf"
+    first.write_bytes(make_pdf([f"A{n}" for n in range(45)]))
+    second.write_bytes(make_pdf([f"B{n}" for n in range(60)]))
+    cli("send", chat, "Read a.", "--attach", str(first))
+    cli("project", "set", project, "budget=0.5")  # (60 pages fit half of the window)
+    cli("project", "add-file", project, str(second), "--as", "document")
+    refused = cli("send", chat, "And now?", status=2)
+    assert "This request would carry 105 pages of PDFs" in refused
+    assert len(json.loads(cli("chat", "show", chat, "--json"))["messages"]) == 2
+    assert sim.refused() == []

@@ -1,0 +1,60 @@
+"""The API's PDF pages a request (platform.claude.com/docs/en/build-with-claude/
+pdf-support, read 2026-12-03): 600 pages, 100 when the request's context window is under
+1M tokens — counted over every document the request carries (a chat's and its
+project's), not per file. Checked before a send stores anything (`Turns.start`) and
+before a PDF is attached (chats/documents.py)."""
+
+from __future__ import annotations
+
+import base64
+import functools
+from collections.abc import Sequence
+
+from desktop_app.core.blocks import Block, OpaqueBlock
+from desktop_app.core.errors import ContextDeskError, ErrorKind
+from desktop_app.core.messages import Message
+from desktop_app.tokens.documents import pdf_pages
+
+MAX_PAGES = 600
+MAX_PAGES_UNDER_1M = 100  # when the request's context window is under 1M tokens
+
+
+def request_pdf_pages(messages: Sequence[Message], documents: Sequence[Block] = ()) -> int:
+    """The PDF pages of these messages' documents and `documents` (a project's)."""
+    blocks = [*documents, *(b for m in messages for b in m.blocks)]
+    return sum(
+        _pages_of_pdf(str(b.raw["source"].get("data", "")))
+        for b in blocks
+        if isinstance(b, OpaqueBlock)
+        and b.type == "document"
+        and isinstance(b.raw.get("source"), dict)
+        and b.raw["source"].get("media_type") == "application/pdf"
+    )
+
+
+def check_request_pages(
+    messages: Sequence[Message], documents: Sequence[Block], window: int
+) -> None:
+    """Refuse (FORMAT) a request whose PDFs pass the API's pages a request — before it is
+    sent or stored (a project's document added later can bring a chat over it)."""
+    pages = request_pdf_pages(messages, documents)
+    most = MAX_PAGES if window >= 1_000_000 else MAX_PAGES_UNDER_1M
+    if pages > most:
+        raise ContextDeskError(
+            "Too many pages",
+            f"This request would carry {pages} pages of PDFs; the API reads at most {most} a "
+            "request with this model's window. Exclude a document, send one as text, or "
+            "continue in a new chat.",
+            kind=ErrorKind.FORMAT,
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _pages_of_pdf(data: str) -> int:
+    """A base64 PDF's pages (0 when unreadable); kept for the PDFs a chat carries, which
+    every send counts again."""
+    try:
+        pages, _text = pdf_pages("document", base64.b64decode(data))
+    except (ValueError, ContextDeskError):
+        return 0
+    return pages
