@@ -60,23 +60,22 @@ class Connection:
     def server_tools(self) -> bool:
         """May requests offer the API's own tools (web search, web fetch)? Anthropic's
         API runs them, and the offline simulator plays them; other servers refuse them."""
-        choice = self._settings().server_tools
-        if choice != "auto":
-            return choice == "on"
-        if self.demo:
-            return True
-        from desktop_app.api.backend import is_anthropic
-
-        return is_anthropic(self._base_url())
+        return self._anthropic_only(self._settings().server_tools)
 
     def prompt_caching(self) -> bool:
         """Will requests carry `cache_control`? Decided as the backend decides it (only
         Anthropic's API takes the markers), from the settings, without connecting."""
         if self.demo:
             return True  # the offline simulator keeps a prompt cache as the API does
-        choice = self._settings().prompt_cache
+        return self._anthropic_only(self._settings().prompt_cache)
+
+    def _anthropic_only(self, choice: str) -> bool:
+        """A setting of "auto" (Anthropic's API — or the demo that plays it — only), "on"
+        (the server set too: a proxy that passes it on) or "off"."""
         if choice != "auto":
             return choice == "on"
+        if self.demo:
+            return True
         from desktop_app.api.backend import is_anthropic
 
         return is_anthropic(self._base_url())

@@ -20,16 +20,23 @@ MAX_PAGES_UNDER_1M = 100  # when the request's context window is under 1M tokens
 
 
 def request_pdf_pages(messages: Sequence[Message], documents: Sequence[Block] = ()) -> int:
-    """The PDF pages of these messages' documents and `documents` (a project's)."""
-    blocks = [*documents, *(b for m in messages for b in m.blocks)]
-    return sum(
-        _pages_of_pdf(str(b.raw["source"].get("data", "")))
-        for b in blocks
-        if isinstance(b, OpaqueBlock)
-        and b.type == "document"
-        and isinstance(b.raw.get("source"), dict)
-        and b.raw["source"].get("media_type") == "application/pdf"
-    )
+    """The PDF pages of these messages' documents and `documents` (a project's). (Every
+    send asks it of the whole branch: a plain loop, no list of every block.)"""
+    pages = sum(_pages_of(b) for b in documents)
+    for message in messages:
+        for block in message.blocks:
+            if type(block) is OpaqueBlock:
+                pages += _pages_of(block)
+    return pages
+
+
+def _pages_of(block: Block) -> int:
+    if not (isinstance(block, OpaqueBlock) and block.type == "document"):
+        return 0
+    source = block.raw.get("source")
+    if not isinstance(source, dict) or source.get("media_type") != "application/pdf":
+        return 0
+    return _pages_of_pdf(str(source.get("data", "")))
 
 
 def check_request_pages(

@@ -145,11 +145,8 @@ class WindowDialogs(QObject):
 
     @Slot()
     def open_compaction(self) -> None:
-        pane = self._shown()
+        pane = self._idle_pane("compact")
         if pane is None:
-            return
-        if pane.session.busy:
-            self.status.emit("Wait for the reply to finish, or stop it, then compact.")
             return
         from desktop_app.ui.dialogs.compaction_dialog import CompactionDialog
 
@@ -158,11 +155,8 @@ class WindowDialogs(QObject):
     @Slot()
     def open_handoff(self) -> None:
         """Chat → Continue in a new chat…: preview what it starts with, then make it."""
-        pane = self._shown()
+        pane = self._idle_pane("continue it")
         if pane is None:
-            return
-        if pane.session.busy:
-            self.status.emit("Wait for the reply to finish, or stop it, then continue it.")
             return
         from desktop_app.ui.dialogs.handoff_dialog import HandoffDialog
 
@@ -172,6 +166,14 @@ class WindowDialogs(QObject):
         dialog.finished.connect(dialog.deleteLater)
         self.handoff_dialog = dialog
         dialog.open()
+
+    def _idle_pane(self, then: str) -> ConversationPane | None:
+        """The chat shown, if no reply is coming in (else said: wait, or stop, then …)."""
+        pane = self._shown()
+        if pane is not None and pane.session.busy:
+            self.status.emit(f"Wait for the reply to finish, or stop it, then {then}.")
+            return None
+        return pane
 
     # -- the window's ---------------------------------------------------------------------------
 
