@@ -23,7 +23,6 @@ from desktop_app.config.logfile import log_to_file
 from desktop_app.config.paths import AppPaths, app_paths
 from desktop_app.config.secrets import SecretStore
 from desktop_app.config.settings import (
-    AppState,
     Settings,
     faults,
     load,
@@ -31,6 +30,7 @@ from desktop_app.config.settings import (
     save,
     with_values,
 )
+from desktop_app.config.window_state import AppState
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error
 from desktop_app.core.messages import Message

@@ -3,8 +3,8 @@
 A returning user's window paints its frame and chat list before the engine (the store,
 the context machinery, the connection: ~100 ms of imports on a slow machine) loads; the
 window attaches the engine right after (`MainWindow.attach`). So this reads only files
-and one query, with light modules: the window state, the settings the frame is drawn
-with, and the chat list as the engine would list it.
+and one query, with light modules: the window state, the look the settings chose (the
+settings themselves load with the engine), and the chat list as the engine would list it.
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_app.config.paths import AppPaths, app_paths
-from desktop_app.config.settings import AppState, Settings, load
+from desktop_app.config.stored import read_dataclass
+from desktop_app.config.window_state import DEFAULT_LOOK, AppState, read_look
 
 if TYPE_CHECKING:
+    from desktop_app.chats.engine import Engine
+    from desktop_app.config.settings import Settings
     from desktop_app.storage.chat_info import ChatInfo
 
 
@@ -30,7 +33,7 @@ class FirstFrame:
     paths: AppPaths
     demo: bool = False
     state: AppState = field(default_factory=AppState)
-    settings: Settings = field(default_factory=Settings)
+    look: tuple[str, int] = DEFAULT_LOOK  # Settings' appearance and text size
     # The chat list, newest first; None when it was not read here (a database to upgrade
     # or one that cannot be read: the engine lists it, or says what is wrong).
     chats: list[ChatInfo] | None = None
@@ -43,11 +46,23 @@ class FirstFrame:
         return cls(
             paths,
             demo=demo,
-            state=load(paths.state_file, AppState),
-            settings=load(paths.settings_file, Settings),
+            state=read_dataclass(paths.state_file, AppState),
+            look=read_look(paths.settings_file),
             chats=listed[0] if listed else None,
             projects=listed[1] if listed else {},
         )
+
+    @classmethod
+    def of(cls, engine: Engine, state: AppState) -> FirstFrame:
+        """What an engine already open would show first (the chat list: from the engine)."""
+        look = (engine.settings.appearance, engine.settings.text_size)
+        return cls(engine.paths, demo=engine.demo, state=state, look=look)
+
+    def read_settings(self) -> Settings:
+        """The settings, read in full (not for the first frame: they load after it)."""
+        from desktop_app.config.settings import Settings, load
+
+        return load(self.paths.settings_file, Settings)
 
 
 def _read_list(database: Path) -> tuple[list[ChatInfo], dict[str, str]] | None:
@@ -56,7 +71,7 @@ def _read_list(database: Path) -> tuple[list[ChatInfo], dict[str, str]] | None:
     import sqlite3
 
     from desktop_app.storage.chat_info import list_chats, project_names
-    from desktop_app.storage.db import SCHEMA_VERSION
+    from desktop_app.storage.version import SCHEMA_VERSION
 
     try:
         db = sqlite3.connect(database, timeout=1.0)  # (a writer holds readers rarely)

@@ -1,9 +1,11 @@
-"""Settings (the user's choices) and state (what the app remembers), as JSON files.
+"""Settings (the user's choices) and state (what the app remembers: `window_state.py`),
+as JSON files.
 
-Both load leniently — unknown keys are ignored, missing ones take their defaults, a value
-of the wrong type or out of range is dropped with a warning — and a file that cannot be
-read at all is set aside (renamed `.bad`, never deleted), so a damaged file can cost the
-user their preferences but never their ability to start.
+Both load leniently (`stored.py`): unknown keys are ignored, missing ones take their
+defaults, a value of the wrong type — or, for a setting, out of range — is dropped with a
+warning, and a file that cannot be read at all is set aside (renamed `.bad`, never
+deleted), so a damaged file can cost the user their preferences but never their ability
+to start.
 
 `SETTINGS` describes each setting once — its name on the command line, how a typed value
 is read, what values are allowed — for the Settings dialog, `contextdesk settings` and
@@ -12,18 +14,17 @@ the loader alike.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable, Collection
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from desktop_app.config.errors import BadSetting
-from desktop_app.config.files import write_json_atomically
-from desktop_app.config.privacy import PRIVATE_FILE
+from desktop_app.config.stored import read_dataclass, write_dataclass
+from desktop_app.config.window_state import APPEARANCES, AppState
 from desktop_app.context import bounds
 from desktop_app.context.bounds import Bounds
 from desktop_app.context.chat_settings import (
@@ -73,16 +74,6 @@ class Settings:
     # budget); "soft" warns at 80 % and past it, "hard" asks before a send goes over.
     monthly_spend_cap: float = 0.0
     monthly_cap: str = "soft"
-
-
-@dataclass(frozen=True, slots=True)
-class AppState:
-    window_geometry: str = ""  # base64 of QWidget.saveGeometry()
-    splitter_sizes: list[int] = field(default_factory=list)
-    last_chat_id: str = ""
-    chat_list_hidden: bool = False  # Ctrl+B
-    context_view: bool = False  # every block's chip in the conversation (View → Context view)
-    last_folder: str = ""  # where the last export or import was (file dialogs start there)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +187,6 @@ def _anything(_value: Any, _: Settings) -> str:
     return ""
 
 
-APPEARANCES = ("system", "light", "dark")
 PROMPT_CACHE = ("auto", "on", "off")  # Anthropic's API only, the server set too, never
 SERVER_TOOLS = ("auto", "on", "off")  # the same three, for the API's own tools
 CAP_KINDS = ("soft", "hard")
@@ -415,21 +405,7 @@ T = TypeVar("T", Settings, AppState)
 
 
 def load(path: Path, kind: type[T]) -> T:
-    if not path.exists():
-        return kind()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-        known = {f.name for f in fields(kind)}
-        if kind is Settings and "thinking" not in data and data.get("thinking_budget"):
-            data["thinking"] = "budget"  # written when a budget was the only way to think
-        loaded = kind(**{k: v for k, v in data.items() if k in known and _typed(kind, k, v, path)})
-    except (OSError, ValueError, TypeError) as exc:
-        aside = _free_name(path.with_suffix(path.suffix + ".bad"))
-        path.replace(aside)
-        log.warning("%s unreadable (%s); set aside as %s, defaults in use", path, exc, aside.name)
-        return kind()
+    loaded = read_dataclass(path, kind, _upgrade if kind is Settings else None)
     if isinstance(loaded, Settings):
         # A workspace on a drive not mounted yet is kept: the file tools say so.
         for spec, why in faults(loaded, skip=("workspace",)):
@@ -438,39 +414,10 @@ def load(path: Path, kind: type[T]) -> T:
     return loaded
 
 
-def _typed(kind: type, name: str, value: Any, path: Path) -> bool:
-    """Keep a stored value only if it has the field's type: "false" is not False."""
-    default = getattr(kind(), name)
-    ok = same_type(value, default)
-    if not ok:
-        log.warning(
-            "%s: %s=%r is not a %s; the default is used", path, name, value, type(default).__name__
-        )
-    return ok
-
-
-def same_type(value: Any, default: Any) -> bool:
-    """Is `value` (read from JSON) of `default`'s type? A bool is not an int here, an int
-    is a float, and a float must be finite (NaN and Infinity are not numbers to use)."""
-    if isinstance(default, bool):
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    if isinstance(default, float):
-        return isinstance(value, int | float) and math.isfinite(value)
-    return isinstance(value, type(default))
-
-
-def _free_name(path: Path) -> Path:
-    """`path`, or `path.1`, `path.2`…: the first that does not exist (never overwrite an
-    earlier copy set aside)."""
-    candidate, n = path, 0
-    while candidate.exists():
-        n += 1
-        candidate = path.with_name(f"{path.name}.{n}")
-    return candidate
+def _upgrade(data: dict[str, Any]) -> None:
+    if "thinking" not in data and data.get("thinking_budget"):
+        data["thinking"] = "budget"  # written when a budget was the only way to think
 
 
 def save(path: Path, value: Settings | AppState) -> None:
-    data: dict[str, Any] = asdict(value)
-    write_json_atomically(path, data, mode=PRIVATE_FILE)
+    write_dataclass(path, value)

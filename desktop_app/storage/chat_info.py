@@ -8,7 +8,7 @@ import json
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING
 
-from desktop_app.config.settings import same_type
+from desktop_app.config.stored import same_type
 from desktop_app.context.chat_settings import NAME_LISTS, ContextSettings, names
 
 if TYPE_CHECKING:

@@ -29,6 +29,7 @@ from desktop_app.config.privacy import create_private
 from desktop_app.core.errors import ErrorKind
 from desktop_app.storage import search
 from desktop_app.storage.errors import NewerSchema, StorageError
+from desktop_app.storage.version import SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -432,7 +433,8 @@ MIGRATIONS: list[Migration] = [
     _v17,
     _v18,
 ]  # append only; index + 1 is the schema version
-SCHEMA_VERSION = len(MIGRATIONS)
+if len(MIGRATIONS) != SCHEMA_VERSION:  # (a test runs this too: never shipped unequal)
+    raise RuntimeError(f"{len(MIGRATIONS)} migrations, but the schema is v{SCHEMA_VERSION}")
 
 
 # SQLite's primary result codes (https://sqlite.org/rescode.html), the low byte of

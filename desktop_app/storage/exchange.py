@@ -21,7 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from desktop_app.config.settings import DEFAULT_MODEL, same_type
+from desktop_app.config.settings import DEFAULT_MODEL
+from desktop_app.config.stored import same_type
 from desktop_app.context.chat_settings import EFFORT_LEVELS, NAME_LISTS, ContextSettings, names
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import ContextState, Summary

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import QApplication
 from desktop_app import __version__
 from desktop_app.bundled import bundled
 from desktop_app.chats import FirstFrame, data_folder, log_unexpected
-from desktop_app.core.errors import ErrorInfo, ErrorKind
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.startup.single_instance import SingleInstance
@@ -87,6 +86,8 @@ def _report_unexpected(
 ) -> None:
     """A bug in a slot: shown in the window as an error (with the traceback on demand
     and in the log), never a silent console line or a crash."""
+    from desktop_app.core.errors import ErrorInfo, ErrorKind  # (not before the first paint)
+
     log_unexpected(exc.with_traceback(tb), "the window")
     log_file = window.frame.paths.log_file
     window.show_problem(

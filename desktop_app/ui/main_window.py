@@ -17,14 +17,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import QApplication, QLabel, QLayout
 
 from desktop_app.chats import NEW_CHAT_TITLE, FirstFrame
-from desktop_app.config.settings import AppState, Settings
-from desktop_app.core.errors import ContextDeskError, ErrorInfo
+from desktop_app.config.window_state import AppState
 from desktop_app.ui import theme
 from desktop_app.ui.qt_later import Qt
 from desktop_app.ui.startup.frame import WindowFrame
@@ -37,6 +36,8 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QDockWidget
 
     from desktop_app.chats import Engine
+    from desktop_app.config.settings import Settings
+    from desktop_app.core.errors import ErrorInfo
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.ui.chat_list.controller import ChatListController
     from desktop_app.ui.connection_controller import ConnectionController
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from desktop_app.ui.workers import BackgroundWorker
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 WATCH_MS = 1500  # how often the window looks for changes made by another program
 
@@ -92,16 +94,13 @@ class MainWindow(WindowFrame):
     @classmethod
     def over(cls, engine: Engine, state: AppState | None = None) -> MainWindow:
         """The window over an engine already open (tests, screenshots), attached at once."""
-        frame = FirstFrame(
-            engine.paths, demo=engine.demo, state=state or AppState(), settings=engine.settings
-        )
-        return cls(frame, engine)
+        return cls(FirstFrame.of(engine, state or AppState()), engine)
 
     @property
     def settings(self) -> Settings:
-        """As the engine has them; the first frame's read until it is here (an error
-        shown before it still gets the window's banner)."""
-        return self.engine.settings if self.attached else self.frame.settings
+        """As the engine has them; read from their file until it is here (an error shown
+        before it still gets the window's banner)."""
+        return self.engine.settings if self.attached else self.frame.read_settings()
 
     @property
     def current(self) -> ChatSession | None:
@@ -280,10 +279,10 @@ class MainWindow(WindowFrame):
         self._ensure_centre()
         pane = self.panes.get(chat_id)
         if pane is None:
-            try:
-                pane = self.panes.open(chat_id, self.settings, self.app_state.context_view)
-            except ContextDeskError as exc:
-                self.show_problem(exc.info)
+            pane = self._or_said(
+                lambda: self.panes.open(chat_id, self.settings, self.app_state.context_view)
+            )
+            if pane is None:
                 return None
         if pane is not self.shown:
             self._show_pane(pane)
@@ -351,12 +350,9 @@ class MainWindow(WindowFrame):
     @Slot()
     def start_demo(self) -> None:
         """Switch to the offline demo model and open a demo chat to look around in."""
-        try:
-            chat = self.connection.start_demo()
-        except ContextDeskError as exc:
-            self.show_problem(exc.info)
-            return
-        self.chats.show_new(chat)
+        chat = self._or_said(self.connection.start_demo)
+        if chat is not None:
+            self.chats.show_new(chat)
 
     def import_chat(self, path: str = "") -> ChatSession | None:
         chat = self.chats.import_chat(path)
@@ -403,6 +399,16 @@ class MainWindow(WindowFrame):
 
     # -- problems and notes -----------------------------------------------------------------------
 
+    def _or_said(self, act: Callable[[], T]) -> T | None:
+        """What `act` gives, or None with the problem it raised shown."""
+        from desktop_app.core.errors import ContextDeskError  # (loaded with the engine)
+
+        try:
+            return act()
+        except ContextDeskError as exc:
+            self.show_problem(exc.info)
+            return None
+
     @Slot(object)
     def show_problem(self, error: ErrorInfo) -> None:
         """An error that is no chat's own: the window's banner says it (without Retry)."""
@@ -420,20 +426,11 @@ class MainWindow(WindowFrame):
     def _on_watch_timer_timeout(self) -> None:
         """Another program (the command line) may have written: show what it changed,
         and only that — the chat list row by row, a session only if its chat changed."""
-        try:
-            if self.engine.reload_settings_if_changed():
-                self._on_connection_settings_saved()
-        except ContextDeskError as exc:
-            self.show_problem(exc.info)
-        chats = self.chats.sync_with_elsewhere()
-        if chats is None:
-            return
-        for pane in self.panes:
-            info = chats.get(pane.session.chat.id)
-            if info is None:  # moved to the trash elsewhere
-                self._on_chats_trashed(pane.session.chat.id)
-            elif info != pane.session.chat.info:
-                pane.session.reload()
+        if self._or_said(self.engine.reload_settings_if_changed):
+            self._on_connection_settings_saved()
+        if (chats := self.chats.sync_with_elsewhere()) is not None:
+            for chat_id in self.panes.gone_or_reloaded(chats):
+                self._on_chats_trashed(chat_id)
 
     # -- the connection tells us ------------------------------------------------------------
 
@@ -454,7 +451,7 @@ class MainWindow(WindowFrame):
     @Slot()
     def _on_connection_settings_saved(self) -> None:
         settings = self.engine.settings
-        self._use_appearance(settings)
+        self._use_look(settings.appearance, settings.text_size)
         self.banner.setMaximumWidth(settings.reading_width)
         self.panes.use_settings(settings)
         self.panes.replan()
@@ -490,6 +487,8 @@ class MainWindow(WindowFrame):
             # (else closed before the engine opened: nothing was changed)
             self.panes.close_all()  # stops turns; their partial replies are stored
             self.app_state = replace(self.frame_state(), last_folder=self.chats.folder)
+            from desktop_app.core.errors import ContextDeskError  # (with the engine)
+
             try:
                 self.engine.save_window_state(self.app_state)
             except ContextDeskError as exc:

@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop_app.chats import Engine
-from desktop_app.config.settings import AppState
+from desktop_app.config.window_state import AppState
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message
 from desktop_app.ui.gui import FIRST_PAINT_PROBE

@@ -431,7 +431,8 @@ def row_heights(window: MainWindow) -> list[int]:
 def test_context_view_shows_every_block_s_chip_and_is_remembered(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:
-    from desktop_app.config.settings import AppState, load
+    from desktop_app.config.settings import load
+    from desktop_app.config.window_state import AppState
 
     session = open_demo(window, engine, qtbot)
     assert not window.pane.header.context_view.isChecked()  # quiet by default: one marker each

@@ -19,7 +19,8 @@ from pytestqt.qtbot import QtBot
 from desktop_app.api.simulator import Fault, FaultKind, SimulatorServer
 from desktop_app.chats import Engine
 from desktop_app.config.secrets import KeySource
-from desktop_app.config.settings import AppState, load
+from desktop_app.config.settings import load
+from desktop_app.config.window_state import AppState
 from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import ImageBlock, ThinkingBlock
 from desktop_app.core.errors import ErrorInfo

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import stat
 import threading
@@ -16,7 +17,8 @@ import pytest
 from desktop_app.config.errors import KeyringUnavailable
 from desktop_app.config.mcp_servers import McpConfig, McpServer, Secrets
 from desktop_app.config.secrets import KeySource, SecretStore
-from desktop_app.config.settings import AppState, Settings, load, save
+from desktop_app.config.settings import Settings, load, save
+from desktop_app.config.window_state import AppState, read_look
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from tests.fakes.keyring_backend import LockedKeyring, MemoryKeyring
 
@@ -184,3 +186,36 @@ def test_the_keyring_kind_means_the_keyring_cannot_be_used(
     with pytest.raises(ContextDeskError, match="MCP servers not read") as unreadable:
         config.servers()
     assert unreadable.value.kind is ErrorKind.IO
+
+
+@pytest.mark.parametrize(
+    ("stored", "look"),
+    [
+        ({"appearance": "dark", "text_size": 14}, ("dark", 14)),
+        ({"appearance": "dark"}, ("dark", 0)),
+        # what the settings would refuse is the default in the first frame too
+        ({"appearance": "purple", "text_size": 99}, ("system", 0)),
+        ({"appearance": 1, "text_size": True}, ("system", 0)),
+        ({"text_size": 12.5}, ("system", 0)),
+        ([], ("system", 0)),
+    ],
+)
+def test_the_first_frame_reads_the_look_the_settings_would_use(
+    tmp_path: Path, stored: object, look: tuple[str, int]
+) -> None:
+    """The window's first frame takes the appearance and text size from the settings file
+    before the settings load (`config/window_state.py`): never what they would refuse."""
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps(stored))
+    assert read_look(path) == look
+    if isinstance(stored, dict):
+        loaded = load(path, Settings)
+        assert (loaded.appearance, loaded.text_size) == look
+
+
+def test_the_first_frame_reads_a_damaged_settings_file_as_the_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text('{"appearance": "dark", ')
+    assert read_look(path) == ("system", 0)
+    assert read_look(tmp_path / "none.json") == ("system", 0)
+    assert path.exists()  # set aside by the settings' own load, after the first frame

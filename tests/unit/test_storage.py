@@ -29,9 +29,10 @@ from desktop_app.core.messages import Message, MessageStatus, Usage, user_text
 from desktop_app.core.protocol import validate
 from desktop_app.core.repair import repair
 from desktop_app.storage import search
-from desktop_app.storage.db import SCHEMA_VERSION, connect
+from desktop_app.storage.db import connect
 from desktop_app.storage.errors import ChatNotFound, NewerSchema
 from desktop_app.storage.store import ChatStore
+from desktop_app.storage.version import SCHEMA_VERSION
 from desktop_app.tokens.calibration import Calibration
 from tests.strategies import messy_histories
 from tests.unit.builders import a, call, database_at, result, u

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex
 
-from desktop_app.storage.search import MARK_END, MARK_START
 from desktop_app.ui.qt_later import Qt
 
 if TYPE_CHECKING:
@@ -19,7 +18,12 @@ if TYPE_CHECKING:
     from desktop_app.storage.search import SearchHit
 
 Index = QModelIndex | QPersistentModelIndex
-USER_ROLE = 0x0100  # Qt.ItemDataRole.UserRole (a number: `Qt` is made after the first frame)
+# Qt.ItemDataRole's values, as the numbers Qt hands `data`: `Qt` is made after the first
+# frame, and a returning user's first frame asks every row for its size.
+DISPLAY_ROLE = 0
+EDIT_ROLE = 2
+TOOLTIP_ROLE = 3
+USER_ROLE = 0x0100
 CHAT_ROLE = USER_ROLE + 1
 ID_ROLE = USER_ROLE + 2
 GROUP_ROLE = USER_ROLE + 3  # the header the row sits under
@@ -59,16 +63,16 @@ class ChatListModel(QAbstractListModel):
         if not index.isValid() or not 0 <= index.row() < len(self._chats):
             return None
         chat = self._chats[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == DISPLAY_ROLE:
             return f"{chat.title}\n{self._second_line(chat)}"
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == TOOLTIP_ROLE:
             spent = f"\ncost: {self.spend_of(chat.id)}" if self.spend_of else ""
             return f"{chat.title}\n{describe(chat)}\nmodel {chat.model}{spent}"
         if role == CHAT_ROLE:
             return chat
         if role == ID_ROLE:
             return chat.id
-        if role == Qt.ItemDataRole.EditRole:
+        if role == EDIT_ROLE:
             return chat.title
         if role == GROUP_ROLE:
             return self._groups[index.row()]
@@ -95,15 +99,17 @@ class ChatListModel(QAbstractListModel):
             return (
                 f"{project} · {describe(chat)}" if project and not listed_in_it else describe(chat)
             )
+        from desktop_app.storage.search import MARK_END, MARK_START  # (loaded by the search)
+
         return " ".join(hit.snippet.replace(MARK_START, "").replace(MARK_END, "").split())
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         """Rows are editable: the title is renamed in place (F2, double-click, the menu)."""
-        return (
-            super().flags(index) | Qt.ItemFlag.ItemIsEditable
-            if index.isValid()
-            else Qt.ItemFlag.NoItemFlags
-        )
+        # (Through the type Qt hands back, not `Qt`: the list asks as it takes the focus,
+        # before the first frame.)
+        given = super().flags(index)
+        flag = type(given)
+        return given | flag.ItemIsEditable if index.isValid() else flag.NoItemFlags
 
     def roleNames(self) -> dict[int, QByteArray]:
         return {

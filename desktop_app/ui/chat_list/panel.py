@@ -141,6 +141,7 @@ class ChatListPanel(QWidget):
         self._undo_timer.setSingleShot(True)
         self._undo_timer.timeout.connect(self.undo_bar.hide)
         self._quiet = False  # the list is being refilled: its current row is not the user's
+        self.first_frame_shown = False  # set by the window
 
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
@@ -361,7 +362,11 @@ class _ChatListView(QListView):
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         """Qt makes the first row current when the list gets the focus with none: that
-        is not the user choosing a chat, so it opens nothing."""
+        is not the user choosing a chat, so it opens nothing. (Nor is it done as the
+        window first shows: asking the row's flags makes `Qt`'s ~90 enums, ~15 ms.)"""
+        if not self.panel.first_frame_shown:
+            QWidget.focusInEvent(self, event)
+            return
         self.panel._quiet = True
         try:
             super().focusInEvent(event)

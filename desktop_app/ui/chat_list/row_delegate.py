@@ -10,7 +10,6 @@ from PySide6.QtCore import QRect, QSize, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QLineEdit, QStyledItemDelegate, QWidget
 
-from desktop_app.storage.search import MARK_END, MARK_START
 from desktop_app.ui import theme
 from desktop_app.ui.chat_list.model import (
     ACTIVITY_ROLE,
@@ -203,6 +202,8 @@ def _draw_match(
     """The snippet on one line with its match in bold, a little of what comes before it
     kept so the match is always in view."""
     from PySide6.QtGui import QFont, QFontMetrics
+
+    from desktop_app.storage.search import MARK_END, MARK_START  # (loaded by the search)
 
     before, _, rest = " ".join(snippet.split()).partition(MARK_START)
     match, _, after = rest.partition(MARK_END)

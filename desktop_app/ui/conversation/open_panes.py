@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from desktop_app.chats import Engine
     from desktop_app.config.settings import Settings
+    from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.ui.workers import BackgroundWorker
 
 
@@ -126,6 +127,18 @@ class OpenPanes(QObject):
         self.activity.emit(session.chat.id, mark)
 
     # -- for every open chat --------------------------------------------------------------------
+
+    def gone_or_reloaded(self, chats: dict[str, ChatInfo]) -> list[str]:
+        """Another program changed the chats (listed now as `chats`): each open chat that
+        changed reloads; those no longer listed (moved to the trash) are returned."""
+        gone = []
+        for pane in self:
+            info = chats.get(pane.session.chat.id)
+            if info is None:
+                gone.append(pane.session.chat.id)
+            elif info != pane.session.chat.info:
+                pane.session.reload()
+        return gone
 
     def set_counter(self, count: Callable[[str], int | None]) -> None:
         self.counter = count

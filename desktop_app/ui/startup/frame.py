@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QResizeEvent
 
     from desktop_app.chats import FirstFrame
-    from desktop_app.config.settings import AppState, Settings
+    from desktop_app.config.window_state import AppState
     from desktop_app.ui.chat_list.rail import ChatRail
     from desktop_app.ui.startup.early_input import EarlyInput
     from desktop_app.ui.startup.menus import WindowMenus
@@ -55,7 +55,7 @@ class WindowFrame(QMainWindow):
     def __init__(self, frame: FirstFrame) -> None:
         # The look before the window: a widget made before the text size is set, or
         # styled by a sheet meanwhile, can keep the size it was made with.
-        self._use_appearance(frame.settings)
+        self._use_look(*frame.look)
         super().__init__()
         self.frame = frame
         self.app_state = frame.state
@@ -114,6 +114,7 @@ class WindowFrame(QMainWindow):
             # A timer started in __init__ would fire before the first frame (the paint
             # is posted after it): the last chat, the connection and the rest wait here.
             self._painted = True
+            self.chat_list.first_frame_shown = True
             QTimer.singleShot(0, self.after_first_paint)
             app = QApplication.instance()
             if not self.attached and app is not None:
@@ -195,15 +196,11 @@ class WindowFrame(QMainWindow):
     def focus_composer(self) -> None:
         """The focus leaves the chat list for the conversation (the window's)."""
 
-    def _use_appearance(self, settings: Settings) -> None:
+    def _use_look(self, appearance: str, text_size: int) -> None:
         """Settings' appearance and text size (the system's, untouched, by default)."""
         app = QApplication.instance()
-        if isinstance(app, QApplication) and (settings.appearance, settings.text_size) != (
-            theme.chosen()
-        ):
-            theme.choose(
-                app, settings.appearance, settings.text_size, first_frame=not self._painted
-            )
+        if isinstance(app, QApplication) and (appearance, text_size) != theme.chosen():
+            theme.choose(app, appearance, text_size, first_frame=not self._painted)
             self.restyle()
 
     def restyle(self) -> None:
