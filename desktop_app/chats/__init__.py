@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         preview_handoff,
         previewing_handoff,
     )
+    from desktop_app.chats.heap import give_back_freed_memory
     from desktop_app.chats.imports import SOURCE_NAMES, ImportBatch
     from desktop_app.chats.instance import InstanceLock
     from desktop_app.chats.memory import CompactionPreviewing
@@ -56,6 +57,7 @@ _LATER = {
     "image_size": "attachments",
     "image_tokens": "attachments",
     "check_file": "checking",
+    "give_back_freed_memory": "heap",
     "read_given_file": "given_files",
     "shown_name": "given_files",
     "InstanceLock": "instance",
@@ -144,6 +146,7 @@ __all__ = [
     "data_folder",
     "day_of",
     "first_request_tokens",
+    "give_back_freed_memory",
     "hand_off",
     "handoff_links",
     "image_size",

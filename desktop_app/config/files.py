@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -31,5 +30,7 @@ def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
 
 
 def write_json_atomically(path: Path, data: Any, mode: int | None = None) -> None:
+    import json  # (not on the way to a first start's first paint: there is nothing to read)
+
     text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)  # NaN is not JSON
     write_atomically(path, text.encode("utf-8"), mode)

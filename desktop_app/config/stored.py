@@ -9,7 +9,6 @@ but never their ability to start. Light: the window's first frame reads its stat
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable
@@ -32,6 +31,8 @@ def read_dataclass(
     in place, what an older version wrote."""
     if not path.exists():
         return kind()
+    import json  # (not on the way to a first start's first paint: there is nothing to read)
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict):

@@ -5,7 +5,6 @@ raw). The settings themselves, and their checks, load after the first paint
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,8 +29,14 @@ def read_look(settings_file: Path) -> tuple[str, int]:
     """The appearance and text size the settings file chose; a value the settings would
     refuse (they say why, when they load) is the default here too."""
     try:
-        data = json.loads(settings_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = settings_file.read_text(encoding="utf-8")
+    except OSError:  # none yet (a first start)
+        return DEFAULT_LOOK
+    import json  # (only now: a first start's first paint loads none of it)
+
+    try:
+        data = json.loads(text)
+    except ValueError:
         return DEFAULT_LOOK
     if not isinstance(data, dict):
         return DEFAULT_LOOK

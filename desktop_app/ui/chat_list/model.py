@@ -4,7 +4,6 @@ paints thousands of chats from one model and no widget per chat."""
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -219,6 +218,8 @@ def group_of(chat: ChatInfo, now: float | None = None) -> str:
     """The header a chat is listed under, by its last activity in local time."""
     if chat.pinned_at is not None:
         return PINNED
+    import datetime as dt  # (a first start's first paint lists no chat)
+
     today = dt.date.fromtimestamp(time.time() if now is None else now)
     day = dt.date.fromtimestamp(chat.updated_at)
     days = (today - day).days

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
 from desktop_app import said
-from desktop_app.chats import Changes, Chat, Engine, Turn, retry_point
+from desktop_app.chats import Changes, Chat, Engine, Turn, give_back_freed_memory, retry_point
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState
@@ -127,6 +127,7 @@ class ChatSession(QObject):
         self._draft: Sequence[Block] = ()  # the composer's next message, as it would be sent
         self._editing: Message | None = None  # the message the draft is a new version of
         self._reads = 0  # each read of the whole history, numbered: a late one is dropped
+        self._read_long_history = False  # (until its first plan: `give_back_freed_memory`)
         self._planning_ready = False
         self.cache = CacheClock(engine.clock, self)  # the prompt cache, counting down
         self.budget_refusal: ErrorInfo | None = None  # why the last send was held back
@@ -206,6 +207,7 @@ class ChatSession(QObject):
             # enough new objects outlive a collection): set aside, as `gc.freeze` is
             # meant for. Messages hold no cycles: still freed when the chat lets go.
             gc.freeze()
+            self._read_long_history = True  # its temporaries go back after the plan
         self.request_plan()
 
     @property
@@ -247,6 +249,9 @@ class ChatSession(QObject):
         history = tuple(self.model.all_messages())  # its counts, kept for the next start
         keep = functools.partial(self.engine.keep_counts, history)
         self.background.submit("keep-counts", keep, lambda _kept: None)
+        if self._read_long_history:
+            self._read_long_history = False
+            self.background.submit("heap", give_back_freed_memory, lambda _given: None)
         self.model.set_chip_source(_chips_from(plan))
         self.planned.emit(plan)
         self._show_cache(plan)

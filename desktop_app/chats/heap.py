@@ -1,0 +1,27 @@
+"""Giving freed memory back to the system.
+
+glibc's malloc keeps the pages of what Python frees for later use: reading and planning
+a 100,000-message chat frees ~20 MB of temporaries (rows, parsed JSON, the plan's
+working lists) that would stay resident for as long as the app runs. `malloc_trim`
+hands them back (~2 ms). Elsewhere (macOS, Windows, musl) nothing is done.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def give_back_freed_memory() -> bool:
+    """True if the C library was asked to return its free pages."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim  # the process's own C library
+    except (OSError, AttributeError):  # no such function: not glibc
+        return False
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    trim(0)
+    return True
