@@ -355,10 +355,11 @@ class _ChatListView(QListView):
         delegate = ChatRowDelegate(self)
         delegate.renamed.connect(panel.rename_requested)
         self.setItemDelegate(delegate)
-        # Rows differ in height (a group's first has its header): laid out in batches,
-        # so thousands of chats never hold the window up.
+        # Rows differ in height (a group's first has its header): laid out in batches of
+        # a few screens' worth, so thousands of chats never hold the window up (the
+        # first batch is sized before a returning user's first frame).
         self.setLayoutMode(QListView.LayoutMode.Batched)
-        self.setBatchSize(200)
+        self.setBatchSize(50)
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         """Qt makes the first row current when the list gets the focus with none: that
