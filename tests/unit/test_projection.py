@@ -496,16 +496,23 @@ def test_a_project_s_layers_lead_the_system_prompt_with_one_cache_breakpoint() -
     assert plan.sections[Section.PROJECT_FACTS] == 0
 
 
-def test_a_plain_message_is_its_own_cached_view_until_it_is_edited() -> None:
-    """A long chat's plain messages keep nothing in the view cache but themselves (a
-    100,000-message chat: ~18 MB less); an edited one (same id, new blocks) is seen anew."""
+def test_a_message_sent_as_it_is_is_its_own_cached_view_until_it_is_edited() -> None:
+    """A long chat's messages sent as they are keep nothing in the view cache but
+    themselves (a 100,000-message chat: ~25 MB less) — not one with thinking, whose view
+    changes once its turn is past; an edited one (same id, new blocks) is seen anew."""
     projector = Projector(word_counter())
-    messages = [u("one two"), a("look", call("toolu_1")), u(result("toolu_1")), a("four five six")]
-    first = projector.project(messages, ContextState(), ContextSettings(), model="m")
-    plain = [m for m in messages if all(type(b) is TextBlock for b in m.blocks)]
-    assert [projector.views[m.id] for m in plain] == plain
-    assert all(projector.views[m.id] is m for m in plain)
-    edited = [*messages[:-1], replace(messages[-1], blocks=(TextBlock("four " * 40),))]
-    again = projector.project(edited, ContextState(), ContextSettings(), model="m")
-    fresh = Projector(word_counter()).project(edited, ContextState(), ContextSettings(), model="m")
+    settings = ContextSettings(drop_old_thinking=True)
+    thinking = a(think("deep thoughts here"), call("toolu_1"))  # this turn's: kept
+    messages = [u("one two"), a("three"), u("look it up"), thinking, u(result("toolu_1"))]
+    first = projector.project(messages, ContextState(), settings, model="m")
+    as_is = [m for m in messages if m is not thinking]
+    assert [projector.views[m.id] for m in as_is] == as_is
+    assert all(projector.views[m.id] is m for m in as_is)
+    assert projector.views[thinking.id] is not thinking
+    later = [*messages, a("found"), u("next")]  # its turn is past: its thinking goes
+    fresh = Projector(word_counter()).project(later, ContextState(), settings, model="m")
+    assert projector.project(later, ContextState(), settings, model="m") == fresh
+    edited = [*messages[:-1], replace(messages[-1], blocks=(result("toolu_1", "four " * 40),))]
+    again = projector.project(edited, ContextState(), settings, model="m")
+    fresh = Projector(word_counter()).project(edited, ContextState(), settings, model="m")
     assert again.estimated_input == fresh.estimated_input > first.estimated_input
