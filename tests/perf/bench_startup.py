@@ -127,7 +127,7 @@ def memory_at_rest(command: list[str], home: Path, settle_s: float = 8.0) -> flo
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=11)
     args = parser.parse_args()
     app = [sys.executable, "-m", "desktop_app"]
     bare_window = [sys.executable, str(HERE / "bare_window.py")]
