@@ -135,6 +135,8 @@ class Engine:
         if self._mcp is not None:
             self._mcp.close()  # their processes end with us
         self.connection.close()
+        if self._counter is not None:
+            self._counter.take_lessons()  # (a command's reply, with no plan after it)
         self.store.close()
 
     # -- MCP servers ----------------------------------------------------------------------------

@@ -180,4 +180,4 @@ class TurnRecorder:
         if usage and (usage.web_search_requests or usage.web_fetch_requests):
             return  # the prompt grew inside the turn by what the web brought: not this request's
         if self.last_request is not None and message.usage and message.usage.prompt_tokens:
-            self.counter.learn_from_usage(self.last_request, message.usage.prompt_tokens)
+            self.counter.learn_from_usage_later(self.last_request, message.usage.prompt_tokens)

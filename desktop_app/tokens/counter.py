@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -108,6 +109,8 @@ class TokenCounter:
         self._by_schema: dict[int, tuple[object, str]] = {}
         # The messages whose counts were read from where they are stored (`remember`)
         self._remembered: set[str] = set()
+        # Replies' counts not learned from yet (`learn_from_usage_later`)
+        self._lessons: deque[tuple[ChatRequest, int]] = deque()
         self._counted_since = False  # a message counted here since `to_store` last looked
 
     @property
@@ -314,11 +317,13 @@ class TokenCounter:
 
     def calibrated(self, raw: int, model: str) -> int:
         """A total scaled by the model's whole-request factor."""
+        self.take_lessons()
         return round(raw * self.calibration.factor(model))
 
     def request_factor(self, request: ChatRequest) -> float:
         """The calibration for this request's mix of content (one lookup while the
         model has no factor per kind yet)."""
+        self.take_lessons()
         if not self.calibration.factors(request.model):
             return self.calibration.factor(request.model)
         return self.calibration.blend(request.model, self.request_mix(request))
@@ -332,3 +337,19 @@ class TokenCounter:
         return self.calibration.learn(
             request.model, reported_prompt_tokens, self.request_mix(request)
         )
+
+    def learn_from_usage_later(self, request: ChatRequest, reported_prompt_tokens: int) -> None:
+        """As `learn_from_usage`, by the next estimate (`take_lessons`): a reply's count
+        arrives on the window's thread, and the first lesson from a long chat reads every
+        message's content for its mix (~40 ms at 5,000 messages), which the plan after the
+        turn does on its own thread."""
+        self._lessons.append((request, reported_prompt_tokens))
+
+    def take_lessons(self) -> None:
+        """Learn from the replies' counts waiting (`learn_from_usage_later`)."""
+        while self._lessons:
+            try:
+                request, reported = self._lessons.popleft()
+            except IndexError:  # another thread took the last one
+                return
+            self.learn_from_usage(request, reported)

@@ -18,9 +18,11 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MethodType
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
+from shiboken6 import Shiboken
 
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import Cancelled, ContextDeskError, ErrorInfo, ErrorKind
@@ -245,9 +247,16 @@ class BackgroundWorker(QObject):
     @Slot(object)
     def _on_runner_finished(self, outcome: Outcome) -> None:
         job = outcome.job
-        if self._stopped or job is None:
+        if self._stopped or job is None or _gone(job.on_done):
             return
         if outcome.error is None:
             job.on_done(outcome.result)
         elif job.on_error is not None:
             job.on_error(outcome.error)
+
+
+def _gone(callback: Callable[..., object]) -> bool:
+    """The callback is a method of a Qt object deleted since (the session of a chat whose
+    pane was closed while its plan ran): nobody is left to tell."""
+    owner = callback.__self__ if isinstance(callback, MethodType) else None
+    return isinstance(owner, QObject) and not Shiboken.isValid(owner)

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, QTimer
 
 from desktop_app.chats import Engine
+from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message
 from desktop_app.demo_chat import create_demo_chat
@@ -215,7 +216,6 @@ def streaming_server(folder: Path) -> Iterator[str]:
 def chat_list_of(count: int) -> tuple[float, float]:
     """Seconds to fill a chat list with `count` chats, and the slowest of 200 scroll
     steps through it (each repainted)."""
-    from desktop_app.context.chat_settings import ContextSettings
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.ui.chat_list.panel import ChatListPanel
 
@@ -278,7 +278,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as home:
         engine = Engine.open(home, demo=True)
         big = create_demo_chat(engine.store, 4000)  # 10,000+ messages
-        mid = create_demo_chat(engine.store, 2000)  # ~5,000 messages
+        mid = create_demo_chat(engine.store, 2000)  # ~5,000 messages, ~620,000 tokens
+        # in a window that holds them (Sonnet 5.5's): the send streams its reply — under
+        # 200k it compacts first, and the summary's request took the streamed reply
+        engine.store.update_chat(mid.id, settings=ContextSettings(context_window=1_000_000))
         small = create_demo_chat(engine.store, 2)
         window = MainWindow.over(engine)
         window.resize(1280, 820)

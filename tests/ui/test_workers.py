@@ -14,7 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QObject
 from pytestqt.qtbot import QtBot
+from shiboken6 import Shiboken
 
 from desktop_app.core.blocks import ToolUseBlock
 from desktop_app.core.cancel import CancelToken
@@ -71,6 +73,31 @@ def test_background_jobs_come_back_on_the_gui_thread_newest_per_key(qtbot: QtBot
     assert errors[0].title == "Something went wrong"
     assert "ZeroDivisionError" in errors[0].message
     assert "Traceback" in errors[0].details
+    worker.stop()
+
+
+class _Listener(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.heard: list[object] = []
+
+    def on_done(self, value: object) -> None:
+        self.heard.append(value)
+
+
+def test_an_answer_for_an_object_deleted_meanwhile_is_dropped(qtbot: QtBot) -> None:
+    """A chat's pane closed while its plan ran: the plan's answer finds its session gone
+    and is dropped (it raised "Internal C++ object already deleted" in the window)."""
+    worker = BackgroundWorker()
+    gate = threading.Event()
+    gone, kept = _Listener(), _Listener()
+    worker.submit("gone", lambda: gate.wait(5), gone.on_done)
+    worker.submit("kept", lambda: "answer", kept.on_done)
+    Shiboken.delete(gone)  # (as deleteLater does, once the loop turns)
+    gate.set()
+    qtbot.waitUntil(lambda: bool(kept.heard), timeout=5000)
+    assert kept.heard == ["answer"]
+    assert gone.heard == []
     worker.stop()
 
 

@@ -181,6 +181,24 @@ def test_a_turn_that_changes_no_context_writes_none_when_it_ends(engine: Engine)
     assert facts[-1] == "Order 4471-B ships on 2026-05-02"
 
 
+def test_a_reply_calibrates_the_estimate_by_the_engine_s_close_at_the_latest(
+    tmp_path: Path,
+) -> None:
+    """A reply's count is learned by the next estimate (off the window's thread); a
+    command sends and closes, planning nothing after: the close learns it, and it is kept."""
+    home = tmp_path / "home"
+    engine = Engine.open(home, demo=True)
+    chat = demo(engine, 2)
+    chat.turns.send("One more?", ScriptedApprover())
+    assert engine.store.load_calibration() == {}  # waiting for the next estimate
+    engine.close()
+    again = Engine.open(home, demo=True)
+    try:
+        assert again.store.load_calibration()  # learned at the close, and kept
+    finally:
+        again.close()
+
+
 def test_engine_hands_out_one_chat_object_per_chat(engine: Engine) -> None:
     chat = engine.new_chat("One")
     assert engine.chat(chat.id) is chat

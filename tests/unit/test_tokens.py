@@ -249,6 +249,25 @@ def test_counter_applies_calibration_and_learns_from_usage(cl100k: TextEncoder) 
     assert counter.count_request(request) == raw * 2
 
 
+def test_a_reply_s_count_is_learned_by_the_next_estimate_not_where_it_arrives(
+    cl100k: TextEncoder,
+) -> None:
+    """A reply's count comes in on the window's thread; learning from it reads every
+    message's content (~40 ms for a 5,000-message chat, which made Stop 69 ms): it waits
+    for the next estimate — the plan after the turn, on its own thread — or for the close."""
+    counter = TokenCounter(cl100k)
+    request = ChatRequest(
+        "claude-a", (Message("user", (TextBlock("hello there, how are you today?"),)),), 100
+    )
+    raw = counter.raw_request(request)
+    counter.learn_from_usage_later(request, reported_prompt_tokens=raw * 2)
+    assert counter.calibration.factor("claude-a") == 1.0  # nothing read yet
+    assert counter.count_request(request) == raw * 2
+    counter.learn_from_usage_later(request, reported_prompt_tokens=raw * 2)
+    counter.take_lessons()  # (what closing the engine does: a command plans no more)
+    assert counter.calibrated(raw, "claude-a") == raw * 2
+
+
 def test_content_is_told_apart_for_calibration() -> None:
     assert text_kind("A plain sentence about the weather, nothing more.") == "prose"
     assert text_kind("Here:\n```python\ndef f(x):\n    return {x: [x * 2]}\n```") == "code"
