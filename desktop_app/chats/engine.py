@@ -135,9 +135,11 @@ class Engine:
         if self._mcp is not None:
             self._mcp.close()  # their processes end with us
         self.connection.close()
-        if self._counter is not None:
-            self._counter.take_lessons()  # (a command's reply, with no plan after it)
-        self.store.close()
+        try:
+            if self._counter is not None:
+                self._counter.take_lessons()  # (a command's reply, with no plan after it)
+        finally:
+            self.store.close()
 
     # -- MCP servers ----------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ def read_look(settings_file: Path) -> tuple[str, int]:
     refuse (they say why, when they load) is the default here too."""
     try:
         text = settings_file.read_text(encoding="utf-8")
-    except OSError:  # none yet (a first start)
+    except (OSError, ValueError):  # none yet (a first start), or not UTF-8 (set aside later)
         return DEFAULT_LOOK
     import json  # (only now: a first start's first paint loads none of it)
 

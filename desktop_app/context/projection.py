@@ -125,6 +125,7 @@ class _Projection:
         self.state = state
         self.settings = settings
         self.model = model
+        counter.take_lessons()  # (a reply's count, learned here: off the window's thread)
         self.factor = counter.calibration.factor(model)
         self.message_states: dict[str, tuple[BlockState, int | None]] = {}
         self.block_states: dict[tuple[str, int], tuple[BlockState, int]] = {}

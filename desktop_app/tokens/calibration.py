@@ -131,7 +131,8 @@ class Calibration:
     def factors(self, model: str) -> dict[str, float]:
         """The kinds learned for this model, with their factors."""
         prefix = f"{model}{_SEP}"
-        return {k[len(prefix) :]: f for k, f in self._factors.items() if k.startswith(prefix)}
+        learned = list(self._factors.items())  # (a copy: another thread may be learning)
+        return {k[len(prefix) :]: f for k, f in learned if k.startswith(prefix)}
 
     def blend(self, model: str, mix: Mapping[str, int]) -> float:
         """The factor for a body with this mix of content (raw tokens by kind)."""

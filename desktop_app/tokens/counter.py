@@ -111,6 +111,7 @@ class TokenCounter:
         self._remembered: set[str] = set()
         # Replies' counts not learned from yet (`learn_from_usage_later`)
         self._lessons: deque[tuple[ChatRequest, int]] = deque()
+        self._learning = threading.Lock()  # one lesson at a time, whichever thread learns
         self._counted_since = False  # a message counted here since `to_store` last looked
 
     @property
@@ -334,15 +335,15 @@ class TokenCounter:
 
     def learn_from_usage(self, request: ChatRequest, reported_prompt_tokens: int) -> float:
         """Calibrate with the API's exact count for `request` (usage.prompt_tokens)."""
-        return self.calibration.learn(
-            request.model, reported_prompt_tokens, self.request_mix(request)
-        )
+        mix = self.request_mix(request)
+        with self._learning:
+            return self.calibration.learn(request.model, reported_prompt_tokens, mix)
 
     def learn_from_usage_later(self, request: ChatRequest, reported_prompt_tokens: int) -> None:
-        """As `learn_from_usage`, by the next estimate (`take_lessons`): a reply's count
-        arrives on the window's thread, and the first lesson from a long chat reads every
-        message's content for its mix (~40 ms at 5,000 messages), which the plan after the
-        turn does on its own thread."""
+        """As `learn_from_usage`, by the next projection or estimate (`take_lessons`): a
+        reply's count arrives on the window's thread, and the first lesson from a long
+        chat reads every message's content for its mix (~40 ms at 5,000 messages), which
+        the plan after the turn does on its own thread."""
         self._lessons.append((request, reported_prompt_tokens))
 
     def take_lessons(self) -> None:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import traceback
@@ -214,9 +215,11 @@ class BackgroundWorker(QObject):
             try:
                 for event in events:
                     action.record(event)
-                changes = action.finish()
+                changes = action.finish()  # (what it did is kept, whoever asked is gone)
             except ContextDeskError as exc:
                 error = error or exc.info
+            if _gone(on_done):
+                return
             if error is not None:
                 on_error(error)
             else:
@@ -258,5 +261,7 @@ class BackgroundWorker(QObject):
 def _gone(callback: Callable[..., object]) -> bool:
     """The callback is a method of a Qt object deleted since (the session of a chat whose
     pane was closed while its plan ran): nobody is left to tell."""
+    while isinstance(callback, functools.partial):
+        callback = callback.func
     owner = callback.__self__ if isinstance(callback, MethodType) else None
     return isinstance(owner, QObject) and not Shiboken.isValid(owner)

@@ -496,6 +496,31 @@ def test_a_shortcut_pressed_before_the_engine_is_attached_is_answered(
     window.engine.close()
 
 
+def test_down_in_the_chat_list_at_start_goes_to_the_second_chat(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    """The list takes the focus as the window shows; Qt then makes the first row current
+    (not opened) — done after the first frame now, so Down still goes to the second."""
+    home = tmp_path / "home"
+    engine = Engine.open(home)
+    for title in ("Oldest", "Middle", "Newest"):
+        engine.new_chat(title)
+    engine.close()
+    window = open_window(home)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.started, timeout=5000)
+    assert window.current is None  # no chat was open when it last closed
+    listed = window.chat_list.list
+    assert listed.hasFocus()
+    qtbot.keyClick(listed, Qt.Key.Key_Down)
+    qtbot.waitUntil(lambda: window.current is not None, timeout=5000)
+    assert window.current is not None
+    assert window.current.chat.title == "Middle"
+    window.close()
+    window.engine.close()
+
+
 def test_the_window_s_socket_is_in_a_folder_only_its_user_may_enter(
     tmp_path: Path, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:

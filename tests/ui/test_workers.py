@@ -92,6 +92,7 @@ def test_an_answer_for_an_object_deleted_meanwhile_is_dropped(qtbot: QtBot) -> N
     gate = threading.Event()
     gone, kept = _Listener(), _Listener()
     worker.submit("gone", lambda: gate.wait(5), gone.on_done)
+    worker.submit("gone too", lambda: "late", functools.partial(gone.on_done))
     worker.submit("kept", lambda: "answer", kept.on_done)
     Shiboken.delete(gone)  # (as deleteLater does, once the loop turns)
     gate.set()

@@ -217,5 +217,7 @@ def test_the_first_frame_reads_a_damaged_settings_file_as_the_defaults(tmp_path:
     path = tmp_path / "settings.json"
     path.write_text('{"appearance": "dark", ')
     assert read_look(path) == ("system", 0)
+    path.write_bytes('{"appearance": "dark", "workspace": "C:/Users/José"}'.encode("latin-1"))
+    assert read_look(path) == ("system", 0)  # not UTF-8: the app still starts
     assert read_look(tmp_path / "none.json") == ("system", 0)
     assert path.exists()  # set aside by the settings' own load, after the first frame

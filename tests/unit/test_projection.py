@@ -516,3 +516,24 @@ def test_a_message_sent_as_it_is_is_its_own_cached_view_until_it_is_edited() -> 
     again = projector.project(edited, ContextState(), settings, model="m")
     fresh = Projector(word_counter()).project(edited, ContextState(), settings, model="m")
     assert again.estimated_input == fresh.estimated_input > first.estimated_input
+
+
+def test_a_reply_s_count_waiting_to_be_learned_shapes_the_next_plan_as_if_learned() -> None:
+    """A reply's count is learned by the next estimate (`learn_from_usage_later`): the
+    plan after it keeps what fits under the new calibration, not the old one — a plan
+    kept under the old factor, then estimated with the new, came out over the window."""
+    messages = chat(40, words=20)
+    first = Projector(word_counter()).project(messages, ContextState(), BIG, model="m")
+    window = ContextSettings(context_window=first.estimated_input * 3 // 2, max_tokens=100)
+    plans = []
+    for later in (False, True):
+        counter = word_counter()
+        if later:
+            counter.learn_from_usage_later(first.request, first.estimated_input * 3)
+        else:
+            counter.learn_from_usage(first.request, first.estimated_input * 3)
+        plans.append(Projector(counter).project(messages, ContextState(), window, model="m"))
+    learned, waiting = plans
+    assert len(learned.request.messages) < len(messages)  # the new factor made it trim
+    assert waiting == learned
+    assert waiting.estimated_input <= window.context_window

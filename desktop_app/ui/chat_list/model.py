@@ -104,11 +104,11 @@ class ChatListModel(QAbstractListModel):
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         """Rows are editable: the title is renamed in place (F2, double-click, the menu)."""
-        # (Through the type Qt hands back, not `Qt`: the list asks as it takes the focus,
-        # before the first frame.)
-        given = super().flags(index)
-        flag = type(given)
-        return given | flag.ItemIsEditable if index.isValid() else flag.NoItemFlags
+        return (
+            super().flags(index) | Qt.ItemFlag.ItemIsEditable
+            if index.isValid()
+            else Qt.ItemFlag.NoItemFlags
+        )
 
     def roleNames(self) -> dict[int, QByteArray]:
         return {

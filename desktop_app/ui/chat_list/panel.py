@@ -156,6 +156,14 @@ class ChatListPanel(QWidget):
         layout.addWidget(self.undo_bar)
         self._show_empty_state()
 
+    def first_frame_done(self) -> None:
+        """The window's first frame is up: what the list taking the focus skipped then
+        is done now — Qt's first row made current (not opened), so Down goes to the
+        second."""
+        self.first_frame_shown = True
+        if self.list.hasFocus() and not self.list.currentIndex().isValid():
+            self.list.focusInEvent(QFocusEvent(QEvent.Type.FocusIn))
+
     @property
     def showing_archive(self) -> bool:
         return self.archive_bar.isVisible()

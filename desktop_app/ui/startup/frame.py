@@ -114,7 +114,7 @@ class WindowFrame(QMainWindow):
             # A timer started in __init__ would fire before the first frame (the paint
             # is posted after it): the last chat, the connection and the rest wait here.
             self._painted = True
-            self.chat_list.first_frame_shown = True
+            QTimer.singleShot(0, self.chat_list.first_frame_done)
             QTimer.singleShot(0, self.after_first_paint)
             app = QApplication.instance()
             if not self.attached and app is not None:
