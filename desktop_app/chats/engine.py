@@ -8,6 +8,7 @@ the first plan or the first request, after the window's first paint.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -54,6 +55,8 @@ if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the fir
     from desktop_app.storage.ledger import Carrier
     from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.mcp_hub import McpHub
+
+log = logging.getLogger(__name__)
 
 DEMO_MODEL = "contextdesk-demo"
 
@@ -138,6 +141,8 @@ class Engine:
         try:
             if self._counter is not None:
                 self._counter.take_lessons()  # (a command's reply, with no plan after it)
+        except ContextDeskError as exc:  # a calibration not kept: the next reply teaches it
+            log.warning("the last reply's calibration was not saved: %s", exc)
         finally:
             self.store.close()
 

@@ -199,6 +199,23 @@ def test_a_reply_calibrates_the_estimate_by_the_engine_s_close_at_the_latest(
         again.close()
 
 
+def test_a_calibration_that_cannot_be_saved_at_the_close_still_closes_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = Engine.open(tmp_path / "home", demo=True)
+    chat = demo(engine, 2)
+    chat.turns.send("One more?", ScriptedApprover())
+
+    def full_disk() -> None:
+        raise ContextDeskError("Disk full", "No room to save.", kind=ErrorKind.DISK_FULL)
+
+    monkeypatch.setattr(engine.counter, "take_lessons", full_disk)
+    engine.close()  # said, not raised: the next reply teaches it again
+    assert "calibration was not saved" in caplog.text
+    with pytest.raises(sqlite3.ProgrammingError):
+        engine.store.db.execute("SELECT 1")  # closed
+
+
 def test_engine_hands_out_one_chat_object_per_chat(engine: Engine) -> None:
     chat = engine.new_chat("One")
     assert engine.chat(chat.id) is chat
