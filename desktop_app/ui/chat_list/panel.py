@@ -363,11 +363,11 @@ class _ChatListView(QListView):
         delegate = ChatRowDelegate(self)
         delegate.renamed.connect(panel.rename_requested)
         self.setItemDelegate(delegate)
-        # Rows differ in height (a group's first has its header): laid out in batches of
-        # a few screens' worth, so thousands of chats never hold the window up (the
-        # first batch is sized before a returning user's first frame).
+        # Rows differ in height (a group's first has its header): laid out in batches,
+        # so thousands of chats never hold the window up. (A batch smaller than the rows
+        # listed — 50 of 300 — left the list blank for the first frames under X11.)
         self.setLayoutMode(QListView.LayoutMode.Batched)
-        self.setBatchSize(50)
+        self.setBatchSize(200)
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         """Qt makes the first row current when the list gets the focus with none: that
