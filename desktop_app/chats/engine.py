@@ -495,8 +495,9 @@ class Engine:
         def read() -> list[Message]:
             store = ChatStore.open(path)
             try:
-                messages = store.messages(chat_id)
-                counter.remember(messages, store.block_counts(chat_id))  # (`keep_counts`)
+                counts: dict[str, tuple[int, ...]] = {}
+                messages = store.messages(chat_id, counts)
+                counter.remember(messages, counts)  # (`keep_counts`)
                 return messages
             finally:
                 store.close()

@@ -217,8 +217,8 @@ class _Projection:
             sent = (replace(sent[0], blocks=(*documents, *sent[0].blocks)), *sent[1:])
         sent = documents_agree(sent)
         sent = self.bound_thinking(sent, system_parts, tools)
-        if self.recount:
-            messages_raw = counter.messages(sent)
+        if self.recount:  # (as sent: a view must not displace its message's kept counts)
+            messages_raw = sum(counter.message_as_sent(m) for m in sent)
         else:  # merging regroups blocks: the same block costs, one overhead per sent message
             blocks_raw = sum(cost - MESSAGE_OVERHEAD for m, cost in kept if m is not None)
             messages_raw = blocks_raw + MESSAGE_OVERHEAD * len(sent) + self.documents_raw

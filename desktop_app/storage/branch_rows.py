@@ -37,17 +37,28 @@ def tree(db: sqlite3.Connection, chat_id: str) -> Tree:
     )
 
 
-def recent_messages(db: sqlite3.Connection, chat_id: str, limit: int | None) -> list[Message]:
+def recent_messages(
+    db: sqlite3.Connection,
+    chat_id: str,
+    limit: int | None,
+    counts: dict[str, tuple[int, ...]] | None = None,
+) -> list[Message]:
     """The newest `limit` messages of the branch shown, oldest first (all of them for
-    None): a long chat shows its last page without reading the whole history first."""
+    None): a long chat shows its last page without reading the whole history first.
+    Given `counts`, their kept per-block token counts go there (`read_from`)."""
     info = chat(db, chat_id)
     if not info.branched and not info.leaf_id:  # one line, to its newest message
-        return _read_line(db, chat_id, limit)
+        return _read_line(db, chat_id, limit, counts)
     path = tree(db, chat_id).path(info.leaf_id)
-    return read(db, chat_id, path if limit is None else path[len(path) - limit :])
+    return read(db, chat_id, path if limit is None else path[len(path) - limit :], counts)
 
 
-def _read_line(db: sqlite3.Connection, chat_id: str, limit: int | None) -> list[Message]:
+def _read_line(
+    db: sqlite3.Connection,
+    chat_id: str,
+    limit: int | None,
+    counts: dict[str, tuple[int, ...]] | None = None,
+) -> list[Message]:
     """`recent_messages` of a chat that never branched: by position, no tree."""
     since = -1
     if limit is not None:
@@ -56,7 +67,7 @@ def _read_line(db: sqlite3.Connection, chat_id: str, limit: int | None) -> list[
             (chat_id, max(0, limit - 1)),
         ).fetchone()
         since = row["position"] if row is not None else -1
-    return read_from(db, chat_id, since)
+    return read_from(db, chat_id, since, counts=counts)
 
 
 def messages_after(db: sqlite3.Connection, chat_id: str, message_id: str | None) -> list[Message]:
@@ -75,8 +86,14 @@ def message(db: sqlite3.Connection, chat_id: str, message_id: str) -> Message:
     return found[0]
 
 
-def read(db: sqlite3.Connection, chat_id: str, ids: Sequence[str]) -> list[Message]:
-    """These messages (ids of one branch, oldest first), with their blocks."""
+def read(
+    db: sqlite3.Connection,
+    chat_id: str,
+    ids: Sequence[str],
+    counts: dict[str, tuple[int, ...]] | None = None,
+) -> list[Message]:
+    """These messages (ids of one branch, oldest first), with their blocks (and their
+    kept counts into `counts`, if given)."""
     if not ids:
         return []
     first = db.execute(
@@ -85,7 +102,7 @@ def read(db: sqlite3.Connection, chat_id: str, ids: Sequence[str]) -> list[Messa
     if first is None:
         return []
     # the other branches' messages after `first` are read and dropped
-    return read_from(db, chat_id, first["position"], set(ids))
+    return read_from(db, chat_id, first["position"], set(ids), counts)
 
 
 def show_end(db: sqlite3.Connection, chat_id: str, leaf_id: str | None) -> None:

@@ -12,11 +12,18 @@ from desktop_app.core.wire import BlockReader, status_from_text, usage_from_api
 
 
 def read_from(
-    db: sqlite3.Connection, chat_id: str, position: int, only: set[str] | None = None
+    db: sqlite3.Connection,
+    chat_id: str,
+    position: int,
+    only: set[str] | None = None,
+    counts: dict[str, tuple[int, ...]] | None = None,
 ) -> list[Message]:
     """The shown messages from a position on (only those in `only`, if given): one pass
     over messages and their blocks in order, each message made as its last block
-    arrives — a 100,000-message chat never holds its rows and its messages at once."""
+    arrives — a 100,000-message chat never holds its rows and its messages at once.
+    Given `counts`, the per-block token counts kept beside them go there, by id, in the
+    same pass (keyed by the messages' own ids: a second read's 100,000 id strings and
+    parsed rows were ~20 MB of garbage a long chat's process kept as fragments)."""
     messages: list[Message] = []
     reader = BlockReader()  # stored blocks were valid API JSON when written
     names: dict[str, str] = {}  # a model's name, a stop reason: one string for all
@@ -25,9 +32,11 @@ def read_from(
     rows = db.cursor()
     rows.row_factory = None  # plain tuples: a named row costs a lookup per field
     loads, block = json.loads, reader.block
+    kept = ", k.counts" if counts is not None else ", NULL"
+    joined = "LEFT JOIN block_counts k ON k.message_id = m.id " if counts is not None else ""
     for found in rows.execute(
-        f"SELECT {_COLUMNS}, b.raw FROM messages m "
-        "LEFT JOIN blocks b ON b.message_id = m.id "
+        f"SELECT {_COLUMNS}, b.raw{kept} FROM messages m "
+        f"LEFT JOIN blocks b ON b.message_id = m.id {joined}"
         "WHERE m.chat_id = ? AND NOT m.deleted AND m.position >= ? "
         "ORDER BY m.position, b.position",
         (chat_id, position),
@@ -38,6 +47,8 @@ def read_from(
             if row is not None:
                 messages.append(_message(row, blocks, names))
             row, blocks = found, []
+            if found[10] is not None and counts is not None:  # (the id the message keeps)
+                counts[found[0]] = tuple(loads(found[10]))
         if found[9] is not None:
             blocks.append(block(loads(found[9]), "block"))
     if row is not None:

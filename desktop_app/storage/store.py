@@ -313,8 +313,12 @@ class ChatStore:
 
     # -- messages and branches (branch_rows.py, message_writes.py, message_rows.py) ---------
 
-    def messages(self, chat_id: str) -> list[Message]:
-        return branch_rows.recent_messages(self.db, chat_id, None)
+    def messages(
+        self, chat_id: str, counts: dict[str, tuple[int, ...]] | None = None
+    ) -> list[Message]:
+        """The branch shown, whole; given `counts`, the per-block token counts kept for
+        its messages go there, by id, read in the same pass (`block_counts`)."""
+        return branch_rows.recent_messages(self.db, chat_id, None, counts)
 
     def recent_messages(self, chat_id: str, limit: int | None) -> list[Message]:
         """The newest `limit` messages of the branch shown, oldest first (None: all)."""

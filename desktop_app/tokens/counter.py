@@ -107,12 +107,12 @@ class TokenCounter:
         self._by_message: dict[str, tuple[tuple[Block, ...], tuple[int, ...]]] = {}
         self._mix_by_message: dict[str, tuple[tuple[Block, ...], Mix]] = {}
         self._by_schema: dict[int, tuple[object, str]] = {}
-        # The messages whose counts were read from where they are stored (`remember`)
-        self._remembered: set[str] = set()
+        # Messages counted here whose counts are not stored yet (`to_store`): a set of the
+        # few, not of the 100,000 read with their counts (4 MB at that size)
+        self._unsaved: set[str] = set()
         # Replies' counts not learned from yet (`learn_from_usage_later`)
         self._lessons: deque[tuple[ChatRequest, int]] = deque()
         self._learning = threading.Lock()  # one lesson at a time, whichever thread learns
-        self._counted_since = False  # a message counted here since `to_store` last looked
 
     @property
     def encoder(self) -> TextEncoder:
@@ -179,8 +179,18 @@ class TokenCounter:
             return memo[1]
         counts = tuple(self.block(b) for b in message.blocks)
         self._by_message[message.id] = (message.blocks, counts)
-        self._counted_since = True
+        self._unsaved.add(message.id)
         return counts
+
+    def message_as_sent(self, message: Message) -> int:
+        """A message as one request sends it — its thinking stripped, merged with a
+        neighbour: counted, but not kept under its id, which is a transcript message's
+        (kept, it would displace that message's counts, to be counted and stored again
+        after every plan)."""
+        memo = self._by_message.get(message.id)
+        if memo is not None and memo[0] is message.blocks:
+            return MESSAGE_OVERHEAD + sum(memo[1])
+        return MESSAGE_OVERHEAD + sum(self.block(b) for b in message.blocks)
 
     def forget(self, messages: Iterable[Message]) -> None:
         """Drop what is kept of these messages (their counts, and their texts' counts: the
@@ -189,6 +199,7 @@ class TokenCounter:
         for message in messages:
             self._by_message.pop(message.id, None)
             self._mix_by_message.pop(message.id, None)
+            self._unsaved.discard(message.id)
             for block in message.blocks:
                 if isinstance(block, TextBlock):
                     self._by_content.pop(block.text, None)
@@ -204,7 +215,7 @@ class TokenCounter:
             counts = stored.get(message.id)
             if counts is not None and len(counts) == len(message.blocks):
                 self._by_message[message.id] = (message.blocks, tuple(counts))
-                self._remembered.add(message.id)
+                self._unsaved.discard(message.id)
                 taken += 1
         return taken
 
@@ -213,20 +224,17 @@ class TokenCounter:
         for these very blocks (a plan also counts its own versions of a message — a
         cleared result, a trimmed text — under the same id), never a streaming reply's.
         From then on they count as stored."""
-        if not self._counted_since or not self.ready or self.encoder.name != STORED_ENCODING:
+        if not self._unsaved or not self.ready or self.encoder.name != STORED_ENCODING:
             return {}  # (a plan that counted nothing new: no walk over a long history)
-        self._counted_since = False
         found: dict[str, tuple[int, ...]] = {}
+        unsaved = self._unsaved
         for message in messages:
+            if message.id not in unsaved or message.status is MessageStatus.STREAMING:
+                continue
             memo = self._by_message.get(message.id)
-            if (
-                memo is not None
-                and memo[0] is message.blocks
-                and message.id not in self._remembered
-                and message.status is not MessageStatus.STREAMING
-            ):
+            if memo is not None and memo[0] is message.blocks:
                 found[message.id] = memo[1]
-        self._remembered.update(found)
+        unsaved.difference_update(found)
         return found
 
     def block_kind(self, block: Block) -> str:

@@ -133,6 +133,23 @@ def test_an_edit_is_a_new_version_and_switching_brings_each_branch_back(engine: 
     assert engine.store.chat(chat.id).message_count == 4
 
 
+def test_a_branch_is_read_with_its_kept_token_counts_and_no_other_branchs(
+    engine: Engine,
+) -> None:
+    chat = engine.new_chat()
+    first = answered(chat, "Order 1 cost 10.", "And order 2?")
+    run(chat, chat.branches.edited(first[2], "And order 3?"), beside=first[2].id)
+    shown = chat.messages()
+    everything = [*first, *shown[2:]]
+    engine.store.keep_block_counts({m.id: (5,) * len(m.blocks) for m in everything})
+    counts: dict[str, tuple[int, ...]] = {}
+    read = engine.store.messages(chat.id, counts)
+    assert [m.id for m in read] == [m.id for m in shown]
+    assert counts == {m.id: (5,) * len(m.blocks) for m in shown}
+    keys = {key: key for key in counts}  # keyed by the messages' own id strings, not copies
+    assert all(keys[message.id] is message.id for message in read)
+
+
 def test_the_chat_list_counts_the_messages_a_person_reads(engine: Engine) -> None:
     """Tool results come back in a message of their own: Claude's work, not a message."""
     from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock

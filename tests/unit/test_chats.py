@@ -23,6 +23,7 @@ from desktop_app.chats.slow import run_here
 from desktop_app.config.errors import BadSetting
 from desktop_app.config.settings import load
 from desktop_app.context.facts import Fact, FactSource
+from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import TextBlock, ToolResultBlock
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError, ErrorKind
@@ -31,7 +32,7 @@ from desktop_app.core.messages import Message, MessageStatus, Usage, user_text
 from desktop_app.core.ports import ApprovalDecision
 from desktop_app.core.protocol import validate
 from tests.fakes.tools import ScriptedApprover
-from tests.unit.builders import a, call, result, u
+from tests.unit.builders import a, call, result, think, u
 
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
@@ -614,6 +615,25 @@ def test_a_chats_token_counts_are_kept_and_its_next_first_plan_reads_them(
     again.store.checkpoint(chat.id, replace(last, blocks=(TextBlock("Rewritten."),)))
     assert last.id not in again.store.block_counts(chat.id)
     again.close()
+
+
+def test_a_reply_whose_thinking_is_left_out_is_not_counted_and_stored_again_each_plan(
+    engine: Engine,
+) -> None:
+    """The request's version of the reply (its thinking left out) is counted as sent; the
+    reply's own counts, stored once, stay as they were."""
+    chat = engine.new_chat()
+    # mid-turn (a tool's result last), so its thinking would go with it; but it was
+    # written by a model this one cannot read the thinking of
+    step = replace(a(think("weighing it up"), call("t1")), model="claude-from-elsewhere")
+    engine.store.append_messages(chat.id, [u("Why?"), step, u(result("t1"))])
+    history = engine.reader(chat.id)()
+    plans = engine.chat(chat.id).plans
+    for kept in (3, 0):  # as the window plans: the next request, then the chat's size
+        planned = plans.plan(history=history)
+        assert planned.block_status(history[1], 0).state is BlockState.NOT_SENT
+        plans.transcript_tokens(history)
+        assert engine.keep_counts(history) == kept
 
 
 def test_a_reader_leaves_a_reply_another_process_is_writing(tmp_path: Path) -> None:

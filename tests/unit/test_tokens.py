@@ -128,6 +128,41 @@ def test_blocks_are_counted_once_by_content() -> None:
     assert spy.calls == calls  # cached by content, not by object
 
 
+def test_a_message_as_sent_leaves_its_transcript_message_s_counts_kept(
+    cl100k: TextEncoder,
+) -> None:
+    """A request's version of a message (thinking stripped) shares its id: counting it
+    must not put it in the message's place, or the message would be counted again and
+    its counts stored again after every plan."""
+    counter = TokenCounter(cl100k)
+    message = Message(
+        "assistant", (ThinkingBlock("weighing it up", "sig"), TextBlock("The answer.")), id="m1"
+    )
+    history = [Message("user", (TextBlock("Why?"),), id="u1"), message]
+    for m in history:
+        counter.blocks_of(m)
+    assert counter.to_store(history) == {
+        "u1": counter.blocks_of(history[0]),
+        "m1": counter.blocks_of(message),
+    }
+    as_sent = Message("assistant", (message.blocks[1],), id="m1")
+    assert counter.message_as_sent(as_sent) == MESSAGE_OVERHEAD + counter.block(message.blocks[1])
+    assert counter.message_as_sent(message) == counter.message(message)
+    counter.blocks_of(message)  # the next plan: the transcript's message, as kept
+    assert counter.to_store(history) == {}  # nothing counted anew, nothing stored again
+
+
+def test_counts_read_from_the_store_are_not_stored_back(cl100k: TextEncoder) -> None:
+    counter = TokenCounter(cl100k)
+    history = [Message("user", (TextBlock("Kept before."),), id="u1")]
+    assert counter.remember(history, {"u1": (7,)}) == 1
+    assert counter.blocks_of(history[0]) == (7,)
+    assert counter.to_store(history) == {}
+    reply = Message("assistant", (TextBlock("New."),), id="a1")
+    counter.blocks_of(reply)
+    assert counter.to_store([*history, reply]) == {"a1": counter.blocks_of(reply)}
+
+
 def test_every_block_type_has_a_count(cl100k: TextEncoder) -> None:
     counter = TokenCounter(cl100k)
     blocks: list[Block] = [
