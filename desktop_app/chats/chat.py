@@ -19,10 +19,11 @@ server's count) run their network part on a worker (`slow.SlowAction`).
 
 from __future__ import annotations
 
-import json
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from desktop_app.chats.branches import Branches
 from desktop_app.chats.changes import Changes
@@ -33,7 +34,7 @@ from desktop_app.chats.memory import Memory
 from desktop_app.chats.planning import Planning
 from desktop_app.chats.setup import Setup
 from desktop_app.chats.turns import Turns
-from desktop_app.config.files import write_atomically
+from desktop_app.config.files import atomic_file
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.state import ContextState
 from desktop_app.core.errors import file_error
@@ -130,25 +131,35 @@ class Chat:
     def export(self, fmt: str = "json", *, with_requests: bool = False) -> str:
         """The chat as JSON (contextdesk.chat, with the request its next turn would send,
         and on request every request it sent, from the ledger) or as Markdown."""
-        from desktop_app.storage.chat_export import export_chat, export_markdown
+        out = io.StringIO()
+        self._write_export(out, fmt, with_requests=with_requests)
+        return out.getvalue()
+
+    def export_to(self, path: Path, fmt: str = "json", *, with_requests: bool = False) -> None:
+        """Write the export to `path` whole or not at all, message by message: a
+        100,000-message chat is never one string (~100 MB) in memory."""
+        try:
+            with atomic_file(path) as raw:
+                out = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+                self._write_export(out, fmt, with_requests=with_requests)
+                out.flush()
+                out.detach()  # (the file is the atomic writer's to close)
+        except OSError as exc:
+            raise file_error("Export failed", path, exc) from exc
+
+    def _write_export(self, out: IO[str], fmt: str, *, with_requests: bool) -> None:
+        from desktop_app.storage.chat_export import export_document, export_markdown, write_json
 
         store = self._core.host.store
         if fmt == "md":
-            return export_markdown(store, self.id)
-        messages = self.messages()
+            out.write(export_markdown(store, self.id))
+            return
+        messages = self._core.host.reader(self.id)()  # (with the token counts kept for them)
         body = self.plans.planning("", messages)().request.body()  # the history as it stands
-        doc = export_chat(store, self.id, body, self._core.host.counter.blocks_of, messages)
+        doc = export_document(store, self.id, body, self._core.host.counter.blocks_of, messages)
         if with_requests:
             doc["requests"] = self.costs.ledger_export()
-        return json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-
-    def export_to(self, path: Path, fmt: str = "json", *, with_requests: bool = False) -> None:
-        """Write the export to `path` whole or not at all."""
-        data = self.export(fmt, with_requests=with_requests).encode("utf-8")
-        try:
-            write_atomically(path, data)
-        except OSError as exc:
-            raise file_error("Export failed", path, exc) from exc
+        write_json(out, doc)
 
     def release_thread(self) -> None:
         """A worker thread that sent requests for this chat is done: close its connections."""

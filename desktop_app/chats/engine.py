@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # a chat's machinery loads with the first chat, after the fir
     from desktop_app.config.prices import PriceTable, Spend
     from desktop_app.core.model_facts import ModelFacts
     from desktop_app.core.ports import ModelInfo
+    from desktop_app.storage.exchange import ImportResult
     from desktop_app.storage.ledger import Carrier
     from desktop_app.tokens.counter import TokenCounter
     from desktop_app.tools.mcp_hub import McpHub
@@ -419,18 +420,21 @@ class Engine:
 
     def import_file(self, path: Path) -> Imported:
         """Import a contextdesk.chat file or a Messages API request body: all or nothing.
-        Only a regular file is read, and never more than the size limit (a FIFO, a device
-        or /dev/zero is refused at once)."""
-        from desktop_app.chats.given_files import read_given_file, shown_name
-        from desktop_app.storage.exchange import MAX_IMPORT_BYTES
+        Only a regular file is read (a FIFO, a device or /dev/zero is refused at once);
+        an export of ours as it goes, anything else within the size limit."""
+        from desktop_app.chats.given_files import open_given_file, shown_name
+        from desktop_app.storage.exchange import import_chat_file
 
         try:
-            raw = read_given_file(path, MAX_IMPORT_BYTES)
+            with open_given_file(path) as handle:
+                result = import_chat_file(self.store, handle, Path(shown_name(path)).stem)
         except ContextDeskError as exc:
             if exc.kind is not ErrorKind.USAGE:  # the system's reason (a full disk, …)
                 raise
             raise ImportFailed(exc.title, exc.message) from exc
-        return self.import_bytes(raw, untitled=Path(shown_name(path)).stem)
+        except OSError as exc:  # (reading on: a disk error mid-file)
+            raise file_error("Cannot read the file", path, exc) from exc
+        return self._imported(result)
 
     def import_path(
         self,
@@ -461,10 +465,14 @@ class Engine:
     def import_bytes(self, raw: bytes, untitled: str = "Imported chat") -> Imported:
         """Import a chat; it is titled as the file says, else from its first message,
         else `untitled` — with a number when another chat has that title already."""
-        from desktop_app.chats.chat import Imported
         from desktop_app.storage.exchange import import_chat
 
-        result = import_chat(self.store, raw, untitled)
+        return self._imported(import_chat(self.store, raw, untitled))
+
+    def _imported(self, result: ImportResult) -> Imported:
+        """The imported chat, under a title no other chat has (a number added)."""
+        from desktop_app.chats.chat import Imported
+
         chat = self.chat(result.chat.id)
         taken = {c.title for c in self.list_chats() if c.id != chat.id}
         if chat.title in taken:

@@ -8,6 +8,7 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 from desktop_app.core.errors import ContextDeskError, ErrorKind, file_error, shown_path
 
@@ -23,19 +24,11 @@ def shown_name(path: Path) -> str:
 def read_given_file(path: Path, limit: int, too_large: str = "") -> bytes:
     """The file's bytes, or an error that says why not: not a regular file, over `limit`
     bytes (`too_large` says what to do), or the system's reason."""
-    try:
-        fd = os.open(path, os.O_RDONLY | _AT_ONCE)
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise ContextDeskError(
-                    "Not a file",
-                    f"{shown_path(path)} is not a regular file (a folder, a pipe or a device): "
-                    "only a file can be read.",
-                    kind=ErrorKind.USAGE,
-                )
+    with open_given_file(path) as handle:
+        try:
             data = handle.read(limit + 1)  # one byte past the limit says it is over
-    except OSError as exc:
-        raise file_error("Cannot read the file", path, exc) from exc
+        except OSError as exc:
+            raise file_error("Cannot read the file", path, exc) from exc
     if len(data) > limit:
         raise ContextDeskError(
             "File too large",
@@ -44,6 +37,31 @@ def read_given_file(path: Path, limit: int, too_large: str = "") -> bytes:
             kind=ErrorKind.USAGE,
         )
     return data
+
+
+def open_given_file(path: Path) -> BinaryIO:
+    """The file opened to read (as it goes: a long chat's export, read message by
+    message), or an error that says why not: not a regular file, or the system's
+    reason."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _AT_ONCE)
+        handle = os.fdopen(fd, "rb")
+    except OSError as exc:
+        raise file_error("Cannot read the file", path, exc) from exc
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError as exc:
+        handle.close()
+        raise file_error("Cannot read the file", path, exc) from exc
+    if not regular:
+        handle.close()
+        raise ContextDeskError(
+            "Not a file",
+            f"{shown_path(path)} is not a regular file (a folder, a pipe or a device): "
+            "only a file can be read.",
+            kind=ErrorKind.USAGE,
+        )
+    return handle
 
 
 def _size(limit: int) -> str:

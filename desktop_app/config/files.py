@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
 def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write beside `path`, fsync, then rename over it: the old file or the new one,
     never a mix. `mode` sets permissions before any byte is written."""
+    with atomic_file(path, mode) as handle:
+        handle.write(data)
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path, mode: int | None = None) -> Iterator[BinaryIO]:
+    """A file to write `path` through, bit by bit (a long chat's export is never one
+    string in memory): it becomes `path` — fsynced, renamed over it — when the block
+    ends, and is removed if it raises. `mode` sets permissions before any byte."""
     path.parent.mkdir(parents=True, exist_ok=True)
     import tempfile  # (it loads `random`: not on the way to the first paint)
 
@@ -19,7 +29,7 @@ def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
         if mode is not None:
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -190,6 +190,21 @@ class BlockReader:
         return block
 
 
+class MessageReader:
+    """Reads messages one at a time — a long file's, as it is read — keeping each
+    problem with its JSON path, as `messages_from_api` does for a whole list."""
+
+    def __init__(self) -> None:
+        self._reader = _Reader()
+
+    @property
+    def problems(self) -> list[Problem]:
+        return self._reader.problems
+
+    def message(self, data: object, path: str) -> Message | None:
+        return self._reader.message(data, path)
+
+
 def messages_from_api(data: object, path: str = "messages") -> list[Message]:
     """Parse a Messages-API `messages` array. Raises `HistoryFormatError` listing every
     shape problem with its JSON path; returns messages that may still break protocol rules."""

@@ -5,10 +5,10 @@ asked, the ledger's requests) and as Markdown for reading. Import is `exchange`'
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import Any
+from typing import IO, Any
 
 from desktop_app import __version__
 from desktop_app.core.blocks import (
@@ -27,6 +27,19 @@ FORMAT = "contextdesk.chat"
 VERSION = 1
 
 
+class Items:
+    """A list of the document that `write_json` writes item by item, each item made as
+    it is written: a 100,000-message chat's messages are never all JSON at once."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[], Iterator[Any]]) -> None:
+        self._make = make
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._make()
+
+
 def export_chat(
     store: ChatStore,
     chat_id: str,
@@ -34,12 +47,47 @@ def export_chat(
     block_tokens: Callable[[Message], Sequence[int]] | None = None,
     messages: Sequence[Message] | None = None,
 ) -> dict[str, Any]:
-    """The chat as a `contextdesk.chat` document. `request_body` is the exact next request
-    (the caller projects it); `block_tokens` gives each message's per-block estimates;
-    `messages`, when the caller has loaded them already, saves loading them twice."""
+    """`export_document` as one value, its lists made (a short chat's, a test's)."""
+    document = export_document(store, chat_id, request_body, block_tokens, messages)
+    return {k: list(v) if isinstance(v, Items) else v for k, v in document.items()}
+
+
+def write_json(out: IO[str], document: dict[str, Any]) -> None:
+    """`document` (an object with at least one member) as `json.dumps(document,
+    indent=2)` writes it, plus a newline — its `Items` one by one, so that what is in
+    memory at once is one message, not the file."""
+
+    def dumps(value: Any, depth: int) -> str:  # (JSON has no raw newline inside a string)
+        text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
+        return text.replace("\n", "\n" + "  " * depth)
+
+    for n, (key, value) in enumerate(document.items()):
+        out.write(("{" if n == 0 else ",") + "\n  " + dumps(key, 1) + ": ")
+        if not isinstance(value, Items):
+            out.write(dumps(value, 1))
+            continue
+        opened = False
+        for item in value:
+            out.write(("," if opened else "[") + "\n    " + dumps(item, 2))
+            opened = True
+        out.write("\n  ]" if opened else "[]")
+    out.write("\n}\n")
+
+
+def export_document(
+    store: ChatStore,
+    chat_id: str,
+    request_body: dict[str, Any],
+    block_tokens: Callable[[Message], Sequence[int]] | None = None,
+    messages: Sequence[Message] | None = None,
+) -> dict[str, Any]:
+    """The chat as a `contextdesk.chat` document, its messages `Items` (`write_json`).
+    `request_body` is the exact next request (the caller projects it); `block_tokens`
+    gives each message's per-block estimates; `messages`, when the caller has loaded
+    them already, saves loading them twice."""
     chat = store.chat(chat_id)
     state = store.context_state(chat_id)
-    messages = store.messages(chat_id) if messages is None else messages
+    shown = store.messages(chat_id) if messages is None else messages
     others = store.other_branches(chat_id)
     # With branches, each message says where it was stored: versions keep their order
     order = store.tree(chat_id).order if others else {}
@@ -100,11 +148,13 @@ def export_chat(
             "excluded_blocks": [list(k) for k in sorted(state.excluded_blocks)],
             "cleared_results": sorted(state.cleared_results),
         },
-        "messages": [_message_json(m, block_tokens, order) for m in messages],
+        "messages": Items(lambda: (_message_json(m, block_tokens, order) for m in shown)),
         # The other branches' messages (edits and regenerations), each after its parent
-        "branches": [
-            {**_message_json(m, block_tokens, order), "parent": parent} for parent, m in others
-        ],
+        "branches": Items(
+            lambda: (
+                {**_message_json(m, block_tokens, order), "parent": parent} for parent, m in others
+            )
+        ),
         # What an imported chat's source kept but did not show (its tool traffic, system
         # messages): never shown or sent; here so that nothing imported is lost.
         **({"imported_hidden": [_hidden_json(h) for h in hidden]} if hidden else {}),

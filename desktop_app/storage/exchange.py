@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, BinaryIO
 
 from desktop_app.config.settings import DEFAULT_MODEL
 from desktop_app.config.stored import same_type
@@ -34,11 +35,12 @@ from desktop_app.core.repair import repair, sanitize
 from desktop_app.core.request import RequestExtras
 from desktop_app.core.server_tools import WEB_TOOLS
 from desktop_app.core.thinking import fitted
-from desktop_app.core.wire import messages_from_api, status_from_text, usage_from_api
+from desktop_app.core.wire import MessageReader, status_from_text, usage_from_api
 from desktop_app.storage.chat_export import FORMAT, VERSION
 from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.errors import ImportFailed
 from desktop_app.storage.foreign import Hidden
+from desktop_app.storage.foreign.streaming import object_members
 from desktop_app.storage.store import ChatStore
 
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
@@ -282,28 +284,82 @@ def _request_extras(
     return extras or RequestExtras()
 
 
-def _import_export(store: ChatStore, data: dict[str, Any], untitled: str) -> ImportResult:
+def import_chat_file(
+    store: ChatStore, stream: BinaryIO, untitled: str = "Imported chat"
+) -> ImportResult:
+    """`import_chat` from an open file. An export of ours is read as it goes, message by
+    message — a 100,000-message chat's file is never one string, nor one tree of JSON,
+    in memory, and no size limit applies. Anything else (a request body; an export
+    whose messages come before its "format") is read whole, within `MAX_IMPORT_BYTES`."""
+    with _collector_paused():
+        try:
+            data, read = _read_export(stream)
+        except (ValueError, RecursionError) as exc:  # (UnicodeDecodeError is one)
+            if stream.seek(0, os.SEEK_END) > MAX_IMPORT_BYTES:
+                raise ImportFailed("Not valid JSON", f"{exc}.") from exc
+            data, read = {}, None  # read whole, to say what is wrong where
+        if read is not None:
+            return _import_export(store, data, untitled, read)
+    stream.seek(0)
+    return import_chat(store, stream.read(MAX_IMPORT_BYTES + 1), untitled)
+
+
+def _read_export(stream: BinaryIO) -> tuple[dict[str, Any], _Read | None]:
+    """The file's members, its messages read one by one (None: not an export of ours
+    with "format" before "messages", to be read whole)."""
+    data: dict[str, Any] = {}
+    read = _Read()
+    decoder = json.JSONDecoder(parse_constant=_no_constants)
+    for key, value in object_members(stream, {"messages"}, decoder):
+        if key == "messages" and isinstance(value, Iterator):
+            if data.get("format") != FORMAT or read.messages is not None:
+                return data, None  # (not ours, or "messages" twice: as json.loads reads it)
+            _check_version(data)
+            read.messages = _read_messages(value, read.reader, "messages", read.new_ids, read.order)
+            continue
+        data[key] = value
+    return data, read if read.messages is not None else None
+
+
+@dataclass
+class _Read:
+    """What reading an export's messages gathers: their problems, their fresh ids (the
+    file's → ours), where each was first stored, and the messages."""
+
+    reader: _Fields = field(default_factory=lambda: _Fields())
+    new_ids: dict[str, str] = field(default_factory=dict)
+    order: dict[str, float] = field(default_factory=dict)
+    messages: list[Message] | None = None
+
+
+def _check_version(data: dict[str, Any]) -> None:
     version = data.get("version")
     if version != VERSION:
         raise ImportFailed(
             "Unsupported version",
             f"This file is {FORMAT} version {version!r}; this ContextDesk reads version {VERSION}.",
         )
-    reader = _Fields()
+
+
+def _import_export(
+    store: ChatStore, data: dict[str, Any], untitled: str, read: _Read | None = None
+) -> ImportResult:
+    """An export of ours (`read`: its messages, read already as the file was)."""
+    _check_version(data)
+    read = read or _Read()
+    reader, new_ids, order = read.reader, read.new_ids, read.order
     chat = _object(data.get("chat"))
     if not isinstance(data.get("chat"), dict):
         reader.problem("chat", "Field required")
-    raw_messages = data.get("messages")
-    messages = _parse_messages(raw_messages, reader, "messages")
-    raw_branches = data.get("branches", [])
-    others = _parse_messages(raw_branches, reader, "branches")
-    reader.raise_if_any()
     # Fresh ids (a re-import must never collide with the original); references follow.
-    new_ids: dict[str, str] = {}
-    messages = _with_their_fields(raw_messages, messages, new_ids, "#")
-    others = _with_their_fields(raw_branches, others, new_ids, "branches#")
+    messages = read.messages
+    if messages is None:
+        messages = _read_messages(data.get("messages"), reader, "messages", new_ids, order)
+    raw_branches = data.get("branches", [])
+    others = _read_messages(raw_branches, reader, "branches", new_ids, order)
+    reader.raise_if_any()
     fixed = repair(messages)
-    order = _stored_order([*(raw_messages or []), *(raw_branches or [])], new_ids, fixed.messages)
+    _place_the_rest(order, fixed.messages)
     branches, reattached = _branches(raw_branches, others, new_ids, fixed.messages, messages, order)
     state = _context_state(data, new_ids, reader)
     reader.raise_if_any()
@@ -342,33 +398,55 @@ def _hidden(raw: Any, new_ids: dict[str, str]) -> list[Hidden]:
     return found
 
 
-def _with_their_fields(
-    raws: Any, messages: list[Message], new_ids: dict[str, str], unnamed: str
+def _read_messages(
+    raw: Any, reader: _Fields, path: str, new_ids: dict[str, str], order: dict[str, float]
 ) -> list[Message]:
-    """The parsed messages with the export's status, usage and time, each under a fresh
-    id (`new_ids` maps the file's ids to them)."""
+    """An export's list of messages — a list, or the items of a long file's list as
+    they are read (`object_members`) — each parsed as it comes and its JSON let go:
+    its role and content (a problem noted with its JSON path), the export's status,
+    usage and time, under a fresh id (`new_ids` maps the file's ids to them); and
+    where the file says it was first stored (its "order", by new id, into `order`)."""
+    if not isinstance(raw, list | Iterator):
+        reader.problem(path, "Input should be a valid list")
+        return []
+    parser = MessageReader()
     kept = []
-    for i, (raw, message) in enumerate(zip(raws or [], messages, strict=False)):
-        old = raw.get("id") if isinstance(raw, dict) else None
-        new_ids[old if isinstance(old, str) else f"{unnamed}{i}"] = message.id
-        kept.append(
-            Message(
-                role=message.role,
-                blocks=message.blocks,
-                id=message.id,  # parsing gave every message a fresh id already
-                status=status_from_text(raw.get("status", "complete")),
-                stop_reason=raw.get("stop_reason")
-                if isinstance(raw.get("stop_reason"), str)
-                else None,
-                usage=usage_from_api(raw.get("usage")),
-                created_at=_when(raw.get("created_at")),
-                # The model that wrote it, but not the prefix it followed: an imported
-                # chat is another conversation, whose thinking the API no longer takes
-                # where the prefix is checked (core/binding.py).
-                model=raw["model"] if isinstance(raw.get("model"), str) else "",
+    try:
+        for i, item in enumerate(raw):
+            fields = item if isinstance(item, dict) else {}
+            message = parser.message(
+                {"role": fields.get("role"), "content": fields.get("content")} if fields else item,
+                f"{path}.{i}",
             )
-        )
+            if message is None:
+                continue
+            old = fields.get("id")
+            new_ids[old if isinstance(old, str) else f"{path}#{i}"] = message.id
+            at = fields.get("order")
+            if isinstance(at, int | float) and not isinstance(at, bool):
+                order[message.id] = float(at)
+            kept.append(_with_its_fields(message, fields))
+    except RecursionError:
+        reader.problem(path, "nested too deeply")
+    reader.problems += parser.problems
     return kept
+
+
+def _with_its_fields(message: Message, raw: dict[str, Any]) -> Message:
+    """The parsed message with the export's status, usage, time and model."""
+    return Message(
+        role=message.role,
+        blocks=message.blocks,
+        id=message.id,  # parsing gave every message a fresh id already
+        status=status_from_text(raw.get("status", "complete")),
+        stop_reason=raw.get("stop_reason") if isinstance(raw.get("stop_reason"), str) else None,
+        usage=usage_from_api(raw.get("usage")),
+        created_at=_when(raw.get("created_at")),
+        # The model that wrote it, but not the prefix it followed: an imported
+        # chat is another conversation, whose thinking the API no longer takes
+        # where the prefix is checked (core/binding.py).
+        model=raw["model"] if isinstance(raw.get("model"), str) else "",
+    )
 
 
 def _branches(
@@ -415,21 +493,12 @@ def _nearest_before(
     return max(earlier, key=lambda m: order[m.id]).id if earlier else None
 
 
-def _stored_order(
-    raws: Sequence[Any], new_ids: dict[str, str], stored: Sequence[Message]
-) -> dict[str, float]:
-    """Where the file says each message was first stored (its "order"), by new id; a
-    message the repair added goes right after the one before it."""
-    order: dict[str, float] = {}
-    for raw in raws:
-        old, at = (raw.get("id"), raw.get("order")) if isinstance(raw, dict) else (None, None)
-        number = at if isinstance(at, int | float) and not isinstance(at, bool) else None
-        if isinstance(old, str) and old in new_ids and number is not None:
-            order[new_ids[old]] = float(number)
+def _place_the_rest(order: dict[str, float], stored: Sequence[Message]) -> None:
+    """A message without an "order" in the file, or that the repair added, goes right
+    after the one before it (`order`: where each was first stored, by new id)."""
     before = -1.0
     for message in stored:
         before = order.setdefault(message.id, before + 1e-6)
-    return order
 
 
 def _chat_settings(raw: Any, reader: _Fields) -> ContextSettings:
@@ -542,23 +611,6 @@ def _fact(raw: Any, path: str, reader: _Fields) -> Fact | None:
         return None
     pending = reader.flag(raw, "pending", path)
     return Fact(sanitize(raw["text"]), tuple(fields), FactSource(source), pending=pending)
-
-
-def _parse_messages(raw: Any, reader: _Fields, path: str) -> list[Message]:
-    """The messages' roles and content (an export's other fields are read after)."""
-    if isinstance(raw, list):
-        raw = [
-            {"role": m.get("role"), "content": m.get("content")} if isinstance(m, dict) else m
-            for m in raw
-        ]
-    try:
-        return messages_from_api(raw, path)
-    except HistoryFormatError as exc:
-        reader.problems += exc.problems
-        return []
-    except RecursionError:
-        reader.problem("messages", "nested too deeply")
-        return []
 
 
 def _when(value: Any) -> float:

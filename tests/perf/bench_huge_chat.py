@@ -8,8 +8,11 @@ Targets: appending costs ≤ 1.5× appending to a 100-message chat; open to firs
 planning it ≤ 300 MB — in a process that started as a user's does, over the data folder
 the chat is in (`--memory-of`: not this one, which made 200,000 messages to measure
 appending and the chat itself, and keeps what the allocator kept of them); scrolling
-toward the top without a repaint over 33 ms; a search within it. The first plan's time
-is reported (no target yet: every message's tokens are counted then).
+toward the top without a repaint over 33 ms; a search within it; exporting it to a file
+and importing that file back (`contextdesk export`, `contextdesk import`, each in a fresh
+process: `peak_of.py`) with a peak of ≤ 300 MB — the file is ~90 MB, written and read
+message by message. The first plan's time is reported (no target yet: every message's
+tokens are counted then).
 """
 
 from __future__ import annotations
@@ -67,6 +70,20 @@ def memory_after_opening(home: str, chat_id: str) -> float:
         check=True,
     )
     return float(done.stdout.split()[-1])
+
+
+def peak_of_command(*argv: str) -> tuple[float, float]:
+    """A fresh process's peak resident memory, MB, and its time, s, running one command
+    of the command line (`contextdesk …`: `peak_of.py`)."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("peak_of.py")), *argv],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=True,
+    )
+    return float(done.stdout.split()[-1]), time.perf_counter() - started
 
 
 def _open_and_plan(home: str, chat_id: str) -> None:
@@ -133,6 +150,11 @@ def main() -> int:
         window.close()
         engine.close()
         memory = memory_after_opening(home, huge.id)
+        file = str(Path(home) / "huge.json")
+        exporting = peak_of_command("--home", home, "export", huge.id, "-o", file)
+        size_mb = Path(file).stat().st_size / 1e6
+        with tempfile.TemporaryDirectory() as other:
+            importing = peak_of_command("--home", other, "import", file)
     big, little = statistics.median(opens[huge.id]), statistics.median(opens[small.id])
     return report(
         "A 100,000-message chat",
@@ -160,6 +182,20 @@ def main() -> int:
                 "MB",
                 300,
                 "a fresh process over its data folder, its SDK loaded",
+            ),
+            Row(
+                "export it to a file (`contextdesk export`): peak memory",
+                exporting[0],
+                "MB",
+                300,
+                f"a fresh process; {size_mb:.0f} MB written in {exporting[1]:.1f} s",
+            ),
+            Row(
+                "import that file (`contextdesk import`): peak memory",
+                importing[0],
+                "MB",
+                300,
+                f"a fresh process, in {importing[1]:.1f} s (its first plan too)",
             ),
             Row(
                 "page up from the newest: the slowest repaint",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -21,8 +22,15 @@ from desktop_app.core.protocol import validate
 from desktop_app.core.repair import repair
 from desktop_app.core.request import RequestExtras, ToolSpec
 from desktop_app.storage import exchange
-from desktop_app.storage.chat_export import export_chat, export_markdown
-from desktop_app.storage.exchange import import_chat
+from desktop_app.storage.chat_export import (
+    Items,
+    export_chat,
+    export_document,
+    export_markdown,
+    write_json,
+)
+from desktop_app.storage.exchange import import_chat, import_chat_file
+from desktop_app.storage.foreign import streaming
 from desktop_app.storage.store import ChatStore
 from tests.strategies import messy_histories
 from tests.unit.builders import a, call, result, think, u
@@ -64,6 +72,7 @@ def normalized(doc: dict[str, Any]) -> dict[str, Any]:
     ids = [
         doc["chat"]["id"],
         *(m["id"] for m in doc["messages"]),
+        *(m["id"] for m in doc.get("branches", [])),
         *(f["id"] for f in doc["facts"]),
         *(s["id"] for s in doc["summaries"]),
     ]
@@ -110,6 +119,33 @@ def test_any_chat_round_trips(store: ChatStore, history: list[Message], title: s
     store.update_chat(chat_id, title=title.encode("utf-8", "replace").decode() or "t")
     first, second = round_trip(store, chat_id)
     assert normalized(first) == normalized(second)
+
+
+def test_the_export_written_message_by_message_is_the_document_as_one_value(
+    store: ChatStore,
+) -> None:
+    """`write_json` makes each message's JSON as it writes it; the file is byte for byte
+    what writing the whole document at once makes — branches, empty lists, any text."""
+    chat_id = sample_chat(store)
+    reply = store.messages(chat_id)[-1]
+    store.show_end(chat_id, store.messages(chat_id)[-2].id)
+    store.append_message(chat_id, Message(reply.role, (TextBlock("Another take\n\u2028"),)))
+    document = export_document(store, chat_id, {"model": "m", "messages": []})
+    assert isinstance(document["messages"], Items)
+    written = io.StringIO()
+    write_json(written, document)
+    whole = export_chat(store, chat_id, {"model": "m", "messages": []})
+    assert whole["branches"]  # (the case with a branch is the one written)
+    whole["exported_at"] = document["exported_at"]
+    assert written.getvalue() == json.dumps(whole, ensure_ascii=False, indent=2) + "\n"
+    empty = {"format": "x", "messages": Items(lambda: iter(())), "nested": {"a": [{"b": []}]}}
+    written = io.StringIO()
+    write_json(written, empty)
+    assert json.loads(written.getvalue()) == {
+        "format": "x",
+        "messages": [],
+        "nested": empty["nested"],
+    }
 
 
 def test_the_request_and_token_estimates_are_exported(store: ChatStore) -> None:
@@ -243,14 +279,23 @@ def test_shape_errors_are_repaired_on_import_and_the_request_settings_kept(
     )
 
 
+@pytest.mark.parametrize("through", ["bytes", "file"])
 @pytest.mark.parametrize(("raw", "expected"), BROKEN)
 def test_a_broken_file_is_a_clear_error_and_changes_nothing(
-    store: ChatStore, raw: bytes, expected: str
+    store: ChatStore, raw: bytes, expected: str, through: str
 ) -> None:
     sample_chat(store)
     before = db_fingerprint(store)
+
+    def importing() -> object:
+        return (
+            import_chat(store, raw)
+            if through == "bytes"
+            else import_chat_file(store, io.BytesIO(raw))
+        )
+
     with pytest.raises(ContextDeskError) as caught:
-        import_chat(store, raw)
+        importing()
     error = caught.value
     shown = f"{error.title}: {error.message}" + (
         "\n" + "\n".join(str(p) for p in error.problems)
@@ -259,6 +304,50 @@ def test_a_broken_file_is_a_clear_error_and_changes_nothing(
     )
     assert expected in shown
     assert db_fingerprint(store) == before
+
+
+def test_an_export_over_the_size_limit_is_read_message_by_message(
+    store: ChatStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 100,000-message chat's file (~100 MB) is over the limit a file read whole keeps
+    to; read as it goes, it imports as the whole file would — in chunks that cut
+    messages, and characters, in two."""
+    monkeypatch.setattr(exchange, "MAX_IMPORT_BYTES", 300)
+    monkeypatch.setattr(streaming, "CHUNK", 7)
+    chat_id = sample_chat(store)
+    store.show_end(chat_id, store.messages(chat_id)[-2].id)
+    store.append_message(chat_id, Message("assistant", (TextBlock("Or else 🙂 退款"),)))
+    first = export_chat(store, chat_id, {"model": "claude-x", "messages": []})
+    raw = json.dumps(first, ensure_ascii=False, indent=2).encode()
+    with pytest.raises(ContextDeskError, match="File too large"):
+        import_chat(store, raw)
+    imported = import_chat_file(store, io.BytesIO(raw))
+    second = export_chat(store, imported.chat.id, {"model": "claude-x", "messages": []})
+    assert first["branches"]
+    assert normalized(first) == normalized(second)
+
+
+def test_a_broken_export_over_the_size_limit_says_so_and_changes_nothing(
+    store: ChatStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(exchange, "MAX_IMPORT_BYTES", 100)
+    sample_chat(store)
+    before = db_fingerprint(store)
+    head = '{"format": "contextdesk.chat", "version": 1, "chat": {"title": "Long"}, '
+    one = '{"role": "user", "content": "%s"}' % ("a" * 200)
+    for raw, expected in [
+        (head + '"messages": [' + one + ", " + one[:50], "Not valid JSON"),
+        (head + '"messages": [' + one + "]} and more", "more follows the object"),
+        (head.replace('"version": 1', '"version": 7') + '"messages": [' + one + "]}", "version 7"),
+        (head + '"messages": [' + one + ', {"role": "user", "content": 5}]}', "messages.1.content"),
+        ('{"messages": [' + one + "]}", "File too large"),  # a request body: read whole
+    ]:
+        with pytest.raises(ContextDeskError) as caught:
+            import_chat_file(store, io.BytesIO(raw.encode()))
+        error = caught.value
+        problems = error.problems if isinstance(error, HistoryFormatError) else []
+        assert expected in f"{error.title}: {error.message} {' '.join(map(str, problems))}"
+        assert db_fingerprint(store) == before
 
 
 def test_a_huge_file_is_refused_before_parsing(
@@ -423,9 +512,14 @@ def test_only_regular_files_are_read_for_import(tmp_path: Path) -> None:
             with pytest.raises(ContextDeskError, match="not a regular file"):
                 engine.import_file(path)
         big = tmp_path / "big.json"
-        with big.open("wb") as handle:
+        with big.open("wb") as handle:  # a request body over the limit: refused unread
+            handle.write(b'{"messages": [{"role": "user", "content": "')
             handle.truncate(exchange.MAX_IMPORT_BYTES + 10)  # sparse: no disk needed
-        with pytest.raises(ContextDeskError, match="over the limit"):
+        with pytest.raises(ContextDeskError, match="the limit is 64 MB"):
+            engine.import_file(big)
+        with big.open("r+b") as handle:  # nothing of a chat: said at its first byte
+            handle.write(b"\0" * 64)
+        with pytest.raises(ContextDeskError, match="Not valid JSON"):
             engine.import_file(big)
     finally:
         engine.close()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from desktop_app.storage.chat_export import FORMAT
 from desktop_app.storage.errors import ImportFailed
 from desktop_app.storage.foreign import (
     FORMATS,
@@ -172,12 +173,19 @@ def read_memories(path: Path) -> ForeignMemory:
     return ForeignMemory(tuple(general), tuple(per_project))
 
 
+# An export of ours opens with its format (`chat_export.FORMAT`), so a look at its first
+# bytes tells it apart without reading the file whole
+_OURS = re.compile(rb'\{\s*"format"\s*:\s*"' + re.escape(FORMAT.encode()) + rb'"')
+
+
 def _kind(document: Document) -> str | None:
     """The format, from the document's name and its first conversation."""
     if document.name.lower().endswith(".jsonl"):
         return "sillytavern"
     with document.open() as stream:
         head = stream.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if _OURS.match(head):
+        return None  # a chat of ours: `exchange` reads it as it goes (~100 MB at 100,000)
     if head.startswith(b"{") and not head[1:].lstrip().startswith(b'"conversations"'):
         with _readable(document):
             return detect(_whole(document, "json"))  # one object: LibreChat's chat, or ours

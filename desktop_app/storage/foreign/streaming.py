@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import IO, Any
 
 CHUNK = 1 << 20
@@ -28,27 +28,60 @@ def array_items(stream: IO[bytes], on_read: Callable[[int], None] | None = None)
         text.skip_space()
         text.take(":")
         text.skip_space()
-    text.take("[")
+    yield from text.items()
+
+
+def object_members(
+    stream: IO[bytes], streamed: Collection[str], decoder: json.JSONDecoder = _DECODER
+) -> Iterator[tuple[str, Any]]:
+    """Each member of the JSON object `stream` holds, in the file's order, as (key,
+    value) — the value parsed, except an array under a key in `streamed`: an iterator
+    of its items, each parsed as it is reached (read it to its end before asking for
+    the next member). Raises ValueError where the JSON is broken, or goes on after the
+    object (a `json.JSONDecodeError` where a value is)."""
+    text = _Text(stream, None, decoder)
     text.skip_space()
-    if text.peek() == "]":
-        return
-    while True:
-        yield text.item()
+    text.take("{")
+    text.skip_space()
+    more = text.peek() != "}"
+    while more:
+        key = text.item()
+        if not isinstance(key, str):
+            raise ValueError(f"a member's name expected, near character {text.where}")
         text.skip_space()
-        if text.peek() == ",":
+        text.take(":")
+        text.skip_space()
+        if key in streamed and text.peek() == "[":
+            items = text.items()
+            yield key, items
+            for _unread in items:  # (what the caller left: the file reads on after it)
+                pass
+        else:
+            yield key, text.item()
+        text.skip_space()
+        more = text.peek() == ","
+        if more:
             text.take(",")
             text.skip_space()
-            continue
-        text.take("]")
-        return
+    text.take("}")
+    text.skip_space()
+    if text.peek_or_end():
+        raise ValueError(f"more follows the object, at character {text.where}")
 
 
 class _Text:
-    def __init__(self, stream: IO[bytes], on_read: Callable[[int], None] | None) -> None:
+    def __init__(
+        self,
+        stream: IO[bytes],
+        on_read: Callable[[int], None] | None,
+        decoder: json.JSONDecoder = _DECODER,
+    ) -> None:
         self.stream = stream
         self.on_read = on_read
+        self.decoder = decoder
         self.buffer = ""
         self.at = 0
+        self.dropped = 0  # characters read and let go of, before the buffer
         self.done = False
         # (a character cut by a chunk's end waits for the rest of it)
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")()
@@ -63,9 +96,22 @@ class _Text:
             self.done = True
             self._decoder.decode(b"", final=True)  # raises if the file ends mid-character
             return False
+        self.dropped += self.at
         self.buffer = self.buffer[self.at :] + self._decoder.decode(raw)
         self.at = 0
         return True
+
+    @property
+    def where(self) -> int:
+        """How far into the file reading is, in characters."""
+        return self.dropped + self.at
+
+    def peek_or_end(self) -> str:
+        """The next character, or "" at the end of the file."""
+        while self.at >= len(self.buffer):
+            if not self._more():
+                return ""
+        return self.buffer[self.at]
 
     def peek(self) -> str:
         while self.at >= len(self.buffer):
@@ -85,10 +131,26 @@ class _Text:
             raise ValueError(f"{char!r} expected at {self.buffer[self.at : self.at + 20]!r}")
         self.at += 1
 
+    def items(self) -> Iterator[Any]:
+        """The items of the array that starts here, each parsed as it is reached."""
+        self.take("[")
+        self.skip_space()
+        if self.peek() == "]":
+            self.take("]")
+            return
+        while True:
+            yield self.item()
+            self.skip_space()
+            if self.peek() != ",":
+                self.take("]")
+                return
+            self.take(",")
+            self.skip_space()
+
     def item(self) -> Any:
         while True:
             try:
-                value, end = _DECODER.raw_decode(self.buffer, self.at)
+                value, end = self.decoder.raw_decode(self.buffer, self.at)
             except json.JSONDecodeError:
                 if self._more():  # (an item cut by the chunk's end: read on)
                     continue
