@@ -127,10 +127,10 @@ class MainWindow(WindowFrame):
 
         self.engine = engine
         self.stop_early_input()
-        self.background = BackgroundWorker(self)
+        self.background = background = BackgroundWorker(self)
         self.counting = BackgroundWorker(self)  # count_tokens calls: never ahead of a plan
-        self.searching = BackgroundWorker(self)  # a slow search never holds up a plan
-        self.chats = ChatListController(engine, self.chat_list, self, self.searching)
+        self.searching = searching = BackgroundWorker(self)  # a slow search holds up no plan
+        self.chats = ChatListController(engine, self.chat_list, self, searching, background)
         self.chats.folder = self.app_state.last_folder
         self.connection = ConnectionController(engine, self.background, self)
         self.dialogs = WindowDialogs(self, engine, self.background, lambda: self.shown)

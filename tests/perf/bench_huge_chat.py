@@ -8,7 +8,9 @@ Targets: appending costs ≤ 1.5× appending to a 100-message chat; open to firs
 planning it ≤ 300 MB — in a process that started as a user's does, over the data folder
 the chat is in (`--memory-of`: not this one, which made 200,000 messages to measure
 appending and the chat itself, and keeps what the allocator kept of them); scrolling
-toward the top without a repaint over 33 ms; a search within it; exporting it to a file
+toward the top without a repaint over 33 ms; a search within it; the plan after a turn
+and the ledger's insert of its request at ≈9,300 and ≈93,000 messages ≤ 1.5× at ≈93;
+exporting it to a file
 and importing that file back (`contextdesk export`, `contextdesk import`, each in a fresh
 process: `peak_of.py`) with a peak of ≤ 300 MB — the file is ~90 MB, written and read
 message by message. The first plan's time is reported (no target yet: every message's
@@ -29,7 +31,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop_app.chats import Engine
+from desktop_app.core.blocks import TextBlock
+from desktop_app.core.messages import Message, user_text
 from desktop_app.demo_chat import create_demo_chat
+from desktop_app.storage.ledger import RequestRecorder
 from desktop_app.storage.store import ChatStore
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
@@ -38,6 +43,7 @@ from tests.perf.bench_storage import append_cost
 from tests.perf.report import Row, report
 
 HUGE_TURNS = 40_000  # ≈93,000 messages: a demo turn is a question, a tool step and a reply
+MID_TURNS = 4_000  # ≈9,300 messages
 SMALL_TURNS = 40  # ≈100 messages
 SCROLL_STEPS = 60
 SETTLE_S = 5.0
@@ -70,6 +76,32 @@ def memory_after_opening(home: str, chat_id: str) -> float:
         check=True,
     )
     return float(done.stdout.split()[-1])
+
+
+def per_turn_costs(engine: Engine, chat_id: str, turns: int = 5) -> tuple[float, float]:
+    """Medians over `turns` turns, s, as a window that has planned the chat pays them:
+    the plan after a turn (the next request, with the turn's question and answer, and
+    the chat's size for the list) and the ledger's insert of that request (prepared,
+    then written, after the request before it)."""
+    chat = engine.chat(chat_id)
+    history = engine.reader(chat_id)()
+    plans, recorder = chat.plans, RequestRecorder()
+    plan = plans.plan(history=history)
+    plans.transcript_tokens(history)
+    recorder.record(engine.store.db, chat_id, plan.request, server="bench")
+    planning, recording = [], []
+    for n in range(turns):
+        answer = Message("assistant", (TextBlock(f"Answer {n}."),))
+        history = [*history, user_text(f"Question {n}?"), answer]
+        started = time.perf_counter()
+        plan = plans.plan(history=history)
+        plans.transcript_tokens(history)
+        planning.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        recorder.prepare(plan.request)
+        recorder.record(engine.store.db, chat_id, plan.request, server="bench")
+        recording.append(time.perf_counter() - started)
+    return statistics.median(planning), statistics.median(recording)
 
 
 def peak_of_command(*argv: str) -> tuple[float, float]:
@@ -122,6 +154,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as home:
         engine = Engine.open(home, demo=True)
         huge = create_demo_chat(engine.store, HUGE_TURNS)
+        mid = create_demo_chat(engine.store, MID_TURNS)
         small = create_demo_chat(engine.store, SMALL_TURNS)
         tiny = create_demo_chat(engine.store, 2)
         window = MainWindow.over(engine)
@@ -147,6 +180,7 @@ def main() -> int:
         started = time.perf_counter()
         found = engine.search("shipping fee", chat_id=huge.id)
         searched = time.perf_counter() - started
+        turn_costs = {c.id: per_turn_costs(engine, c.id) for c in (small, mid, huge)}
         window.close()
         engine.close()
         memory = memory_after_opening(home, huge.id)
@@ -156,6 +190,19 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as other:
             importing = peak_of_command("--home", other, "import", file)
     big, little = statistics.median(opens[huge.id]), statistics.median(opens[small.id])
+    per_turn = [
+        Row(
+            f"{what} after a turn: {chat.message_count:,}-message chat / "
+            f"{small.message_count}-message chat",
+            turn_costs[chat.id][k] / turn_costs[small.id][k],
+            "×",
+            1.5,
+            f"medians of 5 turns: {turn_costs[chat.id][k] * 1000:.1f} ms / "
+            f"{turn_costs[small.id][k] * 1000:.1f} ms",
+        )
+        for k, what in enumerate(("the plan", "the ledger's insert"))
+        for chat in (mid, huge)
+    ]
     return report(
         "A 100,000-message chat",
         [
@@ -176,6 +223,7 @@ def main() -> int:
                 f"{little * 1000:.0f} ms",
             ),
             Row("its first plan (after the first paint, off the GUI thread)", planned, "s", None),
+            *per_turn,
             Row(
                 "resident memory after opening and planning it",
                 memory,

@@ -605,6 +605,7 @@ def test_export_from_the_chat_list_writes_json(
     index = window.chat_list.index_of(session.chat.id)
     menu = window.chat_list.list.menu_for(index)  # the chat's right-click menu
     next(a for a in menu.actions() if a.text() == "Export as JSON…").trigger()
+    qtbot.waitUntil(target.exists, timeout=10000)  # (written off the GUI thread)
     exported = json.loads(target.read_text())
     assert exported["format"] == "contextdesk.chat"
     assert len(exported["messages"]) == len(session.messages)

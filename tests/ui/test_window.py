@@ -3,6 +3,7 @@ chats, the per-message actions, and what the window looks like."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Callable
@@ -933,7 +934,11 @@ def test_a_price_entered_in_settings_turns_tokens_only_into_a_cost(
 
 
 def test_file_dialogs_start_in_documents_then_where_the_last_one_was(
-    window: MainWindow, engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow,
+    engine: Engine,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    qtbot: QtBot,
 ) -> None:
     from PySide6.QtCore import QStandardPaths
 
@@ -952,8 +957,24 @@ def test_file_dialogs_start_in_documents_then_where_the_last_one_was(
 
     monkeypatch.setattr("desktop_app.ui.chat_list.controller.QFileDialog.getSaveFileName", save_as)
     chat = engine.new_chat("Kept")
-    window.chats.export(chat.id, "json")
-    assert (chosen / "chat.json").exists()
+    said: list[str] = []
+    window.chats.status.connect(said.append)
+    writing, written = threading.Event(), threading.Event()
+    export_to = type(chat).export_to
+
+    def slow_export_to(self: object, *args: object, **kwargs: object) -> None:
+        writing.set()
+        written.wait(5)  # (a 100,000-message chat takes seconds)
+        export_to(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(chat), "export_to", slow_export_to)
+    window.chats.export(chat.id, "json")  # written off the GUI thread, then said
+    assert writing.wait(5)
+    assert not (chosen / "chat.json").exists()  # the window went on meanwhile
+    written.set()
+    qtbot.waitUntil(lambda: said[-1:] == [f"Exported to {chosen / 'chat.json'}"], timeout=10000)
+    assert said[0] == "Exporting “Kept”…"
+    assert json.loads((chosen / "chat.json").read_text())["chat"]["title"] == "Kept"
     assert seen[0].startswith(first)
     assert window.chats.start_folder() == str(chosen)
     window.close()

@@ -4,6 +4,7 @@ into dialogs, the list's rows and messages for the window."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,11 +46,17 @@ class ChatListController(QObject):
     status = Signal(str)
 
     def __init__(
-        self, engine: Engine, panel: ChatListPanel, window: QWidget, searching: BackgroundWorker
+        self,
+        engine: Engine,
+        panel: ChatListPanel,
+        window: QWidget,
+        searching: BackgroundWorker,
+        background: BackgroundWorker,
     ) -> None:
         super().__init__(window)
         self.engine = engine
         self.searching = searching  # off the GUI thread: the newest query wins
+        self.background = background  # the chats' own work: an export plans, as plans do
         self.panel = panel
         self.window = window
         self.folder = ""  # the last folder an export or import used (kept in AppState)
@@ -272,12 +279,14 @@ class ChatListController(QObject):
         if not path:
             return
         self.folder = str(Path(path).parent)
-        try:
-            chat.export_to(Path(path), fmt)
-        except ContextDeskError as exc:
-            self.problem.emit(exc.info)
-            return
-        self.status.emit(f"Exported to {path}")
+        # Off the GUI thread: a 100,000-message chat takes seconds to write (~90 MB).
+        self.status.emit(f"Exporting “{chat.title}”…")
+        self.background.submit(
+            f"export:{chat_id}:{path}",
+            functools.partial(chat.export_to, Path(path), fmt),
+            lambda _written: self.status.emit(f"Exported to {path}"),
+            self.problem.emit,
+        )
 
     def start_folder(self) -> str:
         """Where a file dialog opens: the folder last used, else the user's documents
