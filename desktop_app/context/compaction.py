@@ -96,12 +96,7 @@ def plan_span(
     keep_recent: int | None = None,
 ) -> CompactionSpan:
     """The span to compact now, or `NothingToCompact` saying why there is none."""
-    keep = settings.keep_recent_turns if keep_recent is None else keep_recent
-    first = 1 if settings.keep_first_message else 0
-    starts = [i for i in range(first + 1, len(messages)) if is_clean_start(messages, i)]
-    if keep > 0 and len(starts) <= keep:
-        raise NothingToCompact(f"The chat has no turns older than the {keep} most recent ones.")
-    end = starts[-keep] if keep > 0 else len(messages)
+    first, end = _span_bounds(messages, settings, keep_recent)
     previous = state.active_summary
     covered = set(previous.covers) if previous else set()
     new_ids = [
@@ -110,11 +105,53 @@ def plan_span(
         if m.id not in covered and m.id not in state.excluded_messages
     ]
     if not new_ids:
-        raise NothingToCompact("Everything before the recent turns is already summarized.")
+        raise NothingToCompact(ALL_SUMMARIZED)
     order = {m.id: i for i, m in enumerate(messages)}
     covers = tuple(sorted(covered | set(new_ids), key=lambda i: order.get(i, -1)))
     numbers = turn_numbers(messages)
     return CompactionSpan(first, end, covers, previous, (numbers[first], numbers[end - 1]))
+
+
+def why_not_compactable(
+    messages: Sequence[Message], state: ContextState, settings: ContextSettings
+) -> str:
+    """What `plan_span` would say stops a compaction now ("" when one can be made),
+    found from the newest turns back and the oldest messages on: every plan asks, and a
+    100,000-message chat's whole span took a fifth of its plan (~130 ms) to say ""."""
+    try:
+        first, end = _span_bounds(messages, settings)
+    except NothingToCompact as exc:
+        return exc.message
+    previous = state.active_summary
+    covered = set(previous.covers) if previous else set()
+    for i in range(first, end):
+        if messages[i].id not in covered and messages[i].id not in state.excluded_messages:
+            return ""
+    return ALL_SUMMARIZED
+
+
+ALL_SUMMARIZED = "Everything before the recent turns is already summarized."
+
+
+def _span_bounds(
+    messages: Sequence[Message], settings: ContextSettings, keep_recent: int | None = None
+) -> tuple[int, int]:
+    """Where the span may start (after the first message, if it is kept) and end (where
+    the last `keep_recent` turns start), found from the newest turn back; or
+    `NothingToCompact` when there is no turn older than those."""
+    keep = settings.keep_recent_turns if keep_recent is None else keep_recent
+    first = 1 if settings.keep_first_message else 0
+    if keep <= 0:
+        return first, len(messages)
+    seen, end = 0, len(messages)
+    for i in range(len(messages) - 1, first, -1):  # turn starts, newest first
+        if is_clean_start(messages, i):
+            seen += 1
+            if seen == keep:
+                end = i
+            elif seen > keep:  # an older turn than the kept ones: something to compact
+                return first, end
+    raise NothingToCompact(f"The chat has no turns older than the {keep} most recent ones.")
 
 
 def render_span(messages: Sequence[Message], span: CompactionSpan) -> str:

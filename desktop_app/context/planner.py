@@ -11,7 +11,12 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from desktop_app.context.chat_settings import ContextSettings
-from desktop_app.context.compaction import Compactor, apply_preview, plan_span
+from desktop_app.context.compaction import (
+    Compactor,
+    apply_preview,
+    plan_span,
+    why_not_compactable,
+)
 from desktop_app.context.errors import NothingToCompact
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.plan import Plan
@@ -94,11 +99,7 @@ class ContextPlanner:
     def compaction_blocked(self, messages: Sequence[Message]) -> str:
         """Why nothing can be compacted now ("" when something can): *Compact now…* is
         offered only when it can do something, its reason in the tooltip otherwise."""
-        try:
-            plan_span(messages, self.state, self.settings)
-        except NothingToCompact as exc:
-            return exc.message
-        return ""
+        return why_not_compactable(messages, self.state, self.settings)
 
     def compacts_first(self, plan: Plan, messages: Sequence[Message]) -> bool:
         """Will sending `messages` (planned as `plan`) compact older turns first, so the

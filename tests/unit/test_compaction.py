@@ -4,6 +4,8 @@ and the refund case (facts that summaries lose) through the real loop."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.compaction import (
@@ -11,13 +13,14 @@ from desktop_app.context.compaction import (
     Compactor,
     apply_preview,
     plan_span,
+    why_not_compactable,
 )
 from desktop_app.context.errors import NothingToCompact
 from desktop_app.context.facts import Fact
 from desktop_app.context.plan import BlockState
 from desktop_app.context.planner import ContextPlanner
 from desktop_app.context.projection import Projector
-from desktop_app.context.state import ContextState
+from desktop_app.context.state import ContextState, Summary
 from desktop_app.core.cancel import CancelToken
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.events import (
@@ -31,10 +34,11 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.loop import LoopConfig, LoopPorts, LoopState, run_turn
 from desktop_app.core.messages import Message, user_text
-from desktop_app.core.protocol import validate
+from desktop_app.core.protocol import is_clean_start, validate
 from tests.fakes.backend import ScriptedBackend, text_reply
 from tests.fakes.tools import ScriptedApprover
 from tests.fakes.words import word_counter
+from tests.strategies import messy_histories
 from tests.unit.builders import a, call, result, u
 
 SETTINGS = ContextSettings(context_window=100_000, max_tokens=500, keep_recent_turns=2)
@@ -76,6 +80,40 @@ def test_the_span_runs_from_after_the_first_message_to_before_the_recent_turns()
 def test_nothing_to_compact_is_a_clear_error() -> None:
     with pytest.raises(NothingToCompact, match="no turns older than the 2 most recent"):
         plan_span(refund_chat()[:5], ContextState(), SETTINGS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    messy_histories,
+    st.integers(-1, 4),
+    st.booleans(),
+    st.sets(st.integers(0, 11)),
+    st.sets(st.integers(0, 11)),
+)
+def test_why_nothing_can_be_compacted_is_what_planning_the_span_says(
+    history: list[Message], keep: int, keep_first: bool, summarized: set[int], excluded: set[int]
+) -> None:
+    """Every plan asks whether a compaction could be made; its quick answer, from the
+    newest turns back, is the one the whole span gives."""
+    chat_settings = ContextSettings(keep_recent_turns=keep, keep_first_message=keep_first)
+    ids = [m.id for m in history]
+    state = ContextState()
+    if summarized & set(range(len(ids))):
+        covers = tuple(ids[i] for i in sorted(summarized) if i < len(ids))
+        state = state.with_summary(Summary(1, covers, "Earlier.", "m"))
+    for i in excluded:
+        if i < len(ids):
+            state = state.exclude_message(ids[i])
+    first = 1 if keep_first else 0  # the span's end, as it was found before: every start
+    starts = [i for i in range(first + 1, len(history)) if is_clean_start(history, i)]
+    try:
+        span = plan_span(history, state, chat_settings)
+        said = ""
+        assert keep <= 0 or len(starts) > keep
+        assert span.end == (starts[-keep] if keep > 0 else len(history))
+    except NothingToCompact as exc:
+        said = exc.message
+    assert why_not_compactable(history, state, chat_settings) == said
 
 
 def test_the_summarizer_request_keeps_hard_facts_and_takes_instructions() -> None:
