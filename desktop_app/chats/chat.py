@@ -132,7 +132,7 @@ class Chat:
         """The chat as JSON (contextdesk.chat, with the request its next turn would send,
         and on request every request it sent, from the ledger) or as Markdown."""
         out = io.StringIO()
-        self._write_export(out, fmt, with_requests=with_requests)
+        self.write_export(out, fmt, with_requests=with_requests)
         return out.getvalue()
 
     def export_to(self, path: Path, fmt: str = "json", *, with_requests: bool = False) -> None:
@@ -141,13 +141,15 @@ class Chat:
         try:
             with atomic_file(path) as raw:
                 out = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-                self._write_export(out, fmt, with_requests=with_requests)
+                self.write_export(out, fmt, with_requests=with_requests)
                 out.flush()
                 out.detach()  # (the file is the atomic writer's to close)
         except OSError as exc:
             raise file_error("Export failed", path, exc) from exc
 
-    def _write_export(self, out: IO[str], fmt: str, *, with_requests: bool) -> None:
+    def write_export(self, out: IO[str], fmt: str = "json", *, with_requests: bool = False) -> None:
+        """`export` written to `out` as it is made, message by message (`contextdesk
+        export` to the terminal: a long chat is never one string)."""
         from desktop_app.storage.chat_export import export_document, export_markdown, write_json
 
         store = self._core.host.store

@@ -22,7 +22,7 @@ def cmd_export(engine: Engine, args: argparse.Namespace) -> int:
         chat.export_to(args.output, args.format, with_requests=args.with_requests)
         print(f"Exported {chat.title!r} to {args.output}")
     else:
-        sys.stdout.write(chat.export(args.format, with_requests=args.with_requests))
+        chat.write_export(sys.stdout, args.format, with_requests=args.with_requests)
     return 0
 
 
