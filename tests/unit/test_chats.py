@@ -636,6 +636,21 @@ def test_a_reply_whose_thinking_is_left_out_is_not_counted_and_stored_again_each
         assert engine.keep_counts(history) == kept
 
 
+def test_an_imported_chat_opens_with_the_counts_its_import_made(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Importing describes the chat (its size, its next request's price), which counts
+    every message; those counts are kept, so that opening it does not count it again."""
+    target = tmp_path / "chat.json"
+    demo(engine, 3).export_to(target)
+    (imported,) = engine.import_path(target).chats
+    kept = engine.store.block_counts(imported.chat.id)
+    assert set(kept) == {m.id for m in engine.chat(imported.chat.id).messages()}
+    again = engine.reader(imported.chat.id)()
+    engine.chat(imported.chat.id).plans.plan(history=again)
+    assert engine.counter.to_store(again) == {}  # nothing was counted afresh
+
+
 def test_a_reader_leaves_a_reply_another_process_is_writing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     sender = Engine.open(home)  # stands for `contextdesk send`, mid-reply
