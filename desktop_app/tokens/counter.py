@@ -187,9 +187,8 @@ class TokenCounter:
         neighbour: counted, but not kept under its id, which is a transcript message's
         (kept, it would displace that message's counts, to be counted and stored again
         after every plan)."""
-        memo = self._by_message.get(message.id)
-        if memo is not None and memo[0] is message.blocks:
-            return MESSAGE_OVERHEAD + sum(memo[1])
+        if self._by_message.get(message.id, (None,))[0] is message.blocks:
+            return self.message(message)
         return MESSAGE_OVERHEAD + sum(self.block(b) for b in message.blocks)
 
     def forget(self, messages: Iterable[Message]) -> None:
@@ -285,6 +284,9 @@ class TokenCounter:
         return {kind: raw for kind, raw in zip(KINDS, mix, strict=True) if raw}
 
     def message(self, message: Message) -> int:
+        memo = self._by_message.get(message.id)  # (`blocks_of`'s lookup, inlined: every plan
+        if memo is not None and memo[0] is message.blocks:  # asks it of every message)
+            return MESSAGE_OVERHEAD + sum(memo[1])
         return MESSAGE_OVERHEAD + sum(self.blocks_of(message))
 
     def messages(self, messages: Iterable[Message]) -> int:
