@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the context engine and the tools load with the first plan
     from desktop_app.chats.host import ChatHost
     from desktop_app.context.planner import ContextPlanner
     from desktop_app.context.projection import Projector
+    from desktop_app.core.valid_prefix import ValidPrefix
     from desktop_app.tools.registry import ToolRegistry
 
 StateChange = Callable[[ContextState], ContextState]
@@ -48,6 +49,7 @@ class ChatCore:
         self.planner: ContextPlanner | None = None
         self.tools: ToolRegistry | None = None
         self.projector: Projector | None = None  # kept across planners: its view cache
+        self.valid_prefix: ValidPrefix | None = None  # the last check's: `repaired_history`
         self.answering = False  # a turn runs (`Turns`): context edits wait for it
         self._queued: list[StateChange] = []
 
@@ -80,6 +82,14 @@ class ChatCore:
     def messages(self) -> list[Message]:
         """The transcript as stored: every message, whatever its state in the context."""
         return self.host.store.messages(self.id)
+
+    def repaired_history(self, messages: Sequence[Message]) -> list[Message]:
+        """`repaired(messages)`, the check going on from where the last one stood: each
+        plan checks the whole history, and a 100,000-message chat took ~100 ms a plan."""
+        result = repair(messages, self.valid_prefix)
+        if result.valid_prefix is not None:
+            self.valid_prefix = result.valid_prefix  # (one object, set whole: any thread)
+        return list(result.messages)
 
     def history(self, messages: Sequence[Message] | None = None) -> list[Message]:
         """The transcript (or `messages`, read already) repaired for the API."""

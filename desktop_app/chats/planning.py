@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_app.chats.branches import edited
-from desktop_app.chats.chat_core import ChatCore, repaired, retry_point
+from desktop_app.chats.chat_core import ChatCore, retry_point
 from desktop_app.chats.names import ONE_WORD
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.state import ContextState
@@ -223,7 +223,7 @@ class Planning:
         if blocks:
             messages.append(Message("user", blocks))
         edit_of = beside.id if beside is not None and beside.id in ids else ""
-        return lambda: replace(planner.plan(repaired(messages)), edit_of=edit_of)
+        return lambda: replace(planner.plan(self._core.repaired_history(messages)), edit_of=edit_of)
 
     def next_planning(
         self,
@@ -284,7 +284,7 @@ class Planning:
         messages = list(history)
         if draft.strip():
             messages.append(Message("user", (TextBlock(draft),)))
-        return self.planner().compacts_first(plan, repaired(messages))
+        return self.planner().compacts_first(plan, self._core.repaired_history(messages))
 
     # -- counting ---------------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ from desktop_app.core.images import (
     image_facts,
 )
 from desktop_app.core.messages import Message
+from desktop_app.core.valid_prefix import ValidPrefix
 
 TOOL_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]+")
 SERVER_TOOL_ID = re.compile(r"srvtoolu_[a-zA-Z0-9_]+")
@@ -291,18 +292,34 @@ def validate(
     that starts with the assistant, so runs of one role are checked as the turn they
     become. `thinking` (on, off, or None: not known) and `prefill` (may the history end
     with the assistant?) add the rules that depend on the request's settings."""
+    return validate_from(messages, None, thinking=thinking, prefill=prefill)[0]
+
+
+def validate_from(
+    messages: Sequence[Message],
+    since: ValidPrefix | None,
+    *,
+    thinking: bool | None = None,
+    prefill: bool = True,
+) -> tuple[list[Problem], ValidPrefix | None]:
+    """`validate`, read on from `since` when `messages` begin with its messages (the same
+    objects, a turn ending there); and the prefix the next check may read on from (None
+    when a problem came before the last turn)."""
     if not messages:
-        return [Problem("messages", "at least one message is required")]
+        return [Problem("messages", "at least one message is required")], None
     check = _Pass()
     last = len(messages) - 1
-    expected: list[str] = []  # tool_use ids of the previous assistant turn, in order
-    roles = [message.role for message in messages]
-    start = 0
+    # where the check starts, and the tool_use ids of the assistant turn before, in order
+    start, expected = check.resume(messages, since)
+    roles = [""] * start + [message.role for message in messages[start:]]
+    point = None
     while start <= last:
         role = roles[start]
         end = start
         while end < last and roles[end + 1] == role:
             end += 1
+        if end == last and start and not check.out:  # the last turn: the next check's start
+            point = check.point(messages, start, expected)
         if not messages[start].blocks or start != end:
             for i in range(start, end + 1):
                 if not messages[i].blocks and not (i == last and role == "assistant"):
@@ -338,7 +355,7 @@ def validate(
             out.append(Problem(f"messages.{last}", NO_PREFILL))
     if thinking is not None:
         out.extend(thinking_problems(messages, enabled=thinking))
-    return out
+    return out, point
 
 
 def _paused_turn(message: Message) -> bool:
@@ -400,6 +417,40 @@ class _Pass:
         self.wide_images: list[tuple[str, ImageFacts]] = []  # sides over 2,000 px: (path, facts)
         self.server_calls = False  # the last assistant turn made a server tool call
         self.documents: list[tuple[str, bool]] = []  # (path, citations on) of each document
+
+    def resume(
+        self, messages: Sequence[Message], since: ValidPrefix | None
+    ) -> tuple[int, list[str]]:
+        """Take `since`'s state if `messages` go on from its prefix (identical objects
+        compare at once) with a turn's start: where to go on from, and the calls due."""
+        at = len(since.messages) if since is not None else 0
+        if (
+            since is None
+            or not 0 < at < len(messages)
+            or messages[at].role == messages[at - 1].role
+            # the turn before was checked with this one in view: do its server calls go
+            # on here? If they did then, they must now (else they were never checked)
+            or (since.continued and not continues_turn(messages[at]))
+            or tuple(messages[:at]) != since.messages
+        ):
+            return 0, []
+        self.seen_ids, self.image_count = set(since.seen_ids), since.image_count
+        self.wide_images, self.documents = list(since.wide_images), list(since.documents)
+        self.server_calls = since.server_calls
+        return at, list(since.expected)
+
+    def point(self, messages: Sequence[Message], at: int, expected: list[str]) -> ValidPrefix:
+        """The check's state before the turn at `at` (none found yet)."""
+        return ValidPrefix(
+            tuple(messages[:at]),
+            continues_turn(messages[at]),
+            tuple(expected),
+            frozenset(self.seen_ids),
+            self.image_count,
+            tuple(self.wide_images),
+            self.server_calls,
+            tuple(self.documents),
+        )
 
     def user_turn(
         self, messages: Sequence[Message], start: int, end: int, expected: list[str]

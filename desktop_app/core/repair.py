@@ -58,8 +58,9 @@ from desktop_app.core.protocol import (
     server_result_kind,
     turn_in_progress,
     unanswered_server_calls,
-    validate,
+    validate_from,
 )
+from desktop_app.core.valid_prefix import ValidPrefix
 
 INTERRUPTED_RESULT = (
     "Interrupted: {name} did not return a result (the turn was stopped or the app closed "
@@ -85,6 +86,7 @@ class RepairResult:
     messages: tuple[Message, ...]
     repairs: tuple[Repair, ...]
     problems: tuple[Problem, ...] = ()  # what the validator found before repairing
+    valid_prefix: ValidPrefix | None = None  # where the next check may go on from
 
     @property
     def changed(self) -> bool:
@@ -105,13 +107,14 @@ class _Item:
 _Entry = _Item | int
 
 
-def repair(messages: Sequence[Message]) -> RepairResult:
+def repair(messages: Sequence[Message], since: ValidPrefix | None = None) -> RepairResult:
     """A valid history with the same content, and a report of every change.
 
-    Validates first (the problems are in the result), so callers need not."""
-    problems = validate(messages) if messages else []
-    if not problems:
-        return RepairResult(tuple(messages), ())  # the common case: nothing to do
+    Validates first (the problems are in the result), so callers need not — from
+    `since` on, when the history goes on from it (`protocol.validate_from`)."""
+    problems, point = validate_from(messages, since) if messages else ([], None)
+    if not problems:  # the common case: nothing to do
+        return RepairResult(tuple(messages), (), valid_prefix=point)
     dirty = _implicated(problems)
     many_images = any(".image." in p.path for p in problems) and image_count(messages) > MANY_IMAGES
     fixer = _Fixer(messages, MANY_IMAGES_MAX_EDGE if many_images else MAX_EDGE)

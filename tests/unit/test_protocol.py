@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from desktop_app.core.blocks import (
     ImageBlock,
@@ -13,7 +15,14 @@ from desktop_app.core.blocks import (
     ToolUseBlock,
 )
 from desktop_app.core.messages import Message
-from desktop_app.core.protocol import clean_cut_points, is_clean_start, validate
+from desktop_app.core.protocol import (
+    clean_cut_points,
+    is_clean_start,
+    validate,
+    validate_from,
+)
+from desktop_app.core.repair import repair
+from tests.strategies import messy_histories
 from tests.unit.builders import a, call, result, think, u
 
 
@@ -269,3 +278,54 @@ def test_a_paused_turn_goes_back_as_it_is_but_a_cut_reply_is_a_prefill() -> None
     assert last(None, TextBlock("Searching"), searched, found) == []  # (a body read back)
     assert last("max_tokens", searched, found, TextBlock("The answer is")) != []
     assert last(None, searched, found, TextBlock("The answer is")) != []
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messy_histories, messy_histories, st.integers(0, 12), st.booleans())
+def test_checking_a_longer_history_on_from_where_it_stood_finds_what_checking_it_all_does(
+    before: list[Message], after: list[Message], cut: int, same_turn: bool
+) -> None:
+    """A plan checks the whole history before every request: a turn longer, it goes on
+    from the last check's point. The problems found are exactly the full check's —
+    whatever the history before it (made valid, or not), whatever follows."""
+    earlier = list(repair(before).messages) if before else []
+    if same_turn and earlier and after:  # the new messages join the last turn
+        after = [Message(earlier[-1].role, m.blocks) for m in after[:1]] + after[1:]
+    earlier = earlier[: max(1, cut)] if earlier else earlier
+    longer = [*earlier, *after]
+    _problems, point = validate_from(earlier, None) if earlier else ([], None)
+    for thinking, prefill in [(None, True), (True, False), (False, True)]:
+        assert validate_from(longer, point, thinking=thinking, prefill=prefill)[0] == validate(
+            longer, thinking=thinking, prefill=prefill
+        )
+    if point is not None:  # its last turn replaced: what follows may not start a turn
+        replaced = [*point.messages, *after]
+        assert validate_from(replaced, point)[0] == validate(replaced)
+    # a history changed before the point (not the same objects) is checked whole
+    if point is not None and point.messages and after:
+        changed = [*earlier[:-1], Message(earlier[-1].role, earlier[-1].blocks), *after]
+        assert validate_from(changed, point)[0] == validate(changed)
+
+
+def test_a_longer_history_is_checked_from_its_last_turn_on() -> None:
+    history = [u("Order 1?"), a(call("toolu_1", order="1")), u(result("toolu_1")), a("Done.")]
+    _none, point = validate_from(history, None)
+    assert point is not None
+    assert point.messages == tuple(history[:3])  # before the last turn
+    longer = [*history, u("And 2?"), a(call("toolu_1", order="2"))]  # an id used before
+    assert validate_from(longer, point)[0] == validate(longer) != []
+
+
+def test_what_the_whole_history_holds_is_kept_at_the_point_a_longer_one_goes_on_from() -> None:
+    """Rules over the whole request — documents cite all or none, more than 20 images
+    must each fit 2,000 px — count what came before the point too."""
+    from tests.unit.test_repair import MANY_IMAGES_PNG  # type: ignore[attr-defined]
+
+    cited = [u(_document(True), "a"), a("b"), u("c"), a("d")]
+    _none, point = validate_from(cited, None)
+    longer = [*cited, u(_document(False), "e")]
+    assert validate_from(longer, point)[0] == validate(longer) != []
+    wide = [u("see", *[ImageBlock("image/png", MANY_IMAGES_PNG)] * 15), a("ok"), u("c"), a("d")]
+    _none, point = validate_from(wide, None)
+    longer = [*wide, u("more", *[ImageBlock("image/png", MANY_IMAGES_PNG)] * 6)]
+    assert validate_from(longer, point)[0] == validate(longer) != []
