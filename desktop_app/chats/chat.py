@@ -19,11 +19,12 @@ server's count) run their network part on a worker (`slow.SlowAction`).
 
 from __future__ import annotations
 
+import functools
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from desktop_app.chats.branches import Branches
 from desktop_app.chats.changes import Changes
@@ -40,6 +41,9 @@ from desktop_app.context.state import ContextState
 from desktop_app.core.errors import file_error
 from desktop_app.core.messages import Message
 from desktop_app.storage.chat_info import ChatInfo
+
+if TYPE_CHECKING:  # (the context engine loads with the first plan)
+    from desktop_app.context.planner import ContextPlanner
 
 
 class Chat:
@@ -135,30 +139,63 @@ class Chat:
         self.write_export(out, fmt, with_requests=with_requests)
         return out.getvalue()
 
-    def export_to(self, path: Path, fmt: str = "json", *, with_requests: bool = False) -> None:
+    def export_to(
+        self,
+        path: Path,
+        fmt: str = "json",
+        *,
+        with_requests: bool = False,
+        planner: ContextPlanner | None = None,
+    ) -> None:
         """Write the export to `path` whole or not at all, message by message: a
         100,000-message chat is never one string (~100 MB) in memory."""
         try:
             with atomic_file(path) as raw:
                 out = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-                self.write_export(out, fmt, with_requests=with_requests)
+                self.write_export(out, fmt, with_requests=with_requests, planner=planner)
                 out.flush()
                 out.detach()  # (the file is the atomic writer's to close)
         except OSError as exc:
             raise file_error("Export failed", path, exc) from exc
 
-    def write_export(self, out: IO[str], fmt: str = "json", *, with_requests: bool = False) -> None:
-        """`export` written to `out` as it is made, message by message (`contextdesk
-        export` to the terminal: a long chat is never one string)."""
-        from desktop_app.storage.chat_export import export_document, export_markdown, write_json
+    def exporting(self, path: Path, fmt: str = "json") -> Callable[[], None]:
+        """`export_to`, split for threads: call this on the database thread (it takes
+        the planner as it is now, as a plan does); call what it returns on any thread."""
+        planner = self.plans.planner() if fmt == "json" else None
+        return functools.partial(self.export_to, path, fmt, planner=planner)
 
-        store = self._core.host.store
-        if fmt == "md":
-            out.write(export_markdown(store, self.id))
-            return
-        messages = self._core.host.reader(self.id)()  # (with the token counts kept for them)
-        body = self.plans.planning("", messages)().request.body()  # the history as it stands
-        doc = export_document(store, self.id, body, self._core.host.counter.blocks_of, messages)
+    def write_export(
+        self,
+        out: IO[str],
+        fmt: str = "json",
+        *,
+        with_requests: bool = False,
+        planner: ContextPlanner | None = None,
+    ) -> None:
+        """`export` written to `out` as it is made, message by message (`contextdesk
+        export` to the terminal: a long chat is never one string). What it holds is read
+        at one moment, on a connection of its own: a branch chosen or a message sent
+        meanwhile (it may write on a worker while the window goes on) is in it whole,
+        or not at all."""
+        from desktop_app.storage.chat_export import export_document, export_markdown, write_json
+        from desktop_app.storage.store import ChatStore
+
+        host = self._core.host
+        store = ChatStore.open(host.store.path)
+        try:
+            with store.one_moment():
+                if fmt == "md":
+                    out.write(export_markdown(store, self.id))
+                    return
+                counts: dict[str, tuple[int, ...]] = {}
+                messages = store.messages(self.id, counts)
+                host.counter.remember(messages, counts)  # (as `Engine.reader` does)
+                plan = self.plans.planning("", messages, planner=planner)()
+                doc = export_document(
+                    store, self.id, plan.request.body(), host.counter.blocks_of, messages
+                )
+        finally:
+            store.close()
         if with_requests:
             doc["requests"] = self.costs.ledger_export()
         write_json(out, doc)

@@ -294,27 +294,38 @@ def import_chat_file(
     with _collector_paused():
         try:
             data, read = _read_export(stream)
-        except (ValueError, RecursionError) as exc:  # (UnicodeDecodeError is one)
+            if read is not None:
+                return _import_export(store, data, untitled, read)
+        except (ValueError, RecursionError) as exc:
             if stream.seek(0, os.SEEK_END) > MAX_IMPORT_BYTES:
-                raise ImportFailed("Not valid JSON", f"{exc}.") from exc
-            data, read = {}, None  # read whole, to say what is wrong where
-        if read is not None:
-            return _import_export(store, data, untitled, read)
+                raise _unreadable(exc) from exc
+            # (read whole below, to say what is wrong where, as a small file always was)
     stream.seek(0)
     return import_chat(store, stream.read(MAX_IMPORT_BYTES + 1), untitled)
 
 
+def _unreadable(exc: ValueError | RecursionError) -> ImportFailed:
+    """What a file read as it goes says when it cannot be read on."""
+    if isinstance(exc, UnicodeDecodeError):
+        return ImportFailed("Not UTF-8 text", f"A byte near byte {exc.start:,} is not valid UTF-8.")
+    if isinstance(exc, RecursionError):
+        return ImportFailed("Nested too deeply", "The JSON is nested deeper than any chat needs.")
+    return ImportFailed("Not valid JSON", f"{exc}.")
+
+
 def _read_export(stream: BinaryIO) -> tuple[dict[str, Any], _Read | None]:
     """The file's members, its messages read one by one (None: not an export of ours
-    with "format" before "messages", to be read whole)."""
+    with "format" before "messages", or a member given twice — to be read whole, as
+    `json.loads` reads it: the last one counts)."""
     data: dict[str, Any] = {}
     read = _Read()
     decoder = json.JSONDecoder(parse_constant=_no_constants)
     for key, value in object_members(stream, {"messages"}, decoder):
+        if key in data or (key == "messages" and read.messages is not None):
+            return data, None
         if key == "messages" and isinstance(value, Iterator):
-            if data.get("format") != FORMAT or read.messages is not None:
-                return data, None  # (not ours, or "messages" twice: as json.loads reads it)
-            _check_version(data)
+            if data.get("format") != FORMAT:
+                return data, None  # (not ours: a request body)
             read.messages = _read_messages(value, read.reader, "messages", read.new_ids, read.order)
             continue
         data[key] = value
@@ -427,6 +438,8 @@ def _read_messages(
                 order[message.id] = float(at)
             kept.append(_with_its_fields(message, fields))
     except RecursionError:
+        if not isinstance(raw, list):  # (the file itself cannot be read on: said whole)
+            raise
         reader.problem(path, "nested too deeply")
     reader.problems += parser.problems
     return kept

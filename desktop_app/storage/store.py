@@ -21,11 +21,12 @@ so no caller ever meets a raw SQLite exception.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
@@ -111,6 +112,17 @@ class ChatStore:
                 reader.execute("PRAGMA query_only = ON")
                 self._readers[threading.get_ident()] = reader
             return reader
+
+    @contextlib.contextmanager
+    def one_moment(self) -> Iterator[None]:
+        """What is read inside sees the database as it was at one moment (a read
+        transaction: WAL lets others write meanwhile). For a store of its own: the
+        window's writes go through the window's."""
+        self.db.execute("BEGIN DEFERRED")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
 
     def data_version(self) -> int:
         """Changes whenever another connection (the CLI, another program) commits to the

@@ -175,8 +175,12 @@ class TokenCounter:
     def blocks_of(self, message: Message) -> tuple[int, ...]:
         """Per-block raw estimates of a message; an unchanged message is one lookup."""
         memo = self._by_message.get(message.id)
-        if memo is not None and memo[0] is message.blocks:
-            return memo[1]
+        if memo is not None:
+            if memo[0] is message.blocks:
+                return memo[1]
+            if memo[0] == message.blocks:  # the same blocks read again (an export, a
+                self._by_message[message.id] = (message.blocks, memo[1])  # reload): held
+                return memo[1]
         counts = tuple(self.block(b) for b in message.blocks)
         self._by_message[message.id] = (message.blocks, counts)
         self._unsaved.add(message.id)

@@ -150,6 +150,31 @@ def test_a_branch_is_read_with_its_kept_token_counts_and_no_other_branchs(
     assert all(keys[message.id] is message.id for message in read)
 
 
+def test_an_export_holds_the_chat_as_it_was_when_it_began_whatever_is_chosen_meanwhile(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window writes an export on its worker and goes on: a branch chosen while it
+    plans is not half in it. Every version is in it once."""
+    from desktop_app.chats.planning import Planning
+
+    chat = engine.new_chat()
+    first = answered(chat, "Order 1 cost 10.", "And order 2?")
+    run(chat, chat.branches.edited(first[2], "And order 3?"), beside=first[2].id)
+    every = {m.id for m in first} | {m.id for m in chat.messages()}
+    planning = Planning.planning
+
+    def choosing_meanwhile(self: Planning, *args: Any, **kwargs: Any) -> Any:
+        engine.store.show_end(chat.id, first[-1].id)  # the first version, chosen now
+        return planning(self, *args, **kwargs)
+
+    monkeypatch.setattr(Planning, "planning", choosing_meanwhile)
+    doc = json.loads(chat.export())
+    shown = [m["id"] for m in doc["messages"]]
+    others = [m["id"] for m in doc["branches"]]
+    assert shown[-1] != first[-1].id  # as it was when the export began
+    assert sorted(shown + others) == sorted(every)
+
+
 def test_the_chat_list_counts_the_messages_a_person_reads(engine: Engine) -> None:
     """Tool results come back in a message of their own: Claude's work, not a message."""
     from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock

@@ -651,6 +651,20 @@ def test_an_imported_chat_opens_with_the_counts_its_import_made(
     assert engine.counter.to_store(again) == {}  # nothing was counted afresh
 
 
+def test_exporting_an_open_chat_leaves_its_window_s_counts_as_they_were(engine: Engine) -> None:
+    """The export reads the chat again (new objects, the same blocks): the window's next
+    plan neither counts its history again nor stores its counts again."""
+    chat = demo(engine, 3)
+    history = engine.reader(chat.id)()  # the window's
+    chat.plans.plan(history=history)
+    chat.plans.transcript_tokens(history)
+    assert engine.keep_counts(history) == len(history)
+    chat.export()
+    chat.plans.plan(history=history)
+    chat.plans.transcript_tokens(history)
+    assert engine.keep_counts(history) == 0
+
+
 def test_a_reader_leaves_a_reply_another_process_is_writing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     sender = Engine.open(home)  # stands for `contextdesk send`, mid-reply

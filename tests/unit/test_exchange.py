@@ -350,6 +350,55 @@ def test_a_broken_export_over_the_size_limit_says_so_and_changes_nothing(
         assert db_fingerprint(store) == before
 
 
+def test_an_export_read_as_it_goes_takes_what_a_whole_read_takes(
+    store: ChatStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys sorted (`jq -S`: "version" after "messages"), nesting too deep inside a
+    message, a member given twice, bytes that are not UTF-8: each says, over the size
+    limit, what reading the file whole says under it."""
+    first = export_chat(store, sample_chat(store), {"model": "claude-x", "messages": []})
+    sorted_keys = json.dumps(first, ensure_ascii=False, sort_keys=True).encode()
+    deep = dict(first, messages=[{"role": "user", "content": [{"type": "x", "v": [[[[[[]]]]]]}]}])
+    deep_raw = json.dumps(deep).replace("[[[[[[]]]]]]", "[" * 5000 + "]" * 5000).encode()
+    twice = json.dumps(first)[:-1] + ', "messages": null}'
+    for limit in (exchange.MAX_IMPORT_BYTES, 200):
+        monkeypatch.setattr(exchange, "MAX_IMPORT_BYTES", limit)
+        imported = import_chat_file(store, io.BytesIO(sorted_keys))
+        again = export_chat(store, imported.chat.id, {"model": "claude-x", "messages": []})
+        assert normalized(again) == normalized(first)
+        with pytest.raises(ContextDeskError, match="Nested too deeply"):
+            import_chat_file(store, io.BytesIO(deep_raw))
+        with pytest.raises(ContextDeskError) as caught:  # the last "messages" counts
+            import_chat_file(store, io.BytesIO(twice.encode()))
+        assert caught.value.title == (
+            "File too large" if limit == 200 else "This is not a valid conversation"
+        )
+    with pytest.raises(ContextDeskError, match="Not UTF-8 text"):
+        import_chat_file(store, io.BytesIO(json.dumps(first).encode()[:300] + b"\xff" * 10))
+
+
+def test_a_long_value_is_read_in_growing_pieces_not_parsed_again_per_chunk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 1 MB text cut in 1 KB chunks is not parsed a thousand times over (quadratic):
+    each retry reads as much again as it holds."""
+    monkeypatch.setattr(streaming, "CHUNK", 1024)
+    attempts = []
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
+            attempts.append(idx)
+            return super().raw_decode(s, idx)
+
+    raw = json.dumps({"format": "x", "messages": ["a" * 1_000_000, "b"]}).encode()
+    members = dict(streaming.object_members(io.BytesIO(raw), (), Counting()))
+    assert members["messages"][0] == "a" * 1_000_000
+    assert len(attempts) < 40
+    broken = raw.replace(b', "b"]', b', !b"]')  # said where it is in the file
+    with pytest.raises(ValueError, match="Expecting value, near character 1,000,03"):
+        dict(streaming.object_members(io.BytesIO(broken), (), Counting()))
+
+
 def test_a_huge_file_is_refused_before_parsing(
     store: ChatStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

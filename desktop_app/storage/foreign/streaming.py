@@ -37,8 +37,8 @@ def object_members(
     """Each member of the JSON object `stream` holds, in the file's order, as (key,
     value) — the value parsed, except an array under a key in `streamed`: an iterator
     of its items, each parsed as it is reached (read it to its end before asking for
-    the next member). Raises ValueError where the JSON is broken, or goes on after the
-    object (a `json.JSONDecodeError` where a value is)."""
+    the next member). Raises ValueError where the JSON is broken (saying where in the
+    file), or goes on after the object."""
     text = _Text(stream, None, decoder)
     text.skip_space()
     text.take("{")
@@ -86,10 +86,10 @@ class _Text:
         # (a character cut by a chunk's end waits for the rest of it)
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")()
 
-    def _more(self) -> bool:
+    def _more(self, size: int = CHUNK) -> bool:
         if self.done:
             return False
-        raw = self.stream.read(CHUNK)
+        raw = self.stream.read(size)
         if self.on_read is not None and raw:
             self.on_read(len(raw))
         if not raw:
@@ -128,7 +128,10 @@ class _Text:
 
     def take(self, char: str) -> None:
         if self.peek() != char:
-            raise ValueError(f"{char!r} expected at {self.buffer[self.at : self.at + 20]!r}")
+            raise ValueError(
+                f"{char!r} expected near character {self.where:,} of the file, at "
+                f"{self.buffer[self.at : self.at + 20]!r}"
+            )
         self.at += 1
 
     def items(self) -> Iterator[Any]:
@@ -148,13 +151,18 @@ class _Text:
             self.skip_space()
 
     def item(self) -> Any:
+        size = CHUNK
         while True:
             try:
                 value, end = self.decoder.raw_decode(self.buffer, self.at)
-            except json.JSONDecodeError:
-                if self._more():  # (an item cut by the chunk's end: read on)
+            except json.JSONDecodeError as exc:
+                # An item cut by the chunk's end: read on — as much again as is held, so
+                # that a 50 MB value is parsed a few times, not once per megabyte.
+                if self._more(size):
+                    size = max(size, len(self.buffer) - self.at)
                     continue
-                raise
+                where = self.dropped + exc.pos  # (the exception's own line is the buffer's)
+                raise ValueError(f"{exc.msg}, near character {where:,} of the file") from None
             if end == len(self.buffer) and not self.done and self._more():
                 continue  # a number may go on in the next chunk
             self.at = end

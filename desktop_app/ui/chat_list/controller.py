@@ -4,7 +4,6 @@ into dialogs, the list's rows and messages for the window."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -283,7 +282,7 @@ class ChatListController(QObject):
         self.status.emit(f"Exporting “{chat.title}”…")
         self.background.submit(
             f"export:{chat_id}:{path}",
-            functools.partial(chat.export_to, Path(path), fmt),
+            chat.exporting(Path(path), fmt),
             lambda _written: self.status.emit(f"Exported to {path}"),
             self.problem.emit,
         )
