@@ -397,6 +397,10 @@ def test_a_long_value_is_read_in_growing_pieces_not_parsed_again_per_chunk(
     broken = raw.replace(b', "b"]', b', !b"]')  # said where it is in the file
     with pytest.raises(ValueError, match="Expecting value, near character 1,000,03"):
         dict(streaming.object_members(io.BytesIO(broken), (), Counting()))
+    early = io.BytesIO(b'{"format": "x", "messages": [{"role": !}, ' + raw[20:])
+    with pytest.raises(ValueError, match="Expecting value, near character 38 "):
+        dict(streaming.object_members(early, (), Counting()))
+    assert early.tell() < 10_000  # broken early: the rest of the file is never read
 
 
 def test_a_huge_file_is_refused_before_parsing(

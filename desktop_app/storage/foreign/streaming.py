@@ -86,10 +86,10 @@ class _Text:
         # (a character cut by a chunk's end waits for the rest of it)
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")()
 
-    def _more(self, size: int = CHUNK) -> bool:
+    def _more(self, size: int = 0) -> bool:
         if self.done:
             return False
-        raw = self.stream.read(size)
+        raw = self.stream.read(size or CHUNK)
         if self.on_read is not None and raw:
             self.on_read(len(raw))
         if not raw:
@@ -151,15 +151,17 @@ class _Text:
             self.skip_space()
 
     def item(self) -> Any:
-        size = CHUNK
+        size = 0  # (a chunk)
         while True:
             try:
                 value, end = self.decoder.raw_decode(self.buffer, self.at)
             except json.JSONDecodeError as exc:
-                # An item cut by the chunk's end: read on — as much again as is held, so
-                # that a 50 MB value is parsed a few times, not once per megabyte.
-                if self._more(size):
-                    size = max(size, len(self.buffer) - self.at)
+                # An item cut by the chunk's end (it breaks there, or in a string not
+                # ended): read on — as much again as is held, so that a 50 MB value is
+                # parsed a few times, not once per megabyte. Broken before: said at once.
+                cut = exc.pos >= len(self.buffer) - 8 or exc.msg.startswith("Unterminated")
+                if cut and self._more(size):
+                    size = len(self.buffer) - self.at
                     continue
                 where = self.dropped + exc.pos  # (the exception's own line is the buffer's)
                 raise ValueError(f"{exc.msg}, near character {where:,} of the file") from None
