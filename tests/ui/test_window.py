@@ -981,6 +981,31 @@ def test_file_dialogs_start_in_documents_then_where_the_last_one_was(
     assert engine.load_window_state().last_folder == str(chosen)
 
 
+def test_an_export_that_cannot_start_says_why_and_says_nothing_else(
+    window: MainWindow, engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop_app.core.errors import ContextDeskError
+
+    chat = engine.new_chat("Kept")
+    monkeypatch.setattr(
+        "desktop_app.ui.chat_list.controller.QFileDialog.getSaveFileName",
+        lambda *_args: (str(tmp_path / "chat.json"), ""),
+    )
+
+    def cannot(*_args: object) -> None:
+        raise ContextDeskError("Settings not readable", "A setting is damaged.")
+
+    monkeypatch.setattr(type(chat), "exporting", cannot)
+    said: list[str] = []
+    problems: list[ErrorInfo] = []
+    window.chats.status.connect(said.append)
+    window.chats.problem.connect(problems.append)
+    window.chats.export(chat.id, "json")
+    assert [p.title for p in problems] == ["Settings not readable"]
+    assert said == []
+    assert not (tmp_path / "chat.json").exists()
+
+
 def test_the_trash_restores_a_chat_and_deletes_one_for_good_with_its_ledger(
     window: MainWindow, engine: Engine, simulator: SimulatorServer, qtbot: QtBot
 ) -> None:

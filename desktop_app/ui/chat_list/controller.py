@@ -278,11 +278,16 @@ class ChatListController(QObject):
         if not path:
             return
         self.folder = str(Path(path).parent)
+        try:
+            write = chat.exporting(Path(path), fmt)  # (its planner: a setting may be bad)
+        except ContextDeskError as exc:
+            self.problem.emit(exc.info)
+            return
         # Off the GUI thread: a 100,000-message chat takes seconds to write (~90 MB).
         self.status.emit(f"Exporting “{chat.title}”…")
         self.background.submit(
             f"export:{chat_id}:{path}",
-            chat.exporting(Path(path), fmt),
+            write,
             lambda _written: self.status.emit(f"Exported to {path}"),
             self.problem.emit,
         )
