@@ -418,16 +418,18 @@ class Engine:
     def forget(self, chat_id: str) -> None:
         self._chats.pop(chat_id, None)
 
-    def import_file(self, path: Path) -> Imported:
+    def import_file(self, path: Path, on_read: Callable[[int], None] | None = None) -> Imported:
         """Import a contextdesk.chat file or a Messages API request body: all or nothing.
         Only a regular file is read (a FIFO, a device or /dev/zero is refused at once);
-        an export of ours as it goes, anything else within the size limit."""
+        an export of ours as it goes (`on_read(n)` told of each n bytes read: it may
+        stop it), anything else within the size limit."""
         from desktop_app.chats.given_files import open_given_file, shown_name
         from desktop_app.storage.exchange import import_chat_file
 
         try:
             with open_given_file(path) as handle:
-                result = import_chat_file(self.store, handle, Path(shown_name(path)).stem)
+                untitled = Path(shown_name(path)).stem
+                result = import_chat_file(self.store, handle, untitled, on_read)
         except ContextDeskError as exc:
             if exc.kind is not ErrorKind.USAGE:  # the system's reason (a full disk, …)
                 raise

@@ -34,7 +34,7 @@ class Importer(Protocol):
     @property
     def projects(self) -> Projects: ...
 
-    def import_file(self, path: Path) -> Imported: ...
+    def import_file(self, path: Path, on_read: Callable[[int], None] | None = None) -> Imported: ...
 
     def starting_settings(self, model: str | None = None, **overrides: Any) -> ContextSettings: ...
 
@@ -108,14 +108,19 @@ def import_path(
     paths = [paths] if isinstance(paths, Path) else list(paths)
     opened = [(path, open_export(path, chosen)) for path in paths]  # (refused: nothing made)
     exports = [export for _, export in opened if export is not None]
+    told = progress or (lambda _words, _share: True)
     if not exports:
-        ours = [_one_of_ours(engine, path) for path, _ in opened]
+        ours: list[ImportedChat] = []
+        for path, _ in opened:
+            try:
+                ours.append(_one_of_ours(engine, path, told))
+            except ImportStopped:
+                return ImportBatch(tuple(ours), 0, "contextdesk", cancelled=True)
         return ImportBatch(tuple(ours), 0, "contextdesk")
     source = next((e.source for e in exports if e.source), "")
     if not source:
         names = ", ".join(e.path.name for e in exports)
         raise ImportFailed("No conversations", f"{names}: the export holds no conversation.")
-    told = progress or (lambda _words, _share: True)
     total, seen = max(1, sum(e.size for e in exports)), [0]
 
     def read(n: int) -> None:
@@ -128,7 +133,7 @@ def import_path(
     except ImportStopped:
         return ImportBatch((), 0, source, cancelled=True)
     # Our own chats beside the export, once every export is known to be readable.
-    ours = [_one_of_ours(engine, path) for path, export in opened if export is None]
+    ours = [_one_of_ours(engine, path, told) for path, export in opened if export is None]
     run = _Run(engine, model or engine.settings.model, [e.path for e in exports])
     run.made += ours
     for export in exports:
@@ -142,8 +147,21 @@ def import_path(
     return ImportBatch(tuple(run.made), run.skipped, source, memories=remembered)
 
 
-def _one_of_ours(engine: Importer, path: Path) -> ImportedChat:
-    single = engine.import_file(path)
+def _one_of_ours(engine: Importer, path: Path, told: Callable[[str, float], bool]) -> ImportedChat:
+    """A chat of ours from `path`, read as it goes: `told` how far (~90 MB at 100,000
+    messages), and it may stop it — then nothing of it is stored."""
+    try:
+        size, seen = max(1, path.stat().st_size), [0]
+    except OSError:  # (not there, not readable: reading it says so, as it should)
+        size, seen = 1, [0]
+
+    def read(n: int) -> None:
+        seen[0] += n
+        if not told(f"Reading {path.name}…", min(1.0, seen[0] / size)):
+            raise ImportStopped
+
+    single = engine.import_file(path, read)
+    told(f"Counting the tokens of “{single.chat.title}”…", 1.0)
     history = single.chat.messages()
     described = _described(single.chat, single.repairs, single.chat.info.message_count, 0, history)
     # The counts describing it made are kept: opening it next does not count it all

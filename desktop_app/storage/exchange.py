@@ -17,7 +17,7 @@ import gc
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, BinaryIO
@@ -285,27 +285,28 @@ def _request_extras(
 
 
 def import_chat_file(
-    store: ChatStore, stream: BinaryIO, untitled: str = "Imported chat"
+    store: ChatStore,
+    stream: BinaryIO,
+    untitled: str = "Imported chat",
+    on_read: Callable[[int], None] | None = None,
 ) -> ImportResult:
-    """`import_chat` from an open file. An export of ours is read as it goes, message by
-    message — a 100,000-message chat's file is never one string, nor one tree of JSON,
-    in memory, and no size limit applies. Anything else (a request body; an export
-    whose messages come before its "format") is read whole, within `MAX_IMPORT_BYTES`."""
+    """`import_chat` from an open file. An export of ours is read as it goes (`on_read(n)`
+    told of each n bytes: it may stop it), message by message, with no size limit;
+    anything else (a request body; an export whose messages come before its "format")
+    whole, within `MAX_IMPORT_BYTES`."""
     with _collector_paused():
         try:
-            data, read = _read_export(stream)
+            data, read = _read_export(stream, on_read)
             if read is not None:
                 return _import_export(store, data, untitled, read)
         except (ValueError, RecursionError) as exc:
             if stream.seek(0, os.SEEK_END) > MAX_IMPORT_BYTES:
-                raise _unreadable(exc) from exc
-            # (read whole below, to say what is wrong where, as a small file always was)
+                raise _unreadable(exc) from exc  # (else read whole: it says where)
     stream.seek(0)
     return import_chat(store, stream.read(MAX_IMPORT_BYTES + 1), untitled)
 
 
-def _unreadable(exc: ValueError | RecursionError) -> ImportFailed:
-    """What a file read as it goes says when it cannot be read on."""
+def _unreadable(exc: ValueError | RecursionError) -> ImportFailed:  # (read as it goes)
     if isinstance(exc, UnicodeDecodeError):
         return ImportFailed("Not UTF-8 text", f"A byte near byte {exc.start:,} is not valid UTF-8.")
     if isinstance(exc, RecursionError):
@@ -313,14 +314,15 @@ def _unreadable(exc: ValueError | RecursionError) -> ImportFailed:
     return ImportFailed("Not valid JSON", f"{exc}.")
 
 
-def _read_export(stream: BinaryIO) -> tuple[dict[str, Any], _Read | None]:
-    """The file's members, its messages read one by one (None: not an export of ours
-    with "format" before "messages", or a member given twice — to be read whole, as
-    `json.loads` reads it: the last one counts)."""
+def _read_export(
+    stream: BinaryIO, on_read: Callable[[int], None] | None
+) -> tuple[dict[str, Any], _Read | None]:
+    """The file's members, its messages read one by one (None: not ours with "format"
+    first, or a member given twice — read whole, as `json.loads` does: the last counts)."""
     data: dict[str, Any] = {}
     read = _Read()
     decoder = json.JSONDecoder(parse_constant=_no_constants)
-    for key, value in object_members(stream, {"messages"}, decoder):
+    for key, value in object_members(stream, {"messages"}, decoder, on_read):
         if key in data or (key == "messages" and read.messages is not None):
             return data, None
         if key == "messages" and isinstance(value, Iterator):
@@ -334,8 +336,8 @@ def _read_export(stream: BinaryIO) -> tuple[dict[str, Any], _Read | None]:
 
 @dataclass
 class _Read:
-    """What reading an export's messages gathers: their problems, their fresh ids (the
-    file's → ours), where each was first stored, and the messages."""
+    """Reading an export's messages: their problems, fresh ids (the file's → ours), where
+    each was first stored, and the messages."""
 
     reader: _Fields = field(default_factory=lambda: _Fields())
     new_ids: dict[str, str] = field(default_factory=dict)

@@ -4,6 +4,7 @@ compaction) the offline demo's simulator on a loopback socket through the anthro
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import subprocess
@@ -663,6 +664,39 @@ def test_exporting_an_open_chat_leaves_its_window_s_counts_as_they_were(engine: 
     chat.plans.plan(history=history)
     chat.plans.transcript_tokens(history)
     assert engine.keep_counts(history) == 0
+
+
+def test_importing_a_long_chat_of_ours_says_how_far_it_is_and_can_be_stopped(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 100,000-message chat's file takes seconds to read: the import says how far it
+    is, and Stop leaves nothing of it."""
+    from desktop_app.storage.foreign import streaming
+
+    monkeypatch.setattr(streaming, "CHUNK", 512)
+    target = tmp_path / "chat.json"
+    demo(engine, 4).export_to(target)
+    chats = len(engine.list_chats())
+    told: list[tuple[str, float]] = []
+
+    def says(words: str, share: float, *, stop_at: float = 2.0) -> bool:
+        told.append((words, share))
+        return share < stop_at
+
+    stopped = engine.import_path(target, progress=functools.partial(says, stop_at=0.5))
+    assert stopped.cancelled
+    assert stopped.chats == ()
+    assert len(engine.list_chats()) == chats  # nothing of it stored
+    told.clear()
+    done = engine.import_path(target, progress=says)
+    assert not done.cancelled
+    reading = [share for words, share in told if words == "Reading chat.json…"]
+    assert len(reading) > 3
+    assert reading == sorted(reading)
+    assert reading[-1] == 1.0
+    assert told[-1][0].startswith("Counting the tokens of")
+    with pytest.raises(ContextDeskError, match="Cannot read the file"):
+        engine.import_path(tmp_path / "missing.json")
 
 
 def test_a_reader_leaves_a_reply_another_process_is_writing(tmp_path: Path) -> None:

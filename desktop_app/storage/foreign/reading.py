@@ -244,7 +244,7 @@ def _documents(path: Path, wanted: re.Pattern[str]) -> list[Document]:
             names = sorted(n for n in archive.namelist() if wanted.search(n))
             sizes = {n: archive.getinfo(n).file_size for n in names}
         return [Document(n, sizes[n], _member(path, n)) for n in names]
-    if wanted is SHARD and path.suffix.lower() in ONE_FILE:
+    if wanted is SHARD and path.suffix.lower() in ONE_FILE and path.is_file():
         return [Document(path.name, path.stat().st_size, functools.partial(_open, path))]
     return []
 

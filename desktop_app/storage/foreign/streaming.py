@@ -32,14 +32,17 @@ def array_items(stream: IO[bytes], on_read: Callable[[int], None] | None = None)
 
 
 def object_members(
-    stream: IO[bytes], streamed: Collection[str], decoder: json.JSONDecoder = _DECODER
+    stream: IO[bytes],
+    streamed: Collection[str],
+    decoder: json.JSONDecoder = _DECODER,
+    on_read: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[str, Any]]:
     """Each member of the JSON object `stream` holds, in the file's order, as (key,
     value) — the value parsed, except an array under a key in `streamed`: an iterator
     of its items, each parsed as it is reached (read it to its end before asking for
-    the next member). Raises ValueError where the JSON is broken (saying where in the
-    file), or goes on after the object."""
-    text = _Text(stream, None, decoder)
+    the next member); `on_read(n)` after each n bytes read. Raises ValueError where the
+    JSON is broken (saying where in the file), or goes on after the object."""
+    text = _Text(stream, on_read, decoder)
     text.skip_space()
     text.take("{")
     text.skip_space()
