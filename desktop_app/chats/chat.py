@@ -178,24 +178,15 @@ class Chat:
         meanwhile (it may write on a worker while the window goes on) is in it whole,
         or not at all."""
         from desktop_app.storage.chat_export import export_document, export_markdown, write_json
-        from desktop_app.storage.store import ChatStore
 
         host = self._core.host
-        store = ChatStore.open(host.store.path)
-        try:
-            with store.one_moment():
-                if fmt == "md":
-                    out.write(export_markdown(store, self.id))
-                    return
-                counts: dict[str, tuple[int, ...]] = {}
-                messages = store.messages(self.id, counts)
-                host.counter.remember(messages, counts)  # (as `Engine.reader` does)
-                plan = self.plans.planning("", messages, planner=planner)()
-                doc = export_document(
-                    store, self.id, plan.request.body(), host.counter.blocks_of, messages
-                )
-        finally:
-            store.close()
+        with host.transcript_at_one_moment(self.id) as (store, messages):
+            if fmt == "md":
+                out.write(export_markdown(store, self.id, messages))
+                return
+            plan = self.plans.planning("", messages, planner=planner)()
+            body = plan.request.body()
+            doc = export_document(store, self.id, body, host.counter.blocks_of, messages)
         if with_requests:
             doc["requests"] = self.costs.ledger_export()
         write_json(out, doc)

@@ -8,10 +8,11 @@ the first plan or the first request, after the window's first paint.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import InitVar, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -498,21 +499,28 @@ class Engine:
     def reader(self, chat_id: str) -> Callable[[], list[Message]]:
         """Reads a chat's whole transcript through a connection of its own: for a worker
         thread, while this one writes (WAL lets readers and the writer run together)."""
-        path = self.paths.database
-
-        counter = self.counter
+        self.counter  # noqa: B018 — made here, on this thread (its encoding loads on need)
 
         def read() -> list[Message]:
-            store = ChatStore.open(path)
-            try:
-                counts: dict[str, tuple[int, ...]] = {}
-                messages = store.messages(chat_id, counts)
-                counter.remember(messages, counts)  # (`keep_counts`)
+            with self.transcript_at_one_moment(chat_id) as (_store, messages):
                 return messages
-            finally:
-                store.close()
 
         return read
+
+    @contextlib.contextmanager
+    def transcript_at_one_moment(self, chat_id: str) -> Iterator[tuple[ChatStore, list[Message]]]:
+        """A chat's whole transcript, read at one moment through a connection of its own
+        (a worker's), the token counts kept for it taught to the counter (`keep_counts`);
+        and that connection, still at that moment, for what else is read with it."""
+        store = ChatStore.open(self.paths.database)
+        try:
+            with store.one_moment():
+                counts: dict[str, tuple[int, ...]] = {}
+                messages = store.messages(chat_id, counts)
+                self.counter.remember(messages, counts)
+                yield store, messages
+        finally:
+            store.close()
 
     def keep_counts(self, messages: Sequence[Message]) -> int:
         """Store these messages' per-block token counts made since they were read, so

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from contextlib import AbstractContextManager
 
     from desktop_app.chats.connection import Connection
     from desktop_app.config.prices import PriceTable, Spend
@@ -48,5 +49,9 @@ class ChatHost(Protocol):
     def spend(self, since: float | None = None, chat_id: str | None = None) -> Spend: ...
 
     def reader(self, chat_id: str) -> Callable[[], list[Message]]: ...
+
+    def transcript_at_one_moment(
+        self, chat_id: str
+    ) -> AbstractContextManager[tuple[ChatStore, list[Message]]]: ...
 
     def forget(self, chat_id: str) -> None: ...

@@ -150,10 +150,11 @@ def import_path(
 def _one_of_ours(engine: Importer, path: Path, told: Callable[[str, float], bool]) -> ImportedChat:
     """A chat of ours from `path`, read as it goes: `told` how far (~90 MB at 100,000
     messages), and it may stop it — then nothing of it is stored."""
+    seen = [0]
     try:
-        size, seen = max(1, path.stat().st_size), [0]
+        size = max(1, path.stat().st_size)
     except OSError:  # (not there, not readable: reading it says so, as it should)
-        size, seen = 1, [0]
+        size = 1
 
     def read(n: int) -> None:
         seen[0] += n

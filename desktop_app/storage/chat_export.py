@@ -195,8 +195,11 @@ def _message_json(
     }
 
 
-def export_markdown(store: ChatStore, chat_id: str) -> str:
-    """The chat for reading: facts first, then every message, tool calls as code."""
+def export_markdown(
+    store: ChatStore, chat_id: str, messages: Sequence[Message] | None = None
+) -> str:
+    """The chat for reading: facts first, then every message (`messages`, if read
+    already), tool calls as code."""
     chat = store.chat(chat_id)
     state = store.context_state(chat_id)
     lines = [
@@ -211,7 +214,7 @@ def export_markdown(store: ChatStore, chat_id: str) -> str:
     if accepted:
         lines += ["## Pinned facts", ""] + [f"- {f.text}" for f in accepted] + [""]
     speaker = ""
-    for message in store.messages(chat_id):
+    for message in store.messages(chat_id) if messages is None else messages:
         # Tool results come back in a user message, but they are Claude's work: they read
         # on under Claude's heading, as the window shows them inside Claude's turn.
         said_by = "You" if message.role == "user" and not message.is_tool_results else "Claude"
