@@ -85,21 +85,28 @@ class PreparedRequest:
 
     head: dict[str, Any]
     digests: list[str]  # of each message, in order
-    texts: dict[str, str]  # digest → JSON, for the messages new since the last request
+    texts: dict[str, str]  # digest → JSON, of every message
     marks: list[list[Any]]
+
+
+# A message of the last request, serialised: the message (kept, so its id() stays its
+# own), its part's digest and JSON, and the cache markers of its own blocks, [j, marker].
+_Part = tuple[Message, str, str, list[list[Any]]]
 
 
 class RequestRecorder:
     """Records a chat's requests as they are sent, in two halves: `prepare` serialises and
     hashes (call it on the worker thread that runs the loop), `write` stores (on the
-    database thread). It remembers the last request's messages: the next request repeats
-    most of them, so only the new ones are serialised, and known parts are not looked up
-    again — a 10,000-message chat costs its new messages, not 10,000."""
+    database thread). It remembers the last request's messages and the parts it wrote:
+    the next request repeats most of them — from its start, or, once the window slides,
+    from further on — so only its new messages are serialised and looked up, and the
+    request it extends is not read back. A 100,000-message chat's turn costs what a
+    100-message chat's does."""
 
     def __init__(self) -> None:
-        self._messages: tuple[Message, ...] = ()
-        self._digests: list[str] = []
+        self._known: dict[int, _Part] = {}  # id(message) → its part, the last request's
         self._ids: dict[str, int] = {}  # digest → part id (database thread only)
+        self._written: tuple[int, list[int]] | None = None  # the last row, and its parts
         self._ready: deque[tuple[ChatRequest, PreparedRequest]] = deque()
 
     def prepare(self, request: ChatRequest) -> None:
@@ -108,21 +115,28 @@ class RequestRecorder:
 
     def _prepared(self, request: ChatRequest) -> PreparedRequest:
         messages = request.messages
-        # The tail's body puts the cache marker where the whole body does (on the last),
-        # so the tail always holds the last message (a retry repeats the same history).
-        same = min(_common_prefix(self._messages, messages), max(0, len(messages) - 1))
-        tail = replace(request, messages=messages[same:]).body()
-        plain, marks = _without_marks(tail.pop("messages"))
-        texts = [_json(m) for m in plain]
-        digests = [_digest(t) for t in texts]
-        prepared = PreparedRequest(
-            {**tail, "stream": True},  # as the backend sends it
-            self._digests[:same] + digests,
-            dict(zip(digests, texts, strict=True)),
-            [[i + same, j, mark] for i, j, mark in marks],
-        )
-        self._messages, self._digests = messages, prepared.digests
-        return prepared
+        # The last message goes through the body: the cache marker is put where the
+        # whole body puts it (so a known last message is serialised again, and not kept).
+        head = replace(request, messages=messages[-1:]).body()
+        last = head.pop("messages")
+        known: dict[int, _Part] = {}
+        digests: list[str] = []
+        texts: dict[str, str] = {}
+        marks: list[list[Any]] = []
+        for i, message in enumerate(messages):
+            part = self._known.get(id(message)) if i < len(messages) - 1 else None
+            if part is None or part[0] is not message:
+                api = last[0] if i == len(messages) - 1 else message.to_api()
+                plain, found = _without_marks([api])
+                text = _json(plain[0])
+                part = (message, _digest(text), text, [[j, mark] for _, j, mark in found])
+            if i < len(messages) - 1:
+                known[id(message)] = part
+            digests.append(part[1])
+            texts[part[1]] = part[2]
+            marks.extend([i, j, mark] for j, mark in part[3])
+        self._known = known
+        return PreparedRequest({**head, "stream": True}, digests, texts, marks)
 
     @explained
     def record(
@@ -156,14 +170,16 @@ class RequestRecorder:
                     sent_at,
                     "sent",
                     "chat",
+                    written=self._written,
                 )
         except BaseException:
             # Rolled back: ids handed out inside may be reused, and this request's new
             # parts were never stored. Start afresh (the next request stores all it needs).
-            self._messages, self._digests, self._ids = (), [], {}
+            self._known, self._ids, self._written = {}, {}, None
             self._ready.clear()
             raise
         self._ids.update(stored)  # only what was committed
+        self._written = (row, parts)
         return row
 
 
@@ -177,9 +193,12 @@ def _insert(
     sent_at: float | None,
     status: str,
     purpose: str,
+    *,
+    written: tuple[int, list[int]] | None = None,
 ) -> int:
     """The request's row (inside the caller's transaction), stored against the previous
-    request of the chat with the same purpose when it extends it."""
+    request of the chat with the same purpose when it extends it. `written`: a row this
+    program wrote, and its parts (not read back when it is that request)."""
     head_id = _part(db, head)
     last = db.execute("SELECT MAX(number) FROM requests WHERE chat_id = ?", (chat_id,)).fetchone()[
         0
@@ -191,7 +210,8 @@ def _insert(
     ).fetchone()
     base, shared, added = None, 0, parts
     if previous is not None and number % CHECKPOINT_EVERY:
-        shared = _common_prefix(_parts_of(db, previous[0]), parts)
+        before = written[1] if written and written[0] == previous[0] else None
+        shared = _common_prefix(_parts_of(db, previous[0]) if before is None else before, parts)
         base, added = previous[0], parts[shared:]
     cursor = db.execute(
         "INSERT INTO requests (chat_id, number, sent_at, seconds, model, server, head, "
@@ -605,6 +625,9 @@ def _parts_of(db: sqlite3.Connection, request_id: int) -> list[int]:
 
 def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
     """How many leading items `a` and `b` share (identity first: it is the common case)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:  # (compared at C speed; the usual case: one extends the other)
+        return n
     n = 0
     for x, y in zip(a, b, strict=False):
         if x is not y and x != y:

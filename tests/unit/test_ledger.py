@@ -81,6 +81,47 @@ def test_a_repeated_or_shorter_history_keeps_its_cache_marker(store: ChatStore) 
         assert ledger.body(store.db, row) == {**request.body(), "stream": True}
 
 
+def test_a_sliding_window_reads_back_as_sent_each_turn(store: ChatStore) -> None:
+    """A chat past its window sends the first message with a note (a new message each
+    time), then the latest turns: the window slides a turn per turn. The recorder reuses
+    what it serialised before; every body still reads back exactly — the marker only on
+    the last message, a block's own marker kept wherever its message goes."""
+    from desktop_app.core.blocks import OpaqueBlock
+    from desktop_app.core.messages import Message
+
+    chat = store.create_chat("x").id
+    recorder = ledger.RequestRecorder()
+    marked = Message(
+        "user",
+        (OpaqueBlock("text", {"type": "text", "text": "kept", "cache_control": {"type": "x"}}),),
+    )
+    history = [u("first"), a("one"), marked, a("two")]
+    for turn in range(12):
+        history.append(u(f"question {turn}"))  # last here, in the middle next turn
+        note = u(f"first\n\n[{turn} turns left out]")
+        request = ChatRequest("m", (note, *history[-7:]), 100, cache_last_message=True)
+        recorder.prepare(request)
+        row = recorder.record(store.db, chat, request, server="s")
+        assert ledger.body(store.db, row) == {**request.body(), "stream": True}
+        history.append(a(f"answer {turn}"))
+
+
+def test_two_recorders_writing_one_chat_read_back_as_sent(store: ChatStore) -> None:
+    """Another window's recorder wrote the request before (an edit's branch): this one's
+    is stored against that request as read back, not as this recorder last wrote."""
+    chat = store.create_chat("x").id
+    mine, theirs = ledger.RequestRecorder(), ledger.RequestRecorder()
+    requests = [
+        (mine, (u("q"), a("a"), u("more"))),
+        (theirs, (u("q"), a("a"), u("other"))),
+        (mine, (u("q"), a("a"), u("more"), a("b"), u("again"))),
+    ]
+    for recorder, messages in requests:
+        request = ChatRequest("m", messages, 100, cache_last_message=True)
+        row = recorder.record(store.db, chat, request, server="s")
+        assert ledger.body(store.db, row) == {**request.body(), "stream": True}
+
+
 def test_a_failed_write_leaves_no_dangling_parts_for_the_next(store: ChatStore) -> None:
     recorder = ledger.RequestRecorder()
     first = ChatRequest("m", (u("a"),), 100, cache_last_message=True)
