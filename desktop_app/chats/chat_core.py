@@ -181,9 +181,13 @@ def can_retry(messages: Sequence[Message]) -> bool:
 
 def without_failed_replies(messages: Sequence[Message]) -> list[Message]:
     kept = list(messages)
-    while kept and kept[-1].role == "assistant" and kept[-1].status is not MessageStatus.COMPLETE:
+    while kept and _failed_reply(kept[-1]):
         kept.pop()
     return kept
+
+
+def _failed_reply(message: Message) -> bool:
+    return message.role == "assistant" and message.status is not MessageStatus.COMPLETE
 
 
 def retry_point(messages: Sequence[Message]) -> str | None:
@@ -191,7 +195,9 @@ def retry_point(messages: Sequence[Message]) -> str | None:
     before it — the new answer is stored beside the failed one, as a version of it
     (‹1/2›, as a regeneration is), never as a second reply under it; None when the
     last message is the user's own (answered as it stands)."""
-    kept = without_failed_replies(messages)
-    if len(kept) == len(messages) or not kept or kept[-1].role != "user":
+    end = len(messages)  # (found from the end: a 100,000-message history is not copied)
+    while end and _failed_reply(messages[end - 1]):
+        end -= 1
+    if end == len(messages) or not end or messages[end - 1].role != "user":
         return None
-    return kept[-1].id
+    return messages[end - 1].id

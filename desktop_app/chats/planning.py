@@ -213,16 +213,15 @@ class Planning:
             blocks: tuple[Block, ...] = (TextBlock(draft),) if draft.strip() else ()
         else:
             blocks = tuple(draft)
-        ids = [m.id for m in messages]
-        if beside is not None and beside.id in ids:
-            cut = ids.index(beside.id)
+        cut = _position(messages, beside.id) if beside is not None else None
+        if beside is not None and cut is not None:
             planner = _leaving(planner, messages[cut:])  # the old version's branch, once sent
             messages = messages[:cut]
             with contextlib.suppress(ContextDeskError):  # (an empty edit: nothing to add)
                 blocks = edited(beside, blocks).blocks
         if blocks:
             messages.append(Message("user", blocks))
-        edit_of = beside.id if beside is not None and beside.id in ids else ""
+        edit_of = beside.id if beside is not None and cut is not None else ""
         return lambda: replace(planner.plan(self._core.repaired_history(messages)), edit_of=edit_of)
 
     def next_planning(
@@ -244,7 +243,7 @@ class Planning:
             return self.planning(draft, history, beside=beside, planner=planner)
         point = retry_point(history)
         if point is not None:
-            failed = history[[m.id for m in history].index(point) + 1].id
+            failed = history[_index(history, point) + 1].id
             retry = self.answering_again(point, history, planner=planner)
             return lambda: replace(retry(), retries=failed)
         one_word = self.planning(ONE_WORD, history, planner=planner)
@@ -261,7 +260,7 @@ class Planning:
         `turns.start(None, …, after=question_id)`: Regenerate, or Retry beside a failed
         reply — the branch shown up to that message; the replies after it go to a
         branch of their own."""
-        cut = [m.id for m in history].index(question_id) + 1
+        cut = _index(history, question_id) + 1
         planner = _leaving(planner or self.planner(), history[cut:])
         return self.planning("", history[:cut], planner=planner)
 
@@ -307,8 +306,10 @@ class Planning:
 
     def transcript_tokens(self, messages: Sequence[Message]) -> int:
         """The whole transcript's size (≈, calibrated), as the chat list shows it."""
-        counter = self._core.host.counter
-        return counter.calibrated(sum(counter.message(m) for m in messages), self._core.model)
+        counter, projector = self._core.host.counter, self._core.projector
+        if projector is not None and projector.counter is counter:  # (summed as it planned)
+            return counter.calibrated(projector.transcript_raw(messages), self._core.model)
+        return counter.calibrated(counter.messages(messages), self._core.model)
 
     def remember_size(self, tokens: int) -> bool:
         """Store the transcript's size for the chat list; True if it changed."""
@@ -387,3 +388,17 @@ class ServerCount:
         from desktop_app.chats.changes import Changes
 
         return Changes()
+
+
+def _position(messages: Sequence[Message], message_id: str) -> int | None:
+    """Where a message is in `messages` (looked for from the newest: an edit, a retry is
+    near the end of a long chat), None if not there."""
+    return next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == message_id), None)
+
+
+def _index(messages: Sequence[Message], message_id: str) -> int:
+    """`_position`, of a message that must be there."""
+    at = _position(messages, message_id)
+    if at is None:
+        raise ValueError(f"{message_id} is not in the history")
+    return at

@@ -21,18 +21,22 @@ request are `request_notes.py`'s.
 from __future__ import annotations
 
 import math
+import threading
+from bisect import bisect_left, bisect_right
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import facts_block
-from desktop_app.context.plan import NO_THINKING, WHOLE_NOT_SENT, BlockState, Plan, Section
+from desktop_app.context.known_prefix import KnownPrefix
+from desktop_app.context.message_states import MessageStates
+from desktop_app.context.plan import NO_THINKING, BlockState, Plan, Section
 from desktop_app.context.project import ProjectLayers
 from desktop_app.context.request_notes import (
     omission_note,
     summary_text,
-    turn_numbers,
     user_note,
     workspace_note,
 )
@@ -44,7 +48,7 @@ from desktop_app.core.blocks import THINKING_TYPES, Block, OpaqueBlock, TextBloc
 from desktop_app.core.history import merge_same_role, without_trailing_whitespace
 from desktop_app.core.messages import Message
 from desktop_app.core.model_facts import ModelFacts, facts_for
-from desktop_app.core.protocol import is_clean_start, thinking_problems
+from desktop_app.core.protocol import thinking_problems
 from desktop_app.core.repair import repair
 from desktop_app.core.request import ChatRequest, SystemPart, ToolSpec
 from desktop_app.core.thinking import ThinkingSetup
@@ -66,6 +70,8 @@ class Projector:
         self.counter = counter
         self.views: dict[str, ViewEntry] = {}
         self._views_for: tuple[object, ...] = ()
+        self.known = KnownPrefix(counter)  # what the last projection learned, kept
+        self._lock = threading.Lock()  # (one projection at a time: `known` is shared)
 
     def view_cache(
         self, state: ContextState, settings: ContextSettings, policies: Mapping[str, TrimPolicy]
@@ -83,6 +89,7 @@ class Projector:
         ):
             self.views = {}
             self._views_for = (*shapers, *scalars)
+            self.known.forget_views(self._views_for)
         return self.views
 
     def project(
@@ -103,10 +110,20 @@ class Projector:
         """`thinking`: the fields the chat's choice becomes for this model (None: none
         sent); `facts`: the model's rules (None: the built-in table's for `model`)."""
         policies = trim_policies or _NO_POLICIES
-        cache = self.view_cache(state, settings, policies)
-        projection = _Projection(self.counter, messages, state, settings, model, policies, cache)
-        projection.facts = facts or facts_for(model)
-        return projection.run(system, tuple(tools), workspace, thinking or NO_THINKING, project)
+        with self._lock:
+            cache = self.view_cache(state, settings, policies)
+            self.known.follow(messages)
+            projection = _Projection(
+                self.counter, messages, state, settings, model, policies, cache, self.known
+            )
+            projection.facts = facts or facts_for(model)
+            return projection.run(system, tuple(tools), workspace, thinking or NO_THINKING, project)
+
+    def transcript_raw(self, messages: Sequence[Message]) -> int:
+        """The raw tokens of a whole transcript (what it shares with the last projected
+        one summed already)."""
+        with self._lock:
+            return self.known.raw_total(messages)
 
 
 class _Projection:
@@ -119,6 +136,7 @@ class _Projection:
         model: str,
         trim_policies: Mapping[str, TrimPolicy],
         view_cache: dict[str, ViewEntry],
+        known: KnownPrefix,
     ) -> None:
         self.counter = counter
         self.messages = messages
@@ -127,15 +145,20 @@ class _Projection:
         self.model = model
         counter.take_lessons()  # (a reply's count, learned here: off the window's thread)
         self.factor = counter.calibration.factor(model)
-        self.message_states: dict[str, tuple[BlockState, int | None]] = {}
-        self.block_states: dict[tuple[str, int], tuple[BlockState, int]] = {}
-        self.clean = [is_clean_start(messages, i) for i in range(len(messages))]
+        self.known = known
+        # The states the views of messages not yet settled mark (excluded, trimmed…), and
+        # the thinking blocks left out of this request (`bound_thinking`).
+        self.view_states: dict[str, tuple[BlockState, int | None]] = {}
+        self.view_marks: dict[tuple[str, int], tuple[BlockState, int]] = {}
+        self.unsent: dict[tuple[str, int], tuple[BlockState, int]] = {}
+        self.block_states = ChainMap(self.unsent, self.view_marks, known.block_marks)
         self.recount = False  # set when repair or stripping changed blocks after costing
         self.project: ProjectLayers | None = None
         self.documents_raw = 0  # the project's documents, which open the first message
         self.facts: ModelFacts = facts_for(model)
         self.unsent_reasons: dict[tuple[str, int], str] = {}  # why a thinking block is not sent
         self._owners: dict[int, tuple[str, int]] | None = None
+        self.kept: list[int] = []  # the transcript's messages sent, by index
         self.viewer = MessageViews(
             counter,
             messages,
@@ -143,9 +166,9 @@ class _Projection:
             settings,
             trim_policies,
             view_cache,
-            self.clean,
-            self.message_states,
-            self.block_states,
+            known,
+            self.view_states,
+            self.view_marks,
         )
 
     def run(
@@ -156,24 +179,29 @@ class _Projection:
         thinking: ThinkingSetup,
         project: ProjectLayers | None = None,
     ) -> Plan:
-        messages, settings, counter = self.messages, self.settings, self.counter
+        messages, settings, counter, known = self.messages, self.settings, self.counter, self.known
         n = len(messages)
-        turns = turn_numbers(messages, self.clean)
-        views = self.viewer.views()
+        turns = known.turns
+        # The views of the messages since the last settled (the rest are kept, with sums).
+        settled = known.settled
+        views = self.viewer.views(settled)
         cost = self.viewer.cost
-        costs = [0 if v is None else cost(m, v) for m, v in zip(messages, views, strict=True)]
+        tail = [0 if v is None else cost(messages[settled + k], v) for k, v in enumerate(views)]
+        self.costs = costs = _Costs(known, views, tail)
 
         # The opening question is kept; a history that opens with the assistant has none
         # (and a call there must stay with its result).
-        head = [0] if settings.keep_first_message and n and self.clean[0] else []
+        head = [0] if settings.keep_first_message and n and known.clean[0] else []
         summary = self.state.active_summary
-        summarized_until = self.mark_summarized(summary, head)
+        covered, covered_ids = known.covered(summary) if summary else ([], frozenset[str]())
+        summarized_until = (covered[-1] if covered else -1) if summary else -1
+        if summarized_until < 0:
+            summarized_until = head[-1] if head else -1
+        span_from = head[-1] + 1 if head else 0
         tail_from = summarized_until + 1 if summary else (1 if head else 0)
         if summary:  # the kept part must start cleanly, even if the summary's span does not end so
-            clean = next((i for i in range(tail_from, n) if self.clean[i]), n)
-            for i in range(tail_from, clean):
-                self.message_states.setdefault(messages[i].id, WHOLE_NOT_SENT)
-            tail_from = clean
+            later = bisect_left(known.starts, tail_from)
+            tail_from = known.starts[later] if later < len(known.starts) else n
 
         # The system prompt, facts, tools and summary are fixed; the tail is what may shrink.
         base = "\n\n".join(p for p in (system, workspace_note(workspace) if workspace else "") if p)
@@ -198,15 +226,24 @@ class _Projection:
             + (counter.message(summary_message) if summary_message else 0)
             + self.documents_raw
         )
-        starts = [i for i in range(tail_from, n) if i == tail_from or self.clean[i]]
+        starts = _Starts(known.starts, tail_from, n)
         keep_from = self.window_start(starts, tail_from, n, len(head))
-        untrimmed = fixed + sum(costs[tail_from:])
-        keep_from = self.trim_to_budget(starts, keep_from, costs, fixed)
+        untrimmed = fixed + costs.between(tail_from, n)
+        keep_from = self.trim_to_budget(starts, keep_from, fixed)
 
-        for i in range(tail_from, keep_from):
-            self.message_states[messages[i].id] = WHOLE_NOT_SENT
+        self.message_states = MessageStates(
+            messages,
+            known,
+            ChainMap(self.view_states, known.excluded),
+            trimmed=range(tail_from, keep_from),
+            summarized=range(span_from, tail_from) if summary else range(0),
+            covered=covered_ids,
+            number=summary.number if summary else None,
+        )
+        self.covered_in_span = bisect_left(covered, tail_from) - bisect_left(covered, span_from)
         # What is sent, in order, each with its raw cost (reused below: no recount).
-        kept = [(views[i], costs[i]) for i in [*head, *range(keep_from, n)]]
+        self.kept = [*head, *range(keep_from, n)]
+        kept = [(costs.view(i), costs[i]) for i in self.kept]
         synthetic = [summary_message] if summary_message else []
         if keep_from > tail_from:
             turns_cut = (turns[tail_from], turns[keep_from - 1])
@@ -244,7 +281,10 @@ class _Projection:
             cache_last_message=True,
             cache_ttl=settings.cache_ttl,
         )
-        plan = self.plan(request, summary_message, messages_raw, untrimmed, starts, costs, facts)
+        plan = self.plan(request, summary_message, messages_raw, untrimmed, starts, facts)
+        # What is settled now — the turns before the last — is kept for the next plan.
+        last_start = known.starts[-1] if known.starts else 0
+        known.settle(last_start, views, costs.tail, self.view_states, self.view_marks)
         return replace(plan, thinking=thinking)
 
     def bound_thinking(
@@ -283,9 +323,10 @@ class _Projection:
     def thinking_owners(self) -> dict[int, tuple[str, int]]:
         """Each thinking block of the transcript: its message and index (built on need)."""
         if self._owners is None:
+            kept = (self.messages[i] for i in self.kept)
             self._owners = {
                 id(b): (m.id, j)
-                for m in self.messages
+                for m in kept
                 if m.role == "assistant"
                 for j, b in enumerate(m.blocks)
                 if isinstance(b, THINKING_TYPES)
@@ -316,54 +357,39 @@ class _Projection:
 
     # -- which messages are kept ------------------------------------------------------------
 
-    def mark_summarized(self, summary: Summary | None, head: list[int]) -> int:
-        """Mark what the active summary stands for; return the last index it covers."""
-        if summary is None:
-            return head[-1] if head else -1
-        covered = set(summary.covers)
-        indices = [i for i, m in enumerate(self.messages) if m.id in covered]
-        until = max(indices, default=head[-1] if head else -1)
-        for i in range(head[-1] + 1 if head else 0, until + 1):
-            msg = self.messages[i]
-            if msg.id not in self.message_states:
-                state = BlockState.SUMMARIZED if msg.id in covered else BlockState.NOT_SENT
-                self.message_states[msg.id] = (state, summary.number if msg.id in covered else None)
-        return until
-
-    def window_start(self, starts: list[int], tail_from: int, n: int, head_count: int) -> int:
+    def window_start(self, starts: _Starts, tail_from: int, n: int, head_count: int) -> int:
         """Seed 000's sliding window by message count: first + the latest N−1 (cut at a
         clean start, so the kept part may hold fewer)."""
         limit = self.settings.max_context_messages
         if limit <= 0 or n - tail_from <= limit - head_count:
             return tail_from
         candidate = n - max(1, limit - head_count)
-        return next((s for s in starts if s >= candidate), starts[-1] if starts else tail_from)
+        return starts.first_from(candidate, starts.last() if starts else tail_from)
 
-    def trim_to_budget(
-        self, starts: list[int], keep_from: int, costs: list[int], fixed: int
-    ) -> int:
+    def trim_to_budget(self, starts: _Starts, keep_from: int, fixed: int) -> int:
         """Seed 001's trim, when the request would not fit: keep the first message and the
         most recent N turns, dropping the whole middle at once (a stable cut keeps the
         prompt cache useful); if that is still too much, drop recent turns oldest first,
         always keeping the latest one."""
         budget = self.settings.context_window - self.settings.max_tokens
-        if self.calibrated(fixed + sum(costs[keep_from:])) <= budget:
+        n = len(self.messages)
+        if self.calibrated(fixed + self.costs.between(keep_from, n)) <= budget:
             return keep_from
         fixed += self.counter.message(user_note(omission_note(10**6, (10**5, 10**5))))  # its note
         recent = self.settings.keep_recent_turns
-        later = [s for s in starts if s > keep_from]
+        later = starts.after(keep_from)
         if recent > 0 and len(later) >= recent:
             keep_from = later[-recent]
-        for cut in (s for s in starts if s > keep_from):
-            if self.calibrated(fixed + sum(costs[keep_from:])) <= budget:
+        for cut in starts.after(keep_from):
+            if self.calibrated(fixed + self.costs.between(keep_from, n)) <= budget:
                 break
             keep_from = cut
         return keep_from
 
     # -- the account -------------------------------------------------------------------------
 
-    def summary_message(self, summary: Summary, turns: list[int]) -> Message:
-        covered = [i for i, m in enumerate(self.messages) if m.id in set(summary.covers)]
+    def summary_message(self, summary: Summary, turns: Sequence[int]) -> Message:
+        covered, _ = self.known.covered(summary)
         span = (turns[covered[0]], turns[covered[-1]]) if covered else None
         return Message(
             role="user",
@@ -380,8 +406,7 @@ class _Projection:
         summary_message: Message | None,
         messages_raw: int,
         untrimmed_raw: int,
-        starts: list[int],
-        costs: list[int],
+        starts: _Starts,
         facts: str,
     ) -> Plan:
         counter, settings = self.counter, self.settings
@@ -428,9 +453,9 @@ class _Projection:
             due_reason = f"the input (≈{untrimmed:,} tokens) reached {share} of the window"
         elif untrimmed + settings.max_tokens > window:
             due_reason = "the input plus the reserved reply would not fit the window"
-        first_after_head = next(
-            (m.id for m in self.messages[1:] if m.id not in self.message_states), None
-        )
+        states = self.message_states
+        last_reported = self.known.last_usage
+        usage = self.messages[last_reported].usage if last_reported >= 0 else None
         return Plan(
             request=request,
             sections=sections,
@@ -441,20 +466,11 @@ class _Projection:
             compaction_due=bool(due_reason),
             due_reason=due_reason,
             fits=estimated + settings.max_tokens <= window,
-            forecast_turns=self.forecast(starts, costs, threshold - untrimmed),
-            first_sent_after_head=first_after_head,
-            last_reported=next(
-                (
-                    TokenFigure(m.usage.prompt_tokens, exact=True)
-                    for m in reversed(self.messages)
-                    if m.role == "assistant" and m.usage and m.usage.prompt_tokens
-                ),
-                None,
-            ),
-            not_sent_count=sum(
-                1 for s, _ in self.message_states.values() if s is BlockState.NOT_SENT
-            ),
-            message_states=self.message_states,
+            forecast_turns=self.forecast(starts, threshold - untrimmed),
+            first_sent_after_head=states.first_unmarked(1),
+            last_reported=TokenFigure(usage.prompt_tokens, exact=True) if usage else None,
+            not_sent_count=states.not_sent_count(self.covered_in_span),
+            message_states=states,
             block_states=self.block_states,
             counter=counter,
             project=self.project,
@@ -462,13 +478,13 @@ class _Projection:
             documents_tokens=self.calibrated(self.documents_raw),
         )
 
-    def forecast(self, starts: list[int], costs: list[int], headroom: int) -> int | None:
+    def forecast(self, starts: _Starts, headroom: int) -> int | None:
         if headroom <= 0:
             return 0
-        recent = starts[-FORECAST_TURNS:]  # the turns of the tail, newest last
+        recent = starts.last_few(FORECAST_TURNS)  # the turns of the tail, newest last
         if len(recent) < 2:
             return None
-        rate = self.calibrated(sum(costs[recent[0] :])) / len(recent)
+        rate = self.calibrated(self.costs.between(recent[0], len(self.messages))) / len(recent)
         return math.ceil(headroom / rate) if rate > 0 else None
 
 
@@ -516,3 +532,58 @@ def _cited(block: Block) -> Block:
 
 def _has_thinking(message: Message) -> bool:
     return any(isinstance(b, THINKING_TYPES) for b in message.blocks)
+
+
+class _Costs:
+    """Each message's view and its raw cost, with sums: the settled ones `known`'s, the
+    rest (`views` and `tail`, from `known.settled` on) this projection's."""
+
+    def __init__(self, known: KnownPrefix, views: list[Message | None], tail: list[int]) -> None:
+        self.known, self.views, self.tail = known, views, tail
+        self.start = known.settled
+        self.sums = list(accumulate(tail, initial=known.cost_sums[self.start]))
+
+    def __getitem__(self, i: int) -> int:
+        return self.known.costs[i] if i < self.start else self.tail[i - self.start]
+
+    def view(self, i: int) -> Message | None:
+        return self.known.views[i] if i < self.start else self.views[i - self.start]
+
+    def _sum_to(self, i: int) -> int:
+        return self.known.cost_sums[i] if i <= self.start else self.sums[i - self.start]
+
+    def between(self, a: int, b: int) -> int:
+        """The raw cost of messages [a, b)."""
+        return self._sum_to(b) - self._sum_to(a) if a < b else 0
+
+
+class _Starts:
+    """Where a kept part may start, from `tail_from` on: `tail_from` itself, then each
+    clean start after it (`clean`: all of the transcript's, ascending) — found by
+    halves, not by walking 40,000 turns."""
+
+    def __init__(self, clean: list[int], tail_from: int, n: int) -> None:
+        self.clean, self.tail_from, self.n = clean, tail_from, n
+
+    def __bool__(self) -> bool:
+        return self.tail_from < self.n
+
+    def after(self, at: int) -> list[int]:
+        """The starts after `at` (at ≥ tail_from), in order."""
+        return self.clean[bisect_right(self.clean, max(at, self.tail_from)) :]
+
+    def first_from(self, at: int, default: int) -> int:
+        """The first start at or after `at`, else `default`."""
+        if at <= self.tail_from:
+            return self.tail_from if self else default
+        later = bisect_left(self.clean, at)
+        return self.clean[later] if later < len(self.clean) else default
+
+    def last(self) -> int:
+        return self.clean[-1] if self.clean and self.clean[-1] > self.tail_from else self.tail_from
+
+    def last_few(self, count: int) -> list[int]:
+        if not self:
+            return []
+        later = bisect_right(self.clean, self.tail_from)
+        return [self.tail_from, *self.clean[max(later, len(self.clean) - count) :]][-count:]

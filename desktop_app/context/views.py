@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from desktop_app.context.chat_settings import ContextSettings
+from desktop_app.context.known_prefix import KnownPrefix
 from desktop_app.context.plan import WHOLE_EXCLUDED, BlockState
 from desktop_app.context.state import ContextState
 from desktop_app.context.trimming import TrimPolicy, trim_text
@@ -29,15 +30,17 @@ from desktop_app.core.messages import Message
 from desktop_app.tokens.counter import MESSAGE_OVERHEAD, TokenCounter
 
 # A message's cached view: the blocks it was made from, whether old thinking was
-# dropped, the view (None: nothing sent), and the block states it marked — or, for a
-# message sent as it is with no thinking (whose view does not change as turns pass:
-# most of a long chat), the message itself: a 100,000-message chat keeps ~25 MB less.
+# dropped, the view (None: nothing sent), the block states it marked, and its tool ids
+# excluded with their partner in another message — or, for a message sent as it is with
+# no thinking (whose view does not change as turns pass: most of a long chat), the
+# message itself: a 100,000-message chat keeps ~25 MB less.
 ViewEntry = (
     tuple[
         tuple[Block, ...],
         bool,
         Message | None,
         tuple[tuple[tuple[str, int], tuple[BlockState, int]], ...],
+        frozenset[str],
     ]
     | Message
 )
@@ -46,7 +49,8 @@ ViewEntry = (
 class MessageViews:
     """The views of one projection's messages. It marks states in the projection's own
     `message_states` and `block_states` (shared, not copied), and keeps new views in
-    `view_cache` (the `Projector`'s)."""
+    `view_cache` (the `Projector`'s). What it knows of the transcript as a whole — the
+    turns, the tools' names, the calls excluded with their results — is `known`'s."""
 
     def __init__(
         self,
@@ -56,7 +60,7 @@ class MessageViews:
         settings: ContextSettings,
         trim_policies: Mapping[str, TrimPolicy],
         view_cache: dict[str, ViewEntry],
-        clean: Sequence[bool],
+        known: KnownPrefix,
         message_states: dict[str, tuple[BlockState, int | None]],
         block_states: dict[tuple[str, int], tuple[BlockState, int]],
     ) -> None:
@@ -66,40 +70,29 @@ class MessageViews:
         self.settings = settings
         self.trim_policies = trim_policies
         self.view_cache = view_cache
-        self.clean = clean
+        self.known = known
         self.message_states = message_states
         self.block_states = block_states
         self.touched = {message_id for message_id, _ in state.excluded_blocks}
-        self._tool_names: dict[str, str] | None = None
 
-    def views(self) -> list[Message | None]:
-        """Each message as it would be sent if kept (None: nothing of it is sent)."""
-        state, messages = self.state, self.messages
-        paired_out: set[str] = set()  # tool ids excluded with their partner
-        if state.excluded_messages or state.excluded_blocks:
-            for msg in messages:
-                for j, block in enumerate(msg.blocks):
-                    out = msg.id in state.excluded_messages or (msg.id, j) in state.excluded_blocks
-                    if out and isinstance(block, ToolUseBlock):
-                        paired_out.add(block.id)
-                    elif out and isinstance(block, ToolResultBlock):
-                        paired_out.add(block.tool_use_id)
-        current_turn = max((i for i, clean in enumerate(self.clean) if clean), default=0)
+    def views(self, start: int) -> list[Message | None]:
+        """Each message from `start` on as it would be sent if kept (None: nothing of it
+        is sent)."""
+        state, messages, starts = self.state, self.messages, self.known.starts
+        paired_out = self.known.pairs_out(state.excluded_messages, state.excluded_blocks)
+        current_turn = starts[-1] if starts else 0
         if messages and messages[-1].role == "assistant":
             # A finished reply: the next request carries the user's next message, so this
             # turn is an earlier one then, and its thinking goes like the others'.
             current_turn = len(messages)
         return [
-            self.cached_view(i, msg, paired_out, current_turn) for i, msg in enumerate(messages)
+            self.cached_view(i, messages[i], paired_out, current_turn)
+            for i in range(start, len(messages))
         ]
 
     def tool_name(self, tool_id: str) -> str:
-        """The name of the tool a call id belongs to (the map is built on first need)."""
-        if self._tool_names is None:
-            self._tool_names = {
-                b.id: b.name for m in self.messages for b in m.blocks if isinstance(b, ToolUseBlock)
-            }
-        return self._tool_names.get(tool_id, "a tool")
+        """The name of the tool a call id belongs to."""
+        return self.known.tool_names.get(tool_id, "a tool")
 
     def cached_view(
         self, index: int, msg: Message, paired_out: set[str], current_turn: int
@@ -107,10 +100,17 @@ class MessageViews:
         drop_thinking = (
             self.settings.drop_old_thinking and msg.role == "assistant" and index < current_turn
         )
+        # (a partner's exclusion may change with the transcript: another branch, a cut)
+        paired = _paired(msg, paired_out) if paired_out else _NONE_PAIRED
         entry = self.view_cache.get(msg.id)
-        if entry is msg:
+        if entry is msg and not paired:
             return msg
-        if type(entry) is tuple and entry[0] is msg.blocks and entry[1] == drop_thinking:
+        if (
+            type(entry) is tuple
+            and entry[0] is msg.blocks
+            and entry[1] == drop_thinking
+            and entry[4] == paired
+        ):
             self.block_states.update(entry[3])
             return entry[2]
         view = self.view(msg, paired_out, drop_thinking)
@@ -118,7 +118,8 @@ class MessageViews:
             keys = ((msg.id, j) for j in range(len(msg.blocks)))
             marks = tuple((key, self.block_states[key]) for key in keys if key in self.block_states)
             as_is = view is msg and not marks and not any(map(_is_thinking, msg.blocks))
-            self.view_cache[msg.id] = msg if as_is else (msg.blocks, drop_thinking, view, marks)
+            entry = (msg.blocks, drop_thinking, view, marks, paired)
+            self.view_cache[msg.id] = msg if as_is and not paired else entry
         return view
 
     def view(self, msg: Message, paired_out: set[str], drop_thinking: bool) -> Message | None:
@@ -197,6 +198,19 @@ class MessageViews:
         return MESSAGE_OVERHEAD + sum(
             known.get(id(b)) or self.counter.block(b) for b in view.blocks
         )
+
+
+_NONE_PAIRED: frozenset[str] = frozenset()
+
+
+def _paired(msg: Message, paired_out: set[str]) -> frozenset[str]:
+    """The tool ids of `msg`'s calls and results that are excluded with their partner."""
+    ids = (
+        b.id if isinstance(b, ToolUseBlock) else b.tool_use_id
+        for b in msg.blocks
+        if isinstance(b, ToolUseBlock | ToolResultBlock)
+    )
+    return frozenset(i for i in ids if i in paired_out)
 
 
 def _is_thinking(block: Block) -> bool:

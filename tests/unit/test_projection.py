@@ -537,3 +537,108 @@ def test_a_reply_s_count_waiting_to_be_learned_shapes_the_next_plan_as_if_learne
     assert len(learned.request.messages) < len(messages)  # the new factor made it trim
     assert waiting == learned
     assert waiting.estimated_input <= window.context_window
+
+
+def everything_shown(plan: Plan, messages: Sequence[Message]) -> object:
+    """All a plan tells: its request, its figures, and every block's state."""
+    return (
+        plan.request.body(),
+        plan.estimated_input,
+        dict(plan.sections),
+        plan.compaction_due,
+        plan.forecast_turns,
+        plan.first_sent_after_head,
+        plan.not_sent_count,
+        plan.last_reported,
+        [plan.block_status(m, j) for m in messages for j in range(len(m.blocks))],
+    )
+
+
+@settings(max_examples=int(os.environ.get("CONTEXTDESK_PROJECTION_EXAMPLES", "60")), deadline=None)
+@given(
+    history=messy_histories,
+    steps=st.lists(
+        st.tuples(st.sampled_from(["turn", "draft", "cut", "edit", "reread"]), st.integers(0, 12)),
+        min_size=1,
+        max_size=8,
+    ),
+    window=st.integers(300, 3000),
+    max_messages=st.integers(0, 6),
+    keep_recent=st.integers(0, 3),
+    exclude=st.lists(st.integers(0, 15), max_size=2),
+    summarize=st.integers(0, 6),
+    thinking=st.booleans(),
+)
+@example(  # a turn settled (its thinking cleared), then cut back to: its thinking is kept
+    history=[u("q"), a(think("hmm"), call("toolu_1")), u(result("toolu_1"))],
+    steps=[("turn", 0), ("cut", 2)],
+    window=3000,
+    max_messages=0,
+    keep_recent=0,
+    exclude=[],
+    summarize=0,
+    thinking=True,
+)
+@example(  # an excluded result replaced by another: its call is no longer excluded with it
+    history=[a(call("toolu_1"))],
+    steps=[("turn", 0), ("cut", 3)],
+    window=300,
+    max_messages=0,
+    keep_recent=0,
+    exclude=[1],
+    summarize=0,
+    thinking=False,
+)
+def test_a_projector_that_saw_the_transcript_before_plans_as_a_fresh_one(
+    history: list[Message],
+    steps: list[tuple[str, int]],
+    window: int,
+    max_messages: int,
+    keep_recent: int,
+    exclude: list[int],
+    summarize: int,
+    thinking: bool,
+) -> None:
+    """What a projector keeps of the last transcript (known_prefix.py) never shows: as the
+    transcript grows by turns, a draft changes, it is cut (Retry, an edit's branch), a
+    message in it is edited, or it is read again from disk, each plan — its request,
+    figures and every block's state — is what a projector seeing it first makes."""
+    messages = list(repair(history).messages)
+    if not messages:
+        return
+    state = ContextState()
+    for i in exclude:
+        state = state.exclude_message(messages[i % len(messages)].id)
+    if summarize and len(messages) > 2:
+        covers = tuple(m.id for m in messages[1 : 1 + summarize])
+        state = state.with_summary(Summary(1, covers, "so far", "m"))
+    cfg = ContextSettings(
+        context_window=window,
+        max_tokens=100,
+        max_context_messages=max_messages,
+        keep_recent_turns=keep_recent,
+        drop_old_thinking=thinking,
+    )
+    shared = Projector(word_counter())
+    for kind, n in steps:
+        if kind == "turn":
+            answer = replace(a(f"answer {n}"), usage=Usage(50 + n, 5))
+            messages = [*messages, answer, u(f"question {n}")]
+        elif kind == "draft":
+            messages = (
+                [*messages[:-1], u(f"draft {n}")] if messages[-1].role == "user" else messages
+            )
+        elif kind == "cut":
+            messages = messages[: max(1, len(messages) - n)]
+        elif kind == "edit":
+            at = n % len(messages)
+            messages[at] = replace(messages[at], blocks=(*messages[at].blocks, TextBlock("more")))
+        else:  # read again: equal messages, none of them the same objects
+            messages = [replace(m) for m in messages]
+        messages = list(repair(messages).messages)
+        if not messages:
+            return
+        reused = shared.project(messages, state, cfg, model="m")
+        fresh = Projector(word_counter()).project(messages, state, cfg, model="m")
+        assert everything_shown(reused, messages) == everything_shown(fresh, messages)
+        assert shared.transcript_raw(messages) == shared.counter.messages(messages)

@@ -1,0 +1,230 @@
+"""What a projection learned of each message of a transcript, kept for the next one.
+
+A turn adds a question and a reply to a 100,000-message chat, and the next request is
+planned again. A message's turn number, whether a kept window may start at it, its raw
+tokens — and, once its turn is over, its view and the view's cost — do not change when
+messages come after it. So they are kept here, with running sums, and the next
+projection works out only what is new: the plan after a turn costs the turn, not the
+chat (it was ~200 ms at 93,000 messages).
+
+The new transcript is compared with the last one (identical objects compare at C
+speed); one that differs earlier — another branch, an edit, a different draft — is
+taken from where it differs. Nothing a plan still holds is changed under it: what is
+shared with plans is only ever added to, or replaced whole.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from collections.abc import Sequence
+
+from desktop_app.context.plan import BlockState
+from desktop_app.context.state import Summary
+from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
+from desktop_app.core.messages import Message
+from desktop_app.core.protocol import is_clean_start
+from desktop_app.tokens.counter import TokenCounter
+
+MessageMark = tuple[BlockState, int | None]
+BlockMark = tuple[BlockState, int]
+
+
+class KnownPrefix:
+    """The per-message facts of the last transcript projected (`follow`), and the views
+    of its settled messages — those before its last turn (`settle`)."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.messages: list[Message] = []
+        self.clean = bytearray()
+        self.turns = array("q")  # 1-based turn number of each message
+        self.starts: list[int] = []  # where a kept window may start, ascending
+        self.index_of: dict[str, int] = {}  # message id → index (added to, or replaced)
+        self.raw_sums = array("q", [0])  # raw_sums[i]: the raw tokens of messages[:i]
+        self.tool_names: dict[str, str] = {}  # tool_use id → the tool's name
+        self.last_usage = -1  # the last reply the API counted the prompt of
+        self.divergences = 0  # how often a transcript differed before `settled`
+        self._covered: tuple[Summary, int, list[int], frozenset[str]] | None = None
+        self.forget_views(None)
+
+    def forget_views(self, shaped_by: object) -> None:
+        """Start the views afresh (whatever shapes a view changed: `shaped_by`)."""
+        self.shaped_by = shaped_by
+        self.settled = 0
+        self.views: list[Message | None] = []
+        self.costs = array("q")
+        self.cost_sums = array("q", [0])
+        self.excluded: dict[str, MessageMark] = {}  # whole messages, of the settled
+        self.block_marks: dict[tuple[str, int], BlockMark] = {}  # of the settled
+        self.paired_out: set[str] | None = None  # tool ids excluded with their partner
+        self.paired_upto = 0  # … found in the messages before this
+
+    # -- the per-message facts --------------------------------------------------------------
+
+    def follow(self, messages: Sequence[Message]) -> None:
+        """Take `messages` as the transcript: keep what it shares with the last one,
+        learn the rest."""
+        messages = _listed(messages)
+        same = self.shared_with(messages)
+        if same and self.messages[same - 1] is not messages[same - 1]:
+            # Read again: equal messages, not the same objects. Learn them anew, once (a
+            # view shares its message's blocks, and sent thinking is found by identity).
+            same = 0
+        if same < len(self.messages):
+            self.forget_from(same)
+        counter, index_of, names = self.counter, self.index_of, self.tool_names
+        sums, turn = self.raw_sums, self.turns[-1] if self.turns else 0
+        for i in range(same, len(messages)):
+            message = messages[i]
+            clean = is_clean_start(messages, i)
+            if clean or i == 0:
+                turn += 1
+            if clean:
+                self.starts.append(i)
+            self.messages.append(message)
+            self.clean.append(clean)
+            self.turns.append(turn)
+            index_of[message.id] = i
+            sums.append(sums[-1] + counter.message(message))
+            for block in message.blocks:
+                if isinstance(block, ToolUseBlock):
+                    names[block.id] = block.name
+            if message.role == "assistant" and message.usage and message.usage.prompt_tokens:
+                self.last_usage = i
+        # A shorter transcript may end in a turn settled before: its thinking is kept again.
+        last = self.starts[-1] if self.starts else 0
+        if last < self.settled:
+            self.unsettle(last, self.messages[last : self.settled])
+
+    def shared_with(self, messages: Sequence[Message]) -> int:
+        """How many leading messages `messages` shares with the known transcript."""
+        known, messages = self.messages, _listed(messages)
+        n = min(len(known), len(messages))
+        # the usual cases, compared at C speed: one extends the other; the last differs
+        for m in (n, n - 1):
+            if m >= 0 and known[:m] == messages[:m]:
+                return m
+        low, high = 0, n - 1  # equal for `low` messages, not for `high` (found by halves)
+        while high - low > 1:
+            mid = (low + high) // 2
+            if known[:mid] == messages[:mid]:
+                low = mid
+            else:
+                high = mid
+        return low
+
+    def forget_from(self, at: int) -> None:
+        """Forget the messages from `at` on (a transcript that differs there)."""
+        gone = self.messages[at:]
+        tools = False
+        for message in gone:
+            if self.index_of.get(message.id, -1) >= at:
+                del self.index_of[message.id]
+            for block in message.blocks:
+                if isinstance(block, ToolUseBlock):
+                    self.tool_names.pop(block.id, None)
+                tools = tools or isinstance(block, ToolUseBlock | ToolResultBlock)
+        if tools or at < self.paired_upto:
+            self.paired_out = None if tools else self.paired_out
+            self.paired_upto = min(self.paired_upto, at)
+        del self.messages[at:], self.clean[at:], self.turns[at:], self.raw_sums[at + 1 :]
+        del self.starts[bisect_left(self.starts, at) :]
+        if self.last_usage >= at:
+            self.last_usage = next(
+                (
+                    i
+                    for i in range(at - 1, -1, -1)
+                    if (m := self.messages[i]).role == "assistant"
+                    and m.usage
+                    and m.usage.prompt_tokens
+                ),
+                -1,
+            )
+        if at < self.settled:
+            self.unsettle(at, gone)
+
+    def raw_total(self, messages: Sequence[Message]) -> int:
+        """The raw tokens of `messages`, those it shares with the known transcript summed
+        already (changes nothing)."""
+        same = self.shared_with(messages)
+        rest = messages[same:]
+        return self.raw_sums[same] + sum(self.counter.message(m) for m in rest)
+
+    def covered(self, summary: Summary) -> tuple[list[int], frozenset[str]]:
+        """Where the messages `summary` stands for are, in order, and their ids (kept
+        while it is the summary and they are settled: a summary stands for old turns)."""
+        cached = self._covered
+        if cached is not None and cached[0] is summary and cached[1] == self.divergences:
+            return cached[2], cached[3]
+        index_of, messages = self.index_of, self.messages
+        found = sorted(
+            i for c in summary.covers if (i := index_of.get(c)) is not None and messages[i].id == c
+        )
+        ids = frozenset(summary.covers)
+        if not found or found[-1] < self.settled:
+            self._covered = (summary, self.divergences, found, ids)
+        return found, ids
+
+    # -- the settled views ----------------------------------------------------------------
+
+    def settle(
+        self,
+        until: int,
+        views: Sequence[Message | None],
+        costs: Sequence[int],
+        excluded: dict[str, MessageMark],
+        block_marks: dict[tuple[str, int], BlockMark],
+    ) -> None:
+        """Keep the views of messages [`settled`, `until`): `views` and `costs` start at
+        `settled`; the marks are those the projection made of them (and maybe more)."""
+        start = self.settled
+        if until <= start:
+            return
+        sums = self.cost_sums
+        for i in range(start, until):
+            message = self.messages[i]
+            self.views.append(views[i - start])
+            self.costs.append(costs[i - start])
+            sums.append(sums[-1] + costs[i - start])
+            mark = excluded.get(message.id)
+            if mark is not None:
+                self.excluded[message.id] = mark
+            for j in range(len(message.blocks)):
+                block_mark = block_marks.get((message.id, j))
+                if block_mark is not None:
+                    self.block_marks[(message.id, j)] = block_mark
+        self.settled = until
+
+    def unsettle(self, at: int, gone: Sequence[Message]) -> None:
+        """Forget the settled views from `at` on. The marks plans hold are replaced, not
+        changed."""
+        self.divergences += 1
+        ids = {m.id for m in gone}
+        self.excluded = {k: v for k, v in self.excluded.items() if k not in ids}
+        self.block_marks = {k: v for k, v in self.block_marks.items() if k[0] not in ids}
+        del self.views[at:], self.costs[at:], self.cost_sums[at + 1 :]
+        self.settled = at
+
+    def pairs_out(
+        self, excluded_messages: frozenset[str], excluded_blocks: frozenset[tuple[str, int]]
+    ) -> set[str]:
+        """The tool ids excluded with their partner: a call and its result are sent
+        together or not at all (kept, and extended with each new message)."""
+        if self.paired_out is None:
+            self.paired_out, self.paired_upto = set(), 0
+        out = self.paired_out
+        if excluded_messages or excluded_blocks:
+            for msg in self.messages[self.paired_upto :]:
+                for j, block in enumerate(msg.blocks):
+                    gone = msg.id in excluded_messages or (msg.id, j) in excluded_blocks
+                    if gone and isinstance(block, ToolUseBlock):
+                        out.add(block.id)
+                    elif gone and isinstance(block, ToolResultBlock):
+                        out.add(block.tool_use_id)
+        self.paired_upto = len(self.messages)
+        return out
+
+
+def _listed(messages: Sequence[Message]) -> list[Message]:
+    return messages if isinstance(messages, list) else list(messages)
