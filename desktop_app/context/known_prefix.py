@@ -68,9 +68,9 @@ class KnownPrefix:
         messages = _listed(messages)
         same = self.shared_with(messages)
         if same and self.messages[same - 1] is not messages[same - 1]:
-            # Read again: equal messages, not the same objects. Learn them anew, once (a
-            # view shares its message's blocks, and sent thinking is found by identity).
-            same = 0
+            # Read again: equal messages, not the same objects. What was learned of them
+            # holds; these are kept, so that the next comparison is by identity.
+            self.messages[:same] = messages[:same]
         if same < len(self.messages):
             self.forget_from(same)
         counter, index_of, names = self.counter, self.index_of, self.tool_names

@@ -321,14 +321,16 @@ class _Projection:
         return replace(message, blocks=kept)
 
     def thinking_owners(self) -> dict[int, tuple[str, int]]:
-        """Each thinking block of the transcript: its message and index (built on need)."""
+        """Each thinking block sent: its message and index (built on need)."""
         if self._owners is None:
-            kept = (self.messages[i] for i in self.kept)
+            # (by the views' blocks: a view kept from a message read before shares that
+            # message's blocks, equal to these)
+            sent = ((self.messages[i], self.costs.view(i)) for i in self.kept)
             self._owners = {
-                id(b): (m.id, j)
-                for m in kept
-                if m.role == "assistant"
-                for j, b in enumerate(m.blocks)
+                id(b): (m.id, m.blocks.index(b))
+                for m, view in sent
+                if view is not None and m.role == "assistant"
+                for b in view.blocks
                 if isinstance(b, THINKING_TYPES)
             }
         return self._owners
