@@ -18,6 +18,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import accumulate
 
 from desktop_app.context.plan import BlockState
 from desktop_app.context.state import Summary
@@ -74,24 +75,27 @@ class KnownPrefix:
         if same < len(self.messages):
             self.forget_from(same)
         counter, index_of, names = self.counter, self.index_of, self.tool_names
-        sums, turn = self.raw_sums, self.turns[-1] if self.turns else 0
+        sums, turn, total = self.raw_sums, self.turns[-1] if self.turns else 0, self.raw_sums[-1]
+        clean, turns, starts = self.clean, self.turns, self.starts
         for i in range(same, len(messages)):
             message = messages[i]
-            clean = is_clean_start(messages, i)
-            if clean or i == 0:
+            starts_turn = is_clean_start(messages, i)
+            if starts_turn or i == 0:
                 turn += 1
-            if clean:
-                self.starts.append(i)
-            self.messages.append(message)
-            self.clean.append(clean)
-            self.turns.append(turn)
+            if starts_turn:
+                starts.append(i)
+            clean.append(starts_turn)
+            turns.append(turn)
             index_of[message.id] = i
-            sums.append(sums[-1] + counter.message(message))
-            for block in message.blocks:
-                if isinstance(block, ToolUseBlock):
-                    names[block.id] = block.name
-            if message.role == "assistant" and message.usage and message.usage.prompt_tokens:
-                self.last_usage = i
+            total += counter.message(message)
+            sums.append(total)
+            if message.role == "assistant":  # (calls, and the API's counts, are in replies)
+                for block in message.blocks:
+                    if isinstance(block, ToolUseBlock):
+                        names[block.id] = block.name
+                if message.usage and message.usage.prompt_tokens:
+                    self.last_usage = i
+        self.messages.extend(messages[same:])
         # A shorter transcript may end in a turn settled before: its thinking is kept again.
         last = self.starts[-1] if self.starts else 0
         if last < self.settled:
@@ -181,19 +185,19 @@ class KnownPrefix:
         start = self.settled
         if until <= start:
             return
-        sums = self.cost_sums
-        for i in range(start, until):
-            message = self.messages[i]
-            self.views.append(views[i - start])
-            self.costs.append(costs[i - start])
-            sums.append(sums[-1] + costs[i - start])
-            mark = excluded.get(message.id)
-            if mark is not None:
-                self.excluded[message.id] = mark
-            for j in range(len(message.blocks)):
-                block_mark = block_marks.get((message.id, j))
-                if block_mark is not None:
-                    self.block_marks[(message.id, j)] = block_mark
+        count = until - start
+        self.views.extend(views[:count])
+        self.costs.extend(costs[:count])
+        self.cost_sums.extend(accumulate(costs[:count], initial=self.cost_sums[-1]))
+        del self.cost_sums[start + 1]  # (`initial` again)
+        # The marks of the messages settling (most have none): found by index.
+        index_of = self.index_of
+        for message_id, mark in excluded.items():
+            if start <= index_of.get(message_id, -1) < until:
+                self.excluded[message_id] = mark
+        for key, block_mark in block_marks.items():
+            if start <= index_of.get(key[0], -1) < until:
+                self.block_marks[key] = block_mark
         self.settled = until
 
     def unsettle(self, at: int, gone: Sequence[Message]) -> None:
