@@ -89,6 +89,8 @@ class ChatCore:
         result = repair(messages, self.valid_prefix)
         if result.valid_prefix is not None:
             self.valid_prefix = result.valid_prefix  # (one object, set whole: any thread)
+        if not result.problems and isinstance(messages, list):
+            return messages  # (as it was: not copied again)
         return list(result.messages)
 
     def history(self, messages: Sequence[Message] | None = None) -> list[Message]:

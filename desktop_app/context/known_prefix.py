@@ -23,7 +23,7 @@ from itertools import accumulate
 from desktop_app.context.plan import BlockState
 from desktop_app.context.state import Summary
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
-from desktop_app.core.messages import Message
+from desktop_app.core.messages import Message, as_list
 from desktop_app.core.protocol import is_clean_start
 from desktop_app.tokens.counter import TokenCounter
 
@@ -66,7 +66,7 @@ class KnownPrefix:
     def follow(self, messages: Sequence[Message]) -> None:
         """Take `messages` as the transcript: keep what it shares with the last one,
         learn the rest."""
-        messages = _listed(messages)
+        messages = as_list(messages)
         same = self.shared_with(messages)
         if same and self.messages[same - 1] is not messages[same - 1]:
             # Read again: equal messages, not the same objects. What was learned of them
@@ -103,12 +103,16 @@ class KnownPrefix:
 
     def shared_with(self, messages: Sequence[Message]) -> int:
         """How many leading messages `messages` shares with the known transcript."""
-        known, messages = self.messages, _listed(messages)
+        known, messages = self.messages, as_list(messages)
         n = min(len(known), len(messages))
-        # the usual cases, compared at C speed: one extends the other; the last differs
-        for m in (n, n - 1):
-            if m >= 0 and known[:m] == messages[:m]:
-                return m
+        # the usual cases, compared at C speed (slicing only the longer): one extends the
+        # other; the last differs (another draft)
+        if (known if n == len(known) else known[:n]) == (
+            messages if n == len(messages) else messages[:n]
+        ):
+            return n
+        if n and known[: n - 1] == messages[: n - 1]:
+            return n - 1
         low, high = 0, n - 1  # equal for `low` messages, not for `high` (found by halves)
         while high - low > 1:
             mid = (low + high) // 2
@@ -228,7 +232,3 @@ class KnownPrefix:
                         out.add(block.tool_use_id)
         self.paired_upto = len(self.messages)
         return out
-
-
-def _listed(messages: Sequence[Message]) -> list[Message]:
-    return messages if isinstance(messages, list) else list(messages)

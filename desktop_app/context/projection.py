@@ -378,14 +378,14 @@ class _Projection:
         if self.calibrated(fixed + self.costs.between(keep_from, n)) <= budget:
             return keep_from
         fixed += self.counter.message(user_note(omission_note(10**6, (10**5, 10**5))))  # its note
-        recent = self.settings.keep_recent_turns
-        later = starts.after(keep_from)
-        if recent > 0 and len(later) >= recent:
-            keep_from = later[-recent]
-        for cut in starts.after(keep_from):
+        recent, clean = self.settings.keep_recent_turns, starts.clean
+        later = starts.after(keep_from)  # (clean[later:] start after it)
+        if recent > 0 and len(clean) - later >= recent:
+            keep_from = clean[-recent]
+        for k in range(starts.after(keep_from), len(clean)):
             if self.calibrated(fixed + self.costs.between(keep_from, n)) <= budget:
                 break
-            keep_from = cut
+            keep_from = clean[k]
         return keep_from
 
     # -- the account -------------------------------------------------------------------------
@@ -570,9 +570,9 @@ class _Starts:
     def __bool__(self) -> bool:
         return self.tail_from < self.n
 
-    def after(self, at: int) -> list[int]:
-        """The starts after `at` (at ≥ tail_from), in order."""
-        return self.clean[bisect_right(self.clean, max(at, self.tail_from)) :]
+    def after(self, at: int) -> int:
+        """Where in `clean` the starts after `at` (at ≥ tail_from) begin."""
+        return bisect_right(self.clean, max(at, self.tail_from))
 
     def first_from(self, at: int, default: int) -> int:
         """The first start at or after `at`, else `default`."""

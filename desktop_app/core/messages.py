@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal, TypeAlias
@@ -111,3 +112,9 @@ class Message:
 
 def user_text(text: str) -> Message:
     return Message(role="user", blocks=(TextBlock(text),))
+
+
+def as_list(messages: Sequence[Message]) -> list[Message]:
+    """`messages` as a list — itself when it is one (a list compares with a list's slice
+    at C speed; a long history is not copied to check it)."""
+    return messages if isinstance(messages, list) else list(messages)

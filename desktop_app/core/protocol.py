@@ -41,8 +41,8 @@ from desktop_app.core.images import (
     ImageFacts,
     image_facts,
 )
-from desktop_app.core.messages import Message
-from desktop_app.core.valid_prefix import ValidPrefix
+from desktop_app.core.messages import Message, as_list
+from desktop_app.core.valid_prefix import SeenIds, ValidPrefix
 
 TOOL_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]+")
 SERVER_TOOL_ID = re.compile(r"srvtoolu_[a-zA-Z0-9_]+")
@@ -311,12 +311,11 @@ def validate_from(
     last = len(messages) - 1
     # where the check starts, and the tool_use ids of the assistant turn before, in order
     start, expected = check.resume(messages, since)
-    roles = [""] * start + [message.role for message in messages[start:]]
     point = None
     while start <= last:
-        role = roles[start]
+        role = messages[start].role
         end = start
-        while end < last and roles[end + 1] == role:
+        while end < last and messages[end + 1].role == role:
             end += 1
         if end == last and start and not check.out:  # the last turn: the next check's start
             point = check.point(messages, start, expected)
@@ -412,7 +411,7 @@ class _Pass:
 
     def __init__(self) -> None:
         self.out: list[Problem] = []
-        self.seen_ids: set[str] = set()
+        self.seen_ids = SeenIds()
         self.image_count = 0  # images met (the many-image rule counts them all)
         self.wide_images: list[tuple[str, ImageFacts]] = []  # sides over 2,000 px: (path, facts)
         self.server_calls = False  # the last assistant turn made a server tool call
@@ -431,10 +430,10 @@ class _Pass:
             # the turn before was checked with this one in view: do its server calls go
             # on here? If they did then, they must now (else they were never checked)
             or (since.continued and not continues_turn(messages[at]))
-            or tuple(messages[:at]) != since.messages
+            or not since.begins(as_list(messages))
         ):
             return 0, []
-        self.seen_ids, self.image_count = set(since.seen_ids), since.image_count
+        self.seen_ids, self.image_count = SeenIds(since.seen_ids), since.image_count
         self.wide_images, self.documents = list(since.wide_images), list(since.documents)
         self.server_calls = since.server_calls
         return at, list(since.expected)
@@ -442,10 +441,10 @@ class _Pass:
     def point(self, messages: Sequence[Message], at: int, expected: list[str]) -> ValidPrefix:
         """The check's state before the turn at `at` (none found yet)."""
         return ValidPrefix(
-            tuple(messages[:at]),
+            as_list(messages[:at]),
             continues_turn(messages[at]),
             tuple(expected),
-            frozenset(self.seen_ids),
+            self.seen_ids.frozen(),
             self.image_count,
             tuple(self.wide_images),
             self.server_calls,

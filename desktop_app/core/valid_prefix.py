@@ -15,11 +15,42 @@ class ValidPrefix:
     another last turn (a draft, a stand-in) — is checked on from there
     (`validate_from`), not from its first of 100,000 messages."""
 
-    messages: tuple[Message, ...]
+    messages: list[Message]  # (never changed: a list, compared with a list's slice)
     continued: bool  # the message after them carried the assistant's turn on
     expected: tuple[str, ...]  # the tool calls the turn there must answer
-    seen_ids: frozenset[str]
+    seen_ids: tuple[frozenset[str], ...]  # the tool ids met, in layers (`SeenIds`)
     image_count: int
     wide_images: tuple[tuple[str, ImageFacts], ...]
     server_calls: bool
     documents: tuple[tuple[str, bool], ...]
+
+    def begins(self, messages: list[Message]) -> bool:
+        """Do `messages` begin with this prefix's messages (identical objects compare at
+        C speed)?"""
+        return messages[: len(self.messages)] == self.messages
+
+
+class SeenIds:
+    """The tool ids a check has met: those it met itself, over the frozen layers of the
+    prefix it went on from — shared, not copied (a 100,000-message chat has ~40,000 ids,
+    and each plan checks it). Layers merge as a binary counter's digits carry, so there
+    are never more than ~log₂ of them, and a turn's ids are copied ~log₂ times in all."""
+
+    def __init__(self, layers: tuple[frozenset[str], ...] = ()) -> None:
+        self.layers = layers
+        self.new: set[str] = set()
+
+    def __contains__(self, tool_id: object) -> bool:
+        return tool_id in self.new or any(tool_id in layer for layer in self.layers)
+
+    def add(self, tool_id: str) -> None:
+        self.new.add(tool_id)
+
+    def frozen(self) -> tuple[frozenset[str], ...]:
+        """The ids met, as layers for the next check."""
+        if not self.new:
+            return self.layers
+        layers = [*self.layers, frozenset(self.new)]
+        while len(layers) > 1 and len(layers[-1]) >= len(layers[-2]):
+            layers[-2:] = [layers[-2] | layers[-1]]
+        return tuple(layers)

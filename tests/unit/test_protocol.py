@@ -311,7 +311,7 @@ def test_a_longer_history_is_checked_from_its_last_turn_on() -> None:
     history = [u("Order 1?"), a(call("toolu_1", order="1")), u(result("toolu_1")), a("Done.")]
     _none, point = validate_from(history, None)
     assert point is not None
-    assert point.messages == tuple(history[:3])  # before the last turn
+    assert point.messages == history[:3]  # before the last turn
     longer = [*history, u("And 2?"), a(call("toolu_1", order="2"))]  # an id used before
     assert validate_from(longer, point)[0] == validate(longer) != []
 
