@@ -4,6 +4,11 @@ glibc's malloc keeps the pages of what Python frees for later use: reading and p
 a 100,000-message chat frees ~20 MB of temporaries (rows, parsed JSON, the plan's
 working lists) that would stay resident for as long as the app runs. `malloc_trim`
 hands them back (~2 ms). Elsewhere (macOS, Windows, musl) nothing is done.
+
+And everywhere: the source lines of every module imported so far, which PySide's import
+hook reads (shiboken calls `inspect.getsource` on each module imported, to look for
+`from __feature__ import …`; pyzo#851 traces it) and `linecache` then keeps — ~14 MB
+of our and our libraries' source. A traceback reads again what it shows.
 """
 
 from __future__ import annotations
@@ -13,6 +18,9 @@ import sys
 
 def give_back_freed_memory() -> bool:
     """True if the C library was asked to return its free pages."""
+    import linecache
+
+    linecache.clearcache()
     if not sys.platform.startswith("linux"):
         return False
     import ctypes
