@@ -273,9 +273,9 @@ class Planning:
     ) -> Plan:
         """The next request as it would be after a change, to show its cost first."""
         planner = self.planner()
-        changed = replace(
-            planner, settings=settings or planner.settings, state=state or planner.state
-        )
+        settings, state = settings or planner.settings, state or planner.state
+        projector = planner.projector.for_preview(state, settings, planner.trim_policies)
+        changed = replace(planner, settings=settings, state=state, projector=projector)
         return self.next_planning("", history, planner=changed)()
 
     def compacts_first(self, plan: Plan, draft: str = "", history: Sequence[Message] = ()) -> bool:

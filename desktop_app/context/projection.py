@@ -77,20 +77,35 @@ class Projector:
         self, state: ContextState, settings: ContextSettings, policies: Mapping[str, TrimPolicy]
     ) -> dict[str, ViewEntry]:
         """The cache of message views, emptied whenever anything that shapes a view changed."""
-        shapers = (state.excluded_messages, state.excluded_blocks, state.cleared_results, policies)
-        scalars = (settings.tool_result_cap, settings.drop_old_thinking)
-        old = self._views_for
-        if (
-            not old
-            # Equal, not only identical: a state read back from disk after a turn holds
-            # new but equal sets, and rebuilding 5,000 views costs ~0.4 s.
-            or any(a is not b and a != b for a, b in zip(shapers, old[:4], strict=True))
-            or scalars != old[4:]
-        ):
+        if not self.shaped_alike(state, settings, policies):
             self.views = {}
-            self._views_for = (*shapers, *scalars)
+            self._views_for = _shapers(state, settings, policies)
             self.known.forget_views(self._views_for)
         return self.views
+
+    def shaped_alike(
+        self, state: ContextState, settings: ContextSettings, policies: Mapping[str, TrimPolicy]
+    ) -> bool:
+        """Would every view be as the cached ones are?"""
+        new, old = _shapers(state, settings, policies), self._views_for
+        # Equal, not only identical: a state read back from disk after a turn holds new
+        # but equal sets, and rebuilding 5,000 views costs ~0.4 s.
+        return bool(old) and all(a is b or a == b for a, b in zip(new, old, strict=True))
+
+    def for_preview(
+        self,
+        state: ContextState,
+        settings: ContextSettings,
+        trim_policies: Mapping[str, TrimPolicy] | None = None,
+    ) -> Projector:
+        """The projector to show a change's request with, before it is made: this one
+        when the change leaves every view as it is (a window, a threshold) and no
+        projection is running; else one of its own — a preview must neither make the
+        chat's next plan work out every view again nor wait for a plan in progress."""
+        policies = trim_policies or _NO_POLICIES
+        if not self._lock.locked() and self.shaped_alike(state, settings, policies):
+            return self
+        return Projector(self.counter)
 
     def project(
         self,
@@ -491,6 +506,20 @@ class _Projection:
 
 
 _NO_POLICIES: Mapping[str, TrimPolicy] = {}
+
+
+def _shapers(
+    state: ContextState, settings: ContextSettings, policies: Mapping[str, TrimPolicy]
+) -> tuple[object, ...]:
+    """What shapes a message's view (views.py)."""
+    return (
+        state.excluded_messages,
+        state.excluded_blocks,
+        state.cleared_results,
+        policies,
+        settings.tool_result_cap,
+        settings.drop_old_thinking,
+    )
 
 
 def _layer_costs(

@@ -642,3 +642,22 @@ def test_a_projector_that_saw_the_transcript_before_plans_as_a_fresh_one(
         fresh = Projector(word_counter()).project(messages, state, cfg, model="m")
         assert everything_shown(reused, messages) == everything_shown(fresh, messages)
         assert shared.transcript_raw(messages) == shared.counter.messages(messages)
+
+
+def test_a_preview_of_a_change_to_the_views_leaves_the_chats_projection_as_it_was() -> None:
+    """Showing what excluding a message would send (Chat.plan_if) projects on a
+    projector of its own: the chat's next plan still goes on from what it kept. A
+    change that leaves every view alone (the window) is previewed on the chat's own."""
+    projector = Projector(word_counter())
+    messages = chat(30)
+    projector.project(messages, ContextState(), BIG, model="m")
+    kept = projector.known.views
+    excluded = ContextState().exclude_message(messages[3].id)
+    preview = projector.for_preview(excluded, BIG)
+    assert preview is not projector
+    fresh = Projector(word_counter()).project(messages, excluded, BIG, model="m")
+    shown = preview.project(messages, excluded, BIG, model="m")
+    assert everything_shown(shown, messages) == everything_shown(fresh, messages)
+    assert kept
+    assert projector.known.views is kept
+    assert projector.for_preview(ContextState(), replace(BIG, context_window=500_000)) is projector
