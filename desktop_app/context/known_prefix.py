@@ -9,8 +9,9 @@ chat (it was ~200 ms at 93,000 messages).
 
 The new transcript is compared with the last one (identical objects compare at C
 speed); one that differs earlier — another branch, an edit, a different draft — is
-taken from where it differs. Nothing a plan still holds is changed under it: what is
-shared with plans is only ever added to, or replaced whole.
+taken from where it differs. The marks plans hold are layers never changed once made
+(`_layered`); the index a plan's states look messages up in loses entries only past
+what was settled, or after `divergences` has counted the change (message_states.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import accumulate, compress
+from typing import TypeVar
 
 from desktop_app.context.plan import BlockState
 from desktop_app.context.state import Summary
@@ -29,6 +31,8 @@ from desktop_app.tokens.counter import TokenCounter
 
 MessageMark = tuple[BlockState, int | None]
 BlockMark = tuple[BlockState, int]
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class KnownPrefix:
@@ -41,23 +45,25 @@ class KnownPrefix:
         self.clean = bytearray()
         self.turns = array("q")  # 1-based turn number of each message
         self.starts: list[int] = []  # where a kept window may start, ascending
-        self.index_of: dict[str, int] = {}  # message id → index (added to, or replaced)
+        self.index_of: dict[str, int] = {}  # message id → index
         self.raw_sums = array("q", [0])  # raw_sums[i]: the raw tokens of messages[:i]
         self.tool_names: dict[str, str] = {}  # tool_use id → the tool's name
         self.last_usage = -1  # the last reply the API counted the prompt of
-        self.divergences = 0  # how often a transcript differed before `settled`
+        # How often what was settled changed (a transcript that differed before it, or a
+        # shorter one): the index may then have lost, or moved, what a plan's spans hold.
+        self.divergences = 0
         self._covered: tuple[Summary, int, list[int], frozenset[str]] | None = None
-        self.forget_views(None)
+        self.forget_views()
 
-    def forget_views(self, shaped_by: object) -> None:
-        """Start the views afresh (whatever shapes a view changed: `shaped_by`)."""
-        self.shaped_by = shaped_by
+    def forget_views(self) -> None:
+        """Start the views afresh (something that shapes a view changed)."""
         self.settled = 0
         self.views: list[Message | None] = []
         self.costs = array("q")
         self.cost_sums = array("q", [0])
-        self.excluded: dict[str, MessageMark] = {}  # whole messages, of the settled
-        self.block_marks: dict[tuple[str, int], BlockMark] = {}  # of the settled
+        # The marks the settled messages' views made: whole messages (excluded), blocks.
+        self.excluded: tuple[dict[str, MessageMark], ...] = ()
+        self.block_marks: tuple[dict[tuple[str, int], BlockMark], ...] = ()
         self.paired_out: set[str] | None = None  # tool ids excluded with their partner
         self.paired_upto = 0  # … found in the messages before this
 
@@ -124,6 +130,8 @@ class KnownPrefix:
     def forget_from(self, at: int) -> None:
         """Forget the messages from `at` on (a transcript that differs there)."""
         gone = self.messages[at:]
+        if at < self.settled:
+            self.divergences += 1  # (first: a plan read on another thread sees it at once)
         tools = False
         for message in gone:
             if self.index_of.get(message.id, -1) >= at:
@@ -148,8 +156,11 @@ class KnownPrefix:
                 ),
                 -1,
             )
-        if at < self.settled:
-            self.unsettle(at, gone)
+        # A call's view depends on its result's exclusion (`pairs_out`): a transcript that
+        # differs at a result (another branch's) makes the call's view again.
+        cut = max(0, at - 1) if tools else at
+        if cut < self.settled:
+            self.unsettle(cut, self.messages[cut:] + gone)
 
     def raw_total(self, messages: Sequence[Message]) -> int:
         """The raw tokens of `messages`, those it shares with the known transcript summed
@@ -169,7 +180,9 @@ class KnownPrefix:
             i for c in summary.covers if (i := index_of.get(c)) is not None and messages[i].id == c
         )
         ids = frozenset(summary.covers)
-        if not found or found[-1] < self.settled:
+        # (kept only when all are here and settled: one missing may come with the next
+        # transcript, one after `settled` may go with it, and neither counts a divergence)
+        if len(found) == len(ids) and (not found or found[-1] < self.settled):
             self._covered = (summary, self.divergences, found, ids)
         return found, ids
 
@@ -195,12 +208,12 @@ class KnownPrefix:
         del self.cost_sums[start + 1]  # (`initial` again)
         # The marks of the messages settling (most have none): found by index.
         index_of = self.index_of
-        for message_id, mark in excluded.items():
-            if start <= index_of.get(message_id, -1) < until:
-                self.excluded[message_id] = mark
-        for key, block_mark in block_marks.items():
-            if start <= index_of.get(key[0], -1) < until:
-                self.block_marks[key] = block_mark
+        new_excluded = {k: v for k, v in excluded.items() if start <= index_of.get(k, -1) < until}
+        new_marks = {
+            k: v for k, v in block_marks.items() if start <= index_of.get(k[0], -1) < until
+        }
+        self.excluded = _layered(self.excluded, new_excluded)
+        self.block_marks = _layered(self.block_marks, new_marks)
         self.settled = until
 
     def unsettle(self, at: int, gone: Sequence[Message]) -> None:
@@ -208,8 +221,10 @@ class KnownPrefix:
         changed."""
         self.divergences += 1
         ids = {m.id for m in gone}
-        self.excluded = {k: v for k, v in self.excluded.items() if k not in ids}
-        self.block_marks = {k: v for k, v in self.block_marks.items() if k[0] not in ids}
+        excluded = {k: v for layer in self.excluded for k, v in layer.items() if k not in ids}
+        marks = {k: v for layer in self.block_marks for k, v in layer.items() if k[0] not in ids}
+        self.excluded = (excluded,) if excluded else ()
+        self.block_marks = (marks,) if marks else ()
         del self.views[at:], self.costs[at:], self.cost_sums[at + 1 :]
         self.settled = at
 
@@ -231,3 +246,15 @@ class KnownPrefix:
                         out.add(block.tool_use_id)
         self.paired_upto = len(self.messages)
         return out
+
+
+def _layered(layers: tuple[dict[K, V], ...], new: dict[K, V]) -> tuple[dict[K, V], ...]:
+    """`layers` and `new` — each turn's marks a layer, merged as a binary counter's
+    digits carry (~log₂ of them to look through) into new dicts: a layer a plan holds
+    is never changed."""
+    if not new:
+        return layers
+    out = [*layers, new]
+    while len(out) > 1 and len(out[-1]) >= len(out[-2]):
+        out[-2:] = [{**out[-2], **out[-1]}]
+    return tuple(out)

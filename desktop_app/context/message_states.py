@@ -39,11 +39,23 @@ class MessageStates(Mapping[str, MessageMark]):
         self.trimmed, self.summarized = trimmed, summarized
         self.covered, self.number = covered, number
         self._own: dict[str, int] | None = None
+        self._held: dict[str, int] = {}
+
+    def hold_from(self, settled: int) -> None:
+        """Index here the spans' messages from `settled` on: the known index may forget
+        those without counting a divergence (a summary's span can reach the last turn)."""
+        high = max(self.trimmed.stop, self.summarized.stop)
+        low = max(settled, min(self.trimmed.start, self.summarized.start))
+        self._held = {self.messages[i].id: i for i in range(low, high)}
 
     def index(self, message_id: str) -> int | None:
-        """Where a message of this plan's transcript is (None: not in it, or not in a span)."""
+        """Where a message of this plan's spans is (None: not in one — or, from the known
+        index, not in this transcript)."""
+        held = self._held.get(message_id)
+        if held is not None:
+            return held
         if self.known.divergences == self.divergences:
-            # (the known prefix changed only after the spans since: its index is this one's)
+            # (nothing settled changed since: the known index is this transcript's there)
             i = self.index_of.get(message_id)
             return i if i is not None and i < len(self.messages) else None
         if self._own is None:  # another transcript was projected since: index the spans

@@ -80,7 +80,7 @@ class Projector:
         if not self.shaped_alike(state, settings, policies):
             self.views = {}
             self._views_for = _shapers(state, settings, policies)
-            self.known.forget_views(self._views_for)
+            self.known.forget_views()
         return self.views
 
     def shaped_alike(
@@ -100,8 +100,9 @@ class Projector:
     ) -> Projector:
         """The projector to show a change's request with, before it is made: this one
         when the change leaves every view as it is (a window, a threshold) and no
-        projection is running; else one of its own — a preview must neither make the
-        chat's next plan work out every view again nor wait for a plan in progress."""
+        projection is running (one may still start before the preview's: it waits for
+        that one); else one of its own — a preview must not make the chat's next plan
+        work out every view again, nor wait behind a long one (a chat's first)."""
         policies = trim_policies or _NO_POLICIES
         if not self._lock.locked() and self.shaped_alike(state, settings, policies):
             return self
@@ -161,12 +162,13 @@ class _Projection:
         counter.take_lessons()  # (a reply's count, learned here: off the window's thread)
         self.factor = counter.calibration.factor(model)
         self.known = known
-        # The states the views of messages not yet settled mark (excluded, trimmed…), and
-        # the thinking blocks left out of this request (`bound_thinking`).
+        # The marks the views of the messages not yet settled make — whole messages
+        # (excluded), blocks (cleared, trimmed…) — and the thinking blocks left out of
+        # this request (`bound_thinking`).
         self.view_states: dict[str, tuple[BlockState, int | None]] = {}
         self.view_marks: dict[tuple[str, int], tuple[BlockState, int]] = {}
         self.unsent: dict[tuple[str, int], tuple[BlockState, int]] = {}
-        self.block_states = ChainMap(self.unsent, self.view_marks, known.block_marks)
+        self.block_states = ChainMap(self.unsent, self.view_marks, *known.block_marks)
         self.recount = False  # set when repair or stripping changed blocks after costing
         self.project: ProjectLayers | None = None
         self.documents_raw = 0  # the project's documents, which open the first message
@@ -249,7 +251,7 @@ class _Projection:
         self.message_states = MessageStates(
             messages,
             known,
-            ChainMap(self.view_states, known.excluded),
+            ChainMap(self.view_states, *known.excluded),
             trimmed=range(tail_from, keep_from),
             summarized=range(span_from, tail_from) if summary else range(0),
             covered=covered_ids,
@@ -300,6 +302,7 @@ class _Projection:
         # What is settled now — the turns before the last — is kept for the next plan.
         last_start = known.starts[-1] if known.starts else 0
         known.settle(last_start, views, costs.tail, self.view_states, self.view_marks)
+        self.message_states.hold_from(known.settled)
         return replace(plan, thinking=thinking)
 
     def bound_thinking(
@@ -342,7 +345,7 @@ class _Projection:
             # message's blocks, equal to these)
             sent = ((self.messages[i], self.costs.view(i)) for i in self.kept)
             self._owners = {
-                id(b): (m.id, m.blocks.index(b))
+                id(b): (m.id, _position(m.blocks, b))
                 for m, view in sent
                 if view is not None and m.role == "assistant"
                 for b in view.blocks
@@ -559,6 +562,12 @@ def _cited(block: Block) -> Block:
     if isinstance(block, OpaqueBlock) and block.type == "document":
         return OpaqueBlock("document", {**block.raw, "citations": {"enabled": True}})
     return block
+
+
+def _position(blocks: tuple[Block, ...], block: Block) -> int:
+    """Where `block` is in `blocks`: the same object, else the first equal one."""
+    same = next((j for j, b in enumerate(blocks) if b is block), None)
+    return blocks.index(block) if same is None else same
 
 
 def _has_thinking(message: Message) -> bool:

@@ -47,10 +47,11 @@ ViewEntry = (
 
 
 class MessageViews:
-    """The views of one projection's messages. It marks states in the projection's own
-    `message_states` and `block_states` (shared, not copied), and keeps new views in
-    `view_cache` (the `Projector`'s). What it knows of the transcript as a whole — the
-    turns, the tools' names, the calls excluded with their results — is `known`'s."""
+    """The views of one projection's messages. It marks the states they make in the
+    projection's own `message_states` (whole messages) and `block_states` (shared, not
+    copied), and keeps new views in `view_cache` (the `Projector`'s). What it knows of the
+    transcript as a whole — the turns, the tools' names, the calls excluded with their
+    results — is `known`'s."""
 
     def __init__(
         self,

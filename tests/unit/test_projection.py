@@ -661,3 +661,73 @@ def test_a_preview_of_a_change_to_the_views_leaves_the_chats_projection_as_it_wa
     assert kept
     assert projector.known.views is kept
     assert projector.for_preview(ContextState(), replace(BIG, context_window=500_000)) is projector
+
+
+# Found by a review's differential fuzzing (a long-lived projector against a fresh one);
+# each failed before its fix.
+
+
+def test_a_call_is_seen_anew_when_the_transcript_differs_at_its_result() -> None:
+    """Another branch's result in place of the one before: whether the call goes with it
+    follows that result's exclusion, though the call is in the settled part."""
+    cfg = ContextSettings(context_window=100_000, max_tokens=100)
+    result_here, other_result = u(result("toolu_1", "here")), u(result("toolu_1", "there"))
+    base = [u("q"), a("calling", call("toolu_1")), result_here, a("ans"), u("q2"), a("a2"), u("q3")]
+    other = [*base[:2], other_result, *base[3:]]
+    for gone in (other_result, result_here):
+        state = ContextState().exclude_message(gone.id)
+        shared = Projector(word_counter())
+        shared.project(base, state, cfg, model="m")
+        fresh = Projector(word_counter()).project(other, state, cfg, model="m")
+        reused = shared.project(other, state, cfg, model="m")
+        assert everything_shown(reused, other) == everything_shown(fresh, other)
+
+
+def test_a_summary_whose_messages_come_later_is_found_again() -> None:
+    cfg = ContextSettings(context_window=100_000, max_tokens=100)
+    chat_ = [u("q1"), a("a1"), u("q2"), a("a2"), u("q3")]
+    state = ContextState().with_summary(Summary(1, tuple(m.id for m in chat_[1:4]), "so far", "m"))
+    for before in (chat_[:1], [*chat_[:3], u("x")]):
+        shared = Projector(word_counter())
+        shared.project(before, state, cfg, model="m")
+        shared.project(before, state, cfg, model="m")
+        fresh = Projector(word_counter()).project(chat_, state, cfg, model="m")
+        reused = shared.project(chat_, state, cfg, model="m")
+        assert everything_shown(reused, chat_) == everything_shown(fresh, chat_)
+
+
+def test_a_plan_shows_the_same_states_after_later_plans() -> None:
+    """A plan held while the next is made (the window's, while the worker plans) keeps
+    its states: a thinking block in context there stays so, a summarized message stays
+    summarized when the last reply is another."""
+    cfg = ContextSettings(context_window=100_000, max_tokens=100, drop_old_thinking=True)
+    first = [u("q"), a(think("hmm"), call("toolu_1")), u(result("toolu_1"))]
+    shared = Projector(word_counter())
+    held = shared.project(first, ContextState(), cfg, model="m")
+    before = everything_shown(held, first)
+    shared.project([*first, a("ans"), u("q2")], ContextState(), cfg, model="m")
+    assert everything_shown(held, first) == before
+
+    plain = replace(cfg, drop_old_thinking=False)
+    turns = [u("q1"), a("a1"), u("q2"), a("a2")]
+    state = ContextState().with_summary(Summary(1, tuple(m.id for m in turns[1:]), "so far", "m"))
+    held = shared.project(turns, state, plain, model="m")
+    before = everything_shown(held, turns)
+    shared.project([*turns[:3], a("another a2")], state, plain, model="m")
+    assert everything_shown(held, turns) == before
+
+
+def test_two_equal_thinking_blocks_left_out_are_each_marked_not_sent() -> None:
+    from desktop_app.core.blocks import RedactedThinkingBlock
+
+    cfg = ContextSettings(context_window=100_000, max_tokens=100, drop_old_thinking=False)
+    twice = (RedactedThinkingBlock("EmwK"), RedactedThinkingBlock("EmwK"))
+    reply = replace(a(*twice, "answer"), model="claude-opus-5-5")  # unreadable by 4.1
+    plan = Projector(word_counter()).project(
+        [u("q"), reply], ContextState(), cfg, model="claude-opus-4-1"
+    )
+    assert [plan.block_status(reply, j).state for j in range(3)] == [
+        BlockState.NOT_SENT,
+        BlockState.NOT_SENT,
+        BlockState.IN_CONTEXT,
+    ]
