@@ -558,7 +558,23 @@ def everything_shown(plan: Plan, messages: Sequence[Message]) -> object:
 @given(
     history=messy_histories,
     steps=st.lists(
-        st.tuples(st.sampled_from(["turn", "draft", "cut", "edit", "reread"]), st.integers(0, 12)),
+        st.tuples(
+            st.sampled_from(
+                [
+                    "turn",
+                    "tool turn",
+                    "draft",
+                    "cut",
+                    "edit",
+                    "reread",
+                    "branch",
+                    "exclude",
+                    "summarize",
+                    "other result",
+                ]
+            ),
+            st.integers(0, 12),
+        ),
         min_size=1,
         max_size=8,
     ),
@@ -601,8 +617,10 @@ def test_a_projector_that_saw_the_transcript_before_plans_as_a_fresh_one(
 ) -> None:
     """What a projector keeps of the last transcript (known_prefix.py) never shows: as the
     transcript grows by turns, a draft changes, it is cut (Retry, an edit's branch), a
-    message in it is edited, or it is read again from disk, each plan — its request,
-    figures and every block's state — is what a projector seeing it first makes."""
+    message in it is edited, a tool's result is another, it is read again from disk, or
+    an earlier one is shown again (another branch) — and as messages are excluded and
+    summarized meanwhile — each plan (its request, figures and every block's state) is
+    what a projector seeing it first makes, and a plan made before shows what it did."""
     messages = list(repair(history).messages)
     if not messages:
         return
@@ -620,10 +638,29 @@ def test_a_projector_that_saw_the_transcript_before_plans_as_a_fresh_one(
         drop_old_thinking=thinking,
     )
     shared = Projector(word_counter())
+    seen: list[list[Message]] = []  # the transcripts planned so far (branches to go back to)
+    held: list[tuple[Plan, list[Message], object]] = []
     for kind, n in steps:
+        seen.append(messages)
         if kind == "turn":
             answer = replace(a(f"answer {n}"), usage=Usage(50 + n, 5))
             messages = [*messages, answer, u(f"question {n}")]
+        elif kind == "tool turn":
+            tool_id = f"toolu_t{n}"
+            calling = a(think(f"why {n}"), call(tool_id))
+            messages = [*messages, calling, u(result(tool_id, f"found {n}")), a("so"), u("next")]
+        elif kind == "other result":  # the same call answered otherwise (another branch)
+            at = next((i for i, m in enumerate(messages) if m.is_tool_results), None)
+            if at is not None:
+                other = replace(messages[at], id=f"msg_other{n}")
+                messages = [*messages[:at], other, *messages[at + 1 :]]
+        elif kind == "branch":
+            messages = seen[n % len(seen)]
+        elif kind == "exclude":
+            state = state.exclude_message(messages[n % len(messages)].id)
+        elif kind == "summarize":
+            covers = tuple(m.id for m in messages[1 : 1 + n])
+            state = state.with_summary(Summary(len(state.summaries) + 1, covers, "so far", "m"))
         elif kind == "draft":
             messages = (
                 [*messages[:-1], u(f"draft {n}")] if messages[-1].role == "user" else messages
@@ -632,7 +669,8 @@ def test_a_projector_that_saw_the_transcript_before_plans_as_a_fresh_one(
             messages = messages[: max(1, len(messages) - n)]
         elif kind == "edit":
             at = n % len(messages)
-            messages[at] = replace(messages[at], blocks=(*messages[at].blocks, TextBlock("more")))
+            edited = replace(messages[at], blocks=(*messages[at].blocks, TextBlock("more")))
+            messages = [*messages[:at], edited, *messages[at + 1 :]]
         else:  # read again: equal messages, none of them the same objects
             messages = [replace(m) for m in messages]
         messages = list(repair(messages).messages)
@@ -642,6 +680,9 @@ def test_a_projector_that_saw_the_transcript_before_plans_as_a_fresh_one(
         fresh = Projector(word_counter()).project(messages, state, cfg, model="m")
         assert everything_shown(reused, messages) == everything_shown(fresh, messages)
         assert shared.transcript_raw(messages) == shared.counter.messages(messages)
+        held.append((reused, messages, everything_shown(reused, messages)))
+    for plan, planned, shown in held:
+        assert everything_shown(plan, planned) == shown
 
 
 def test_a_preview_of_a_change_to_the_views_leaves_the_chats_projection_as_it_was() -> None:
