@@ -127,8 +127,7 @@ class ChatSession(QObject):
         self._draft: Sequence[Block] = ()  # the composer's next message, as it would be sent
         self._editing: Message | None = None  # the message the draft is a new version of
         self._reads = 0  # each read of the whole history, numbered: a late one is dropped
-        # Until its first plan: what opening it freed goes back (`give_back_freed_memory`).
-        self._give_back = True
+        self._read_long_history = False  # (until its first plan: `give_back_freed_memory`)
         self._planning_ready = False
         self.cache = CacheClock(engine.clock, self)  # the prompt cache, counting down
         self.budget_refusal: ErrorInfo | None = None  # why the last send was held back
@@ -208,7 +207,7 @@ class ChatSession(QObject):
             # enough new objects outlive a collection): set aside, as `gc.freeze` is
             # meant for. Messages hold no cycles: still freed when the chat lets go.
             gc.freeze()
-            self._give_back = True  # its temporaries go back after the plan
+            self._read_long_history = True  # its temporaries go back after the plan
         self.request_plan()
 
     @property
@@ -250,8 +249,8 @@ class ChatSession(QObject):
         history = tuple(self.model.all_messages())  # its counts, kept for the next start
         keep = functools.partial(self.engine.keep_counts, history)
         self.background.submit("keep-counts", keep, lambda _kept: None)
-        if self._give_back:
-            self._give_back = False
+        if self._read_long_history:
+            self._read_long_history = False
             self.background.submit("heap", give_back_freed_memory, lambda _given: None)
         self.model.set_chip_source(_chips_from(plan))
         self.planned.emit(plan)
