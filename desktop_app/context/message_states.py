@@ -30,6 +30,7 @@ class MessageStates(Mapping[str, MessageMark]):
         summarized: range = range(0),
         covered: frozenset[str] = frozenset(),
         number: int | None = None,
+        covered_in_span: int = 0,  # how many of the summary's span it stands for
     ) -> None:
         self.messages = messages
         self.known = known
@@ -38,6 +39,7 @@ class MessageStates(Mapping[str, MessageMark]):
         self.marked = marked
         self.trimmed, self.summarized = trimmed, summarized
         self.covered, self.number = covered, number
+        self.covered_in_span = covered_in_span
         self._own: dict[str, int] | None = None
         self._held: dict[str, int] = {}
 
@@ -83,9 +85,8 @@ class MessageStates(Mapping[str, MessageMark]):
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
-    def not_sent_count(self, covered_in_span: int) -> int:
-        """How many messages this plan leaves out as "not sent" (`covered_in_span`: how
-        many of the summary's span it stands for)."""
+    def not_sent_count(self) -> int:
+        """How many messages this plan leaves out as "not sent"."""
         count = len(self.trimmed)
         if self.summarized:
             marked_in_span = [
@@ -95,7 +96,7 @@ class MessageStates(Mapping[str, MessageMark]):
                 and i in self.summarized
                 and m not in self.covered
             ]
-            count += len(self.summarized) - covered_in_span - len(marked_in_span)
+            count += len(self.summarized) - self.covered_in_span - len(marked_in_span)
         return count
 
     def first_unmarked(self, start: int) -> str | None:

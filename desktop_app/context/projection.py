@@ -211,9 +211,8 @@ class _Projection:
         head = [0] if settings.keep_first_message and n and known.clean[0] else []
         summary = self.state.active_summary
         covered, covered_ids = known.covered(summary) if summary else ([], frozenset[str]())
-        summarized_until = (covered[-1] if covered else -1) if summary else -1
-        if summarized_until < 0:
-            summarized_until = head[-1] if head else -1
+        # (covered is empty with no summary)
+        summarized_until = covered[-1] if covered else (head[-1] if head else -1)
         span_from = head[-1] + 1 if head else 0
         tail_from = summarized_until + 1 if summary else (1 if head else 0)
         if summary:  # the kept part must start cleanly, even if the summary's span does not end so
@@ -256,8 +255,8 @@ class _Projection:
             summarized=range(span_from, tail_from) if summary else range(0),
             covered=covered_ids,
             number=summary.number if summary else None,
+            covered_in_span=bisect_left(covered, tail_from) - bisect_left(covered, span_from),
         )
-        self.covered_in_span = bisect_left(covered, tail_from) - bisect_left(covered, span_from)
         # What is sent, in order, each with its raw cost (reused below: no recount).
         self.kept = [*head, *range(keep_from, n)]
         kept = [(costs.view(i), costs[i]) for i in self.kept]
@@ -345,7 +344,7 @@ class _Projection:
             # message's blocks, equal to these)
             sent = ((self.messages[i], self.costs.view(i)) for i in self.kept)
             self._owners = {
-                id(b): (m.id, _position(m.blocks, b))
+                id(b): (m.id, _block_index(m.blocks, b))
                 for m, view in sent
                 if view is not None and m.role == "assistant"
                 for b in view.blocks
@@ -489,7 +488,7 @@ class _Projection:
             forecast_turns=self.forecast(starts, threshold - untrimmed),
             first_sent_after_head=states.first_unmarked(1),
             last_reported=TokenFigure(usage.prompt_tokens, exact=True) if usage else None,
-            not_sent_count=states.not_sent_count(self.covered_in_span),
+            not_sent_count=states.not_sent_count(),
             message_states=states,
             block_states=self.block_states,
             counter=counter,
@@ -564,7 +563,7 @@ def _cited(block: Block) -> Block:
     return block
 
 
-def _position(blocks: tuple[Block, ...], block: Block) -> int:
+def _block_index(blocks: tuple[Block, ...], block: Block) -> int:
     """Where `block` is in `blocks`: the same object, else the first equal one."""
     same = next((j for j, b in enumerate(blocks) if b is block), None)
     return blocks.index(block) if same is None else same
