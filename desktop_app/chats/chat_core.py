@@ -95,7 +95,7 @@ class ChatCore:
 
     def history(self, messages: Sequence[Message] | None = None) -> list[Message]:
         """The transcript (or `messages`, read already) repaired for the API."""
-        return repaired(self.messages() if messages is None else messages)
+        return self.repaired_history(self.messages() if messages is None else messages)
 
     def refresh_info(self) -> ChatInfo:
         """Re-read the title, counts and settings (after a turn, a rename elsewhere)."""

@@ -39,6 +39,7 @@ from desktop_app.core.messages import Message
 from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.db import BACKUPS
 from desktop_app.storage.errors import ImportFailed
+from desktop_app.storage.kept_transcripts import KeptTranscripts
 from desktop_app.storage.search import Hits, SearchHit
 from desktop_app.storage.store import ChatStore
 
@@ -122,7 +123,7 @@ class Engine:
         paths = home if isinstance(home, AppPaths) else app_paths(home).ensure()
         settings = load(paths.settings_file, Settings)
         window_open = not holds_folder and InstanceLock(paths.data).held_elsewhere()
-        store = ChatStore.open(paths.database)
+        store = ChatStore.open(paths.database, kept=KeptTranscripts())
         try:
             if not window_open:  # and not in a chat another process is answering in
                 running = store.running_turns().items()
@@ -512,7 +513,7 @@ class Engine:
         """A chat's whole transcript, read at one moment through a connection of its own
         (a worker's), the token counts kept for it taught to the counter (`keep_counts`);
         and that connection, still at that moment, for what else is read with it."""
-        store = ChatStore.open(self.paths.database)
+        store = ChatStore.open(self.paths.database, kept=self.store.kept)
         try:
             with store.one_moment():
                 counts: dict[str, tuple[int, ...]] = {}

@@ -113,9 +113,12 @@ class Turns:
         reads, before anything is stored."""
         from desktop_app.chats.page_limit import check_request_pages
 
-        history = self._core.history()
+        core = self._core
+        stored = core.messages()
+        # (checked with the message: a check of the history alone, which the last plan
+        # checked with a draft after it, would go over all of it again)
+        sent = core.history([*stored, message] if message is not None else stored)
         documents = planner.project.documents if planner.project else ()
-        sent = [*history, message] if message is not None else history
         check_request_pages(sent, documents, self._core.settings.context_window)
 
     def _refuse_over_budget(self, message: Message | None) -> None:

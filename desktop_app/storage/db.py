@@ -413,6 +413,30 @@ def _v18(db: sqlite3.Connection) -> None:
     )
 
 
+def _v19(db: sqlite3.Connection) -> None:
+    # `chats.changes` goes up with every write of a chat's messages or of their blocks,
+    # whoever makes it: a transcript read at one count is still the chat's while the
+    # count (and `leaf_id`) stay (`kept_transcripts.py`). The blocks' token counts
+    # (`tokens`) are not the transcript: writing them changes nothing.
+    bump = "UPDATE chats SET changes = changes + 1 WHERE id = {chat}"
+    of_message = "(SELECT chat_id FROM messages WHERE id = {row}.message_id)"
+    triggers = [
+        ("messages_inserted", "AFTER INSERT ON messages", "NEW.chat_id"),
+        ("messages_updated", "AFTER UPDATE ON messages", "NEW.chat_id"),
+        ("messages_deleted", "AFTER DELETE ON messages", "OLD.chat_id"),
+        ("blocks_inserted", "AFTER INSERT ON blocks", of_message.format(row="NEW")),
+        (
+            "blocks_updated",
+            "AFTER UPDATE OF message_id, position, type, raw ON blocks",
+            of_message.format(row="NEW"),
+        ),
+        ("blocks_deleted", "AFTER DELETE ON blocks", of_message.format(row="OLD")),
+    ]
+    db.execute("ALTER TABLE chats ADD COLUMN changes INTEGER NOT NULL DEFAULT 0")
+    for name, when, chat in triggers:  # (not `_run`: a trigger's body has its own ";")
+        db.execute(f"CREATE TRIGGER {name} {when} BEGIN {bump.format(chat=chat)}; END")
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -432,6 +456,7 @@ MIGRATIONS: list[Migration] = [
     _v16,
     _v17,
     _v18,
+    _v19,
 ]  # append only; index + 1 is the schema version
 if len(MIGRATIONS) != SCHEMA_VERSION:  # (a test runs this too: never shipped unequal)
     raise RuntimeError(f"{len(MIGRATIONS)} migrations, but the schema is v{SCHEMA_VERSION}")

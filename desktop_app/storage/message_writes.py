@@ -24,6 +24,7 @@ from desktop_app.storage.branch_rows import tree
 from desktop_app.storage.chat_rows import touch, writing
 from desktop_app.storage.db import sync_soon, unsynced
 from desktop_app.storage.errors import ChatNotFound
+from desktop_app.storage.kept_transcripts import Mark, mark_of
 from desktop_app.storage.search import index_blocks, unindex_message
 
 
@@ -34,31 +35,38 @@ class _End:
 END = _End()
 
 
+Marks = tuple[Mark | None, Mark | None]  # the chat's, before and after a write
+
+
 def append_message(
     db: sqlite3.Connection, chat_id: str, message: Message, *, beside: str | None = None
-) -> None:
+) -> Marks:
     """Add a message at the end of the branch shown (one transaction) — or, `beside`
     another, as its alternative: a new branch, shown from now on."""
     with writing(db):
+        before = mark_of(db, chat_id)
         if beside is None:
             insert_many(db, chat_id, [message])
-            return
+            return before, mark_of(db, chat_id)
         found = tree(db, chat_id)
         if beside not in found:
             raise ContextDeskError(
                 "Message not found", "It is not in this chat.", kind=ErrorKind.NOT_FOUND
             )
         insert_many(db, chat_id, [message], after=found.parent[beside])
+        return before, mark_of(db, chat_id)
 
 
-def append_messages(db: sqlite3.Connection, chat_id: str, messages: Iterable[Message]) -> None:
+def append_messages(db: sqlite3.Connection, chat_id: str, messages: Iterable[Message]) -> Marks:
     with writing(db):
+        before = mark_of(db, chat_id)
         insert_many(db, chat_id, list(messages))
+        return before, mark_of(db, chat_id)
 
 
 def checkpoint(
     db: sqlite3.Connection, chat_id: str, message: Message, *, partial: bool = False
-) -> None:
+) -> tuple[Marks, bool]:
     """Save a message being streamed (insert or replace its blocks and status). The
     caller throttles this to about once a second. None is synced to the disk before
     this returns (the sync would hold the window up to ~35 ms, and Stop with it): WAL
@@ -66,19 +74,24 @@ def checkpoint(
     searchable yet — indexing the whole reply again every second made the index merge
     its segments on the window's thread — and is synced with the next synced write, so
     a power cut could cost that second of the reply. The finished message is indexed
-    and synced at once on a thread of its own (`sync_soon`)."""
+    and synced at once on a thread of its own (`sync_soon`). Returns the chat's marks
+    and whether the message was new."""
     with unsynced(db):
-        _checkpoint(db, chat_id, message, indexed=not partial)
+        written = _checkpoint(db, chat_id, message, indexed=not partial)
     if not partial:
         sync_soon(db)
+    return written
 
 
-def _checkpoint(db: sqlite3.Connection, chat_id: str, message: Message, *, indexed: bool) -> None:
+def _checkpoint(
+    db: sqlite3.Connection, chat_id: str, message: Message, *, indexed: bool
+) -> tuple[Marks, bool]:
     with writing(db):
+        before = mark_of(db, chat_id)
         exists = db.execute("SELECT 1 FROM messages WHERE id = ?", (message.id,)).fetchone()
         if exists is None:
             insert_many(db, chat_id, [message], indexed=indexed)
-            return
+            return (before, mark_of(db, chat_id)), True
         db.execute(
             "UPDATE messages SET status = ?, stop_reason = ?, usage = ?, model = ?, bound_to = ? "
             "WHERE id = ?",
@@ -95,6 +108,7 @@ def _checkpoint(db: sqlite3.Connection, chat_id: str, message: Message, *, index
         db.execute("DELETE FROM blocks WHERE message_id = ?", (message.id,))
         _insert_blocks(db, chat_id, [message], indexed=indexed)
         touch(db, chat_id)
+        return (before, mark_of(db, chat_id)), False
 
 
 def keep_block_counts(db: sqlite3.Connection, counts: Mapping[str, Sequence[int]]) -> None:

@@ -46,7 +46,8 @@ from desktop_app.storage import (
 from desktop_app.storage import running_turns as turns
 from desktop_app.storage.chat_info import ChatInfo, list_chats, project_names
 from desktop_app.storage.chat_rows import writing
-from desktop_app.storage.db import BUSY_TIMEOUT_S, connect, storage_error
+from desktop_app.storage.db import BUSY_TIMEOUT_S, SharedConnection, connect, storage_error
+from desktop_app.storage.kept_transcripts import KeptTranscripts, mark_of
 from desktop_app.storage.message_rows import block_counts
 from desktop_app.storage.search import Hits, search
 
@@ -83,15 +84,25 @@ def _sqlite_errors_explained(cls: StoreT) -> StoreT:
 
 @_sqlite_errors_explained
 class ChatStore:
-    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, path: Path, kept: KeptTranscripts | None = None
+    ) -> None:
         self.db = db
         self.path = path
+        self.kept = kept  # transcripts read lately, shared with the stores beside this one
+        self._at_one_moment = False  # inside `one_moment`: a read transaction
         self._readers: dict[int, sqlite3.Connection] = {}  # for searches: one per thread
         self._readers_lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> ChatStore:
-        return cls(connect(path, busy_timeout=busy_timeout), path)
+    def open(
+        cls,
+        path: Path,
+        *,
+        busy_timeout: float = BUSY_TIMEOUT_S,
+        kept: KeptTranscripts | None = None,
+    ) -> ChatStore:
+        return cls(connect(path, busy_timeout=busy_timeout), path, kept)
 
     def close(self) -> None:
         with self._readers_lock:
@@ -119,9 +130,11 @@ class ChatStore:
         transaction: WAL lets others write meanwhile). For a store of its own: the
         window's writes go through the window's."""
         self.db.execute("BEGIN DEFERRED")
+        self._at_one_moment = True
         try:
             yield
         finally:
+            self._at_one_moment = False
             self.db.execute("COMMIT")
 
     def data_version(self) -> int:
@@ -329,8 +342,22 @@ class ChatStore:
         self, chat_id: str, counts: dict[str, tuple[int, ...]] | None = None
     ) -> list[Message]:
         """The branch shown, whole; given `counts`, the per-block token counts kept for
-        its messages go there, by id, read in the same pass (`block_counts`)."""
-        return branch_rows.recent_messages(self.db, chat_id, None, counts)
+        its messages go there, by id, read in the same pass (`block_counts`). Without
+        `counts`, read again only if the chat changed since it was last read or written
+        here (`kept_transcripts`)."""
+        writes = self.db.write_lock if isinstance(self.db, SharedConnection) else None
+        # (no other thread's write half done on this connection meanwhile, nor this one's:
+        # what a rolled-back write left must not be kept)
+        if self.kept is None or (self.db.in_transaction and not self._at_one_moment):
+            return branch_rows.recent_messages(self.db, chat_id, None, counts)
+        with writes or contextlib.nullcontext():
+            mark = mark_of(self.db, chat_id)  # (first: a write after it makes it stale)
+            kept = self.kept.get(chat_id, mark) if counts is None else None
+            if kept is not None:
+                return list(kept)
+            messages = branch_rows.recent_messages(self.db, chat_id, None, counts)
+            self.kept.keep(chat_id, mark, messages)
+            return messages
 
     def recent_messages(self, chat_id: str, limit: int | None) -> list[Message]:
         """The newest `limit` messages of the branch shown, oldest first (None: all)."""
@@ -376,14 +403,39 @@ class ChatStore:
     def append_message(self, chat_id: str, message: Message, *, beside: str | None = None) -> None:
         """Add a message at the end of the branch shown — or `beside` another, as a new
         branch, shown from now on (one transaction)."""
-        message_writes.append_message(self.db, chat_id, message, beside=beside)
+        marks = message_writes.append_message(self.db, chat_id, message, beside=beside)
+        if beside is None:
+            self._kept_wrote(chat_id, marks, appended=(message,))
 
     def append_messages(self, chat_id: str, messages: Iterable[Message]) -> None:
-        message_writes.append_messages(self.db, chat_id, messages)
+        messages = list(messages)
+        marks = message_writes.append_messages(self.db, chat_id, messages)
+        self._kept_wrote(chat_id, marks, appended=messages)
 
     def checkpoint(self, chat_id: str, message: Message, *, partial: bool = False) -> None:
         """Save a message being streamed (`partial`: not synced to the disk yet)."""
-        message_writes.checkpoint(self.db, chat_id, message, partial=partial)
+        marks, new = message_writes.checkpoint(self.db, chat_id, message, partial=partial)
+        if new:
+            self._kept_wrote(chat_id, marks, appended=(message,))
+        else:
+            self._kept_wrote(chat_id, marks, replaced=message)
+
+    def _kept_wrote(
+        self,
+        chat_id: str,
+        marks: message_writes.Marks,
+        *,
+        appended: Sequence[Message] = (),
+        replaced: Message | None = None,
+    ) -> None:
+        """The kept transcript goes along with a write of this store's (committed)."""
+        before, after = marks
+        if self.kept is None:
+            return
+        if before is None or after is None:
+            self.kept.forget(chat_id)
+        else:
+            self.kept.wrote(chat_id, before, after, appended=appended, replaced=replaced)
 
     # -- turns in progress (running_turns.py) ---------------------------------------------
 

@@ -8,7 +8,8 @@ Targets: appending costs ≤ 1.5× appending to a 100-message chat; open to firs
 planning it ≤ 300 MB — in a process that started as a user's does, over the data folder
 the chat is in (`--memory-of`: not this one, which made 200,000 messages to measure
 appending and the chat itself, and keeps what the allocator kept of them); scrolling
-toward the top without a repaint over 33 ms; a search within it; the plan after a turn
+toward the top without a repaint over 33 ms; a search within it; a Send in it without
+a pause of the window over 100 ms (the first, which compacts it, reported); the plan after a turn
 and the ledger's insert of its request at ≈9,300 and ≈93,000 messages ≤ 1.5× at ≈93;
 exporting it to a file
 and importing that file back (`contextdesk export`, `contextdesk import`, each in a fresh
@@ -36,9 +37,10 @@ from desktop_app.core.messages import Message, user_text
 from desktop_app.demo_chat import create_demo_chat
 from desktop_app.storage.ledger import RequestRecorder
 from desktop_app.storage.store import ChatStore
+from desktop_app.ui.conversation.session import ChatSession
 from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
-from tests.perf.bench_gui import open_long_chat, resident_mb, spin, wait_for
+from tests.perf.bench_gui import Heartbeat, open_long_chat, resident_mb, spin, wait_for
 from tests.perf.bench_storage import append_cost
 from tests.perf.report import Row, report
 
@@ -102,6 +104,21 @@ def per_turn_costs(engine: Engine, chat_id: str, turns: int = 5) -> tuple[float,
         recorder.record(engine.store.db, chat_id, plan.request, server="bench")
         recording.append(time.perf_counter() - started)
     return statistics.median(planning), statistics.median(recording)
+
+
+def send_in(session: ChatSession, question: str) -> tuple[float, float]:
+    """Send `question` in the chat the window shows, as a user presses Send: the window's
+    longest pause (the event loop's lag, ms) from Send to the plan after the reply, and
+    that time, s."""
+    heartbeat = Heartbeat()
+    heartbeat.start()
+    before = session.plan
+    started = time.perf_counter()
+    session.send((TextBlock(question),))
+    wait_for(lambda: not session.busy and session.plan not in (before, None), timeout=600)
+    took = time.perf_counter() - started
+    heartbeat.stop()
+    return max(heartbeat.lags, default=0.0), took
 
 
 def peak_of_command(*argv: str) -> tuple[float, float]:
@@ -181,6 +198,9 @@ def main() -> int:
         found = engine.search("shipping fee", chat_id=huge.id)
         searched = time.perf_counter() - started
         turn_costs = {c.id: per_turn_costs(engine, c.id) for c in (small, mid, huge)}
+        # The first question in a chat past its compaction threshold compacts it first
+        compacting = send_in(session, "What time is it?")
+        sending = send_in(session, "And what time is it now?")
         window.close()
         engine.close()
         memory = memory_after_opening(home, huge.id)
@@ -224,6 +244,20 @@ def main() -> int:
             ),
             Row("its first plan (after the first paint, off the GUI thread)", planned, "s", None),
             *per_turn,
+            Row(
+                "Send, in it: the window's longest pause, to the plan after the reply",
+                sending[0],
+                "ms",
+                100,
+                f"the reply stored and planned after in {sending[1] * 1000:.0f} ms",
+            ),
+            Row(
+                "the same, the first Send (the chat compacted first)",
+                compacting[0],
+                "ms",
+                None,
+                f"in {compacting[1]:.1f} s",
+            ),
             Row(
                 "resident memory after opening and planning it",
                 memory,

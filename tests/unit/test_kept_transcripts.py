@@ -1,0 +1,170 @@
+"""A chat read again while nothing changed it costs one row (`storage/kept_transcripts.py`):
+the store keeps what it read and what it wrote, and reads again whenever anything else —
+another program, a rolled-back write, an edit's branch — changed the chat."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from desktop_app.chats import Engine
+from desktop_app.core.blocks import TextBlock
+from desktop_app.core.errors import ErrorKind
+from desktop_app.core.messages import Message, MessageStatus, user_text
+from desktop_app.storage.errors import StorageError
+from desktop_app.storage.kept_transcripts import KeptTranscripts
+from desktop_app.storage.store import ChatStore
+from tests.fakes.tools import ScriptedApprover
+from tests.unit.builders import a, database_at, u
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "kept.sqlite3"
+
+
+@pytest.fixture
+def store(path: Path) -> Iterator[ChatStore]:
+    opened = ChatStore.open(path, kept=KeptTranscripts())
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def other(path: Path, store: ChatStore) -> Iterator[ChatStore]:
+    """Another program's connection to the same file (nothing kept)."""
+    opened = ChatStore.open(path)
+    yield opened
+    opened.close()
+
+
+def block_reads(store: ChatStore) -> list[str]:
+    """The statements that read block rows through this store's connection, from now on."""
+    seen: list[str] = []
+    store.db.set_trace_callback(lambda sql: seen.append(sql) if "FROM blocks" in sql else None)
+    return seen
+
+
+def test_a_chat_read_again_unchanged_is_not_read_from_the_file(store: ChatStore) -> None:
+    chat = store.create_chat("Long")
+    store.append_messages(chat.id, [u("one"), a("two")])
+    first = store.messages(chat.id)
+    reads = block_reads(store)
+    again = store.messages(chat.id)
+    assert reads == []
+    assert again == first
+    assert all(x is y for x, y in zip(again, first, strict=True))
+    again.append(u("mine"))  # a copy: what the caller does with it is its own
+    assert [m.text for m in store.messages(chat.id)] == ["one", "two"]
+
+
+def test_the_stores_own_writes_carry_the_kept_transcript_along(store: ChatStore) -> None:
+    chat = store.create_chat("Turn")
+    store.append_messages(chat.id, [u("one"), a("two")])
+    first = store.messages(chat.id)
+    reads = block_reads(store)
+    question = u("three?")
+    store.append_message(chat.id, question)
+    partial = Message("assistant", (TextBlock("Fo"),), status=MessageStatus.STREAMING)
+    store.checkpoint(chat.id, partial, partial=True)
+    store.checkpoint(chat.id, replace(partial, blocks=(TextBlock("Four."),)), partial=True)
+    answer = replace(partial, blocks=(TextBlock("Four, done."),), status=MessageStatus.COMPLETE)
+    store.checkpoint(chat.id, answer)
+    kept = store.messages(chat.id)
+    assert not [sql for sql in reads if sql.lstrip().upper().startswith("SELECT")]
+    assert kept[:2] == first
+    assert kept[2] is question
+    assert kept[3] is answer
+    store.kept = None  # what the file says, read afresh
+    assert store.messages(chat.id) == kept
+
+
+def test_another_programs_write_is_read(store: ChatStore, other: ChatStore) -> None:
+    chat = store.create_chat("Shared")
+    store.append_messages(chat.id, [u("one"), a("two")])
+    store.messages(chat.id)
+    reply = other.messages(chat.id)[1]
+    other.checkpoint(chat.id, replace(reply, blocks=(TextBlock("two, edited elsewhere"),)))
+    assert [m.text for m in store.messages(chat.id)] == ["one", "two, edited elsewhere"]
+    other.append_message(chat.id, u("three"))
+    store.append_message(chat.id, a("four"))  # (after a write it did not follow)
+    assert [m.text for m in store.messages(chat.id)] == [
+        "one",
+        "two, edited elsewhere",
+        "three",
+        "four",
+    ]
+
+
+def test_token_counts_kept_beside_the_blocks_change_nothing(store: ChatStore) -> None:
+    chat = store.create_chat("Counted")
+    store.append_messages(chat.id, [u("one"), a("two")])
+    first = store.messages(chat.id)
+    store.keep_block_counts({m.id: (3,) for m in first})
+    assert all(x is y for x, y in zip(store.messages(chat.id), first, strict=True))
+
+
+def test_a_branch_and_a_branch_switch_are_read(store: ChatStore) -> None:
+    chat = store.create_chat("Branches")
+    question, answer = u("one"), a("two")
+    store.append_messages(chat.id, [question, answer])
+    store.messages(chat.id)
+    edit = u("one, again")
+    store.append_message(chat.id, edit, beside=question.id)
+    assert [m.text for m in store.messages(chat.id)] == ["one, again"]
+    store.show_end(chat.id, answer.id)
+    assert [m.text for m in store.messages(chat.id)] == ["one", "two"]
+
+
+def test_a_write_that_failed_leaves_nothing_kept(store: ChatStore) -> None:
+    chat = store.create_chat("Full")
+    store.append_messages(chat.id, [u("one"), a("two")])
+    store.messages(chat.id)
+    pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+    store.db.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own SQLITE_FULL
+    with pytest.raises(StorageError) as raised:
+        store.append_message(chat.id, user_text("x" * 200_000))
+    assert raised.value.kind is ErrorKind.DISK_FULL
+    store.db.execute("PRAGMA max_page_count = 1073741823")
+    store.append_message(chat.id, user_text("three"))  # the count it failed to raise, raised
+    assert [m.text for m in store.messages(chat.id)] == ["one", "two", "three"]
+
+
+def test_a_database_from_before_counts_its_changes(path: Path) -> None:
+    old = database_at(path, 18)
+    old.execute(
+        "INSERT INTO chats (id, title, model, created_at, updated_at) VALUES ('c', 'Old', 'm', 0, 0)"
+    )
+    old.close()
+    store = ChatStore.open(path, kept=KeptTranscripts())
+    try:
+        store.append_messages("c", [u("one")])
+        assert [m.text for m in store.messages("c")] == ["one"]
+        raw = sqlite3.connect(path)
+        raw.execute("UPDATE blocks SET raw = json_set(raw, '$.text', 'one, by hand')")
+        raw.commit()
+        raw.close()
+        assert [m.text for m in store.messages("c")] == ["one, by hand"]
+    finally:
+        store.close()
+
+
+def test_a_send_in_a_chat_read_already_reads_no_message_again(tmp_path: Path) -> None:
+    engine = Engine.open(tmp_path / "home", demo=True)
+    try:
+        chat = engine.create_demo_chat(turns=30)
+        with engine.transcript_at_one_moment(chat.id) as (_store, shown):
+            pass  # as the window reads a chat it opens
+        reads = block_reads(engine.store)
+        turn = chat.turns.start(user_text("And now?"), ScriptedApprover())
+        assert reads == []
+        assert turn.state.messages[: len(shown)] == shown
+        assert all(x is y for x, y in zip(turn.state.messages, shown, strict=False))
+        assert chat.turns.answer(turn).error is None
+        assert [m.id for m in chat.messages()] == [m.id for m in engine.store.messages(chat.id, {})]
+    finally:
+        engine.close()
