@@ -100,7 +100,9 @@ def previewing_handoff(chat: Chat, keep_turns: int, *, use_model: bool) -> Hando
 
     def ask(cancel: CancelToken) -> HandoffPreview:
         try:
-            span = plan_span(messages, state, settings, keep)
+            # (the model reads a part at most: what it leaves is carried as it is)
+            size = planner.compactor.counter.message if planner is not None else None
+            span = plan_span(messages, state, settings, keep, size=size)
         except NothingToCompact:  # a short chat: every turn is carried
             return replace(start, kept=tuple(messages))
         older = messages[: span.end]

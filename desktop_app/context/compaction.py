@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from desktop_app.context.chat_settings import ContextSettings
@@ -94,11 +94,20 @@ def plan_span(
     state: ContextState,
     settings: ContextSettings,
     keep_recent: int | None = None,
+    *,
+    size: Callable[[Message], int] | None = None,
+    budget: int | None = None,
 ) -> CompactionSpan:
-    """The span to compact now, or `NothingToCompact` saying why there is none."""
+    """The span to compact now, or `NothingToCompact` saying why there is none. Given
+    `size` (a message's tokens), only its oldest turns that the summarizer can read in
+    one request (`budget`, else `span_budget`): the next compaction goes on from their
+    summary."""
     first, end = _span_bounds(messages, settings, keep_recent)
     previous = state.active_summary
     covered = set(previous.covers) if previous else set()
+    if size is not None:
+        most = span_budget(settings) if budget is None else budget
+        end = _readable_end(messages, first, end, covered | state.excluded_messages, size, most)
     new_ids = [
         m.id
         for m in messages[first:end]
@@ -152,6 +161,36 @@ def _span_bounds(
             elif seen > keep:  # an older turn than the kept ones: something to compact
                 return first, end
     raise NothingToCompact(f"The chat has no turns older than the {keep} most recent ones.")
+
+
+def span_budget(settings: ContextSettings) -> int:
+    """The tokens of new messages one summary request may carry: half the chat's window
+    (the estimate is not exact, and the earlier summary, the instructions and the
+    reply need room). A 100,000-message chat's whole span was ~12M tokens: a request
+    no model reads."""
+    return settings.context_window // 2
+
+
+def _readable_end(
+    messages: Sequence[Message],
+    first: int,
+    end: int,
+    skipped: set[str],
+    size: Callable[[Message], int],
+    budget: int,
+) -> int:
+    """Where a span from `first` ends to hold at most `budget` tokens of the messages not
+    `skipped` (summarized already, or excluded): at a turn's start, after one turn with
+    such messages at least; `end` if the whole span fits."""
+    total, cut, at_cut = 0, end, 0
+    for i in range(first, end):
+        if i > first and is_clean_start(messages, i):
+            if total > budget:
+                return cut if at_cut else i
+            cut, at_cut = i, total
+        if messages[i].id not in skipped:
+            total += size(messages[i])
+    return cut if total > budget and at_cut else end
 
 
 def render_span(messages: Sequence[Message], span: CompactionSpan) -> str:
@@ -243,7 +282,8 @@ class Compactor:
         missing: Sequence[str] = (),
     ) -> CompactionPreview:
         """Ask the model for a summary of the span and check it; nothing is applied."""
-        span = plan_span(messages, state, settings, keep_recent)
+        counted = self.counter.message
+        span = plan_span(messages, state, settings, keep_recent, size=counted)
         span_text = render_span(messages, span)
         request = summarizer_request(
             span_text, model=model, instructions=instructions, missing=missing
@@ -251,11 +291,8 @@ class Compactor:
         text = self.summarize(request, cancel)
         factor = self.counter.calibration.factor(model)
         facts = facts_block(state.facts)
-        before = sum(
-            self.counter.message(m)
-            for m in messages[span.start : span.end]
-            if m.id in set(span.covers)
-        )
+        covers = set(span.covers)
+        before = sum(counted(m) for m in messages[span.start : span.end] if m.id in covers)
         return CompactionPreview(
             span=span,
             text=text,
@@ -276,7 +313,22 @@ class Compactor:
         cancel: CancelToken,
     ) -> CompactionPreview:
         """Auto-compaction's preview: one retry naming what the first summary lost, then
-        accept (the loss is recorded as the summary's warnings)."""
+        accept (the loss is recorded as the summary's warnings). Not for a span larger
+        than the chat's whole window: it would take a summary request a part at a time
+        for many turns (a 100,000-message chat: ~120, each one a turn's wait and cost),
+        so it is refused (the breaker counts it) and trimming keeps the request in the
+        window; *Compact now* still summarizes such a span, its oldest part first."""
+        whole = plan_span(messages, state, settings)
+        window = settings.context_window
+        readable = plan_span(messages, state, settings, size=self.counter.message, budget=window)
+        if readable.end < whole.end:
+            raise ContextDeskError(
+                "Too long to summarize at once",
+                f"The turns before the recent ones hold more than this chat's window "
+                f"({window:,} tokens), so the oldest are left out of the request instead. "
+                "Compact now… summarizes them a part at a time.",
+                kind=ErrorKind.REQUEST_TOO_LARGE,
+            )
         first = self.preview(messages, state, settings, model=model, cancel=cancel)
         if not first.missing:
             return first

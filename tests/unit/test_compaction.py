@@ -298,8 +298,8 @@ def test_three_compactions_later_the_request_still_carries_the_facts() -> None:
     for turn in range(3):
         history = [
             *history,
-            u(f"Another question {turn}: " + "details " * 60),
-            a("Noted. " + "ok " * 60),
+            u(f"Another question {turn}: " + "details " * 20),
+            a("Noted. " + "ok " * 20),
         ]
         backend.queue(*[text_reply(t) for t in lossy], text_reply("Answer."))
         state, events = run_with_planner(
@@ -317,3 +317,50 @@ def test_three_compactions_later_the_request_still_carries_the_facts() -> None:
     assert "847.20" not in planner.state.active_summary.text  # the summary did lose it
     plan = planner.plan(history)
     assert plan.block_status(history[2], 0).state is BlockState.SUMMARIZED
+
+
+# -- a span longer than one summary request ------------------------------------------------
+
+
+def long_chat(turns: int) -> list[Message]:
+    """`turns` turns of ~12 words each way, after an opening message."""
+    chat = [u("Let us plan the move.")]
+    for n in range(turns):
+        chat += [u(f"Step {n}: " + "box " * 10), a(f"Done with step {n}. " + "ok " * 8)]
+    return chat
+
+
+def test_a_span_past_one_summary_request_is_summarized_oldest_part_first() -> None:
+    settings = ContextSettings(context_window=200, max_tokens=20, keep_recent_turns=2)
+    messages = long_chat(30)  # ~700 words before the recent turns: 7× the span budget
+    counter = word_counter()
+    tool = Compactor(ScriptedBackend().queue(*[text_reply("Summary.")] * 2), counter)
+    first = tool.preview(messages, ContextState(), settings, model="m", cancel=CancelToken())
+    span = first.span
+    assert 1 < span.end < len(messages) - 4  # not up to the recent turns
+    assert is_clean_start(messages, span.end)
+    assert sum(counter.message(m) for m in messages[span.start : span.end]) <= 100  # ½ window
+    sent = tool.backend.requests[0].messages[0].text  # type: ignore[attr-defined]
+    assert "Step 0:" in sent
+    assert f"Step {len(messages) // 2 - 3}:" not in sent
+    state = apply_preview(ContextState(), first)
+    second = tool.preview(messages, state, settings, model="m", cancel=CancelToken())
+    assert second.span.previous == state.active_summary
+    assert second.span.end > span.end
+    assert set(span.covers) < set(second.span.covers)
+    assert "EARLIER SUMMARY (#1)" in tool.backend.requests[1].messages[0].text  # type: ignore[attr-defined]
+
+
+def test_auto_compaction_of_a_span_past_the_window_sends_nothing_and_says_why() -> None:
+    backend = ScriptedBackend().queue(text_reply("Sure."))
+    planner = make_planner(backend)  # a 150-token window; the span holds ~700 words
+    state, events = run_with_planner(planner, backend, [*long_chat(30), user_text("Next?")])
+    failed = [e for e in events if isinstance(e, CompactionFailed)]
+    assert [e.error.title for e in failed] == ["Too long to summarize at once"]
+    assert "150 tokens" in failed[0].error.message
+    assert [r.purpose for r in backend.requests] == ["chat"]  # no summary request
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished)
+    assert finished.reason is TransitionReason.END_TURN  # trimmed to the window instead
+    assert planner.state.breaker.failures == 1
+    assert state.messages[-1].text == "Sure."
