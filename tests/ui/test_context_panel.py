@@ -317,7 +317,13 @@ def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
     assert f"≈{covered:,} → ≈{counter.text(summary.text):,} tokens" in summaries.item(0).text()
     assert "sent now" in summaries.item(0).text()
     assert window.context.undo_button.text() == "Undo summary #1"
-    assert "Keeps the last 3 turns word for word: ≈" in window.context.policy_effect.text()
+    starts = [
+        n for n, m in enumerate(session.messages) if m.role == "user" and not m.is_tool_results
+    ]
+    recent = sum(sum(counter.blocks_of(m)) for m in session.messages[starts[-3] :])
+    assert f"Keeps the last 3 turns word for word: ≈{recent:,} tokens now." in (
+        window.context.policy_effect.text()
+    )
     chips = [
         c.label
         for r in range(session.model.rowCount())

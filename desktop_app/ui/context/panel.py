@@ -39,6 +39,7 @@ from desktop_app.context import bounds
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState, Summary
+from desktop_app.core.history import start_of_last_turns
 from desktop_app.ui import theme
 from desktop_app.ui.context.meter import ContextMeter
 from desktop_app.ui.context.overview import SectionRows, counting_text, status_text, total_line
@@ -433,13 +434,9 @@ class ContextPanel(QStackedWidget):
         counter = session.engine.counter
         if not counter.ready:
             return
-        starts = [
-            n for n, m in enumerate(session.messages) if m.role == "user" and not m.is_tool_results
-        ]
         keep = settings.keep_recent_turns
-        kept = session.messages[starts[-keep] :] if keep and len(starts) >= keep else []
-        if keep and len(starts) < keep:
-            kept = list(session.messages)
+        messages = session.messages
+        kept = messages[start_of_last_turns(messages, keep) :] if keep else []
         tokens = sum(sum(counter.blocks_of(m)) for m in kept)
         turns = f"{keep:,} turn{'s' if keep != 1 else ''}"
         whole = (
