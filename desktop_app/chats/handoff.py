@@ -100,13 +100,20 @@ def previewing_handoff(chat: Chat, keep_turns: int, *, use_model: bool) -> Hando
 
     def ask(cancel: CancelToken) -> HandoffPreview:
         try:
-            # (the model reads a part at most: what it leaves is carried as it is)
-            size = planner.compactor.counter.message if planner is not None else None
-            span = plan_span(messages, state, settings, keep, size=size)
+            span = plan_span(messages, state, settings, keep)
         except NothingToCompact:  # a short chat: every turn is carried
             return replace(start, kept=tuple(messages))
         older = messages[: span.end]
         if planner is not None:
+            planner.compactor.refuse_a_part(
+                messages,
+                state,
+                settings,
+                keep,
+                why="The turns before the ones kept hold more than one summary request "
+                "carries. Continue without the model's summary: the older turns are "
+                "digested here instead, or keep more turns.",
+            )
             summary = planner.compactor.preview(
                 messages,
                 state,

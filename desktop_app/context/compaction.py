@@ -318,17 +318,16 @@ class Compactor:
         for many turns (a 100,000-message chat: ~120, each one a turn's wait and cost),
         so it is refused (the breaker counts it) and trimming keeps the request in the
         window; *Compact now* still summarizes such a span, its oldest part first."""
-        whole = plan_span(messages, state, settings)
         window = settings.context_window
-        readable = plan_span(messages, state, settings, size=self.counter.message, budget=window)
-        if readable.end < whole.end:
-            raise ContextDeskError(
-                "Too long to summarize at once",
-                f"The turns before the recent ones hold more than this chat's window "
-                f"({window:,} tokens), so the oldest are left out of the request instead. "
-                "Compact now… summarizes them a part at a time.",
-                kind=ErrorKind.REQUEST_TOO_LARGE,
-            )
+        self.refuse_a_part(
+            messages,
+            state,
+            settings,
+            budget=window,
+            why=f"The turns before the recent ones hold more than this chat's window "
+            f"({window:,} tokens), so the oldest are left out of the request instead. "
+            "Compact now… summarizes them a part at a time.",
+        )
         first = self.preview(messages, state, settings, model=model, cancel=cancel)
         if not first.missing:
             return first
@@ -336,6 +335,28 @@ class Compactor:
             messages, state, settings, model=model, cancel=cancel, missing=first.missing
         )
         return second
+
+    def refuse_a_part(
+        self,
+        messages: Sequence[Message],
+        state: ContextState,
+        settings: ContextSettings,
+        keep_recent: int | None = None,
+        *,
+        budget: int | None = None,
+        why: str,
+    ) -> None:
+        """Raise (saying `why`) if one summary request of at most `budget` tokens (else
+        `span_budget`) would not carry the whole span: for whoever needs all of it."""
+        whole = plan_span(messages, state, settings, keep_recent)
+        size = self.counter.message
+        if (
+            plan_span(messages, state, settings, keep_recent, size=size, budget=budget).end
+            < whole.end
+        ):
+            raise ContextDeskError(
+                "Too long to summarize at once", why, kind=ErrorKind.REQUEST_TOO_LARGE
+            )
 
     def summarize(self, request: ChatRequest, cancel: CancelToken) -> str:
         assembler = MessageAssembler(new_id())

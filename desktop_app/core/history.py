@@ -78,15 +78,3 @@ def without_trailing_whitespace(message: Message) -> Message:
     stripped = tail.text.rstrip()
     head = message.blocks[:-1]
     return replace(message, blocks=(*head, replace(tail, text=stripped)) if stripped else head)
-
-
-def start_of_last_turns(messages: Sequence[Message], turns: int) -> int:
-    """Where the last `turns` turns begin (0: the chat has no more), found from the
-    newest back: every plan shows it, and a 100,000-message chat's walk took 140 ms."""
-    seen = 0
-    for n in range(len(messages) - 1, -1, -1):
-        if messages[n].role == "user" and not messages[n].is_tool_results:
-            seen += 1
-            if seen == turns:
-                return n
-    return 0

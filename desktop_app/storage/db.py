@@ -414,27 +414,27 @@ def _v18(db: sqlite3.Connection) -> None:
 
 
 def _v19(db: sqlite3.Connection) -> None:
-    # `chats.changes` goes up with every write of a chat's messages or of their blocks,
-    # whoever makes it: a transcript read at one count is still the chat's while the
-    # count (and `leaf_id`) stay (`kept_transcripts.py`). The blocks' token counts
-    # (`tokens`) are not the transcript: writing them changes nothing.
-    bump = "UPDATE chats SET changes = changes + 1 WHERE id = {chat}"
-    of_message = "(SELECT chat_id FROM messages WHERE id = {row}.message_id)"
-    triggers = [
-        ("messages_inserted", "AFTER INSERT ON messages", "NEW.chat_id"),
-        ("messages_updated", "AFTER UPDATE ON messages", "NEW.chat_id"),
-        ("messages_deleted", "AFTER DELETE ON messages", "OLD.chat_id"),
-        ("blocks_inserted", "AFTER INSERT ON blocks", of_message.format(row="NEW")),
-        (
-            "blocks_updated",
-            "AFTER UPDATE OF message_id, position, type, raw ON blocks",
-            of_message.format(row="NEW"),
+    # `chats.changes` goes up with every write of a chat's messages, their blocks' content
+    # (not token counts) or the branch shown, by anyone (`kept_transcripts.py`). A block is
+    # inserted with its message's row, which counts (a trigger a block doubled imports).
+    of_message = "(SELECT chat_id FROM messages WHERE id = {}.message_id)"
+    triggers = {
+        "messages_inserted": ("AFTER INSERT ON messages", "NEW.chat_id"),
+        "messages_updated": ("AFTER UPDATE ON messages", "NEW.chat_id"),
+        "messages_deleted": ("AFTER DELETE ON messages", "OLD.chat_id"),
+        "blocks_updated": ("AFTER UPDATE OF message_id, position, type, raw ON blocks", None),
+        "blocks_deleted": ("AFTER DELETE ON blocks", of_message.format("OLD")),
+        "branch_shown_changed": (
+            "AFTER UPDATE OF leaf_id ON chats WHEN OLD.leaf_id IS NOT NEW.leaf_id",
+            "NEW.id",
         ),
-        ("blocks_deleted", "AFTER DELETE ON blocks", of_message.format(row="OLD")),
-    ]
+    }
     db.execute("ALTER TABLE chats ADD COLUMN changes INTEGER NOT NULL DEFAULT 0")
-    for name, when, chat in triggers:  # (not `_run`: a trigger's body has its own ";")
-        db.execute(f"CREATE TRIGGER {name} {when} BEGIN {bump.format(chat=chat)}; END")
+    for name, (when, chat) in triggers.items():  # (not `_run`: a body has its own ";")
+        chat = chat or of_message.format("NEW")
+        db.execute(
+            f"CREATE TRIGGER {name} {when} BEGIN UPDATE chats SET changes = changes + 1 WHERE id = {chat}; END"
+        )
 
 
 MIGRATIONS: list[Migration] = [

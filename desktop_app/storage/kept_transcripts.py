@@ -5,8 +5,10 @@ that reading a chat again costs one row while nothing changed it: a Send in a
 question, its replies, their checkpoints) bring the kept transcript along.
 
 A mark is `(leaf_id, changes)` of the chat's row: the branch shown, and a counter that
-the database's own triggers raise on every write of a message or of its blocks (schema
-v19, `db._v19`) — by whatever program or code path made it. So a kept transcript is
+the database's own triggers raise on every write of a message, of its blocks' content
+and of the branch shown (schema v19, `db._v19`) — by whatever program or code path made
+it. The counter only grows (a rolled-back write is never seen by others, nor kept), so
+a mark read before a transcript is never newer than it. So a kept transcript is
 only ever used while it is what a read would return; any write not followed here (an
 edit's new branch, another program, a migration) makes the next read a real one.
 A kept transcript is never changed in place: it is a tuple, replaced whole.
@@ -36,9 +38,10 @@ def mark_of(db: sqlite3.Connection, chat_id: str) -> Mark | None:
 
 class KeptTranscripts:
     """The last few chats' transcripts, by chat id, with their marks (any thread).
-    Only `LIMIT` are kept: a chat opened a while ago does not hold its messages."""
+    Only `LIMIT` are kept: a chat read a while ago does not hold its messages (the
+    window's chat is also held by its `Chat`: keeping it costs a tuple)."""
 
-    LIMIT = 2
+    LIMIT = 4
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -59,6 +62,9 @@ class KeptTranscripts:
         if mark is None:
             return
         with self._lock:
+            kept = self._kept.get(chat_id)
+            if kept is not None and kept[0].changes > mark.changes:
+                return  # (a reader's older moment: what is kept is newer)
             self._kept[chat_id] = (mark, tuple(messages))
             self._kept.move_to_end(chat_id)
             while len(self._kept) > self.LIMIT:

@@ -93,14 +93,16 @@ def _checkpoint(
             insert_many(db, chat_id, [message], indexed=indexed)
             return (before, mark_of(db, chat_id)), True
         db.execute(
-            "UPDATE messages SET status = ?, stop_reason = ?, usage = ?, model = ?, bound_to = ? "
-            "WHERE id = ?",
-            (
+            "UPDATE messages SET status = ?, stop_reason = ?, usage = ?, model = ?, bound_to = ?, "
+            "created_at = ?, revision = ? WHERE id = ?",
+            (  # (all a read gives back: it must equal the message written)
                 message.status.value,
                 message.stop_reason,
                 _usage_json(message),
                 message.model,
                 message.bound_to,
+                message.created_at,
+                message.revision,
                 message.id,
             ),
         )

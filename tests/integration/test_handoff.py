@@ -5,13 +5,18 @@ the last turns verbatim — and nothing else of the old chat; both chats name ea
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.api.simulator.script import Reply
+from desktop_app.chats import Engine
+from desktop_app.chats.handoff import preview_handoff
+from desktop_app.core.errors import ContextDeskError
 
 
 def long_chat(cli: Any, turns: int) -> str:
@@ -85,3 +90,19 @@ def test_a_handoff_without_the_model_moves_and_drops_facts_and_says_what_it_left
     assert [f["text"] for f in left] == ["The customer prefers e-mail."]  # the other moved
     carried = json.loads(cli("facts", out["id"], "--json"))
     assert [f["text"] for f in carried] == ["Order #88213: refund 847.20 EUR"]
+
+
+def test_a_handoff_whose_older_turns_one_summary_cannot_carry_says_so(tmp_path: Path) -> None:
+    engine = Engine.open(tmp_path / "home", demo=True)
+    try:
+        chat = engine.create_demo_chat(turns=60)  # thousands of tokens before the kept turns
+        chat.setup.set_settings(replace(chat.settings, context_window=1_000, max_tokens=200))
+        with pytest.raises(ContextDeskError) as raised:
+            preview_handoff(chat, 2, use_model=True)
+        assert raised.value.title == "Too long to summarize at once"
+        assert "keep more turns" in raised.value.message
+        digested = preview_handoff(chat, 2, use_model=False)  # the way on it names
+        assert not digested.by_model
+        assert digested.summary
+    finally:
+        engine.close()

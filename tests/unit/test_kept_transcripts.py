@@ -16,7 +16,7 @@ from desktop_app.core.blocks import TextBlock
 from desktop_app.core.errors import ErrorKind
 from desktop_app.core.messages import Message, MessageStatus, user_text
 from desktop_app.storage.errors import StorageError
-from desktop_app.storage.kept_transcripts import KeptTranscripts
+from desktop_app.storage.kept_transcripts import KeptTranscripts, Mark
 from desktop_app.storage.store import ChatStore
 from tests.fakes.tools import ScriptedApprover
 from tests.unit.builders import a, database_at, u
@@ -83,6 +83,55 @@ def test_the_stores_own_writes_carry_the_kept_transcript_along(store: ChatStore)
     assert store.messages(chat.id) == kept
 
 
+def test_a_streamed_reply_kept_is_what_a_read_gives_back(store: ChatStore, path: Path) -> None:
+    chat = store.create_chat("Streaming")
+    store.append_message(chat.id, u("hi"))
+    store.messages(chat.id)
+    for text in ("Hel", "Hello"):  # each checkpoint a message of its own, as a turn makes them
+        partial = Message("assistant", (TextBlock(text),), id="msg_reply", created_at=len(text))
+        store.checkpoint(chat.id, replace(partial, status=MessageStatus.STREAMING), partial=True)
+    store.checkpoint(chat.id, Message("assistant", (TextBlock("Hello."),), id="msg_reply"))
+    fresh = ChatStore.open(path)
+    try:
+        assert store.messages(chat.id) == fresh.messages(chat.id)
+    finally:
+        fresh.close()
+
+
+def test_a_branch_switched_while_the_store_read_is_never_served_for_another(
+    store: ChatStore, path: Path
+) -> None:
+    chat = store.create_chat("Two branches")
+    question, answer = u("question"), a("answer")
+    store.append_messages(chat.id, [question, answer])
+    edit = u("question, edited")
+    store.append_message(chat.id, edit, beside=question.id)
+    store.show_end(chat.id, answer.id)
+    elsewhere = sqlite3.connect(path, isolation_level=None)  # the command line, say
+    switched: list[str] = []
+
+    def switch_between_the_mark_and_the_messages(sql: str) -> None:
+        if not switched and "shown_count" in sql:  # (the chat's row, read after the mark)
+            switched.append(sql)
+            elsewhere.execute("UPDATE chats SET leaf_id = ? WHERE id = ?", (edit.id, chat.id))
+
+    store.db.set_trace_callback(switch_between_the_mark_and_the_messages)
+    assert [m.text for m in store.messages(chat.id)] == ["question, edited"]
+    store.db.set_trace_callback(None)
+    assert switched
+    elsewhere.execute("UPDATE chats SET leaf_id = ? WHERE id = ?", (answer.id, chat.id))
+    elsewhere.close()
+    assert [m.text for m in store.messages(chat.id)] == ["question", "answer"]
+
+
+def test_an_older_moment_read_elsewhere_does_not_replace_a_newer_one() -> None:
+    kept = KeptTranscripts()
+    older, newer = (u("one"),), (u("one"), a("two"))
+    kept.keep("c", Mark(None, 2), newer)
+    kept.keep("c", Mark(None, 1), older)  # a reader's snapshot, taken before the write
+    assert kept.get("c", Mark(None, 2)) == newer
+
+
 def test_another_programs_write_is_read(store: ChatStore, other: ChatStore) -> None:
     chat = store.create_chat("Shared")
     store.append_messages(chat.id, [u("one"), a("two")])
@@ -142,6 +191,17 @@ def test_a_database_from_before_counts_its_changes(path: Path) -> None:
     old.close()
     store = ChatStore.open(path, kept=KeptTranscripts())
     try:
+        triggers = {
+            r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        }
+        assert {
+            "messages_inserted",
+            "messages_updated",
+            "messages_deleted",
+            "blocks_updated",
+            "blocks_deleted",
+            "branch_shown_changed",
+        } <= triggers
         store.append_messages("c", [u("one")])
         assert [m.text for m in store.messages("c")] == ["one"]
         raw = sqlite3.connect(path)

@@ -39,7 +39,7 @@ from desktop_app.context import bounds
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
 from desktop_app.context.state import ContextState, Summary
-from desktop_app.core.history import start_of_last_turns
+from desktop_app.core.messages import start_of_last_turns
 from desktop_app.ui import theme
 from desktop_app.ui.context.meter import ContextMeter
 from desktop_app.ui.context.overview import SectionRows, counting_text, status_text, total_line
