@@ -380,7 +380,13 @@ def test_three_failed_compactions_pause_auto_compaction_with_the_reason(
         assert session.send((TextBlock(f"question {n}"),))
         qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
         assert session.messages[-1].text.startswith("[Simulated reply")  # trimming took over
-    qtbot.waitUntil(lambda: window.context.breaker.isVisible(), timeout=5000)
+        if n == 0:  # said at once, the reason with it
+            qtbot.waitUntil(lambda: window.context.breaker.isVisible(), timeout=5000)
+            said = window.context.breaker.text()
+            assert "Auto-compaction failed</b> (1 of 3 before it pauses)" in said
+            assert engine.store.context_state(session.chat.id).breaker.reason in said
+            assert not window.context.resume_button.isVisible()
+    qtbot.waitUntil(lambda: "paused" in window.context.breaker.text(), timeout=5000)
     state = engine.store.context_state(session.chat.id)
     assert state.breaker.paused
     assert state.breaker.failures == 3

@@ -38,7 +38,7 @@ from desktop_app import said
 from desktop_app.context import bounds
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.facts import Fact
-from desktop_app.context.state import ContextState, Summary
+from desktop_app.context.state import BREAKER_LIMIT, ContextState, Summary
 from desktop_app.core.messages import start_of_last_turns
 from desktop_app.ui import theme
 from desktop_app.ui.context.meter import ContextMeter
@@ -325,12 +325,17 @@ class ContextPanel(QStackedWidget):
         self._show_summaries(session)
         self._offer_compaction(plan)
         self._show_settings(session.chat.settings)
-        paused = state.breaker.paused
-        self.breaker.setVisible(paused)
-        self.resume_button.setVisible(paused)
+        breaker = state.breaker
+        self.breaker.setVisible(breaker.failures > 0)  # (a failure said at once, not at the 3rd)
+        self.resume_button.setVisible(breaker.paused)
         self.breaker.setText(
-            f"<b>Auto-compaction is paused</b> after {state.breaker.failures} failures in a row: "
-            f"{escape(state.breaker.reason)} Trimming keeps the request within the window meanwhile."
+            (
+                f"<b>Auto-compaction is paused</b> after {breaker.failures} failures in a row: "
+                if breaker.paused
+                else f"<b>Auto-compaction failed</b> ({breaker.failures} of {BREAKER_LIMIT} "
+                "before it pauses): "
+            )
+            + f"{escape(breaker.reason)} Trimming keeps the request within the window meanwhile."
         )
         self.rows.show_plan(plan)
         if plan is None:
