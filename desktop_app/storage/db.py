@@ -430,7 +430,6 @@ def _v19(db: sqlite3.Connection) -> None:
         ),
     }
     db.execute("ALTER TABLE chats ADD COLUMN changes INTEGER NOT NULL DEFAULT 0")
-    search.merge_after_replies(db)
     for name, (when, chat) in triggers.items():  # (not `_run`: a body has its own ";")
         chat = chat or of_message.format("NEW")
         db.execute(
@@ -650,6 +649,37 @@ def unsynced(db: sqlite3.Connection) -> Iterator[None]:
 
 
 WAL_PAGES_BEFORE_CHECKPOINT = 10_000  # 40 MB of 4 KB pages
+
+
+def sync_soon(db: sqlite3.Connection) -> threading.Thread | None:
+    """Make every write committed so far durable without waiting for the disk here: a
+    connection of its own, on a thread of its own, checkpoints the WAL — syncing it
+    first, as synchronous=FULL does at each commit, then copying it into the database
+    file and syncing that. For the end of a reply (`message_writes.checkpoint`): the turn
+    ends when the reply is written, not when the disk is done (5–35 ms, more under load,
+    on the window's thread), and the WAL is emptied off the window's thread too (SQLite
+    empties it at whichever commit passes 1,000 pages: once it was Stop's). Returns the
+    thread (tests join it); None for a database in memory."""
+    row = db.execute("PRAGMA database_list").fetchone()
+    if not row or not row[2]:
+        return None
+    syncing = threading.Thread(
+        target=_checkpoint_wal, args=(row[2],), name="contextdesk-sync", daemon=True
+    )
+    syncing.start()
+    return syncing
+
+
+def _checkpoint_wal(path: str) -> None:
+    try:
+        # Read-write, never create: a file gone meanwhile is not made again, empty.
+        own = sqlite3.connect(f"{Path(path).as_uri()}?mode=rw", uri=True, timeout=10)
+        try:
+            own.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
+        finally:
+            own.close()
+    except sqlite3.Error as exc:  # the next synced write or checkpoint does it instead
+        log.warning("could not sync %s: %s", path, exc)
 
 
 @contextmanager

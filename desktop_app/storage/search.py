@@ -99,20 +99,6 @@ def set_buffer(db: sqlite3.Connection) -> None:
     )
 
 
-def merge_after_replies(db: sqlite3.Connection) -> None:
-    """Writes no longer merge the index's segments (FTS5's `automerge` option, 0: it
-    persists); `merge_newest` does, after each reply, off the window's thread. Merging
-    inside writes cost a Send ~0.5 s every few turns at 100,000 messages."""
-    db.execute("INSERT INTO message_search (message_search, rank) VALUES ('automerge', 0)")
-
-
-def merge_newest(db: sqlite3.Connection) -> None:
-    """Merge the index's newest segments, a few pages' work (FTS5's 'merge' command: -N
-    merges below `usermerge` too, at most N pages), in a transaction of its own. Each
-    write adds a segment; past 16 at a level SQLite merges them inside a write anyway."""
-    db.execute("INSERT INTO message_search (message_search, rank) VALUES ('merge', -16)")
-
-
 def index_blocks(
     db: sqlite3.Connection, blocks: Iterable[tuple[str, int, str, dict[str, Any]]]
 ) -> None:

@@ -259,32 +259,3 @@ def _searchable(message: Message) -> str:
         elif isinstance(block, ToolResultBlock):
             parts.extend(p.text for p in block.content if isinstance(p, TextBlock))
     return "\n".join(parts)
-
-
-def test_the_index_is_merged_after_each_reply_not_inside_a_write(store: ChatStore) -> None:
-    """Each write adds a segment to the index; a write that merged them (every few
-    turns) held a Send ~0.5 s in a 100,000-message chat. The reply's own thread merges."""
-    from desktop_app.storage.after_reply import sync_soon
-
-    chat = store.create_chat("Turns")
-
-    def segments() -> int:
-        return int(
-            store.db.execute("SELECT count(DISTINCT segid) FROM message_search_idx").fetchone()[0]
-        )
-
-    for turn in range(24):
-        store.append_message(chat.id, user_text(f"question number {turn}"))
-        before = segments()
-        store.append_message(chat.id, a(f"answer number {turn}"))
-        assert segments() == before + 1  # (a write adds its segment, merging nothing)
-        if turn % 4 != 3:
-            continue  # (a few turns' segments wait: no write merges them)
-        syncing = sync_soon(store.db)  # as a reply's end starts it
-        assert syncing is not None
-        syncing.join()
-        assert segments() <= 2
-    store.db.execute("INSERT INTO message_search (message_search) VALUES ('integrity-check')")
-    assert [h.message_id for h in search(store.db, "answer number 23")] == [
-        store.messages(chat.id)[-1].id
-    ]
