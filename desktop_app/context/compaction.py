@@ -104,7 +104,7 @@ def plan_span(
     summary."""
     first, end = _span_bounds(messages, settings, keep_recent)
     previous = state.active_summary
-    covered = set(previous.covers) if previous else set()
+    covered = _summarized(state)
     if size is not None:
         most = span_budget(settings) if budget is None else budget
         end = _readable_end(messages, first, end, covered | state.excluded_messages, size, most)
@@ -131,8 +131,7 @@ def why_not_compactable(
         first, end = _span_bounds(messages, settings)
     except NothingToCompact as exc:
         return exc.message
-    previous = state.active_summary
-    covered = set(previous.covers) if previous else set()
+    covered = _summarized(state)
     for i in range(first, end):
         if messages[i].id not in covered and messages[i].id not in state.excluded_messages:
             return ""
@@ -161,6 +160,12 @@ def _span_bounds(
             elif seen > keep:  # an older turn than the kept ones: something to compact
                 return first, end
     raise NothingToCompact(f"The chat has no turns older than the {keep} most recent ones.")
+
+
+def _summarized(state: ContextState) -> set[str]:
+    """The messages the active summary stands for already."""
+    previous = state.active_summary
+    return set(previous.covers) if previous else set()
 
 
 def span_budget(settings: ContextSettings) -> int:
@@ -349,11 +354,10 @@ class Compactor:
         """Raise (saying `why`) if one summary request of at most `budget` tokens (else
         `span_budget`) would not carry the whole span: for whoever needs all of it."""
         whole = plan_span(messages, state, settings, keep_recent)
+        most = span_budget(settings) if budget is None else budget
+        skipped = _summarized(state) | state.excluded_messages
         size = self.counter.message
-        if (
-            plan_span(messages, state, settings, keep_recent, size=size, budget=budget).end
-            < whole.end
-        ):
+        if _readable_end(messages, whole.start, whole.end, skipped, size, most) < whole.end:
             raise ContextDeskError(
                 "Too long to summarize at once", why, kind=ErrorKind.REQUEST_TOO_LARGE
             )
