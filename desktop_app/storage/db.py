@@ -437,6 +437,12 @@ def _v19(db: sqlite3.Connection) -> None:
         )
 
 
+def _v20(db: sqlite3.Connection) -> None:
+    # Writes no longer merge the search index's segments; the thread a finished reply
+    # starts does, a few pages at a time (`after_reply.py`, `search.merge_apart`).
+    search.merge_apart(db)
+
+
 MIGRATIONS: list[Migration] = [
     _v1,
     _v2,
@@ -457,6 +463,7 @@ MIGRATIONS: list[Migration] = [
     _v17,
     _v18,
     _v19,
+    _v20,
 ]  # append only; index + 1 is the schema version
 if len(MIGRATIONS) != SCHEMA_VERSION:  # (a test runs this too: never shipped unequal)
     raise RuntimeError(f"{len(MIGRATIONS)} migrations, but the schema is v{SCHEMA_VERSION}")
@@ -586,7 +593,7 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         db.execute("PRAGMA synchronous = FULL")
         db.execute("PRAGMA foreign_keys = ON")
         db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        # The WAL is emptied on a thread of its own at each reply's end (`sync_soon`);
+        # The WAL is emptied on a thread of its own at each reply's end (`after_reply`);
         # the commit that passes this many pages empties it itself, on whichever thread
         # made it — 20–40 ms. SQLite's 1,000 (4 MB) was passed every few replies, once
         # at Stop; this many is left as the bound for long stretches without a reply.
@@ -649,37 +656,6 @@ def unsynced(db: sqlite3.Connection) -> Iterator[None]:
 
 
 WAL_PAGES_BEFORE_CHECKPOINT = 10_000  # 40 MB of 4 KB pages
-
-
-def sync_soon(db: sqlite3.Connection) -> threading.Thread | None:
-    """Make every write committed so far durable without waiting for the disk here: a
-    connection of its own, on a thread of its own, checkpoints the WAL — syncing it
-    first, as synchronous=FULL does at each commit, then copying it into the database
-    file and syncing that. For the end of a reply (`message_writes.checkpoint`): the turn
-    ends when the reply is written, not when the disk is done (5–35 ms, more under load,
-    on the window's thread), and the WAL is emptied off the window's thread too (SQLite
-    empties it at whichever commit passes 1,000 pages: once it was Stop's). Returns the
-    thread (tests join it); None for a database in memory."""
-    row = db.execute("PRAGMA database_list").fetchone()
-    if not row or not row[2]:
-        return None
-    syncing = threading.Thread(
-        target=_checkpoint_wal, args=(row[2],), name="contextdesk-sync", daemon=True
-    )
-    syncing.start()
-    return syncing
-
-
-def _checkpoint_wal(path: str) -> None:
-    try:
-        # Read-write, never create: a file gone meanwhile is not made again, empty.
-        own = sqlite3.connect(f"{Path(path).as_uri()}?mode=rw", uri=True, timeout=10)
-        try:
-            own.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
-        finally:
-            own.close()
-    except sqlite3.Error as exc:  # the next synced write or checkpoint does it instead
-        log.warning("could not sync %s: %s", path, exc)
 
 
 @contextmanager

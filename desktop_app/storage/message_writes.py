@@ -20,9 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from desktop_app.core.blocks import block_to_api, block_type
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message
+from desktop_app.storage.after_reply import sync_soon
 from desktop_app.storage.branch_rows import tree
 from desktop_app.storage.chat_rows import touch, writing
-from desktop_app.storage.db import sync_soon, unsynced
+from desktop_app.storage.db import unsynced
 from desktop_app.storage.errors import ChatNotFound
 from desktop_app.storage.kept_transcripts import Mark, mark_of
 from desktop_app.storage.search import index_blocks, unindex_message

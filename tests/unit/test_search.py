@@ -4,6 +4,7 @@ old database is indexed on upgrade, and what is found is what is stored."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -259,3 +260,26 @@ def _searchable(message: Message) -> str:
         elif isinstance(block, ToolResultBlock):
             parts.extend(p.text for p in block.content if isinstance(p, TextBlock))
     return "\n".join(parts)
+
+
+def test_writes_add_index_segments_and_a_finished_reply_merges_them(store: ChatStore) -> None:
+    """A write that merged the index's segments (a turn's tiny writes reach 16 on a level
+    in eight turns) held a Send ~0.5 s at 100,000 messages. Writes only add a segment;
+    the thread a finished reply starts merges them, a step at a time."""
+    chat = store.create_chat("Turns")
+
+    def segments() -> int:
+        sql = "SELECT count(DISTINCT segid) FROM message_search_idx"
+        return int(store.db.execute(sql).fetchone()[0])
+
+    for turn in range(20):  # past the 16 at which a write merged them all
+        store.append_message(chat.id, user_text(f"question number {turn}"))
+    assert segments() == 20
+    store.checkpoint(chat.id, a("answer number 20"))  # a reply's end: its thread merges
+    for syncing in threading.enumerate():
+        if syncing.name == "contextdesk-sync":
+            syncing.join(10)
+    assert segments() <= 4
+    store.db.execute("INSERT INTO message_search (message_search) VALUES ('integrity-check')")
+    assert found(store, "question number 7") == [(chat.id, 7)]
+    assert found(store, "answer number 20") == [(chat.id, 20)]
