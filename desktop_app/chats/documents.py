@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from desktop_app.chats.page_limit import MAX_PAGES, MAX_PAGES_UNDER_1M, request_pdf_pages
+from desktop_app.chats.page_limit import most_pages, pages_sent
 from desktop_app.core.blocks import Block, OpaqueBlock, TextBlock
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.tokens.documents import PAGE_IMAGE_TOKENS, pdf_pages
@@ -50,7 +50,7 @@ def pdf_document(path: Path, count: CountText, context_window: int) -> PdfDocume
     if not data.startswith(b"%PDF-"):
         raise ContextDeskError("Not a PDF", f"{name} is not a PDF.", kind=ErrorKind.FORMAT)
     pages, text = pdf_pages(name, data)
-    most = MAX_PAGES if context_window >= 1_000_000 else MAX_PAGES_UNDER_1M
+    most = most_pages(context_window)
     if pages > most:
         raise ContextDeskError(
             "Too many pages",
@@ -84,8 +84,8 @@ def attach_file(
     if as_document and path.suffix.lower() == ".pdf":
         window = chat.settings.context_window
         document = pdf_document(path, counter.text, window)
-        already = pdf_pages_sent(chat)
-        most = MAX_PAGES if window >= 1_000_000 else MAX_PAGES_UNDER_1M
+        most = most_pages(window)
+        already = pdf_pages_sent(chat, above=most - document.pages)
         if already + document.pages > most:  # the limit is the request's, not the file's
             raise ContextDeskError(
                 "Too many pages",
@@ -148,11 +148,15 @@ def pdf_ways(path: Path, counter: TokenCounter) -> tuple[str, str]:
     return document, text
 
 
-def pdf_pages_sent(chat: Chat) -> int:
-    """The PDF pages the chat's next request carries as documents: its branch's and its
-    project's (the API's page limit counts them all)."""
+def pdf_pages_sent(chat: Chat, *, above: int) -> int:
+    """The PDF pages the chat's next request carries as documents, its branch's and its
+    project's (the API's page limit counts them all): exact once they are `above` pages
+    (`page_limit.pages_sent`)."""
     project = chat.plans.planner().project
-    return request_pdf_pages(chat.history(), project.documents if project else ())
+    documents = project.documents if project else ()
+    return pages_sent(
+        chat.history(), documents, lambda: chat.plans.plan().request.messages, above=above
+    )
 
 
 def pages_said(pages: int) -> str:

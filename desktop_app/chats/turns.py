@@ -119,7 +119,8 @@ class Turns:
         # checked with a draft after it, would go over all of it again)
         sent = core.history([*stored, message] if message is not None else stored)
         documents = planner.project.documents if planner.project else ()
-        check_request_pages(sent, documents, self._core.settings.context_window)
+        window = self._core.settings.context_window
+        check_request_pages(sent, documents, window, lambda: planner.plan(sent).request.messages)
 
     def _refuse_over_budget(self, message: Message | None) -> None:
         """Refuse (OVER_BUDGET) this send's input would cross a hard cap (planned only when

@@ -181,3 +181,29 @@ def test_a_demo_chat_is_answered_within_the_window_it_plans_for(
     assert code == 0, err
     assert "long.pdf: a document of 150 pages" in err
     assert "[Simulated reply" in out
+
+
+def test_a_pdf_left_out_of_the_request_does_not_count_against_its_pages(
+    cli: Any, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    """The limit is the request's: once the first 60 pages are excluded from the context
+    (the transcript keeps them), 60 more go — counted on the request as planned."""
+    chat = cli("chat", "new", "--model", "claude-haiku-4-5").strip()  # a 200,000 window
+    first, second = tmp_path / "a.pdf", tmp_path / "b.pdf"
+    first.write_bytes(make_pdf([f"A{n}" for n in range(60)]))
+    second.write_bytes(make_pdf([f"B{n}" for n in range(60)]))
+    cli("send", chat, "Read a.", "--attach", str(first))
+    cli("exclude", chat, "1")
+    cli("exclude", chat, "2")
+    cli("send", chat, "And b.", "--attach", str(second))
+    sent = sim.message_requests()[-1].body["messages"]
+    documents = [b for m in sent for b in m["content"] if b["type"] == "document"]
+    assert len(documents) == 1
+    assert base64.b64decode(documents[0]["source"]["data"]) == second.read_bytes()
+    assert sim.refused() == []
+    # Put back, the first would make 120: refused before anything is sent or stored.
+    cli("include", chat, "1")
+    cli("include", chat, "2")
+    refused = cli("send", chat, "Both now.", status=2)
+    assert "120 pages of PDFs" in refused
+    assert len(json.loads(cli("chat", "show", chat, "--json"))["messages"]) == 4
