@@ -102,7 +102,7 @@ class Connection:
         if self.demo:
             from desktop_app.api.simulator import SimulatorServer
 
-            self.simulator = SimulatorServer(cache_file=self.demo_cache).start()
+            self.simulator = SimulatorServer(cache_file=self.demo_cache, recording=False).start()
             return AnthropicBackend(
                 DEMO_KEY,
                 self.simulator.base_url,

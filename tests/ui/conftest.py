@@ -61,9 +61,11 @@ def window(engine: Engine, open_window: Callable[[Engine], MainWindow]) -> MainW
 
 @pytest.fixture
 def simulator(engine: Engine) -> SimulatorServer:
-    """The demo's simulator, started now so a test can queue replies and faults."""
+    """The demo's simulator, started now so a test can queue replies and faults, and
+    read what it was sent (the app's keeps nothing)."""
     engine.connection.backend()
     assert isinstance(engine.connection.simulator, SimulatorServer)
+    engine.connection.simulator.state.recording = True
     return engine.connection.simulator
 
 

@@ -49,6 +49,7 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
 def simulator(engine: Engine) -> SimulatorServer:
     engine.connection.backend()
     assert engine.connection.simulator is not None
+    engine.connection.simulator.state.recording = True  # (the app's keeps nothing)
     return engine.connection.simulator
 
 
@@ -405,6 +406,16 @@ def test_a_sent_message_is_answered_stored_and_names_the_chat(
     assert chat.title == "My order #88213 cost 847.20."
     assert engine.store.chat(chat.id).title == chat.title
     assert not chat.busy
+
+
+def test_the_demo_s_simulator_keeps_no_request_it_answered(engine: Engine) -> None:
+    """Each request's parsed body was held for as long as the app ran (megabytes each
+    in a long demo chat); only tests read them, and they ask for them."""
+    chat = engine.new_chat()
+    assert chat.turns.send("hello", ScriptedApprover()).error is None
+    assert chat.turns.send("hello again", ScriptedApprover()).error is None
+    assert engine.connection.simulator is not None
+    assert engine.connection.simulator.received == []
 
 
 def test_retry_leaves_a_failed_reply_out_and_nothing_to_retry_says_so(

@@ -80,6 +80,9 @@ class Received:
 class SimulatorState:
     script: Script = field(default_factory=Script)
     received: list[Received] = field(default_factory=list)
+    # Tests read every request; the app's demo keeps none (each a parsed body, held for
+    # as long as the app runs: a long demo chat's requests were megabytes each).
+    recording: bool = True
     count_tokens_available: bool = True
     required_key: str | None = None  # None: any non-empty key is accepted
     frame_delay_s: float = 0.0  # pause between stream frames (a slow model, for crash tests)
@@ -97,9 +100,14 @@ class SimulatorServer:
     """`with SimulatorServer() as sim: sim.base_url …` — a server on an ephemeral port."""
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, *, cache_file: Path | None = None
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        cache_file: Path | None = None,
+        recording: bool = True,
     ) -> None:
-        self.state = SimulatorState(cache_file=cache_file)
+        self.state = SimulatorState(cache_file=cache_file, recording=recording)
         handler = type("Handler", (_Handler,), {"sim": self.state})
         self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True
@@ -331,7 +339,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _record(self, body: Any) -> None:
         headers = {k.lower(): v for k, v in self.headers.items()}
         self._received = Received(self.command, self.path.split("?")[0], headers, body)
-        self.sim.received.append(self._received)
+        if self.sim.recording:
+            self.sim.received.append(self._received)
 
     def _authorized(self) -> bool:
         key = (
