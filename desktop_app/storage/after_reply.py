@@ -30,11 +30,11 @@ _merging: dict[str, threading.Lock] = {}
 
 
 def sync_soon(db: sqlite3.Connection) -> threading.Thread | None:
-    """Merge the search index and make every write committed so far durable, without
-    waiting here: a connection of its own, on a thread of its own, merges the index's
-    segments (writes only add them: `search.merge_apart`), then checkpoints the WAL —
+    """Make every write committed so far durable and merge the search index, without
+    waiting here: a connection of its own, on a thread of its own, checkpoints the WAL —
     syncing it first, as synchronous=FULL does at each commit, then copying it into the
-    database file and syncing that. For the end of a reply: the turn ends when the reply
+    database file and syncing that — then merges the index's segments (writes only add
+    them: `search.merge_apart`). For the end of a reply: the turn ends when the reply
     is written, not when the disk is done (5–35 ms, more under load, on the window's
     thread), and the WAL is emptied off the window's thread too (SQLite empties it at
     whichever commit passes 1,000 pages: once it was Stop's). Returns the thread (tests
@@ -57,21 +57,26 @@ def _after_reply(path: str) -> None:
             f"{Path(path).as_uri()}?mode=rw", uri=True, timeout=10, isolation_level=None
         )
         try:
+            # Durable first (a command-line process may end before a merge does), then
+            # merged, and the merge's own writes checkpointed too.
+            own.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
             merging = _merging.setdefault(path, threading.Lock())
             if merging.acquire(blocking=False):
                 try:
-                    _merge(own)
+                    if _merge(own):
+                        own.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 finally:
                     merging.release()
-            own.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
         finally:
             own.close()
     except sqlite3.Error as exc:  # the next reply's thread does it instead
         log.warning("could not merge or sync %s: %s", path, exc)
 
 
-def _merge(db: sqlite3.Connection) -> None:
-    for _ in range(MOST_STEPS):
+def _merge(db: sqlite3.Connection) -> bool:
+    """True if anything was merged."""
+    for step in range(MOST_STEPS):
         if not search.merge_a_little(db):
-            return
+            return step > 0
         time.sleep(PAUSE_BETWEEN_STEPS_S)
+    return True
