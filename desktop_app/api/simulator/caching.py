@@ -73,13 +73,13 @@ class SimulatedCache:
         model = str(body.get("model", ""))
         running = hashlib.sha256(model.encode())
         hashes: list[str] = []
-        totals: list[int] = []
-        total = 0
-        for text, tokens, _ in blocks:
+        totals: list[int] = []  # the prompt's tokens up to each block
+        size = 0
+        for text, counted, _ in blocks:
             running.update(text.encode())
             hashes.append(running.copy().hexdigest())
-            total += tokens
-            totals.append(total)
+            size += counted
+            totals.append(max(1, size // 4))
         marks = [i for i, (_, _, ttl) in enumerate(blocks) if ttl]
         now = self.clock()
         with self._lock:
@@ -108,17 +108,21 @@ class SimulatedCache:
 
 
 def _blocks(body: dict[str, Any]) -> list[tuple[str, int, str]]:
-    """Each block of the prompt in cache order — (its JSON without the marker, its
-    tokens, its marker's TTL or "")."""
+    """Each block of the prompt in cache order — (its JSON without the marker, the bytes
+    it adds to the prompt as the simulator counts it (`server._estimate`: its JSON and
+    the separator before it, a message's first block its message's braces and role too,
+    a PDF by its pages), its marker's TTL or ""). A prefix's tokens are its bytes / 4:
+    the whole prompt's, less what follows the last marker, is what a marker caches (the
+    per-message JSON left out once made ~7 tokens a message look uncached)."""
     out: list[tuple[str, int, str]] = []
 
-    def add(prefix: str, block: Any) -> None:
+    def add(prefix: str, block: Any, wrapper: int = 0) -> None:
         ttl = ""
         if isinstance(block, dict) and isinstance(block.get("cache_control"), dict):
             ttl = "1h" if block["cache_control"].get("ttl") == "1h" else "5m"
             block = {k: v for k, v in block.items() if k != "cache_control"}
         text = prefix + json.dumps(block, sort_keys=True, ensure_ascii=False)
-        out.append((text, max(1, len(text.encode()) // 4), ttl))
+        out.append((text, wrapper + _bytes_counted(block) + len(", "), ttl))
 
     for tool in body.get("tools") or ():
         add("tool:", tool)
@@ -128,9 +132,25 @@ def _blocks(body: dict[str, Any]) -> list[tuple[str, int, str]]:
     for message in body.get("messages") or ():
         content = message.get("content") if isinstance(message, dict) else None
         role = str(message.get("role")) if isinstance(message, dict) else ""
+        wrapper = len(json.dumps({"role": role, "content": []}).encode())
         for block in [content] if isinstance(content, str) else content or ():
-            add(role + ":", block)
+            add(role + ":", block, wrapper)
+            wrapper = 0
     if isinstance(body.get("cache_control"), dict) and out:  # automatic: the last block
-        text, tokens, _ = out[-1]
-        out[-1] = (text, tokens, "1h" if body["cache_control"].get("ttl") == "1h" else "5m")
+        text, counted, _ = out[-1]
+        out[-1] = (text, counted, "1h" if body["cache_control"].get("ttl") == "1h" else "5m")
     return out
+
+
+def _bytes_counted(block: Any) -> int:
+    """A block's JSON bytes, as `server._estimate` counts them: a PDF document by its
+    pages (4 bytes a token), not its base64."""
+    if isinstance(block, dict) and block.get("type") == "document":
+        source = block.get("source")
+        if isinstance(source, dict) and "data" in source:
+            from desktop_app.tokens.documents import document_tokens
+
+            pages = document_tokens(block, lambda text: len(text.encode()) // 4) or 0
+            bare = {**block, "source": {k: v for k, v in source.items() if k != "data"}}
+            return len(json.dumps(bare, ensure_ascii=False).encode()) + 4 * pages
+    return len(json.dumps(block, ensure_ascii=False).encode())
