@@ -67,7 +67,7 @@ class Turns:
         if not over_budget:
             self._refuse_over_budget(message)
         planner = self._plans.planner()
-        self._refuse_too_many_pages(message, planner)
+        self._refuse_too_many_pages(message, planner, beside, after)
         store.turn_started(core.id, os.getpid())  # first: if the disk is full, nothing is stored
         try:
             if after is not None:  # until the new answer is stored, the old one stays shown
@@ -108,19 +108,34 @@ class Turns:
         core.answering = True
         return self._turn
 
-    def _refuse_too_many_pages(self, message: Message | None, planner: ContextPlanner) -> None:
+    def _refuse_too_many_pages(
+        self,
+        message: Message | None,
+        planner: ContextPlanner,
+        beside: str | None,
+        after: str | None,
+    ) -> None:
         """Refuse (FORMAT) a send whose request would carry more PDF pages than the API
-        reads, before anything is stored."""
+        reads, before anything is stored: counted over the branch and `message` (all the
+        request can carry), and, only past the limit, over the request this send makes —
+        an edit's (the messages before the one edited, then the edit), a regeneration's
+        (the branch up to `after`), a retry's, or the next one."""
         from desktop_app.chats.page_limit import check_request_pages
 
-        core = self._core
+        core, plans = self._core, self._plans
         stored = core.messages()
-        # (checked with the message: a check of the history alone, which the last plan
-        # checked with a draft after it, would go over all of it again)
-        sent = core.history([*stored, message] if message is not None else stored)
+
+        def planned() -> Sequence[Message]:
+            if after is not None:
+                return plans.answering_again(after, stored, planner=planner)().request.messages
+            edited = next((m for m in stored if m.id == beside), None) if beside else None
+            draft = message.blocks if message is not None else ""
+            making = plans.next_planning(draft, stored, beside=edited, planner=planner)
+            return making().request.messages
+
         documents = planner.project.documents if planner.project else ()
-        window = self._core.settings.context_window
-        check_request_pages(sent, documents, window, lambda: planner.plan(sent).request.messages)
+        everything = [*stored, message] if message is not None else stored
+        check_request_pages(everything, documents, core.settings.context_window, planned)
 
     def _refuse_over_budget(self, message: Message | None) -> None:
         """Refuse (OVER_BUDGET) this send's input would cross a hard cap (planned only when

@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 PAUSE_BETWEEN_STEPS_S = 0.03
 MOST_STEPS = 2_000  # ≈ 32,000 pages (128 MB): what is left waits for the next reply
 
-# One merge of a database at a time: a reply's thread that finds one under way skips it.
+# One merge of a database at a time in this process: a reply's thread that finds one
+# under way skips it (its segments wait for the next reply).
 _merging: dict[str, threading.Lock] = {}
 
 
@@ -60,6 +61,9 @@ def _after_reply(path: str) -> None:
             # Durable first (a command-line process may end before a merge does), then
             # merged, and the merge's own writes checkpointed too.
             own.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
+            # A merge step lost to a power cut costs nothing: its commits need not wait
+            # for the disk while a write of the window's waits for them.
+            own.execute("PRAGMA synchronous = NORMAL")
             merging = _merging.setdefault(path, threading.Lock())
             if merging.acquire(blocking=False):
                 try:

@@ -207,3 +207,32 @@ def test_a_pdf_left_out_of_the_request_does_not_count_against_its_pages(
     refused = cli("send", chat, "Both now.", status=2)
     assert "120 pages of PDFs" in refused
     assert len(json.loads(cli("chat", "show", chat, "--json"))["messages"]) == 4
+
+
+def test_an_edit_is_checked_against_the_request_it_makes(tmp_path: Path) -> None:
+    """An edit's request is the messages before the one edited, then the edit: the PDF it
+    replaces is not sent, and does not count (it was refused at "120 pages")."""
+    from desktop_app.chats import Engine
+    from desktop_app.core.blocks import TextBlock
+    from desktop_app.core.messages import Message
+    from tests.fakes.tools import ScriptedApprover
+
+    def document(tag: str) -> OpaqueBlock:
+        data = base64.b64encode(make_pdf([f"{tag}{n}" for n in range(60)])).decode()
+        source = {"type": "base64", "media_type": "application/pdf", "data": data}
+        return OpaqueBlock("document", {"type": "document", "source": source, "title": tag})
+
+    engine = Engine.open(tmp_path / "home", demo=True)
+    try:
+        chat = engine.new_chat(model="claude-haiku-4-5")  # a 200,000 window: 100 pages
+        first = Message("user", (document("A"), TextBlock("Read A.")))
+        assert chat.turns.answer(chat.turns.start(first, ScriptedApprover())).error is None
+        edit = Message("user", (document("B"), TextBlock("Read B instead.")))
+        turn = chat.turns.start(edit, ScriptedApprover(), beside=chat.messages()[0].id)
+        assert chat.turns.answer(turn).error is None
+        sent = chat.costs.sent_body(2)
+        titles = [b.get("title") for m in sent["messages"] for b in m["content"]]
+        assert "B" in titles
+        assert "A" not in titles
+    finally:
+        engine.close()

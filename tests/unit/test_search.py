@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 from desktop_app.core.blocks import TextBlock, ToolResultBlock
 from desktop_app.core.messages import Message, MessageStatus, user_text
 from desktop_app.storage.exchange import import_chat
-from desktop_app.storage.search import MARK_END, MARK_START, MAX_QUERY_CHARS, clean_query, search
+from desktop_app.storage.search import (
+    MARK_END,
+    MARK_START,
+    MAX_QUERY_CHARS,
+    clean_query,
+    merge_a_little,
+    search,
+)
 from desktop_app.storage.store import ChatStore
 from tests.unit.builders import a, call, database_at, result, u
 
@@ -279,7 +286,9 @@ def test_writes_add_index_segments_and_a_finished_reply_merges_them(store: ChatS
     for syncing in threading.enumerate():
         if syncing.name == "contextdesk-sync":
             syncing.join(10)
+            assert not syncing.is_alive()  # (it ends once a step finds nothing to merge)
     assert segments() <= 4
+    assert not merge_a_little(store.db)  # nothing left: the step says so
     store.db.execute("INSERT INTO message_search (message_search) VALUES ('integrity-check')")
     assert found(store, "question number 7") == [(chat.id, 7)]
     assert found(store, "answer number 20") == [(chat.id, 20)]
