@@ -1,6 +1,6 @@
 """What a finished reply leaves to a thread of its own, so the window never waits for it
-(`message_writes.checkpoint` starts it): merging the search index's segments, a few
-pages at a time, and making the writes durable.
+(`message_writes.checkpoint` starts it): making the writes durable, and merging the
+search index's segments, a few pages at a time.
 
 Apart from `db.py` (connections, migrations) because it is the one place that works on
 the database behind the window's back, on a connection of its own.
