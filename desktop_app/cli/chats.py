@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from desktop_app.chats import handoff_links
 from desktop_app.cli.arguments import key_values
 from desktop_app.cli.wording import chat_json, settings_json, spend_json
-from desktop_app.config.settings import SETTINGS
+from desktop_app.config.settings import CHAT_DEFAULTS, SETTINGS
 from desktop_app.core.blocks import block_type
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 
@@ -118,5 +118,14 @@ def cmd_settings(engine: Engine, args: argparse.Namespace) -> int:
     for key, value in shown.items():
         print(f"{key} = {json.dumps(value, ensure_ascii=False)}")
     if changes:
-        print(f"Saved to {engine.paths.settings_file}; new chats use it.", file=sys.stderr)
+        print(f"Saved to {engine.paths.settings_file}; {_when_applied(changes)}.", file=sys.stderr)
     return 0
+
+
+def _when_applied(changes: dict[str, str]) -> str:
+    """Which of the settings changed new chats start with, and which every chat uses now."""
+    attrs = {spec.key: spec.attr for spec in SETTINGS}
+    later = [key for key in changes if attrs.get(key) in CHAT_DEFAULTS]
+    now = [key for key in changes if key not in later]
+    said = [f"new chats start with {', '.join(later)} (a chat keeps its own)"] if later else []
+    return "; ".join([*said, *([f"every chat uses {', '.join(now)} now"] if now else [])])

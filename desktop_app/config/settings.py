@@ -207,6 +207,15 @@ def _appearance(value: str, _: Settings) -> str:
     return "" if value in APPEARANCES else f"say {', '.join(APPEARANCES)}"
 
 
+# What a new chat copies from Settings when it is made (`Engine.new_chat`): a chat keeps
+# its own after. Every other setting is the app's, and applies to every chat at once.
+CHAT_DEFAULTS = frozenset(
+    [
+        *("model", "context_window", "system_prompt", "max_tokens"),
+        *("thinking", "thinking_budget", "effort", "thinking_display"),
+    ]
+)
+
 SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order
     SettingSpec(
         "server",

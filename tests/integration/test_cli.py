@@ -198,6 +198,23 @@ def test_compact_into_a_closed_pipe_still_applies(cli: CLI, tmp_path: Path) -> N
     assert "summarized in #1" in summaries
 
 
+def test_a_settings_change_says_whether_new_chats_or_every_chat_get_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model or system prompt is what new chats start with; the workspace and the
+    timeouts are the app's, used by every chat at once (it once said "new chats use it"
+    of all of them)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    home = str(tmp_path / "home")
+    assert main(["--home", home, "settings", "model=claude-haiku-4-5", "system=Be brief."]) == 0
+    said = capsys.readouterr().err
+    assert "new chats start with model, system (a chat keeps its own)." in said
+    assert "every chat" not in said
+    assert main(["--home", home, "settings", f"workspace={folder}", "quiet_timeout=90"]) == 0
+    assert "; every chat uses workspace, quiet_timeout now." in capsys.readouterr().err
+
+
 def test_settings_are_shown_and_changed_from_the_terminal(cli: CLI, tmp_path: Path) -> None:
     shown = json.loads(cli("settings", "--json"))
     assert {"server", "model", "max_tokens", "thinking", "system", "tools", "run_command"} <= set(

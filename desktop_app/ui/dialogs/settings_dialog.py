@@ -168,7 +168,9 @@ class SettingsDialog(QDialog):
         self.system_prompt = QPlainTextEdit(settings.system_prompt)
         self.system_prompt.setPlaceholderText("The system prompt new chats start with")
         self.system_prompt.setMaximumHeight(90)
-        self.tools = QCheckBox("Let Claude use tools (reading and writing files ask first)")
+        self.tools = QCheckBox(
+            "Let Claude use tools (it reads the workspace freely; writing a file asks first)"
+        )
         self.tools.setChecked(settings.tools_enabled)
         self.commands = QCheckBox("Allow running commands in the workspace (always asks first)")
         self.commands.setChecked(settings.run_command_enabled)
