@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,9 +40,13 @@ def cmd_search(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
-    batch = engine.import_path(
-        args.file, chosen=args.source, model=args.model, progress=_progress_on_stderr()
-    )
+    progress = _ProgressOnStderr()
+    try:
+        batch = engine.import_path(
+            args.file, chosen=args.source, model=args.model, progress=progress
+        )
+    finally:
+        progress.end()  # (what follows, an error too, starts a line of its own)
     if args.json:
         if batch.source == "contextdesk" and len(batch.chats) == 1:  # one chat, as before
             (one,) = batch.chats
@@ -100,22 +103,29 @@ def cmd_import(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress_on_stderr() -> Callable[[str, float], bool]:
+class _ProgressOnStderr:
     """How far a long import is, on stderr: one line redrawn on a terminal, else a line
     at each tenth. (Ctrl-C stops it; the chats stored by then stay.)"""
-    shown = {"words": "", "tenth": -1}
-    live = sys.stderr.isatty()
 
-    def told(words: str, share: float) -> bool:
+    def __init__(self) -> None:
+        self.live = sys.stderr.isatty()
+        self.words, self.tenth, self.drawn = "", -1, False
+
+    def __call__(self, words: str, share: float) -> bool:
         tenth = int(share * 10)
-        if live:
+        if self.live:
             print(f"\r{words} {share:4.0%}", end="", file=sys.stderr, flush=True)
-        elif words.split()[0] != shown["words"] or tenth != shown["tenth"]:
+            self.drawn = True
+        elif words.split()[0] != self.words or tenth != self.tenth:
             print(f"{words.split('…')[0]}… {tenth * 10}%", file=sys.stderr)
-        shown["words"], shown["tenth"] = words.split()[0], tenth
+        self.words, self.tenth = words.split()[0], tenth
         return True
 
-    return told
+    def end(self) -> None:
+        """End the redrawn line, if one was drawn."""
+        if self.drawn:
+            print(file=sys.stderr, flush=True)
+            self.drawn = False
 
 
 def check(path: Path, fix: Path | None) -> int:

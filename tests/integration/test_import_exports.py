@@ -374,3 +374,27 @@ def test_claude_memories_become_suggestions_in_the_project_and_the_newest_chat(
     assert (again["chats"], again["skipped"], again["memories"]) == ([], 2, [])
     shown = json.loads(cli("project", "show", "Shop support", "--json"))
     assert [(f["text"], f["pending"]) for f in shown["facts"]] == [("Refunds take 30 days.", False)]
+
+
+def test_on_a_terminal_the_progress_line_is_ended_before_an_error(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Redrawn on one line on a terminal; a refusal then starts a line of its own (it
+    was printed after "Reading bad.json… 100%", on the same line)."""
+    import io
+    import sys
+
+    from desktop_app.app import main
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a chat"}')
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["--home", str(tmp_path / "home"), "import", str(bad)]) != 0
+    said = terminal.getvalue()
+    assert "\rReading bad.json… 100%\n" in said
+    assert said.rstrip("\n").split("\n")[-1].strip()  # the error, on a line of its own
