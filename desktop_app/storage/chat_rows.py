@@ -69,15 +69,20 @@ def insert_chat(
     model: str,
     system_prompt: str,
     settings: ContextSettings,
+    created_at: float | None = None,
 ) -> str:
     """A new chat's row and its empty context state (inside the caller's `writing`);
-    returns its id."""
+    returns its id. Made now, or at `created_at` (an import's original)."""
     chat_id = new_id("chat")
     now = time.time()
     db.execute(
         "INSERT INTO chats (id, title, model, system_prompt, settings, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (chat_id, title, model, system_prompt, settings_to_json(settings), now, now),
+        (
+            *(chat_id, title, model, system_prompt, settings_to_json(settings)),
+            now if created_at is None else min(created_at, now),
+            now,
+        ),
     )
     db.execute("INSERT INTO context_state (chat_id) VALUES (?)", (chat_id,))
     return chat_id

@@ -16,7 +16,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
@@ -28,7 +27,7 @@ from desktop_app.context.chat_settings import EFFORT_LEVELS, NAME_LISTS, Context
 from desktop_app.context.facts import Fact, FactSource
 from desktop_app.context.state import ContextState, Summary
 from desktop_app.core.body_repair import BodyRepair, repair_body
-from desktop_app.core.errors import HistoryFormatError, Problem
+from desktop_app.core.errors import HistoryFormatError
 from desktop_app.core.messages import Message, new_id
 from desktop_app.core.model_facts import facts_for
 from desktop_app.core.repair import repair, sanitize
@@ -39,12 +38,12 @@ from desktop_app.core.wire import MessageReader, status_from_text, usage_from_ap
 from desktop_app.storage.chat_export import FORMAT, VERSION
 from desktop_app.storage.chat_info import ChatInfo
 from desktop_app.storage.errors import ImportFailed
+from desktop_app.storage.export_fields import Fields, object_of, when
 from desktop_app.storage.foreign import Hidden
 from desktop_app.storage.foreign.streaming import object_members
 from desktop_app.storage.store import ChatStore
 
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
-LATEST_TIME = 32_503_680_000  # the year 3000: a later "time" is damage, not a date
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +121,7 @@ def _import_request(store: ChatStore, body: dict[str, Any], untitled: str) -> Im
     """A request body becomes the chat its next turn continues: its messages repaired, its
     system prompt (with any `system` messages inside `messages`), its model, `max_tokens`
     and extended thinking."""
-    reader = _Fields()
+    reader = Fields()
     model = reader.string(body, "model", "", required=False) or DEFAULT_MODEL
     try:
         fixed = repair_body(body)
@@ -141,7 +140,7 @@ def _import_request(store: ChatStore, body: dict[str, Any], untitled: str) -> Im
     return ImportResult(chat, tuple(repairs))
 
 
-def _system_text(system: Any, reader: _Fields) -> str:
+def _system_text(system: Any, reader: Fields) -> str:
     if isinstance(system, list):
         return "\n\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
     if system is None or isinstance(system, str):
@@ -339,7 +338,7 @@ class _Read:
     """Reading an export's messages: their problems, fresh ids (the file's → ours), where
     each was first stored, and the messages."""
 
-    reader: _Fields = field(default_factory=lambda: _Fields())
+    reader: Fields = field(default_factory=lambda: Fields())
     new_ids: dict[str, str] = field(default_factory=dict)
     order: dict[str, float] = field(default_factory=dict)
     messages: list[Message] | None = None
@@ -361,7 +360,7 @@ def _import_export(
     _check_version(data)
     read = read or _Read()
     reader, new_ids, order = read.reader, read.new_ids, read.order
-    chat = _object(data.get("chat"))
+    chat = object_of(data.get("chat"))
     if not isinstance(data.get("chat"), dict):
         reader.problem("chat", "Field required")
     # Fresh ids (a re-import must never collide with the original); references follow.
@@ -391,6 +390,7 @@ def _import_export(
         branches,
         order,
         hidden=_hidden(data.get("imported_hidden"), new_ids),
+        created_at=when(chat.get("created_at")),  # (its activity is the import: now)
     )
     return ImportResult(info, (*(str(r) for r in fixed.repairs), *reattached))
 
@@ -412,7 +412,7 @@ def _hidden(raw: Any, new_ids: dict[str, str]) -> list[Hidden]:
 
 
 def _read_messages(
-    raw: Any, reader: _Fields, path: str, new_ids: dict[str, str], order: dict[str, float]
+    raw: Any, reader: Fields, path: str, new_ids: dict[str, str], order: dict[str, float]
 ) -> list[Message]:
     """An export's list of messages — a list, or the items of a long file's list as
     they are read (`object_members`) — each parsed as it comes and its JSON let go:
@@ -456,7 +456,7 @@ def _with_its_fields(message: Message, raw: dict[str, Any]) -> Message:
         status=status_from_text(raw.get("status", "complete")),
         stop_reason=raw.get("stop_reason") if isinstance(raw.get("stop_reason"), str) else None,
         usage=usage_from_api(raw.get("usage")),
-        created_at=_when(raw.get("created_at")),
+        created_at=when(raw.get("created_at")),
         # The model that wrote it, but not the prefix it followed: an imported
         # chat is another conversation, whose thinking the API no longer takes
         # where the prefix is checked (core/binding.py).
@@ -516,7 +516,7 @@ def _place_the_rest(order: dict[str, float], stored: Sequence[Message]) -> None:
         before = order.setdefault(message.id, before + 1e-6)
 
 
-def _chat_settings(raw: Any, reader: _Fields) -> ContextSettings:
+def _chat_settings(raw: Any, reader: Fields) -> ContextSettings:
     """`chat.settings`, each known key of the right type and range (unknown keys are
     ignored: a newer ContextDesk may have more)."""
     if raw is None:
@@ -549,7 +549,7 @@ def _chat_settings(raw: Any, reader: _Fields) -> ContextSettings:
     return settings
 
 
-def _context_state(data: dict[str, Any], new_ids: dict[str, str], reader: _Fields) -> ContextState:
+def _context_state(data: dict[str, Any], new_ids: dict[str, str], reader: Fields) -> ContextState:
     facts = [
         fact
         for i, raw in enumerate(reader.array(data, "facts"))
@@ -583,12 +583,13 @@ def _context_state(data: dict[str, Any], new_ids: dict[str, str], reader: _Field
                 warnings=tuple(sanitize(w) for w in reader.strings(raw, "warnings", path)),
                 edited=reader.flag(raw, "edited", path),
                 undone=reader.flag(raw, "undone", path),
+                created_at=when(raw.get("created_at")),
             )
         )
     context = data.get("context")
     if context is not None and not isinstance(context, dict):
         reader.problem("context", "Input should be a valid object")
-    context = _object(context)
+    context = object_of(context)
     excluded = frozenset(
         new_ids[m] for m in reader.strings(context, "excluded_messages", "context") if m in new_ids
     )
@@ -609,7 +610,7 @@ def _context_state(data: dict[str, Any], new_ids: dict[str, str], reader: _Field
 FACT_SOURCES = tuple(s.value for s in FactSource)
 
 
-def _fact(raw: Any, path: str, reader: _Fields) -> Fact | None:
+def _fact(raw: Any, path: str, reader: Fields) -> Fact | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("text"), str) or not raw["text"].strip():
         reader.problem(f"{path}.text", "Field required")
         return None
@@ -624,23 +625,15 @@ def _fact(raw: Any, path: str, reader: _Fields) -> Fact | None:
         words = ", ".join(f"'{s}'" for s in FACT_SOURCES)
         reader.problem(f"{path}.source", f"Input should be one of {words}")
         return None
-    pending = reader.flag(raw, "pending", path)
-    return Fact(sanitize(raw["text"]), tuple(fields), FactSource(source), pending=pending)
-
-
-def _when(value: Any) -> float:
-    """A message's time as exported, if it is a plausible one (else now)."""
-    plausible = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if plausible and 0 <= value <= LATEST_TIME else time.time()
+    pending, made = reader.flag(raw, "pending", path), when(raw.get("created_at"))
+    edited = when(raw["updated_at"]) if "updated_at" in raw else made
+    fact = Fact(sanitize(raw["text"]), tuple(fields), FactSource(source), pending=pending)
+    return replace(fact, created_at=made, updated_at=edited)
 
 
 def _no_constants(name: str) -> Any:
     """NaN, Infinity and -Infinity are not JSON (Python's reader accepts them)."""
     raise ValueError(f"{name} is not a JSON value")
-
-
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _text(value: Any) -> str:
@@ -652,49 +645,3 @@ def _title_from(messages: Sequence[Message], untitled: str) -> str:
 
     first = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
     return title_from(first, untitled)
-
-
-class _Fields:
-    """Collects shape problems with their JSON paths, to report them all at once."""
-
-    def __init__(self) -> None:
-        self.problems: list[Problem] = []
-
-    def problem(self, path: str, message: str) -> None:
-        self.problems.append(Problem(path, message))
-
-    def string(self, obj: dict[str, Any], key: str, prefix: str, *, required: bool = True) -> str:
-        value = obj.get(key)
-        if isinstance(value, str):
-            return value
-        if value is not None or required:
-            self.problem(f"{prefix}.{key}".lstrip("."), "Input should be a valid string")
-        return ""
-
-    def array(self, obj: dict[str, Any], key: str, prefix: str = "") -> list[Any]:
-        """A list field (missing or null: empty)."""
-        value = obj.get(key)
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.problem(f"{prefix}.{key}".lstrip("."), "Input should be a valid list")
-            return []
-        return value
-
-    def strings(self, obj: dict[str, Any], key: str, prefix: str) -> list[str]:
-        items = self.array(obj, key, prefix)
-        for j, item in enumerate(items):
-            if not isinstance(item, str):
-                self.problem(f"{prefix}.{key}.{j}".lstrip("."), "Input should be a valid string")
-        return [item for item in items if isinstance(item, str)]
-
-    def flag(self, obj: dict[str, Any], key: str, prefix: str) -> bool:
-        value = obj.get(key, False)
-        if not isinstance(value, bool):
-            self.problem(f"{prefix}.{key}", "Input should be a valid boolean")
-            return False
-        return value
-
-    def raise_if_any(self) -> None:
-        if self.problems:
-            raise HistoryFormatError(self.problems)

@@ -183,13 +183,16 @@ class ChatStore:
         source: str | None = None,
         hidden: Sequence[Hidden] = (),
         continues: str | None = None,
+        created_at: float | None = None,
     ) -> ChatInfo:
         """A whole chat at once — metadata, messages (the branch shown; the others'
         messages, each after its parent; all stored in `order` when it is given, so
         versions keep their numbers) and context state — in ONE transaction: an import
         either lands completely or not at all. The branch shown is `messages`'."""
         with writing(self.db):
-            chat_id = chat_rows.insert_chat(self.db, title, model, system_prompt, settings)
+            chat_id = chat_rows.insert_chat(
+                self.db, title, model, system_prompt, settings, created_at
+            )
             if not branches:
                 message_writes.insert_many(self.db, chat_id, messages)
             for parent, message in message_writes.parents_first(messages, branches, order or {}):

@@ -56,7 +56,14 @@ def sample_chat(store: ChatStore, messages: list[Message] | None = None) -> str:
     first = Summary(1, tuple(ids[1:2]), "Looked up the order.", "claude-x")
     state = (
         ContextState()
-        .pin(Fact("Refund 847.20 by 2026-04-13", (("order", "#88213"),)))
+        .pin(
+            Fact(
+                "Refund 847.20 by 2026-04-13",
+                (("order", "#88213"),),
+                created_at=1_780_000_000.0,  # (a month before the export: kept, not "now")
+                updated_at=1_780_500_000.0,
+            )
+        )
         .pin(Fact("שלום 🙂 请", source=FactSource.MODEL, pending=True))
         .with_summary(first)
         .with_summary(Summary(2, tuple(ids[1:3]), "Second.", "claude-x", replaces=first.id))
@@ -81,13 +88,7 @@ def normalized(doc: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = json.loads(text)
     for key in ("exported_at",):
         out.pop(key)
-    for key in ("created_at", "updated_at"):
-        out["chat"].pop(key)
-    for fact in out["facts"]:
-        fact.pop("created_at")
-        fact.pop("updated_at")
-    for summary in out["summaries"]:
-        summary.pop("created_at")
+    out["chat"].pop("updated_at")  # (an import is the chat's latest activity)
     return out
 
 
