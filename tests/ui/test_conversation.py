@@ -484,6 +484,10 @@ def test_the_chat_header_names_the_chat_and_switches_its_model(
     # narrow one.
     qtbot.waitUntil(lambda: header.model.currentText().startswith("ContextDesk demo ("))
     assert header.model.toolTip().startswith(header.model.currentText())
+    # Beside it, the chat's own window (the panel's), not the model's largest.
+    own = session.chat.settings.context_window
+    assert own < engine.model_window("contextdesk-demo")  # (the demo chat plans for less)
+    assert header.model.currentText().endswith(f" · {own // 1000}k")
     window.resize(1700, 800)
     qtbot.waitUntil(lambda: header.title.text() == session.chat.title, timeout=2000)
     window.resize(1000, 800)

@@ -180,8 +180,9 @@ class ChatHeader(QWidget):
         self._model_id = model
         self.model.blockSignals(True)
         self.model.clear()
-        for info in models:
-            self.model.addItem(_label(info.display_name, info.context_window), info.id)
+        for info in models:  # (this chat's own window beside its model: it may be smaller)
+            size = window if info.id == model else info.context_window
+            self.model.addItem(_label(info.display_name, size), info.id)
         found = self.model.findData(model)
         if found < 0:  # typed in Settings, or from another server's list
             self.model.addItem(_label(model, window), model)
