@@ -318,15 +318,27 @@ def _add_hits(hits: Hits, found: Iterable[sqlite3.Row], query: str, around: int)
         )
 
 
+# Markdown's marks a reader never sees (bold, strike-through, code ticks, a heading's,
+# a quote's or a list item's lead); `__` stays: it is half of `__init__` in code.
+_MARKUP = re.compile(r"\*\*|~~|`+|(?<=\n)[ \t]*(?:#{1,6}|>|[-*+])[ \t]+")
+
+
+def _plain(piece: str, *, starts_a_line: bool) -> str:
+    """`piece` without Markdown's marks (a line's lead only where a line begins)."""
+    return _MARKUP.sub("", "\n" + piece)[1:] if starts_a_line else _MARKUP.sub("", piece)
+
+
 def snippet(text: str, query: str, around: int = 60) -> str:
-    """The text around the first match, the match marked. (FTS5's own `snippet()` counts
+    """The text around the first match, the match marked, read as the conversation shows
+    it (without Markdown's marks around the match). (FTS5's own `snippet()` counts
     trigrams, not words, and cuts the match itself short.)"""
     found = re.search(re.escape(query), text, re.IGNORECASE)
     if found is None:  # the index matched what Python's case folding does not
-        return text[: 2 * around]
+        return _plain(text[: 2 * around], starts_a_line=True)
     start, end = found.span()
-    before = text[max(0, start - around) : start]
-    after = text[end : end + around]
+    first = max(0, start - around)
+    before = _plain(text[first:start], starts_a_line=first == 0 or text[first - 1] == "\n")
+    after = _plain(text[end : end + around], starts_a_line=False)
     return (
         ("…" if start > around else "")
         + before

@@ -292,3 +292,16 @@ def test_writes_add_index_segments_and_a_finished_reply_merges_them(store: ChatS
     store.db.execute("INSERT INTO message_search (message_search) VALUES ('integrity-check')")
     assert found(store, "question number 7") == [(chat.id, 7)]
     assert found(store, "answer number 20") == [(chat.id, 20)]
+
+
+def test_a_hit_reads_as_the_conversation_shows_it_not_as_markdown(store: ChatStore) -> None:
+    """Around the match, Markdown's marks are left out ("**the warranty" was shown);
+    `__` stays (code's `__init__`), and a dash inside a line is text, not a list's."""
+    chat = store.create_chat("Terms")
+    store.append_message(
+        chat.id,
+        a("# Terms\n\nRead **the warranty** before `pip install`.\n- costs 5 - 3 in __init__"),
+    )
+    (hit,) = [h for h in store.search("warranty") if h.message_id]
+    shown = hit.snippet.replace(MARK_START, "[").replace(MARK_END, "]")
+    assert shown == "Terms\n\nRead the [warranty] before pip install.\ncosts 5 - 3 in __init__"
