@@ -152,7 +152,9 @@ QToolButton#chatCache {{
     border: 2px solid transparent; border-radius: 6px; padding: 2px 6px; color: {muted};
 }}
 QToolButton#chatCache[cacheState="warm"] {{ color: {cache_warm}; }}
-QToolButton#chatCache::menu-indicator {{ image: none; width: 0; }}
+QToolButton#chatCache::menu-indicator, QToolButton#attachmentCard::menu-indicator {{
+    image: none; width: 0;
+}}
 QToolButton#chatCache:hover {{ background: {hover}; }}
 QToolButton#chatCache:focus {{ border-color: palette(highlight); }}
 QPushButton#send:focus, QToolButton#attach:focus, QToolButton#contextViewToggle:focus,
