@@ -494,6 +494,10 @@ def test_the_chat_header_names_the_chat_and_switches_its_model(
     qtbot.waitUntil(lambda: header.width() < 700, timeout=2000)
     assert header.title.text()[:12] == session.chat.title[:12]
     assert header.model.width() >= header.model.minimumSizeHint().width()
+    window.resize(560, 800)  # the thinking button says its choice alone, never cut
+    qtbot.waitUntil(lambda: header.width() < header.ROOMY_PX, timeout=2000)
+    assert header.thinking.text() == "adaptive"
+    assert header.thinking.width() >= header.thinking.sizeHint().width()
     engine.reconnect(demo=False)  # as a key does
     window.open_chat(engine.new_chat("With a key").id)
     shown = window.open_chat(session.chat.id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal, Slot
-from PySide6.QtGui import QFontMetrics, QPaintEvent
+from PySide6.QtGui import QFontMetrics, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -89,6 +89,7 @@ class ChatHeader(QWidget):
     model_chosen = Signal(str)
     settings_chosen = Signal(dict)
     context_view_toggled = Signal(bool)
+    ROOMY_PX = 640  # a bar this wide says "Thinking: …" whole
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -117,6 +118,8 @@ class ChatHeader(QWidget):
         self.thinking.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.thinking.setMenu(QMenu(self.thinking))
         self.thinking.menu().aboutToShow.connect(self._fill_thinking_menu)
+        # never cut ("Think…ptive"): the title and the model's box give way first
+        self.thinking.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Preferred)
         self.cache = QToolButton()
         self.cache.setObjectName("chatCache")
         self.cache.setAutoRaise(True)
@@ -147,6 +150,20 @@ class ChatHeader(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # Settings → Text size
             self._size_title()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._label_thinking()
+
+    def _label_thinking(self) -> None:
+        """The thinking button's words: whole ("Thinking: adaptive"), or its choice alone
+        ("adaptive") in a bar short of room (its tooltip says what it is)."""
+        if self._options is None:
+            return
+        whole = thinking_label(self._options, self._settings)
+        text = whole if self.width() >= self.ROOMY_PX else whole.removeprefix("Thinking: ")
+        if self.thinking.text() != text:
+            self.thinking.setText(text)
 
     def _keep_title_room(self) -> None:
         """The title keeps room for its first words (16 characters, or all of a shorter
@@ -206,7 +223,7 @@ class ChatHeader(QWidget):
         """The chat's thinking as its model takes it, on the button; the menu offers what
         the model can do (made when it opens)."""
         self._options, self._settings = options, settings
-        self.thinking.setText(thinking_label(options, settings))
+        self._label_thinking()
         self._tip(
             self.thinking,
             f"How {options.model} thinks in this chat — click to change. "
