@@ -1292,6 +1292,31 @@ def test_the_hover_bar_leaves_the_status_readable_and_stays_with_the_pointer(
     )
 
 
+def test_the_hover_bar_of_a_message_scrolled_half_out_stays_whole_in_view(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """Its place is the message's header; with the header scrolled above the view, the
+    bar was cut off at the top. It stays inside the view."""
+    chat = engine.new_chat("Long")
+    long = "\n\n".join(f"Paragraph {n} of a long message." for n in range(60))
+    engine.store.append_messages(
+        chat.id,
+        [Message("user", (TextBlock(long),)), Message("assistant", (TextBlock("Short."),))],
+    )
+    window.chats.refresh()
+    session = window.open_chat(chat.id)
+    assert session is not None
+    qtbot.waitUntil(lambda: session.model.rowCount() == 2, timeout=5000)
+    view, bar = window.pane.messages, window.pane.messages.hover_bar
+    first = view.model().index(0, 0)
+    view.scrollTo(first, view.ScrollHint.PositionAtTop)
+    view.verticalScrollBar().setValue(view.verticalScrollBar().value() + 200)
+    qtbot.waitUntil(lambda: view.visualRect(first).top() < -100, timeout=2000)
+    qtbot.mouseMove(view.viewport(), QPoint(200, 60))
+    qtbot.waitUntil(lambda: bar.isVisible() and bar.message_id == session.messages[0].id)
+    assert bar.y() >= 0
+
+
 def test_a_new_chat_shows_what_it_starts_with_until_its_first_message(
     window: MainWindow, engine: Engine, qtbot: QtBot
 ) -> None:

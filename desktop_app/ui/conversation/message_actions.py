@@ -59,7 +59,10 @@ class HoverBar(QWidget):
                 button.clicked.connect(action.run)
                 self.row.addWidget(button)
         self.adjustSize()
-        self.move(spot(self.width()))
+        at, room = spot(self.width()), self.parentWidget()
+        if room is not None:  # (a message scrolled half out: its bar stays whole, in view)
+            at.setY(max(0, min(at.y(), room.height() - self.height())))
+        self.move(at)
         self.show()
         self.raise_()
 
