@@ -84,6 +84,30 @@ def test_the_demo_uses_a_tool_and_labels_itself(backend: AnthropicBackend, tmp_p
     assert state.transition_reason is TransitionReason.END_TURN
 
 
+def test_the_demo_points_only_at_the_tools_it_was_offered(
+    backend: AnthropicBackend, tmp_path: Path
+) -> None:
+    """Without a workspace it offered to list and read files it could not reach (a new
+    user asked, and nothing happened): it says what the file tools need instead. With
+    one, "read file X" reads X as "read the file X" does."""
+    _, ports = setup(backend, BIG)
+    state = LoopState([user_text("hello there")])
+    turn(state, ports)
+    said = state.messages[-1].text
+    assert "Ask me for the time to see tool calls" in said
+    assert "to list files" not in said
+    assert "the file tools need a workspace folder" in said
+    (tmp_path / "itinerary.txt").write_text("Lisbon on 2026-05-14.")
+    _, ports = setup(backend, BIG, workspace=tmp_path)
+    state = LoopState([user_text("read file itinerary.txt")])
+    turn(state, ports)
+    assert isinstance(result := state.messages[2].blocks[0], ToolResultBlock)
+    assert result.text == "Lisbon on 2026-05-14."
+    state = LoopState([user_text("hello there")])
+    turn(state, ports)
+    assert "to list files or to read a file" in state.messages[-1].text
+
+
 def test_a_fact_the_model_proposes_waits_for_the_user(backend: AnthropicBackend) -> None:
     planner, ports = setup(backend, BIG)
     state = LoopState([user_text("pin Refund 847.20 due 2026-04-13")])

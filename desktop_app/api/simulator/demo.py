@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Collection
 from typing import Any
 
 from desktop_app.api.simulator.script import Reply
@@ -32,19 +33,41 @@ def answer(body: dict[str, Any], purpose: str) -> Reply:
     call = _tool_for(text, tools, len(messages))
     if call:
         return Reply.tools(call, text=f"{LABEL}\nLet me use {call[1]}.")
-    return Reply.text(chat_reply(text, len(messages)))
+    return Reply.text(chat_reply(text, len(messages), tools))
 
 
-def chat_reply(text: str, n_messages: int) -> str:
+# What to ask for to see each tool called (`_tool_for` answers these words).
+ASKING = (
+    ("current_time", "for the time"),
+    ("list_files", "to list files"),
+    ("read_file", "to read a file (“read notes.txt”)"),
+)
+
+
+def chat_reply(text: str, n_messages: int, tools: Collection[Any] = ()) -> str:
+    """An honest stand-in reply, pointing at what it can do with the tools it was offered
+    (the file tools only with a workspace folder: it says so)."""
     words = len(text.split())
     facts = hard_facts(text)
     noticed = (
         f" I noticed these facts you might want to pin: {', '.join(facts[:5])}." if facts else ""
     )
+    asks = [words_ for name, words_ in ASKING if name in tools]
+    ask = (
+        f" Ask me {', '.join(asks[:-1])}{' or ' if len(asks) > 1 else ''}{asks[-1]} to see tool "
+        "calls"
+        if asks
+        else " Tools are off in this chat"
+    )
+    files = (
+        ""
+        if not asks or "list_files" in tools
+        else " (the file tools need a workspace folder: Settings)"
+    )
     return (
         f"{LABEL}\nYou wrote {words} word{'s' if words != 1 else ''}; this conversation now has "
-        f"{n_messages} message{'s' if n_messages != 1 else ''}.{noticed} Ask me for the time, "
-        "to list files, or to read a file to see tool calls; connect an API key for real answers."
+        f"{n_messages} message{'s' if n_messages != 1 else ''}.{noticed}{ask}{files}; connect "
+        "an API key for real answers."
     )
 
 
@@ -62,7 +85,7 @@ def _tool_for(text: str, tools: set[Any], seq: int) -> tuple[str, str, dict[str,
         return (tool_id, "current_time", {})
     if ("list" in lowered and "file" in lowered) and "list_files" in tools:
         return (tool_id, "list_files", {"path": "."})
-    match = re.search(r"read\s+(?:the\s+file\s+)?([\w./-]+\.\w+)", text, re.I)
+    match = re.search(r"read\s+(?:the\s+)?(?:file\s+)?([\w./-]+\.\w+)", text, re.I)
     if match and "read_file" in tools:
         return (tool_id, "read_file", {"path": match.group(1)})
     match = re.search(r"\bpin\s+(.+)", text, re.I)
