@@ -19,8 +19,8 @@ from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message
 
 if TYPE_CHECKING:
-    from desktop_app.context.compaction import CompactionPreview
-    from desktop_app.context.state import ContextState
+    from desktop_app.context.compaction import CompactionPreview, SummarySize
+    from desktop_app.context.state import ContextState, Summary
 
 KEEP_RESULTS_OF_LAST_TURNS = 2  # "clear old tool results" leaves the latest ones
 
@@ -156,6 +156,14 @@ class Memory:
 
         self._plans.record_compaction_requests()
         return self._core.change(lambda s: apply_preview(s, preview, text))
+
+    def summary_size(self, summary: Summary, messages: Sequence[Message]) -> SummarySize:
+        """The turns `summary` covers in `messages` (the branch shown), their tokens and
+        its own as it is sent."""
+        from desktop_app.context.compaction import summary_size
+
+        core = self._core
+        return summary_size(messages, summary, core.host.counter, core.model)
 
     def undo_compaction(self, *, history: Sequence[Message] | None = None) -> Changes:
         """The latest summary stands no more: the turns it covered are sent again (with

@@ -20,7 +20,7 @@ from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.errors import NothingToCompact
 from desktop_app.context.facts import facts_block
 from desktop_app.context.fidelity import missing_facts
-from desktop_app.context.request_notes import turn_numbers
+from desktop_app.context.request_notes import summary_as_sent, turn_numbers
 from desktop_app.context.state import ContextState, Summary
 from desktop_app.core.assembly import MessageAssembler
 from desktop_app.core.blocks import (
@@ -71,7 +71,7 @@ class CompactionPreview:
     model: str
     instructions: str
     tokens_before: int  # the span as it is sent now (estimate)
-    tokens_after: int  # the summary (estimate)
+    tokens_after: int  # the summary as it is sent (estimate)
     missing: tuple[str, ...]  # hard facts the text lost (and no pinned fact holds)
 
     def summary(self, number: int, text: str | None = None) -> Summary:
@@ -87,6 +87,32 @@ class CompactionPreview:
             warnings=self.missing,
             edited=edited,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SummarySize:
+    """What a summary stands in for and what it costs, counted as its preview counts them
+    (so the panel's timeline and the preview say the same)."""
+
+    turns: tuple[int, int] | None  # the turns it covers (None: none on this branch)
+    messages: int  # … and how many messages they are
+    before: int  # those messages, as a plan counts them (calibrated)
+    after: int  # the summary as it is sent, its heading too (calibrated)
+
+
+def summary_size(
+    messages: Sequence[Message], summary: Summary, counter: TokenCounter, model: str
+) -> SummarySize:
+    covered = set(summary.covers)
+    places = [n for n, m in enumerate(messages) if m.id in covered]
+    turns = None
+    if places:
+        numbers = turn_numbers(messages[: places[-1] + 1])
+        turns = (numbers[places[0]], numbers[places[-1]])
+    factor = counter.calibration.factor(model)
+    before = sum(counter.message(messages[n]) for n in places) * factor
+    after = counter.message(summary_as_sent(summary, turns)) * factor
+    return SummarySize(turns, len(places), round(before), round(after))
 
 
 def plan_span(
@@ -298,13 +324,17 @@ class Compactor:
         facts = facts_block(state.facts)
         covers = set(span.covers)
         before = sum(counted(m) for m in messages[span.start : span.end] if m.id in covers)
+        # (after: the summary as it is sent, its heading too — the Overview's Summary row)
+        sent = summary_as_sent(
+            Summary(state.next_summary_number(), span.covers, text, model), span.turns
+        )
         return CompactionPreview(
             span=span,
             text=text,
             model=model,
             instructions=instructions,
             tokens_before=round(before * factor),
-            tokens_after=round(self.counter.text(text) * factor),
+            tokens_after=round(counted(sent) * factor),
             missing=tuple(missing_facts(span_text, text, [facts])),
         )
 

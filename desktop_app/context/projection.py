@@ -36,7 +36,7 @@ from desktop_app.context.plan import NO_THINKING, BlockState, Plan, Section
 from desktop_app.context.project import ProjectLayers
 from desktop_app.context.request_notes import (
     omission_note,
-    summary_text,
+    summary_as_sent,
     user_note,
     workspace_note,
 )
@@ -44,7 +44,7 @@ from desktop_app.context.state import ContextState, Summary
 from desktop_app.context.trimming import TrimPolicy
 from desktop_app.context.views import MessageViews, ViewEntry
 from desktop_app.core.binding import PrefixDigest, sendable_thinking
-from desktop_app.core.blocks import THINKING_TYPES, Block, OpaqueBlock, TextBlock
+from desktop_app.core.blocks import THINKING_TYPES, Block, OpaqueBlock
 from desktop_app.core.history import merge_same_role, without_trailing_whitespace
 from desktop_app.core.messages import Message
 from desktop_app.core.model_facts import ModelFacts, facts_for
@@ -409,11 +409,8 @@ class _Projection:
 
     def summary_message(self, summary: Summary, turns: Sequence[int]) -> Message:
         covered, _ = self.known.covered(summary)
-        span = (turns[covered[0]], turns[covered[-1]]) if covered else None
-        return Message(
-            role="user",
-            blocks=(TextBlock(summary_text(summary, span)),),
-            id=f"summary-{summary.id}",
+        return summary_as_sent(
+            summary, (turns[covered[0]], turns[covered[-1]]) if covered else None
         )
 
     def calibrated(self, raw: int) -> int:

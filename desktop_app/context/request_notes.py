@@ -26,6 +26,11 @@ def summary_text(summary: Summary, turns: tuple[int, int] | None) -> str:
     )
 
 
+def summary_as_sent(summary: Summary, turns: tuple[int, int] | None) -> Message:
+    """The user message a summary is sent as, in place of the turns it covers."""
+    return Message("user", (TextBlock(summary_text(summary, turns)),), id=f"summary-{summary.id}")
+
+
 def omission_note(count: int, turns: tuple[int, int]) -> str:
     return (
         f"[ContextDesk note: {count} earlier message{'s' if count != 1 else ''} (turns {turns[0]}–"

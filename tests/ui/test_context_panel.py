@@ -307,20 +307,26 @@ def test_compaction_preview_edit_apply_and_undo_restores_the_exact_request(
     summaries = window.context.summaries
     assert "#1" in summaries.item(0).text()
     assert "edited" in summaries.item(0).text()
-    # A timeline entry: which messages it covers, their tokens before → the summary's after
+    # A timeline entry: the turns it covers, as its heading in the request names them, and
+    # their tokens before → the summary's as it is sent: the Overview's Summary row (they
+    # once said "messages 2–6 · ≈218 → ≈123" beside a row of ≈182)
     summary = session.state().active_summary
     assert summary is not None
-    counter = engine.counter
-    places = [n for n, m in enumerate(session.messages, 1) if m.id in set(summary.covers)]
-    covered = sum(sum(counter.blocks_of(m)) for m in session.messages if m.id in summary.covers)
-    assert f"messages {places[0]}–{places[-1]}" in summaries.item(0).text()
-    assert f"≈{covered:,} → ≈{counter.text(summary.text):,} tokens" in summaries.item(0).text()
-    assert "sent now" in summaries.item(0).text()
+    heading = re.search(r"earlier conversation \(turns (\d+)–(\d+)\)", body)
+    assert heading is not None
+    entry = summaries.item(0).text()
+    assert f"turns {heading[1]}–{heading[2]} ({len(summary.covers)} messages)" in entry
+    shown = re.search(r"≈([\d,]+) → ≈([\d,]+) tokens", entry)
+    assert shown is not None
+    after, row = int(shown[2].replace(",", "")), compacted.sections[Section.SUMMARY]
+    assert abs(after - row) <= max(5, row // 20)  # (≈: a message's overhead, the mix)
+    assert int(shown[1].replace(",", "")) > after
+    assert "sent now" in entry
     assert window.context.undo_button.text() == "Undo summary #1"
     starts = [
         n for n, m in enumerate(session.messages) if m.role == "user" and not m.is_tool_results
     ]
-    recent = sum(sum(counter.blocks_of(m)) for m in session.messages[starts[-3] :])
+    recent = sum(sum(engine.counter.blocks_of(m)) for m in session.messages[starts[-3] :])
     assert f"Keeps the last 3 turns word for word: ≈{recent:,} tokens now." in (
         window.context.policy_effect.text()
     )

@@ -11,7 +11,6 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal, Slot
-from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -26,7 +25,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QSpinBox,
     QStackedWidget,
     QTabWidget,
     QToolButton,
@@ -41,6 +39,7 @@ from desktop_app.context.facts import Fact
 from desktop_app.context.state import BREAKER_LIMIT, ContextState, Summary
 from desktop_app.core.messages import start_of_last_turns
 from desktop_app.ui import theme
+from desktop_app.ui.context.count_spin import CountSpin, shown_fraction, spin_box
 from desktop_app.ui.context.meter import ContextMeter
 from desktop_app.ui.context.overview import SectionRows, counting_text, status_text, total_line
 from desktop_app.ui.conversation.wrap_row import WrapRow
@@ -150,11 +149,11 @@ class ContextPanel(QStackedWidget):
         self.resume_button.clicked.connect(self._on_resume_clicked)
         self.auto = QCheckBox("Compact automatically")
         low, high = bounds.COMPACTION_THRESHOLD.low, bounds.COMPACTION_THRESHOLD.high
-        self.threshold = _spin(round(low * 100), round(high * 100), "% of the window")
-        self.keep_recent = _CountSpin("turn", "turns")
+        self.threshold = spin_box(round(low * 100), round(high * 100), "% of the window")
+        self.keep_recent = CountSpin("turn", "turns")
         self.keep_recent.setRange(*bounds.KEEP_RECENT_TURNS.whole_range)
         self.keep_first = QCheckBox("Keep the first message")
-        self.max_messages = _spin(*bounds.MAX_CONTEXT_MESSAGES.whole_range, " messages")
+        self.max_messages = spin_box(*bounds.MAX_CONTEXT_MESSAGES.whole_range, " messages")
         self.max_messages.setSpecialValueText("no limit")
         self.drop_thinking = QCheckBox("Drop old turns' thinking")
         self.drop_thinking.setToolTip(
@@ -415,22 +414,19 @@ class ContextPanel(QStackedWidget):
         )
 
     def _summary_size(self, session: ChatSession, summary: Summary) -> tuple[str, int, int]:
-        """("messages 3–95", tokens of what it covers, tokens of its text), worked out once
-        per summary (a plan comes at every keystroke; a summary never changes)."""
+        """("turns 1–4 (9 messages)", tokens of what it covers, tokens of the summary as it
+        is sent) — as the compaction's preview counts them, so the two say the same —
+        worked out once per summary (a plan comes at every keystroke; a summary never
+        changes)."""
         key = (summary.id, summary.text)
         if key not in self._summary_sizes:
-            counter = session.engine.counter
-            if not counter.ready:
+            if not session.engine.counter.ready:
                 return f"{len(summary.covers):,} messages", 0, 0
-            covered = set(summary.covers)
-            places = [n for n, m in enumerate(session.messages, 1) if m.id in covered]
-            where = (
-                f"messages {places[0]:,}–{places[-1]:,}"
-                if places
-                else f"{len(summary.covers):,} messages"
-            )
-            before = sum(sum(counter.blocks_of(m)) for m in session.messages if m.id in covered)
-            self._summary_sizes[key] = (where, before, counter.text(summary.text))
+            size = session.chat.memory.summary_size(summary, session.messages)
+            where = f"{len(summary.covers):,} messages"
+            if size.turns is not None:
+                where = f"turns {size.turns[0]:,}–{size.turns[1]:,} ({size.messages:,} messages)"
+            self._summary_sizes[key] = (where, size.before, size.after)
         return self._summary_sizes[key]
 
     def _show_policy_effect(self, session: ChatSession, plan: Plan) -> None:
@@ -557,7 +553,7 @@ class ContextPanel(QStackedWidget):
         settings = replace(
             current,
             auto_compact=self.auto.isChecked(),
-            compaction_threshold=_shown_fraction(
+            compaction_threshold=shown_fraction(
                 self.threshold.value(), current.compaction_threshold
             ),
             keep_recent_turns=self.keep_recent.value(),
@@ -656,41 +652,6 @@ def _project_line(plan: Plan) -> str:
     notes = escape(" ".join(layer.note for layer in plan.project.layers if layer.note))
     line = f"<b>Project: {escape(plan.project.project.name)}</b> — " + " · ".join(parts)
     return line + (f"<br>{notes}" if notes else "")
-
-
-class _CountSpin(QSpinBox):
-    """A count with its noun, singular or plural as the number needs ("1 turn")."""
-
-    def __init__(self, one: str, many: str) -> None:
-        super().__init__()
-        self.one, self.many = one, many
-
-    def textFromValue(self, value: int) -> str:
-        return f"{value} {self.one if value == 1 else self.many}"
-
-    def valueFromText(self, text: str) -> int:
-        digits = "".join(c for c in text if c.isdigit())
-        return int(digits) if digits else self.minimum()
-
-    def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:
-        digits = "".join(c for c in text if c.isdigit())
-        ok = digits and self.minimum() <= int(digits) <= self.maximum()
-        state = QValidator.State.Acceptable if ok else QValidator.State.Intermediate
-        return (state, text, pos)
-
-
-def _shown_fraction(percent: int, stored: float) -> float:
-    """The spin box's percent as a fraction; the stored value itself while the box still
-    shows it (0.875 set on the command line is not rounded to 0.88 by another edit)."""
-    return stored if percent == round(stored * 100) else percent / 100
-
-
-def _spin(low: int, high: int, suffix: str) -> QSpinBox:
-    spin = QSpinBox()
-    spin.setRange(low, high)
-    spin.setSuffix(suffix)
-    spin.setGroupSeparatorShown(True)  # 250,000 messages, as every number around it
-    return spin
 
 
 def _when(created_at: float) -> str:
