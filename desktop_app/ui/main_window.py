@@ -159,7 +159,7 @@ class MainWindow(WindowFrame):
         panes = self.panes
         panes.status.connect(self._on_status)
         panes.problem.connect(self.show_problem)
-        panes.chat_made.connect(self.chats.show_new)
+        panes.forked.connect(self.chats.show_fork)
         panes.open_requested.connect(self.open_chat)
         panes.context_view_toggled.connect(self.set_context_view)
         panes.actions_changed.connect(self._enable_actions)

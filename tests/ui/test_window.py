@@ -382,6 +382,15 @@ def test_pinning_and_fork(window: MainWindow, engine: Engine, qtbot: QtBot) -> N
     forked = engine.store.messages(fork.chat.id)
     assert [m.text for m in forked] == [m.text for m in session.messages[:2]]
     assert [m.id for m in engine.store.messages(chat.id)] == [m.id for m in session.messages]
+    # One click made it: the list offers Undo, which puts the fork in the trash (it can be
+    # restored) and shows the original again.
+    panel = window.chat_list
+    assert panel.undo_bar.isVisible()
+    assert panel.undo_label.text() == f"Forked into “{chat.title} (fork)”."
+    qtbot.mouseClick(panel.undo_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.current is session, timeout=5000)
+    assert fork.chat.id in [c.id for c in engine.trashed_chats()]
+    assert panel.index_of(fork.chat.id).isValid() is False
 
 
 def menu_action(window: MainWindow, message: Message, text: str) -> QAction:

@@ -60,6 +60,7 @@ class ChatListController(QObject):
         self.window = window
         self.folder = ""  # the last folder an export or import used (kept in AppState)
         self.page: ProjectPage | None = None  # a project's page, made when first chosen
+        self._forked_from: dict[str, str] = {}  # a fork's id → its original's (for Undo)
         panel.model.spend_of = lambda chat_id: engine.spend(chat_id=chat_id).text()
         panel.search_changed.connect(self._on_panel_search_changed)
         panel.rename_requested.connect(self._on_panel_rename_requested)
@@ -224,6 +225,12 @@ class ChatListController(QObject):
         self.panel.update_chat(chat.info)
         self.open_requested.emit(chat.id)
 
+    def show_fork(self, chat: Chat, original_id: str) -> None:
+        """A fork, shown — with Undo for a while: one click on a message's bar made it."""
+        self.show_new(chat)
+        self._forked_from[chat.id] = original_id
+        self.panel.offer_undo(chat.id, "fork", f"Forked into “{chat.title}”.")
+
     @Slot(str, str)
     def _on_panel_rename_requested(self, chat_id: str, title: str) -> None:
         chat = self.engine.chat(chat_id)
@@ -236,10 +243,10 @@ class ChatListController(QObject):
         self.panel.update_chat(chat.info)
         self.renamed.emit(chat.info)
 
-    def trash(self, chat_id: str) -> None:
+    def trash(self, chat_id: str, *, offer_undo: bool = True) -> None:
         chat = self._acted(chat_id, lambda c: c.delete())
         if chat is not None:
-            self.panel.removed(chat.info)
+            self.panel.removed(chat.info, offer_undo=offer_undo)
             self.trashed.emit(chat_id)
 
     @Slot(str)
@@ -248,6 +255,12 @@ class ChatListController(QObject):
 
     @Slot(str, str)
     def _on_panel_undo_requested(self, chat_id: str, how: str) -> None:
+        if how == "fork":  # the fork goes to the trash (restorable), its original shows
+            original = self._forked_from.pop(chat_id, "")
+            self.trash(chat_id, offer_undo=False)
+            if original:
+                self.open_requested.emit(original)
+            return
         try:
             if how == "trash":
                 self.engine.restore_chat(chat_id)

@@ -62,7 +62,7 @@ class ChatListPanel(QWidget):
     project_requested(str): open this chat's Project dialog (move it, edit the project).
     archive_requested(str, bool): out of the list, or back.
     delete_requested(str): move to the trash.
-    undo_requested(str, str): take back the last removal ("trash" or "archive").
+    undo_requested(str, str): take back the last removal ("trash" or "archive") or fork.
     export_requested(str, str): chat id, "json" or "md".
     archive_toggled(bool): show the archived chats, or the others again.
     project_filter_changed(): the chats of another project (or of none, or all) wanted.
@@ -255,15 +255,21 @@ class ChatListPanel(QWidget):
         index = self.list.currentIndex()
         return index.data(ID_ROLE) if index.isValid() else None
 
-    def removed(self, chat: ChatInfo, how: str = "trash") -> None:
+    def removed(self, chat: ChatInfo, how: str = "trash", *, offer_undo: bool = True) -> None:
         """A chat went to the trash or the archive: offer Undo for a while."""
         self.model.remove_chat(chat.id)
-        self._undo = (chat.id, how)
         where = "moved to the trash" if how == "trash" else "archived"
-        self.undo_label.setText(f"“{_short(chat.title)}” {where}.")
+        if offer_undo:
+            self.offer_undo(chat.id, how, f"“{_short(chat.title)}” {where}.")
+        self._show_empty_state()
+
+    def offer_undo(self, chat_id: str, how: str, words: str) -> None:
+        """Undo, for a while, of what `words` say was done to a chat (`how`: "trash",
+        "archive" or "fork"; `undo_requested` says it back)."""
+        self._undo = (chat_id, how)
+        self.undo_label.setText(words)
         self.undo_bar.show()
         self._undo_timer.start(UNDO_SECONDS * 1000)
-        self._show_empty_state()
 
     def focus_search(self) -> None:
         self.search.setFocus()

@@ -29,13 +29,13 @@ if TYPE_CHECKING:
 
 class OpenPanes(QObject):
     """Signals, from any pane or its session: status(text, ms), problem(ErrorInfo),
-    chat_made(Chat), open_requested(chat id), trace_requested(Message),
+    forked(Chat, from chat id), open_requested(chat id), trace_requested(Message),
     context_view_toggled(bool), actions_changed(), chat_changed(ChatInfo),
     activity(chat id, Activity or "": answering, failed, or neither)."""
 
     status = Signal(str, int)
     problem = Signal(object)
-    chat_made = Signal(object)
+    forked = Signal(object, str)
     open_requested = Signal(str)
     trace_requested = Signal(object)
     context_view_toggled = Signal(bool)
@@ -91,7 +91,7 @@ class OpenPanes(QObject):
             pane.set_counter(self.counter)
         pane.status.connect(self.status)
         pane.problem.connect(self.problem)
-        pane.chat_made.connect(self.chat_made)
+        pane.forked.connect(self.forked)
         pane.open_requested.connect(self.open_requested)
         pane.trace_requested.connect(self.trace_requested)
         pane.context_view_toggled.connect(self.context_view_toggled)

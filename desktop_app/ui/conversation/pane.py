@@ -65,13 +65,13 @@ RETRY_WHEN_STORED = {ErrorKind.DISK_FULL, ErrorKind.DATABASE_LOCKED}
 
 class ConversationPane(QWidget):
     """Signals: status(text, ms): a passing word for the status bar; problem(ErrorInfo):
-    an error that is no chat's own; chat_made(Chat): a new chat to show (a fork);
+    an error that is no chat's own; forked(Chat, from chat id): a fork made, to show;
     context_view_toggled(bool): the bar's chips-or-markers switch; actions_changed():
     Stop and Retry may have become possible or not."""
 
     status = Signal(str, int)
     problem = Signal(object)
-    chat_made = Signal(object)
+    forked = Signal(object, str)
     open_requested = Signal(str)  # another chat to show (a hand-off's link, clicked)
     trace_requested = Signal(object)  # a message: which requests carried it (the ledger)
     context_view_toggled = Signal(bool)
@@ -379,7 +379,7 @@ class ConversationPane(QWidget):
         except ContextDeskError as exc:
             self.problem.emit(exc.info)
             return
-        self.chat_made.emit(chat)
+        self.forked.emit(chat, self.session.chat.id)
 
     @Slot(object)
     def _on_composer_pdf_chosen(self, path: Path) -> None:
