@@ -229,7 +229,7 @@ class ChatListController(QObject):
         """A fork, shown — with Undo for a while: one click on a message's bar made it."""
         self.show_new(chat)
         self._forked_from[chat.id] = original_id
-        self.panel.offer_undo(chat.id, "fork", f"Forked into “{chat.title}”.")
+        self.panel.offer_undo(chat.info, "fork")
 
     @Slot(str, str)
     def _on_panel_rename_requested(self, chat_id: str, title: str) -> None:

@@ -258,16 +258,17 @@ class ChatListPanel(QWidget):
     def removed(self, chat: ChatInfo, how: str = "trash", *, offer_undo: bool = True) -> None:
         """A chat went to the trash or the archive: offer Undo for a while."""
         self.model.remove_chat(chat.id)
-        where = "moved to the trash" if how == "trash" else "archived"
         if offer_undo:
-            self.offer_undo(chat.id, how, f"“{_short(chat.title)}” {where}.")
+            self.offer_undo(chat, how)
         self._show_empty_state()
 
-    def offer_undo(self, chat_id: str, how: str, words: str) -> None:
-        """Undo, for a while, of what `words` say was done to a chat (`how`: "trash",
-        "archive" or "fork"; `undo_requested` says it back)."""
-        self._undo = (chat_id, how)
-        self.undo_label.setText(words)
+    def offer_undo(self, chat: ChatInfo, how: str) -> None:
+        """Undo, for a while, of what was done to a chat (`how`: "trash", "archive" or
+        "fork"; `undo_requested` says it back)."""
+        self._undo = (chat.id, how)
+        title = _short(chat.title)
+        done = {"trash": f"“{title}” moved to the trash.", "fork": f"Forked into “{title}”."}
+        self.undo_label.setText(done.get(how, f"“{title}” archived."))
         self.undo_bar.show()
         self._undo_timer.start(UNDO_SECONDS * 1000)
 
