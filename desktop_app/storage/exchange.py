@@ -626,7 +626,7 @@ def _fact(raw: Any, path: str, reader: Fields) -> Fact | None:
         reader.problem(f"{path}.source", f"Input should be one of {words}")
         return None
     pending, made = reader.flag(raw, "pending", path), when(raw.get("created_at"))
-    edited = when(raw["updated_at"]) if "updated_at" in raw else made
+    edited = max(made, when(raw.get("updated_at"), made))  # (never before it was made)
     fact = Fact(sanitize(raw["text"]), tuple(fields), FactSource(source), pending=pending)
     return replace(fact, created_at=made, updated_at=edited)
 

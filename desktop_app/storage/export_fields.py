@@ -58,10 +58,14 @@ class Fields:
             raise HistoryFormatError(self.problems)
 
 
-def when(value: Any) -> float:
-    """A time as exported (a message's, a fact's…), if it is a plausible one (else now)."""
+def when(value: Any, otherwise: float | None = None) -> float:
+    """A time as exported (a message's, a fact's…), if it is a plausible one — never
+    later than now — else `otherwise` (default: now)."""
+    now = time.time()
     plausible = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if plausible and 0 <= value <= LATEST_TIME else time.time()
+    if plausible and 0 <= value <= LATEST_TIME:
+        return min(float(value), now)
+    return now if otherwise is None else otherwise
 
 
 def object_of(value: Any) -> dict[str, Any]:

@@ -318,34 +318,44 @@ def _add_hits(hits: Hits, found: Iterable[sqlite3.Row], query: str, around: int)
         )
 
 
-# Markdown's marks a reader never sees (bold, strike-through, code ticks, a heading's,
-# a quote's or a list item's lead); `__` stays: it is half of `__init__` in code.
-_MARKUP = re.compile(r"\*\*|~~|`+|(?<=\n)[ \t]*(?:#{1,6}|>|[-*+])[ \t]+")
+# Markdown's marks a reader never sees, in prose: bold and strike-through in pairs, an
+# inline code span's ticks, a line's heading, quote or list lead. Code in a fenced
+# block is shown as written, and so is a lone `**` (2**10) or `__` (`__init__`).
+_FENCE = re.compile(r"(^[ \t]*```.*$)", re.MULTILINE)
+_PAIRED = re.compile(r"(?<![\w*~])(\*\*|~~)(?=\S)(.+?)(?<=\S)\1(?![\w*~])")
+_TICKS = re.compile(r"`([^`\n]+)`")
+_LEAD = re.compile(r"(?<=\n)[ \t]*(?:#{1,6}|>|[-*+])[ \t]+")
 
 
-def _plain(piece: str, *, starts_a_line: bool) -> str:
-    """`piece` without Markdown's marks (a line's lead only where a line begins)."""
-    return _MARKUP.sub("", "\n" + piece)[1:] if starts_a_line else _MARKUP.sub("", piece)
+def _plain(window: str, *, starts_a_line: bool, in_code: bool) -> str:
+    """`window` as the conversation shows it: prose without its marks, code as written
+    (`in_code`: it begins inside a fenced block)."""
+    parts = _FENCE.split(window)  # prose, a fence's line, prose, …
+    for n, part in enumerate(parts):
+        if n % 2:
+            in_code = not in_code
+        elif not in_code:
+            lead = n == 0 and starts_a_line  # (after a fence's line, its "\n" begins it)
+            prose = _LEAD.sub("", "\n" + part)[1:] if lead else _LEAD.sub("", part)
+            parts[n] = _TICKS.sub(r"\1", _PAIRED.sub(r"\2", prose))
+    return "".join(parts)
 
 
 def snippet(text: str, query: str, around: int = 60) -> str:
     """The text around the first match, the match marked, read as the conversation shows
-    it (without Markdown's marks around the match). (FTS5's own `snippet()` counts
-    trigrams, not words, and cuts the match itself short.)"""
+    it (without Markdown's marks). (FTS5's own `snippet()` counts trigrams, not words,
+    and cuts the match itself short.)"""
     found = re.search(re.escape(query), text, re.IGNORECASE)
     if found is None:  # the index matched what Python's case folding does not
-        return _plain(text[: 2 * around], starts_a_line=True)
+        return _plain(text[: 2 * around], starts_a_line=True, in_code=False)
     start, end = found.span()
     first = max(0, start - around)
-    before = _plain(text[first:start], starts_a_line=first == 0 or text[first - 1] == "\n")
-    after = _plain(text[end : end + around], starts_a_line=False)
+    window = text[first:start] + MARK_START + text[start:end] + MARK_END + text[end : end + around]
+    in_code = "```" in text and len(_FENCE.findall(text, 0, first)) % 2 == 1
+    starts_a_line = first == 0 or text[first - 1] == "\n"
     return (
         ("…" if start > around else "")
-        + before
-        + MARK_START
-        + text[start:end]
-        + MARK_END
-        + after
+        + _plain(window, starts_a_line=starts_a_line, in_code=in_code)
         + ("…" if end + around < len(text) else "")
     )
 

@@ -393,6 +393,22 @@ def test_pinning_and_fork(window: MainWindow, engine: Engine, qtbot: QtBot) -> N
     assert panel.index_of(fork.chat.id).isValid() is False
 
 
+def test_undoing_a_fork_does_not_show_an_original_trashed_meanwhile(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    session = open_demo(window, engine, qtbot, turns=2, planned=False)
+    original = session.chat.id
+    menu_action(window, session.messages[1], "Fork a new chat from here").trigger()
+    fork = window.current
+    assert fork is not None
+    assert fork is not session
+    engine.store.delete_chat(original)  # as `contextdesk delete` in another program
+    qtbot.mouseClick(window.chat_list.undo_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.current is not fork, timeout=5000)
+    assert window.current is None or window.current.chat.id != original
+    assert {original, fork.chat.id} <= {c.id for c in engine.trashed_chats()}
+
+
 def menu_action(window: MainWindow, message: Message, text: str) -> QAction:
     """The message's right-click menu item that starts with `text`."""
     actions = [

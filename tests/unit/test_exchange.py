@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -550,8 +551,19 @@ def test_nan_and_infinity_are_not_json(store: ChatStore) -> None:
 def test_an_implausible_time_becomes_the_import_time(store: ChatStore) -> None:
     doc = exported(store)
     doc["messages"][0]["created_at"] = 1e30
+    doc["messages"][1]["created_at"] = time.time() + 86_400  # tomorrow: damage too
+    fact = doc["facts"][0]
+    fact["created_at"], fact["updated_at"] = 1_780_000_000.0, "yesterday"
+    doc["facts"][1].pop("created_at")  # edited, its making time lost
+    doc["facts"][1]["updated_at"] = 1_780_000_000.0
+    before = time.time()
     chat = import_chat(store, json.dumps(doc).encode()).chat
-    assert store.messages(chat.id)[0].created_at < 4e9
+    read = store.messages(chat.id)
+    assert before <= read[0].created_at <= time.time()
+    assert before <= read[1].created_at <= time.time()  # now, not tomorrow
+    facts = store.context_state(chat.id).facts
+    assert (facts[0].created_at, facts[0].updated_at) == (1_780_000_000.0, 1_780_000_000.0)
+    assert facts[1].updated_at >= facts[1].created_at  # never edited before it was made
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")

@@ -305,3 +305,11 @@ def test_a_hit_reads_as_the_conversation_shows_it_not_as_markdown(store: ChatSto
     (hit,) = [h for h in store.search("warranty") if h.message_id]
     shown = hit.snippet.replace(MARK_START, "[").replace(MARK_END, "]")
     assert shown == "Terms\n\nRead the [warranty] before pip install.\ncosts 5 - 3 in __init__"
+    # Code is shown as written: a fenced block's lines, a lone ** (a power, **kwargs).
+    store.append_message(
+        chat.id,
+        a("Run:\n```bash\n# install deps\n- 3\nfsck --repair\n```\nthen 2**10 and **done**."),
+    )
+    (hit,) = [h for h in store.search("repair") if h.message_id]
+    shown = hit.snippet.replace(MARK_START, "[").replace(MARK_END, "]")
+    assert shown == "Run:\n```bash\n# install deps\n- 3\nfsck --[repair]\n```\nthen 2**10 and done."

@@ -57,7 +57,7 @@ def chat_reply(text: str, n_messages: int, tools: Collection[Any] = ()) -> str:
         f" Ask me {', '.join(asks[:-1])}{' or ' if len(asks) > 1 else ''}{asks[-1]} to see tool "
         "calls"
         if asks
-        else " Tools are off in this chat"
+        else " No tools were offered to me"
     )
     files = (
         ""

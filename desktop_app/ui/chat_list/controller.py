@@ -4,6 +4,7 @@ into dialogs, the list's rows and messages for the window."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -257,9 +258,12 @@ class ChatListController(QObject):
     def _on_panel_undo_requested(self, chat_id: str, how: str) -> None:
         if how == "fork":  # the fork goes to the trash (restorable), its original shows
             original = self._forked_from.pop(chat_id, "")
+            self.refresh()  # (the original may be gone meanwhile: never selected then)
             self.trash(chat_id, offer_undo=False)
-            if original:
-                self.open_requested.emit(original)
+            with contextlib.suppress(ContextDeskError):  # (gone meanwhile: nothing to show)
+                listed = self.engine.chat(original).refresh_info() if original else None
+                if listed is not None and listed.deleted_at is listed.archived_at is None:
+                    self.open_requested.emit(original)
             return
         try:
             if how == "trash":

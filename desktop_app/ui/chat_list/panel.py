@@ -136,7 +136,7 @@ class ChatListPanel(QWidget):
         undo_layout.addWidget(self.undo_label, 1)
         undo_layout.addWidget(self.undo_button)
         self.undo_bar.hide()
-        self._undo: tuple[str, str] | None = None  # (chat id, "trash" or "archive")
+        self._undo: tuple[str, str] | None = None  # (chat id, "trash", "archive" or "fork")
         self._undo_timer = QTimer(self)
         self._undo_timer.setSingleShot(True)
         self._undo_timer.timeout.connect(self.undo_bar.hide)

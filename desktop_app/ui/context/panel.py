@@ -96,7 +96,7 @@ class ContextPanel(QStackedWidget):
         from desktop_app.ui.context.request_view import RequestView
 
         self.built = True
-        self._summary_sizes: dict[tuple[str, str], tuple[str, int, int]] = {}
+        self._summary_sizes: dict[tuple[str, str, int, str], tuple[str, int, int]] = {}
         self.total = QLabel("Counting…")
         self.total.setObjectName("contextTotal")
         self.total.setWordWrap(True)
@@ -418,12 +418,13 @@ class ContextPanel(QStackedWidget):
         is sent) — as the compaction's preview counts them, so the two say the same —
         worked out once per summary (a plan comes at every keystroke; a summary never
         changes)."""
-        key = (summary.id, summary.text)
-        if key not in self._summary_sizes:
+        messages = session.messages
+        key = (summary.id, summary.text, len(messages), messages[-1].id if messages else "")
+        if key not in self._summary_sizes:  # (per branch shown: what it covers differs)
             if not session.engine.counter.ready:
                 return f"{len(summary.covers):,} messages", 0, 0
-            size = session.chat.memory.summary_size(summary, session.messages)
-            where = f"{len(summary.covers):,} messages"
+            size = session.chat.memory.summary_size(summary, messages)
+            where = f"{len(summary.covers):,} messages, none on the branch shown"
             if size.turns is not None:
                 where = f"turns {size.turns[0]:,}–{size.turns[1]:,} ({size.messages:,} messages)"
             self._summary_sizes[key] = (where, size.before, size.after)
