@@ -296,20 +296,26 @@ def test_writes_add_index_segments_and_a_finished_reply_merges_them(store: ChatS
 
 def test_a_hit_reads_as_the_conversation_shows_it_not_as_markdown(store: ChatStore) -> None:
     """Around the match, Markdown's marks are left out ("**the warranty" was shown);
-    `__` stays (code's `__init__`), and a dash inside a line is text, not a list's."""
+    `__` stays (code's `__init__`), a dash inside a line is text, not a list's, and code
+    is shown as written: a fenced block's lines, a lone ** (a power, **kwargs)."""
     chat = store.create_chat("Terms")
-    store.append_message(
-        chat.id,
-        a("# Terms\n\nRead **the warranty** before `pip install`.\n- costs 5 - 3 in __init__"),
+
+    def shown(text: str, query: str) -> str:
+        store.append_message(chat.id, a(text))
+        (hit,) = [h for h in store.search(query) if h.message_id]
+        return hit.snippet.replace(MARK_START, "[").replace(MARK_END, "]")
+
+    assert (
+        shown(
+            "# Terms\n\nRead **the warranty** before `pip install`.\n- costs 5 - 3 in __init__",
+            "warranty",
+        )
+        == "Terms\n\nRead the [warranty] before pip install.\ncosts 5 - 3 in __init__"
     )
-    (hit,) = [h for h in store.search("warranty") if h.message_id]
-    shown = hit.snippet.replace(MARK_START, "[").replace(MARK_END, "]")
-    assert shown == "Terms\n\nRead the [warranty] before pip install.\ncosts 5 - 3 in __init__"
-    # Code is shown as written: a fenced block's lines, a lone ** (a power, **kwargs).
-    store.append_message(
-        chat.id,
-        a("Run:\n```bash\n# install deps\n- 3\nfsck --repair\n```\nthen 2**10 and **done**."),
+    assert (
+        shown(
+            "Run:\n```bash\n# install deps\n- 3\nfsck --repair\n```\nthen 2**10 and **done**.",
+            "repair",
+        )
+        == "Run:\n```bash\n# install deps\n- 3\nfsck --[repair]\n```\nthen 2**10 and done."
     )
-    (hit,) = [h for h in store.search("repair") if h.message_id]
-    shown = hit.snippet.replace(MARK_START, "[").replace(MARK_END, "]")
-    assert shown == "Run:\n```bash\n# install deps\n- 3\nfsck --[repair]\n```\nthen 2**10 and done."
