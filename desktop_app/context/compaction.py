@@ -111,7 +111,7 @@ def summary_size(
         turns = (numbers[places[0]], numbers[places[-1]])
     factor = counter.calibration.factor(model)
     before = sum(counter.message(messages[n]) for n in places) * factor
-    after = counter.message(summary_as_sent(summary, turns)) * factor
+    after = counter.message_as_sent(summary_as_sent(summary, turns)) * factor  # (not kept)
     return SummarySize(turns, len(places), round(before), round(after))
 
 
@@ -334,7 +334,7 @@ class Compactor:
             model=model,
             instructions=instructions,
             tokens_before=round(before * factor),
-            tokens_after=round(counted(sent) * factor),
+            tokens_after=round(self.counter.message_as_sent(sent) * factor),
             missing=tuple(missing_facts(span_text, text, [facts])),
         )
 
