@@ -89,7 +89,7 @@ class ChatHeader(QWidget):
     model_chosen = Signal(str)
     settings_chosen = Signal(dict)
     context_view_toggled = Signal(bool)
-    ROOMY_PX = 640  # a bar this wide says "Thinking: …" whole
+    ROOMY_PX = 540  # a bar this wide says "Thinking: …" whole (the title keeps its room)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
