@@ -75,12 +75,51 @@ class BlockChip:
 ChipSource = Callable[[Message, int], BlockChip]
 
 
+RECENT = 64  # the newest rows, looked through before every row's place is indexed
+
+
+class _Places:
+    """Each message's place in the model's list, by id — without an index of every id
+    (6.8 MB at 100,000 messages) until one is needed: the rows that change (a reply
+    streaming, a tool's result) are the newest, found from the end; an older one asked
+    for indexes them all, kept until the list changes other than at its end."""
+
+    def __init__(self, messages: list[Message]) -> None:
+        self._messages = messages  # (the model's own list: read, never changed here)
+        self._index: dict[str, int] | None = None
+
+    def get(self, message_id: str) -> int | None:
+        """Its place, wherever it is."""
+        if self._index is None:
+            found = self.near_the_end(message_id)
+            if found is not None:
+                return found
+            self._index = {m.id: i for i, m in enumerate(self._messages)}
+        return self._index.get(message_id)
+
+    def near_the_end(self, message_id: str) -> int | None:
+        """Its place among the newest `RECENT` (anywhere, once all are indexed): where a
+        message the turn adds or changes is, if it is there at all."""
+        if self._index is not None:
+            return self._index.get(message_id)
+        messages = self._messages
+        for i in range(len(messages) - 1, max(-1, len(messages) - 1 - RECENT), -1):
+            if messages[i].id == message_id:
+                return i
+        return None
+
+    def appended(self) -> None:
+        """The list has a new last message."""
+        if self._index is not None:
+            self._index[self._messages[-1].id] = len(self._messages) - 1
+
+
 class MessageListModel(QAbstractListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._all: list[Message] = []  # the whole chat, oldest first
         self._first_shown = 0  # rows show self._all[self._first_shown:]
-        self._row_of: dict[str, int] = {}  # message id → index in self._all
+        self._row_of = _Places(self._all)  # message id → index in self._all
         self._revisions: dict[str, int] = {}
         self._chips: ChipSource | None = None
         # Each message's chips under the current plan, asked once: every row's layout
@@ -185,7 +224,7 @@ class MessageListModel(QAbstractListModel):
         self.beginResetModel()
         self._all = list(messages)
         self._turns.clear()
-        self._row_of = {m.id: i for i, m in enumerate(self._all)}
+        self._row_of = _Places(self._all)
         self._revisions = {}
         self._chip_cache.clear()
         self._dividers.clear()
@@ -203,25 +242,26 @@ class MessageListModel(QAbstractListModel):
         self._dividers.clear()  # the rows before some changed
         self._turns.clear()
         self._all = merged
-        self._row_of = {m.id: i for i, m in enumerate(merged)}
+        self._row_of = _Places(merged)
         self._first_shown = len(merged) - shown
         self.history_complete = True
 
     def append(self, message: Message) -> None:
-        if message.id in self._row_of:
-            self.replace_message(message)
+        if self._row_of.near_the_end(message.id) is not None:  # (a new one: not looked for
+            self.replace_message(message)  # among 100,000 older rows)
             return
         row = self.rowCount()
         self.beginInsertRows(QModelIndex(), row, row)
         if self._all:  # the row above may now go on into this one
             self._turns.pop(self._all[-1].id, None)
-        self._row_of[message.id] = len(self._all)
         self._all.append(message)
+        self._row_of.appended()
         self.endInsertRows()
 
     def replace_message(self, message: Message) -> None:
-        """A message changed (streaming flush, finished, repaired): one row's dataChanged."""
-        position = self._row_of.get(message.id)
+        """A message the turn changed (streaming flush, finished, repaired) or added: one
+        row's dataChanged, or a new row."""
+        position = self._row_of.near_the_end(message.id)
         if position is None:
             self.append(message)
             return
@@ -249,7 +289,7 @@ class MessageListModel(QAbstractListModel):
             self.beginRemoveRows(QModelIndex(), row, row)
         del self._all[position]
         self._turns.clear()
-        self._row_of = {m.id: i for i, m in enumerate(self._all)}
+        self._row_of = _Places(self._all)
         if row >= 0:
             self.endRemoveRows()
         else:
@@ -269,7 +309,7 @@ class MessageListModel(QAbstractListModel):
         del self._all[keep:]
         self._turns.clear()
         self._first_shown = min(self._first_shown, len(self._all))
-        self._row_of = {m.id: i for i, m in enumerate(self._all)}
+        self._row_of = _Places(self._all)
         self._dividers.clear()
         self.endRemoveRows()
 
@@ -289,7 +329,7 @@ class MessageListModel(QAbstractListModel):
 
     def append_text(self, message_id: str, text: str) -> None:
         """Add streamed text to a reply's last text block (the caller batches deltas)."""
-        position = self._row_of.get(message_id)
+        position = self._row_of.near_the_end(message_id)
         if position is None:
             self.append(
                 Message(
