@@ -337,10 +337,14 @@ class Composer(QWidget):
         self.edit.setFocus()
 
     def clear(self) -> None:
+        """After a send: empty — or, once an edit is sent, the draft it stood in for."""
+        kept = self._kept_draft if self.editing is not None else ""
         self.edit.clear()
         self.attachments.clear()
         self._rebuild_attachment_bar()
         self._end_editing()
+        if kept:
+            self.edit.setPlainText(kept)
 
     def start_editing(self, message: Message) -> None:
         """Rewrite a sent message of the user's here, in place of the draft (which
