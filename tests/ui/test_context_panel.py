@@ -496,6 +496,10 @@ def test_the_request_tab_asks_the_ledger_which_requests_carried_a_text(
     assert view.search.text() == "The codename is bluebird."
     assert "was in 2 of 2 requests" in view.trace.text()
     assert "Message #7 (you) is left out of the context." in view.trace.text()
+    # Another chat opened: the answer was this chat's, and goes (it stayed).
+    window.open_chat(engine.new_chat("Another").id)
+    qtbot.waitUntil(lambda: view.chat is not None and view.chat.id != session.chat.id)
+    assert not view.trace.isVisible()
 
 
 def test_clearing_old_tool_results_previews_the_change(

@@ -171,6 +171,8 @@ class RequestView(QWidget):
     def show_plan(self, plan: Plan | None, chat: Chat | None) -> None:
         """Keep the newest plan; lay out its JSON only while the tab is on screen. A long
         chat's request is megabytes of JSON, and plans arrive as the user types."""
+        if chat is not self.chat:  # another chat's answer is not this one's
+            self.trace.hide()
         self.plan, self.chat = plan, chat
         self._stale = True
         if self.isVisible():
