@@ -388,6 +388,8 @@ def test_choosing_a_project_shows_its_page_where_it_is_edited_and_its_chats_open
     qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
     assert engine.projects.find("Acme").instructions == "Answer as Acme's support team, briefly."
 
+    # Typed and not saved, then the page left for a chat: kept, not dropped.
+    page.editor.instructions.setPlainText("Answer as Acme's support team, very briefly.")
     # A click on a chat opens it in the page's place.
     item = page.chats.item(0)
     rect = page.chats.visualItemRect(item)
@@ -396,7 +398,8 @@ def test_choosing_a_project_shows_its_page_where_it_is_edited_and_its_chats_open
     session = window.current
     assert session is not None
     assert window.center.currentWidget() is window.shown
-    qtbot.waitUntil(lambda: "briefly" in system_of(session), timeout=10_000)
+    qtbot.waitUntil(lambda: "very briefly" in system_of(session), timeout=10_000)
+    assert engine.projects.find("Acme").instructions.endswith("very briefly.")
 
     # Chosen again, the page is back; its New chat starts a chat in the project.
     pick(qtbot, panel.project_filter, "All chats")

@@ -11,7 +11,8 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QHideEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -77,6 +78,7 @@ class ProjectEditor(QGroupBox):
         self.instructions.setObjectName("projectInstructions")
         self.instructions.setPlaceholderText("Instructions for every chat of the project")
         self.instructions.setMaximumHeight(110)
+        self.instructions.installEventFilter(self)  # left: kept (`_keep_edited_instructions`)
         save = QPushButton("Save instructions")
         save.clicked.connect(self._on_save_instructions_clicked)
         self.facts = QListWidget()
@@ -278,6 +280,22 @@ class ProjectEditor(QGroupBox):
         if project is not None:
             text = self.instructions.toPlainText()
             self.act(lambda: self.projects.change(project.id, instructions=text))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.instructions and event.type() == QEvent.Type.FocusOut:
+            self._keep_edited_instructions()
+        return super().eventFilter(watched, event)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self._keep_edited_instructions()  # (the page left for a chat, the dialog closed)
+        super().hideEvent(event)
+
+    def _keep_edited_instructions(self) -> None:
+        """Instructions typed and not saved are saved once the box is left, as every other
+        field here is (they were dropped when the page was left)."""
+        project = self.project
+        if project is not None and self.instructions.toPlainText() != project.instructions:
+            self._on_save_instructions_clicked()
 
     @Slot()
     def _on_pin_clicked(self) -> None:
