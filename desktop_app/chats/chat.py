@@ -117,6 +117,16 @@ class Chat:
     def rename(self, title: str) -> Changes:
         return self._core.rename(title)
 
+    @property
+    def draft(self) -> str:
+        """The unsent draft kept with the chat ("": none): the composer's text when the
+        window last kept it, over a restart too."""
+        return self._core.host.store.draft(self.id)
+
+    def keep_draft(self, text: str) -> None:
+        """Keep the composer's unsent text with the chat ("" once it is sent)."""
+        self._core.host.store.set_draft(self.id, text)
+
     def set_pinned(self, pinned: bool) -> Changes:
         """Keep the chat on top of the chat list (or let it go back to its date)."""
         self._core.info = self._core.host.store.set_pinned(self.id, pinned)

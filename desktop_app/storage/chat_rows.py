@@ -20,7 +20,7 @@ from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import new_id
 from desktop_app.storage.chat_info import CHATS, RECOUNT, ChatInfo, chat_info, settings_to_json
-from desktop_app.storage.db import transaction
+from desktop_app.storage.db import transaction, unsynced
 from desktop_app.storage.errors import ChatNotFound
 from desktop_app.storage.search import unindex_chat
 
@@ -145,6 +145,19 @@ def set_token_total(db: sqlite3.Connection, chat_id: str, tokens: int) -> None:
     """Remember a chat's size for the chat list (its activity time is not touched)."""
     with writing(db):
         db.execute("UPDATE chats SET token_total = ? WHERE id = ?", (tokens, chat_id))
+
+
+def set_draft(db: sqlite3.Connection, chat_id: str, text: str) -> None:
+    """Keep the chat's unsent draft (its activity time is not touched; not synced to the
+    disk at once: a draft is not worth a wait, and the next synced write carries it)."""
+    with unsynced(db), writing(db):
+        db.execute("UPDATE chats SET draft = ? WHERE id = ?", (text, chat_id))
+
+
+def draft(db: sqlite3.Connection, chat_id: str) -> str:
+    """The chat's unsent draft ("": none)."""
+    row = db.execute("SELECT draft FROM chats WHERE id = ?", (chat_id,)).fetchone()
+    return str(row[0]) if row else ""
 
 
 def mark(db: sqlite3.Connection, chat_id: str, column: str, on: bool) -> ChatInfo:

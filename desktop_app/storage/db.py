@@ -437,6 +437,11 @@ def _v19(db: sqlite3.Connection) -> None:
         )
 
 
+def _v21(db: sqlite3.Connection) -> None:
+    # A chat's unsent draft, kept over a restart (`chat_rows.set_draft`).
+    db.execute("ALTER TABLE chats ADD COLUMN draft TEXT NOT NULL DEFAULT ''")
+
+
 def _v20(db: sqlite3.Connection) -> None:
     # Writes no longer merge the search index's segments; the thread a finished reply
     # starts does, a few pages at a time (`after_reply.py`, `search.merge_apart`).
@@ -464,6 +469,7 @@ MIGRATIONS: list[Migration] = [
     _v18,
     _v19,
     _v20,
+    _v21,
 ]  # append only; index + 1 is the schema version
 if len(MIGRATIONS) != SCHEMA_VERSION:  # (a test runs this too: never shipped unequal)
     raise RuntimeError(f"{len(MIGRATIONS)} migrations, but the schema is v{SCHEMA_VERSION}")

@@ -292,6 +292,12 @@ class ChatStore:
     def set_token_total(self, chat_id: str, tokens: int) -> None:
         chat_rows.set_token_total(self.db, chat_id, tokens)
 
+    def set_draft(self, chat_id: str, text: str) -> None:
+        chat_rows.set_draft(self.db, chat_id, text)
+
+    def draft(self, chat_id: str) -> str:
+        return chat_rows.draft(self.db, chat_id)
+
     def set_pinned(self, chat_id: str, pinned: bool) -> ChatInfo:
         return chat_rows.mark(self.db, chat_id, "pinned_at", pinned)
 

@@ -3,4 +3,4 @@ from a database of this version (`chats/first_frame.py`), before the store and i
 migrations load. `storage/db.py` has one migration for each step and refuses to load
 when the two disagree."""
 
-SCHEMA_VERSION = 20  # raised with each migration added to `db.MIGRATIONS`
+SCHEMA_VERSION = 21  # raised with each migration added to `db.MIGRATIONS`

@@ -1243,3 +1243,25 @@ def test_a_narrow_window_folds_the_chat_list_to_a_rail_of_icons(
     window.resize(1300, 700)  # wide again: the list as it was, no rail
     qtbot.waitUntil(lambda: window.chat_list.isVisible(), timeout=2000)
     assert not rail.isVisible()
+
+
+def test_an_unsent_draft_is_there_again_after_a_restart(
+    window: MainWindow,
+    engine: Engine,
+    qtbot: QtBot,
+    open_window: Callable[[Engine], MainWindow],
+) -> None:
+    """Drafts were kept per chat only while the app ran (a new user's report): typed,
+    then the window closed before the pause that keeps a draft — it is kept with the
+    chat, and in the composer again; sent, it is kept no more."""
+    session = open_demo(window, engine, qtbot, turns=2, planned=False)
+    chat_id = session.chat.id
+    qtbot.keyClicks(window.pane.composer.edit, "half a thought")
+    window.close()
+    again = open_window(engine)
+    again.open_chat(chat_id)
+    composer = again.pane.composer
+    assert composer.edit.toPlainText() == "half a thought"
+    qtbot.keyClick(composer.edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not composer.edit.toPlainText(), timeout=5000)
+    qtbot.waitUntil(lambda: engine.chat(chat_id).draft == "", timeout=5000)

@@ -332,6 +332,12 @@ class Composer(QWidget):
         self.send_button.setText("Stop" if busy else "Send")
         self.send_button.setToolTip("Stop the reply (Esc)" if busy else "Send (Enter)")
 
+    @property
+    def draft_text(self) -> str:
+        """The user's own draft: the text here, or, while a sent message is edited here,
+        the draft the edit stands in for."""
+        return self._kept_draft if self.editing is not None else self.edit.toPlainText()
+
     def set_draft(self, text: str) -> None:
         self.edit.setPlainText(text)
         self.edit.setFocus()

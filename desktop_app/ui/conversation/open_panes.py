@@ -114,6 +114,7 @@ class OpenPanes(QObject):
     def close_all(self) -> None:
         """The window closes: every turn stops (its partial reply stored)."""
         for pane in self._panes.values():
+            pane.keep_draft()  # (typed just before: the pause that keeps it has not come)
             self._close(pane)
 
     @staticmethod

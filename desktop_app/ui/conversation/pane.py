@@ -13,6 +13,7 @@ the pane tells it by signals.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,8 @@ from desktop_app.ui.conversation.handoff_links import HandoffLinks
 from desktop_app.ui.conversation.message_view import MessageListView
 from desktop_app.ui.conversation.new_chat_page import NewChatPage
 from desktop_app.ui.conversation.prompt_commands import PromptCommands
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -115,6 +118,10 @@ class ConversationPane(QWidget):
         self.set_reading_width(settings.reading_width)
         self.style_conversation()
         self._connect()
+        # The draft left unsent, the last time (a restart): in the composer again.
+        self._draft_kept = self._kept_draft_of(session)
+        if self._draft_kept:
+            self.composer.edit.setPlainText(self._draft_kept)
         self.messages.delegate.cost_of = session.chat.costs.reply_cost
         self.messages.is_excluded = session.is_excluded
         self.show_error(session.error)
@@ -334,6 +341,29 @@ class ConversationPane(QWidget):
     def _on_composer_draft_changed(self, blocks: list[Block]) -> None:
         # an edit is planned as the branch Send will make
         self.session.request_plan(blocks, editing=self.composer.editing)
+        self.keep_draft()
+
+    @staticmethod
+    def _kept_draft_of(session: ChatSession) -> str:
+        try:
+            return session.chat.draft
+        except ContextDeskError as exc:  # (unreadable: the composer starts empty)
+            log.warning("draft not read: %s", exc)
+            return ""
+
+    def keep_draft(self) -> None:
+        """Keep the unsent draft with the chat (after a pause in typing, and when the
+        window closes): a restart shows it again. Best kept, never in the way: a write
+        that fails is logged, not shown."""
+        text = self.composer.draft_text
+        if text == self._draft_kept:
+            return
+        try:
+            self.session.chat.keep_draft(text)
+        except ContextDeskError as exc:
+            log.warning("draft not kept: %s", exc)
+            return
+        self._draft_kept = text
 
     @Slot(str)
     def _on_composer_problem(self, text: str) -> None:
