@@ -34,7 +34,7 @@ class Budget:
     requests to models without a price, counted but not in `spent`."""
 
     name: str  # "this month", "this chat", "project Refunds"
-    how_set: str  # where the cap is changed, as the command line sets it
+    how_set: str  # where the cap is changed: in the window, and on the command line
     cap: float
     spent: float
     hard: bool
@@ -134,13 +134,13 @@ def _monthly(host: ChatHost) -> list[Budget]:
         return []
     since = month_start(host.clock())
     hard = settings.monthly_cap == "hard"
-    how = "settings monthly_spend_cap=…"
+    how = "Settings → Monthly budget; `contextdesk settings monthly_spend_cap=…`"
     return [_budget(host, "this month", how, settings.monthly_spend_cap, hard, since=since)]
 
 
 def _chat(host: ChatHost, chat_id: str, cap: float, title: str = "") -> Budget:
     name = f"chat {title}" if title else "this chat"
-    how = f"chat set {chat_id} spend_cap=…"
+    how = f"the context panel's Budget; `contextdesk chat set {chat_id} spend_cap=…`"
     return _budget(host, name, how, cap, True, chat_ids=[chat_id])
 
 
@@ -150,7 +150,7 @@ def _project(host: ChatHost, project_id: str, name: str, cap: float) -> list[Bud
     if not cap:
         return []
     chats = projects.chats_of(host.store.db, project_id)
-    how = f"project set {name} spend_cap=…"
+    how = f"the project's Spending cap; `contextdesk project set {name} spend_cap=…`"
     return [_budget(host, f"project {name}", how, cap, True, chat_ids=chats)]
 
 

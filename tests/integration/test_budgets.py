@@ -35,6 +35,8 @@ def test_a_chat_s_hard_cap_refuses_the_send_that_would_cross_it(
     assert "this chat: $0.0" in refusal  # what is spent, of the cap
     assert "of $0.05" in refusal
     assert "its input alone is ≈$0.0" in refusal  # what the send adds
+    # where the cap is raised, in the window's words and the command line's
+    assert f"the context panel's Budget; `contextdesk chat set {chat} spend_cap=…`" in refusal
     assert len(sim.message_requests()) == sent  # nothing sent
     assert len(json.loads(cli("chat", "show", chat, "--json"))["messages"]) == stored
 
