@@ -232,3 +232,22 @@ def test_the_draft_s_price_is_what_the_ledger_then_records_for_its_request(
     assert last.usage.cache_read_input_tokens > 0
     recorded_input = parts["input"] + parts["cache_write"] + parts["cache_read"]
     assert shown == pytest.approx(recorded_input, abs=max(parts["output"], 0.0001))
+
+
+def test_usage_opens_on_tokens_when_nothing_it_counts_has_a_price(
+    engine: Engine, qtbot: QtBot, open_window: Callable[[Engine], MainWindow]
+) -> None:
+    """A large "$0.00" said nothing of requests that had no price (a new user's report):
+    with none priced, the view opens on tokens; money is one choice away."""
+    from desktop_app.ui.dialogs.usage_dialog import UsageDialog
+
+    window = open_window(engine)
+    session = open_demo(window, engine, qtbot, turns=1)
+    assert session.send((TextBlock("What is the refund window?"),))
+    qtbot.waitUntil(lambda: not session.busy, timeout=TURN_TIMEOUT_MS)
+    dialog = UsageDialog(engine, window)
+    qtbot.addWidget(dialog)
+    assert dialog.measure.currentText() == "Tokens"
+    assert " tokens" in dialog.headline.text()
+    dialog.measure.setCurrentText("Money")
+    assert "$0.00" in dialog.headline.text()

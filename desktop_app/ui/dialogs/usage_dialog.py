@@ -102,6 +102,7 @@ class UsageDialog(QDialog):
         column.addWidget(buttons)
         self.resize(880, 640)
         self.by_day: UsageReport | None = None
+        self._opening = True  # (the first figures choose the measure: `refresh`)
         self.refresh()
 
     def since(self) -> float | None:
@@ -124,8 +125,13 @@ class UsageDialog(QDialog):
         self.by_day = report = reports["day"]
         by_kind = self.split.currentIndex() == 0
         self.measure.setEnabled(by_kind)  # a model's bar is in money only
-        money = self.measure.currentText() == "Money" or not by_kind
         total = report.total
+        if self._opening and total.unpriced and not total.cost:
+            self.measure.blockSignals(True)  # nothing priced: tokens say more than "$0.00"
+            self.measure.setCurrentText("Tokens")
+            self.measure.blockSignals(False)
+        self._opening = False
+        money = self.measure.currentText() == "Money" or not by_kind
         figure = format_money(total.cost, report.currency) if money else f"{_tokens(total)} tokens"
         unpriced = (
             f" · {total.unpriced:,} without a price, counted in tokens only"
