@@ -309,7 +309,7 @@ class MainWindow(WindowFrame):
             pane.come_back()
             self.center.setCurrentWidget(pane)
             chats = self.chat_list  # Tab goes as the eye reads, then to the context panel
-            order_tab_stops([chats.search, chats.new_button, chats.list, *pane.tab_stops()])
+            order_tab_stops([*chats.tab_stops(), *pane.tab_stops()])
         self._show_mode()
         self._enable_actions()
 

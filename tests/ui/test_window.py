@@ -1265,3 +1265,17 @@ def test_an_unsent_draft_is_there_again_after_a_restart(
     qtbot.keyClick(composer.edit, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: not composer.edit.toPlainText(), timeout=5000)
     qtbot.waitUntil(lambda: engine.chat(chat_id).draft == "", timeout=5000)
+
+
+def test_tab_goes_through_the_chat_list_s_project_filter_once_there_is_a_project(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """Tab went from New chat straight to the list, past the project filter (a new
+    user's report)."""
+    engine.projects.new("Refunds")
+    window.open_chat(engine.new_chat("One").id)
+    window.chats.refresh()
+    panel = window.chat_list
+    qtbot.waitUntil(lambda: panel.project_filter.isVisible(), timeout=5000)
+    assert panel.new_button.nextInFocusChain() is panel.project_filter
+    assert panel.project_filter.nextInFocusChain() is panel.list

@@ -272,6 +272,11 @@ class ChatListPanel(QWidget):
         self.undo_bar.show()
         self._undo_timer.start(UNDO_SECONDS * 1000)
 
+    def tab_stops(self) -> list[QWidget]:
+        """Its widgets in Tab's order, as the eye reads them (the project filter, shown
+        once a project exists, between the buttons and the list)."""
+        return [self.search, self.new_button, self.project_filter, self.list]
+
     def focus_search(self) -> None:
         self.search.setFocus()
         self.search.selectAll()
