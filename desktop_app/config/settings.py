@@ -210,10 +210,16 @@ def _appearance(value: str, _: Settings) -> str:
 # What a new chat copies from Settings when it is made (`Engine.new_chat`): a chat keeps
 # its own after. Every other setting is the app's, and applies to every chat at once.
 CHAT_DEFAULTS = frozenset(
-    [
-        *("model", "context_window", "system_prompt", "max_tokens"),
-        *("thinking", "thinking_budget", "effort", "thinking_display"),
-    ]
+    {
+        "model",
+        "context_window",
+        "system_prompt",
+        "max_tokens",
+        "thinking",
+        "thinking_budget",
+        "effort",
+        "thinking_display",
+    }
 )
 
 SETTINGS: tuple[SettingSpec, ...] = (  # in the Settings dialog's order

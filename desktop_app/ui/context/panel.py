@@ -96,7 +96,8 @@ class ContextPanel(QStackedWidget):
         from desktop_app.ui.context.request_view import RequestView
 
         self.built = True
-        self._summary_sizes: dict[tuple[str, str, int, str], tuple[str, int, int]] = {}
+        # (summary id, text) → (its words and sizes, over how many messages, the last's id)
+        self._summary_sizes: dict[tuple[str, str], tuple[tuple[str, int, int], int, str]] = {}
         self.total = QLabel("Counting…")
         self.total.setObjectName("contextTotal")
         self.total.setWordWrap(True)
@@ -416,19 +417,24 @@ class ContextPanel(QStackedWidget):
     def _summary_size(self, session: ChatSession, summary: Summary) -> tuple[str, int, int]:
         """("turns 1–4 (9 messages)", tokens of what it covers, tokens of the summary as it
         is sent) — as the compaction's preview counts them, so the two say the same —
-        worked out once per summary (a plan comes at every keystroke; a summary never
-        changes)."""
+        worked out once per summary and branch: a turn only adds messages after the
+        ones it was worked out over (the same last one there: the same branch up to it)."""
         messages = session.messages
-        key = (summary.id, summary.text, len(messages), messages[-1].id if messages else "")
-        if key not in self._summary_sizes:  # (per branch shown: what it covers differs)
-            if not session.engine.counter.ready:
-                return f"{len(summary.covers):,} messages", 0, 0
-            size = session.chat.memory.summary_size(summary, messages)
-            where = f"{len(summary.covers):,} messages, none on the branch shown"
-            if size.turns is not None:
-                where = f"turns {size.turns[0]:,}–{size.turns[1]:,} ({size.messages:,} messages)"
-            self._summary_sizes[key] = (where, size.before, size.after)
-        return self._summary_sizes[key]
+        kept = self._summary_sizes.get((summary.id, summary.text))
+        if kept is not None:
+            (where, before, after), seen, last = kept
+            if len(messages) >= seen and (not seen or messages[seen - 1].id == last):
+                return where, before, after
+        if not session.engine.counter.ready:
+            return f"{len(summary.covers):,} messages", 0, 0
+        size = session.chat.memory.summary_size(summary, messages)
+        where = f"{len(summary.covers):,} messages, none on the branch shown"
+        if size.turns is not None:
+            where = f"turns {size.turns[0]:,}–{size.turns[1]:,} ({size.messages:,} messages)"
+        shown = (where, size.before, size.after)
+        last = messages[-1].id if messages else ""
+        self._summary_sizes[(summary.id, summary.text)] = (shown, len(messages), last)
+        return shown
 
     def _show_policy_effect(self, session: ChatSession, plan: Plan) -> None:
         """The compaction policy's effect on this chat, in words (local counts: ≈)."""
