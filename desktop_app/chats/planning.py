@@ -24,6 +24,7 @@ from desktop_app.core.blocks import Block, TextBlock
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.messages import Message
 from desktop_app.core.request import RequestExtras, ToolSpec
+from desktop_app.core.transcript import transcript_of
 
 if TYPE_CHECKING:  # the context engine and the tools load with the first plan
     from desktop_app.chats.changes import Changes
@@ -208,7 +209,7 @@ class Planning:
         request is the history as it stands (it may end with a reply: see
         `next_planning` for one that can be sent)."""
         planner = planner or self.planner()
-        messages = list(history)
+        messages = transcript_of(history)  # (a plain list is copied: it may change later)
         if isinstance(draft, str):
             blocks: tuple[Block, ...] = (TextBlock(draft),) if draft.strip() else ()
         else:
@@ -216,11 +217,11 @@ class Planning:
         cut = _position(messages, beside.id) if beside is not None else None
         if beside is not None and cut is not None:
             planner = _leaving(planner, messages[cut:])  # the old version's branch, once sent
-            messages = messages[:cut]
+            messages = messages.prefix(cut)
             with contextlib.suppress(ContextDeskError):  # (an empty edit: nothing to add)
                 blocks = edited(beside, blocks).blocks
         if blocks:
-            messages.append(Message("user", blocks))
+            messages = messages.extended((Message("user", blocks),))
         edit_of = beside.id if beside is not None and cut is not None else ""
         return lambda: replace(planner.plan(self._core.repaired_history(messages)), edit_of=edit_of)
 
@@ -262,7 +263,7 @@ class Planning:
         branch of their own."""
         cut = _index(history, question_id) + 1
         planner = _leaving(planner or self.planner(), history[cut:])
-        return self.planning("", history[:cut], planner=planner)
+        return self.planning("", transcript_of(history).prefix(cut), planner=planner)
 
     def plan_if(
         self,

@@ -7,9 +7,10 @@ messages come after it. So they are kept here, with running sums, and the next
 projection works out only what is new: the plan after a turn costs the turn, not the
 chat (it was ~200 ms at 93,000 messages).
 
-The new transcript is compared with the last one (identical objects compare at C
-speed); one that differs earlier — another branch, an edit, a different draft — is
-taken from where it differs. The marks plans hold are layers never changed once made
+The new transcript is compared with the last one — as far as their lineages say
+(`transcript.py`), then message by message (identical objects compare at C speed); one
+that differs earlier — another branch, an edit, a different draft — is taken from where
+it differs. The marks plans hold are layers never changed once made
 (`_layered`); the index a plan's states look messages up in loses entries only past
 what was settled, or after `divergences` has counted the change (message_states.py).
 """
@@ -27,6 +28,7 @@ from desktop_app.context.state import Summary
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
 from desktop_app.core.messages import Message, as_list
 from desktop_app.core.protocol import is_clean_start
+from desktop_app.core.transcript import Lineage, capped, lineage_of, merged, shared_prefix
 from desktop_app.tokens.counter import TokenCounter
 
 MessageMark = tuple[BlockState, int | None]
@@ -49,6 +51,7 @@ class KnownPrefix:
         self.raw_sums = array("q", [0])  # raw_sums[i]: the raw tokens of messages[:i]
         self.tool_names: dict[str, str] = {}  # tool_use id → the tool's name
         self.last_usage = -1  # the last reply the API counted the prompt of
+        self.lineage: Lineage = ()  # that of the transcript `messages` equals (`transcript`)
         # How often what was settled changed (a transcript that differed before it, or a
         # shorter one): the index may then have lost, or moved, what a plan's spans hold.
         self.divergences = 0
@@ -105,27 +108,11 @@ class KnownPrefix:
         last = self.starts[-1] if self.starts else 0
         if last < self.settled:
             self.unsettle(last, self.messages[last : self.settled])
+        self.lineage = merged(lineage_of(messages), self.lineage, same)
 
     def shared_with(self, messages: Sequence[Message]) -> int:
         """How many leading messages `messages` shares with the known transcript."""
-        known, messages = self.messages, as_list(messages)
-        n = min(len(known), len(messages))
-        # the usual cases, compared at C speed (slicing only the longer): one extends the
-        # other; the last differs (another draft)
-        if (known if n == len(known) else known[:n]) == (
-            messages if n == len(messages) else messages[:n]
-        ):
-            return n
-        if n and known[: n - 1] == messages[: n - 1]:
-            return n - 1
-        low, high = 0, n - 1  # equal for `low` messages, not for `high` (found by halves)
-        while high - low > 1:
-            mid = (low + high) // 2
-            if known[:mid] == messages[:mid]:
-                low = mid
-            else:
-                high = mid
-        return low
+        return shared_prefix(self.messages, self.lineage, messages)
 
     def forget_from(self, at: int) -> None:
         """Forget the messages from `at` on (a transcript that differs there)."""
@@ -144,6 +131,7 @@ class KnownPrefix:
             self.paired_out = None if tools else self.paired_out
             self.paired_upto = min(self.paired_upto, at)
         del self.messages[at:], self.clean[at:], self.turns[at:], self.raw_sums[at + 1 :]
+        self.lineage = capped(self.lineage, at)
         del self.starts[bisect_left(self.starts, at) :]
         if self.last_usage >= at:
             self.last_usage = next(

@@ -366,7 +366,7 @@ class _Projection:
             )
             self.recount = True
         if risky:
-            sent = repair(sent).messages
+            sent = tuple(repair(sent).messages)  # (itself, a tuple, if nothing changed)
             self.recount = True
         if sent and sent[-1].role == "assistant":
             last = without_trailing_whitespace(sent[-1])

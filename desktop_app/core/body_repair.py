@@ -48,7 +48,7 @@ def repair_body(body: dict[str, Any]) -> BodyRepair:
     out = {k: v for k, v in body.items() if k != "messages"}
     if shaped.system:
         out["system"] = _with_system_text(out.get("system"), shaped.system)
-    repaired_messages = _fit_thinking(out, fixed.messages, repairs)
+    repaired_messages = _fit_thinking(out, tuple(fixed.messages), repairs)
     out["messages"] = [m.to_api() for m in repaired_messages]
     _fit_breakpoints(out, count_breakpoints(body), repairs)
     remaining = messages_problems(repaired_messages, out)

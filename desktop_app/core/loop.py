@@ -56,6 +56,7 @@ from desktop_app.core.ports import (
 )
 from desktop_app.core.repair import INTERRUPTED_RESULT
 from desktop_app.core.request import check_request
+from desktop_app.core.transcript import Snapshots
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,12 @@ class LoopState:
     turn_count: int = 0
     transitions: list[Transition] = field(default_factory=list)
     always_allowed: set[str] = field(default_factory=set)  # tools allowed "always" in this chat
+    # what `messages` was made from, and the transcripts of it each request was planned from
+    snapshots: Snapshots = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.snapshots = Snapshots(self.messages)
+        self.messages = list(self.messages)  # (its own: the loop appends to it)
 
     @property
     def transition_reason(self) -> TransitionReason | None:
@@ -181,7 +188,8 @@ class _Turn:
                 return
 
     def request_reply(self) -> Generator[LoopEvent, None, Message]:
-        request = yield from self.ports.planner.prepare(tuple(self.state.messages), self.cancel)
+        history = self.state.snapshots.of(self.state.messages)
+        request = yield from self.ports.planner.prepare(history, self.cancel)
         estimate = self.ports.counter.count_request(request) if self.ports.counter else None
         check_request(request, context_window=self.config.context_window, estimated_input=estimate)
         self.state.turn_count += 1

@@ -42,7 +42,8 @@ from desktop_app.core.images import (
     image_facts,
 )
 from desktop_app.core.messages import Message, as_list
-from desktop_app.core.valid_prefix import SeenIds, ValidPrefix
+from desktop_app.core.transcript import Transcript
+from desktop_app.core.valid_prefix import SeenIds, ValidPrefix, lineage_at
 
 TOOL_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]+")
 SERVER_TOOL_ID = re.compile(r"srvtoolu_[a-zA-Z0-9_]+")
@@ -416,13 +417,14 @@ class _Pass:
         self.wide_images: list[tuple[str, ImageFacts]] = []  # sides over 2,000 px: (path, facts)
         self.server_calls = False  # the last assistant turn made a server tool call
         self.documents: list[tuple[str, bool]] = []  # (path, citations on) of each document
+        self.since: ValidPrefix | None = None  # the check gone on from (`resume`)
 
     def resume(
         self, messages: Sequence[Message], since: ValidPrefix | None
     ) -> tuple[int, list[str]]:
-        """Take `since`'s state if `messages` go on from its prefix (identical objects
-        compare at once) with a turn's start: where to go on from, and the calls due."""
-        at = len(since.messages) if since is not None else 0
+        """Take `since`'s state if `messages` go on from its prefix (`begins`) with a
+        turn's start: where to go on from, and the calls due."""
+        at = since.length if since is not None else 0
         if (
             since is None
             or not 0 < at < len(messages)
@@ -430,18 +432,21 @@ class _Pass:
             # the turn before was checked with this one in view: do its server calls go
             # on here? If they did then, they must now (else they were never checked)
             or (since.continued and not continues_turn(messages[at]))
-            or not since.begins(as_list(messages))
+            or not since.begins(messages)
         ):
             return 0, []
         self.seen_ids, self.image_count = SeenIds(since.seen_ids), since.image_count
         self.wide_images, self.documents = list(since.wide_images), list(since.documents)
-        self.server_calls = since.server_calls
+        self.server_calls, self.since = since.server_calls, since
         return at, list(since.expected)
 
     def point(self, messages: Sequence[Message], at: int, expected: list[str]) -> ValidPrefix:
         """The check's state before the turn at `at` (none found yet)."""
+        kept = messages if isinstance(messages, Transcript) else as_list(messages[:at])
         return ValidPrefix(
-            as_list(messages[:at]),
+            kept,
+            at,
+            lineage_at(messages, at, self.since),
             continues_turn(messages[at]),
             tuple(expected),
             self.seen_ids.frozen(),

@@ -83,7 +83,7 @@ class Repair:
 
 @dataclass(frozen=True, slots=True)
 class RepairResult:
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]  # (the history given, when it needed nothing)
     repairs: tuple[Repair, ...]
     problems: tuple[Problem, ...] = ()  # what the validator found before repairing
     valid_prefix: ValidPrefix | None = None  # where the next check may go on from
@@ -113,8 +113,8 @@ def repair(messages: Sequence[Message], since: ValidPrefix | None = None) -> Rep
     Validates first (the problems are in the result), so callers need not — from
     `since` on, when the history goes on from it (`protocol.validate_from`)."""
     problems, point = validate_from(messages, since) if messages else ([], None)
-    if not problems:  # the common case: nothing to do
-        return RepairResult(tuple(messages), (), valid_prefix=point)
+    if not problems:  # the common case: nothing to do (not even a copy)
+        return RepairResult(messages, (), valid_prefix=point)
     dirty = _implicated(problems)
     many_images = any(".image." in p.path for p in problems) and image_count(messages) > MANY_IMAGES
     fixer = _Fixer(messages, MANY_IMAGES_MAX_EDGE if many_images else MAX_EDGE)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from desktop_app.core.images import ImageFacts
 from desktop_app.core.messages import Message
+from desktop_app.core.transcript import Lineage, capped, lineage_of, merged, shared_prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,7 +17,9 @@ class ValidPrefix:
     another last turn (a draft, a stand-in) — is checked on from there
     (`validate_from`), not from its first of 100,000 messages."""
 
-    messages: list[Message]  # (never changed: a list, compared with a list's slice)
+    history: list[Message]  # the history checked: a `Transcript`, or a copy (never changed)
+    length: int  # … its first `length` messages, that is
+    lineage: Lineage  # theirs (`transcript.py`), and of the checks they went on from
     continued: bool  # the message after them carried the assistant's turn on
     expected: tuple[str, ...]  # the tool calls the turn there must answer
     seen_ids: tuple[frozenset[str], ...]  # the tool ids met, in layers (`SeenIds`)
@@ -24,10 +28,17 @@ class ValidPrefix:
     server_calls: bool
     documents: tuple[tuple[str, bool], ...]
 
-    def begins(self, messages: list[Message]) -> bool:
-        """Do `messages` begin with this prefix's messages (identical objects compare at
-        C speed)?"""
-        return messages[: len(self.messages)] == self.messages
+    def begins(self, messages: Sequence[Message]) -> bool:
+        """Do `messages` begin with this prefix's messages? (Their lineages may say so;
+        else they are compared, identical objects at C speed.)"""
+        return shared_prefix(self.history, self.lineage, messages, self.length) == self.length
+
+
+def lineage_at(messages: Sequence[Message], at: int, since: ValidPrefix | None) -> Lineage:
+    """The lineage of `messages[:at]`, and what `since` knew, when the check went on
+    from it (they begin with its messages)."""
+    own = capped(lineage_of(messages), at)
+    return own if since is None else merged(own, since.lineage, since.length)
 
 
 class SeenIds:

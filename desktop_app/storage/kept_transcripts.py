@@ -11,7 +11,9 @@ it. The counter only grows (a rolled-back write is never seen by others, nor kep
 a mark read before a transcript is never newer than it. So a kept transcript is
 only ever used while it is what a read would return; any write not followed here (an
 edit's new branch, another program, a migration) makes the next read a real one.
-A kept transcript is never changed in place: it is a tuple, replaced whole.
+A kept transcript is never changed in place: it is a `Transcript`, replaced whole by
+one that names it (so a plan after a write finds at once how far it goes on from the
+one before).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from desktop_app.core.messages import Message
+from desktop_app.core.transcript import Transcript, transcript_of
 
 
 class Mark(NamedTuple):
@@ -46,9 +49,9 @@ class KeptTranscripts:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._kept: OrderedDict[str, tuple[Mark, tuple[Message, ...]]] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[Mark, Transcript]] = OrderedDict()
 
-    def get(self, chat_id: str, mark: Mark | None) -> tuple[Message, ...] | None:
+    def get(self, chat_id: str, mark: Mark | None) -> Transcript | None:
         """The chat's transcript if it was kept at this mark, else None."""
         with self._lock:
             kept = self._kept.get(chat_id)
@@ -66,7 +69,7 @@ class KeptTranscripts:
             kept = self._kept.get(chat_id)
             if kept is not None and kept[0].changes > mark.changes:
                 return  # (a reader's older moment: what is kept is newer)
-            self._kept[chat_id] = (mark, tuple(messages))
+            self._kept[chat_id] = (mark, transcript_of(messages))
             self._kept.move_to_end(chat_id)
             while len(self._kept) > self.LIMIT:
                 self._kept.popitem(last=False)
@@ -95,8 +98,8 @@ class KeptTranscripts:
                 del self._kept[chat_id]  # something else wrote first: read again next time
                 return
             if replaced is not None:
-                transcript = (*transcript[:-1], replaced)
-            self._kept[chat_id] = (after, (*transcript, *appended))
+                transcript = transcript.extended((replaced,), after=len(transcript) - 1)
+            self._kept[chat_id] = (after, transcript.extended(appended) if appended else transcript)
 
     def forget(self, chat_id: str) -> None:
         with self._lock:

@@ -37,6 +37,7 @@ from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.state import ContextState
 from desktop_app.core.errors import ContextDeskError, ErrorKind
 from desktop_app.core.messages import Message, MessageStatus, new_id
+from desktop_app.core.transcript import Transcript
 from desktop_app.storage import (
     branch_rows,
     chat_rows,
@@ -353,7 +354,7 @@ class ChatStore:
         """The branch shown, whole; given `counts`, the per-block token counts kept for
         its messages go there, by id, read in the same pass (`block_counts`). Without
         `counts`, read again only if the chat changed since it was last read or written
-        here (`kept_transcripts`)."""
+        here (`kept_transcripts`). Never change it (a `Transcript`: it is kept)."""
         writes = self.db.write_lock if isinstance(self.db, SharedConnection) else None
         # (no other thread's write half done on this connection meanwhile, nor this one's:
         # what a rolled-back write left must not be kept)
@@ -363,8 +364,8 @@ class ChatStore:
             mark = mark_of(self.db, chat_id)  # (first: a write after it makes it stale)
             kept = self.kept.get(chat_id, mark) if counts is None else None
             if kept is not None:
-                return list(kept)
-            messages = branch_rows.recent_messages(self.db, chat_id, None, counts)
+                return kept  # (a `Transcript`: never changed, so not copied)
+            messages = Transcript(branch_rows.recent_messages(self.db, chat_id, None, counts))
             self.kept.keep(chat_id, mark, messages)
             return messages
 

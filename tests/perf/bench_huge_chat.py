@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from desktop_app.chats import Engine
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message, user_text
+from desktop_app.core.transcript import transcript_of
 from desktop_app.demo_chat import create_demo_chat
 from desktop_app.storage.ledger import RequestRecorder
 from desktop_app.storage.store import ChatStore
@@ -86,7 +87,8 @@ def per_turn_costs(engine: Engine, chat_id: str, turns: int = 5) -> tuple[float,
     the chat's size for the list) and the ledger's insert of that request (prepared,
     then written, after the request before it)."""
     chat = engine.chat(chat_id)
-    history = engine.reader(chat_id)()
+    # (each turn's transcript made from the last, as the window's are: `Transcript`)
+    history = transcript_of(engine.reader(chat_id)())
     plans, recorder = chat.plans, RequestRecorder()
     plan = plans.plan(history=history)
     plans.transcript_tokens(history)
@@ -94,7 +96,7 @@ def per_turn_costs(engine: Engine, chat_id: str, turns: int = 5) -> tuple[float,
     planning, recording = [], []
     for n in range(turns):
         answer = Message("assistant", (TextBlock(f"Answer {n}."),))
-        history = [*history, user_text(f"Question {n}?"), answer]
+        history = history.extended((user_text(f"Question {n}?"), answer))
         started = time.perf_counter()
         plan = plans.plan(history=history)
         plans.transcript_tokens(history)

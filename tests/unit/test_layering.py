@@ -150,6 +150,7 @@ VALUE_MODULES = {
     "desktop_app.core.messages",
     "desktop_app.core.ports",
     "desktop_app.core.request",
+    "desktop_app.core.transcript",  # (a list of messages never changed, and its lineage)
     "desktop_app.context.chat_settings",
     "desktop_app.context.facts",
     "desktop_app.context.state",

@@ -299,10 +299,10 @@ def test_checking_a_longer_history_on_from_where_it_stood_finds_what_checking_it
             longer, thinking=thinking, prefill=prefill
         )
     if point is not None:  # its last turn replaced: what follows may not start a turn
-        replaced = [*point.messages, *after]
+        replaced = [*point.history[: point.length], *after]
         assert validate_from(replaced, point)[0] == validate(replaced)
     # a history changed before the point (not the same objects) is checked whole
-    if point is not None and point.messages and after:
+    if point is not None and point.history[: point.length] and after:
         changed = [*earlier[:-1], Message(earlier[-1].role, earlier[-1].blocks), *after]
         assert validate_from(changed, point)[0] == validate(changed)
 
@@ -311,7 +311,7 @@ def test_a_longer_history_is_checked_from_its_last_turn_on() -> None:
     history = [u("Order 1?"), a(call("toolu_1", order="1")), u(result("toolu_1")), a("Done.")]
     _none, point = validate_from(history, None)
     assert point is not None
-    assert point.messages == history[:3]  # before the last turn
+    assert point.history[: point.length] == history[:3]  # before the last turn
     longer = [*history, u("And 2?"), a(call("toolu_1", order="2"))]  # an id used before
     assert validate_from(longer, point)[0] == validate(longer) != []
 

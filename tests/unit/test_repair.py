@@ -185,7 +185,7 @@ def test_lone_surrogates_are_replaced() -> None:
 
 def test_same_role_neighbours_and_an_assistant_opening_are_valid_and_kept() -> None:
     history = [a("Hello! How can I help?"), u("one"), u("two"), a("three"), a("four")]
-    assert repair(history).messages == tuple(history)
+    assert tuple(repair(history).messages) == tuple(history)
 
 
 def test_same_role_neighbours_are_merged_as_a_normalisation_when_repairing() -> None:
@@ -203,7 +203,7 @@ def test_signed_thinking_is_never_moved_only_dropped_from_the_middle() -> None:
     assert messages[1].blocks == (TextBlock("text"), TextBlock("more"))
     assert "removed 1 thinking block(s) from the middle of an earlier turn" in report[0]
     kept = [u("q"), a(signed, "text", call("toolu_1")), u(result("toolu_1"))]
-    assert repair(kept).messages == tuple(kept)  # thinking leading its turn stays as it is
+    assert tuple(repair(kept).messages) == tuple(kept)  # thinking leading its turn stays as it is
 
 
 def test_duplicate_tool_ids_are_renamed_and_their_results_follow() -> None:

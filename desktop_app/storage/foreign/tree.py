@@ -10,6 +10,7 @@ chat (`imported_sources`), so importing the same export again adds nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from desktop_app.context.chat_settings import ContextSettings
@@ -165,6 +166,6 @@ def _shown_path(
     return path[::-1]
 
 
-def _title(messages: tuple[Message, ...]) -> str:
+def _title(messages: Sequence[Message]) -> str:
     first = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
     return " ".join(first.split())[:60] or "Imported chat"

@@ -23,6 +23,7 @@ from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import TextBlock, ToolUseBlock, block_type
 from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
+from desktop_app.core.transcript import Snapshots, Transcript
 
 PAGE = 200  # the newest messages shown when a chat's whole history is set
 # Older messages load this many at a time as the reader scrolls up: each new row is laid
@@ -129,6 +130,7 @@ class MessageListModel(QAbstractListModel):
         self._turns: dict[str, TurnPlace] = {}  # message id → its place, until a neighbour changes
         self._siblings: dict[str, Siblings] = {}  # the messages shown that have other versions
         self.history_complete = True  # False while only the newest page has been read
+        self._snapshots = Snapshots()  # the transcripts of `_all` handed out (`transcript`)
         self._readers = self._make_readers()
 
     # -- Qt's side ------------------------------------------------------------------------
@@ -223,6 +225,7 @@ class MessageListModel(QAbstractListModel):
         are only the newest ones; `attach_history` brings the rest when it is read."""
         self.beginResetModel()
         self._all = list(messages)
+        self._snapshots = Snapshots()
         self._turns.clear()
         self._row_of = _Places(self._all)
         self._revisions = {}
@@ -242,6 +245,7 @@ class MessageListModel(QAbstractListModel):
         self._dividers.clear()  # the rows before some changed
         self._turns.clear()
         self._all = merged
+        self._snapshots = Snapshots(history)
         self._row_of = _Places(merged)
         self._first_shown = len(merged) - shown
         self.history_complete = True
@@ -266,6 +270,7 @@ class MessageListModel(QAbstractListModel):
             self.append(message)
             return
         self._all[position] = message
+        self._snapshots.changed_from(position)
         for near in self._all[max(0, position - 1) : position + 2]:  # its place, its neighbours'
             self._turns.pop(near.id, None)
         self._chip_cache.pop(message.id, None)
@@ -288,6 +293,7 @@ class MessageListModel(QAbstractListModel):
         if row >= 0:
             self.beginRemoveRows(QModelIndex(), row, row)
         del self._all[position]
+        self._snapshots.changed_from(position)
         self._turns.clear()
         self._row_of = _Places(self._all)
         if row >= 0:
@@ -307,6 +313,7 @@ class MessageListModel(QAbstractListModel):
         first_row = max(0, keep - self._first_shown)
         self.beginRemoveRows(QModelIndex(), first_row, self.rowCount() - 1)
         del self._all[keep:]
+        self._snapshots.changed_from(keep)
         self._turns.clear()
         self._first_shown = min(self._first_shown, len(self._all))
         self._row_of = _Places(self._all)
@@ -356,6 +363,12 @@ class MessageListModel(QAbstractListModel):
     def all_messages(self) -> Sequence[Message]:
         """The whole chat, oldest first, loaded or not (read it, do not change it)."""
         return self._all
+
+    def transcript(self) -> Transcript:
+        """The whole chat as a `Transcript`: its lineage names the one this gave before
+        (up to the first message changed since), so a plan after a turn finds at once how
+        far the new one goes on from the last."""
+        return self._snapshots.of(self._all)
 
     def message_at(self, row: int) -> Message:
         return self._all[self._first_shown + row]

@@ -234,7 +234,7 @@ class ChatSession(QObject):
             self._editing = editing if isinstance(editing, Message) else None
         if self.busy or not self._planning_ready or not self.model.history_complete:
             return  # planned when the turn ends, or when the history has been read
-        history = list(self.messages)
+        history = self.model.transcript()  # (it says how far it goes on from the last)
         make_plan = self.chat.plans.next_planning(self._draft, history, beside=self._editing)
         size = self.chat.plans.transcript_tokens
 
