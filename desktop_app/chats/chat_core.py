@@ -21,7 +21,7 @@ from desktop_app.chats.instance import process_alive
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.state import ContextState
 from desktop_app.core.errors import ContextDeskError, ErrorKind
-from desktop_app.core.messages import Message, MessageStatus
+from desktop_app.core.messages import Message, MessageStatus, as_list
 from desktop_app.core.repair import repair
 from desktop_app.storage.chat_info import ChatInfo
 
@@ -83,19 +83,19 @@ class ChatCore:
         """The transcript as stored: every message, whatever its state in the context."""
         return self.host.store.messages(self.id)
 
-    def repaired_history(self, messages: Sequence[Message]) -> list[Message]:
+    def repaired_history(self, messages: Sequence[Message]) -> Sequence[Message]:
         """`repaired(messages)`, the check going on from where the last one stood: each
         plan checks the whole history, and a 100,000-message chat took ~100 ms a plan."""
         result = repair(messages, self.valid_prefix)
         if result.valid_prefix is not None:
             self.valid_prefix = result.valid_prefix  # (one object, set whole: any thread)
-        if not result.problems and isinstance(messages, list):
-            return messages  # (as it was: not copied again)
+        if not result.problems:
+            return messages  # (as it was: not copied)
         return list(result.messages)
 
     def history(self, messages: Sequence[Message] | None = None) -> list[Message]:
         """The transcript (or `messages`, read already) repaired for the API."""
-        return self.repaired_history(self.messages() if messages is None else messages)
+        return as_list(self.repaired_history(self.messages() if messages is None else messages))
 
     def refresh_info(self) -> ChatInfo:
         """Re-read the title, counts and settings (after a turn, a rename elsewhere)."""

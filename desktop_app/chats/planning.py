@@ -24,7 +24,7 @@ from desktop_app.core.blocks import Block, TextBlock
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.messages import Message
 from desktop_app.core.request import RequestExtras, ToolSpec
-from desktop_app.core.transcript import transcript_of
+from desktop_app.core.transcript import Continued, transcript_of
 
 if TYPE_CHECKING:  # the context engine and the tools load with the first plan
     from desktop_app.chats.changes import Changes
@@ -209,19 +209,19 @@ class Planning:
         request is the history as it stands (it may end with a reply: see
         `next_planning` for one that can be sent)."""
         planner = planner or self.planner()
-        messages = transcript_of(history)  # (a plain list is copied: it may change later)
+        history = transcript_of(history)  # (a plain list is copied: it may change later)
         if isinstance(draft, str):
             blocks: tuple[Block, ...] = (TextBlock(draft),) if draft.strip() else ()
         else:
             blocks = tuple(draft)
-        cut = _position(messages, beside.id) if beside is not None else None
+        cut = _position(history, beside.id) if beside is not None else None
         if beside is not None and cut is not None:
-            planner = _leaving(planner, messages[cut:])  # the old version's branch, once sent
-            messages = messages.prefix(cut)
+            planner = _leaving(planner, history[cut:])  # the old version's branch, once sent
+            history = history.prefix(cut)
             with contextlib.suppress(ContextDeskError):  # (an empty edit: nothing to add)
                 blocks = edited(beside, blocks).blocks
-        if blocks:
-            messages = messages.extended((Message("user", blocks),))
+        # (the draft after the history, not a copy of it with the draft: `Continued`)
+        messages = Continued(history, (Message("user", blocks),)) if blocks else history
         edit_of = beside.id if beside is not None and cut is not None else ""
         return lambda: replace(planner.plan(self._core.repaired_history(messages)), edit_of=edit_of)
 

@@ -26,7 +26,7 @@ from typing import TypeVar
 from desktop_app.context.plan import BlockState
 from desktop_app.context.state import Summary
 from desktop_app.core.blocks import ToolResultBlock, ToolUseBlock
-from desktop_app.core.messages import Message, as_list
+from desktop_app.core.messages import Message
 from desktop_app.core.protocol import is_clean_start
 from desktop_app.core.transcript import Lineage, capped, lineage_of, merged, shared_prefix
 from desktop_app.tokens.counter import TokenCounter
@@ -75,8 +75,7 @@ class KnownPrefix:
     def follow(self, messages: Sequence[Message]) -> None:
         """Take `messages` as the transcript: keep what it shares with the last one,
         learn the rest."""
-        messages = as_list(messages)
-        same = self.shared_with(messages)
+        same = self.shared_with(messages)  # (`messages` indexed, sliced: never copied whole)
         if same and self.messages[same - 1] is not messages[same - 1]:
             # Read again: equal messages, not the same objects. What was learned of them
             # holds; these are kept, so that the next comparison is by identity.

@@ -42,7 +42,7 @@ from desktop_app.core.images import (
     image_facts,
 )
 from desktop_app.core.messages import Message, as_list
-from desktop_app.core.transcript import Transcript
+from desktop_app.core.transcript import Continued, Transcript
 from desktop_app.core.valid_prefix import SeenIds, ValidPrefix, lineage_at
 
 TOOL_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]+")
@@ -442,7 +442,7 @@ class _Pass:
 
     def point(self, messages: Sequence[Message], at: int, expected: list[str]) -> ValidPrefix:
         """The check's state before the turn at `at` (none found yet)."""
-        kept = messages if isinstance(messages, Transcript) else as_list(messages[:at])
+        kept = messages if isinstance(messages, Transcript | Continued) else as_list(messages[:at])
         return ValidPrefix(
             kept,
             at,

@@ -14,9 +14,9 @@ made from it (`extended`, `prefix`), so what its lineage says stays true.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from itertools import count
-from typing import Any, NoReturn
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, count
+from typing import Any, NoReturn, overload
 
 from desktop_app.core.messages import Message
 
@@ -57,6 +57,51 @@ class Transcript(list[Message]):
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _unchanged
 
 
+class Continued(Sequence[Message]):
+    """A transcript with a few messages after it — a plan's draft, or the one-word
+    stand-in for an empty composer — without a copy of it (93,000 pointers copied, then
+    freed, were most of a plan after a turn). Never changed; indexed, sliced (a slice is
+    a list), and iterated as a list is; `lineage` as `base.extended(tail)` would have."""
+
+    __slots__ = ("_n", "base", "lineage", "tail")
+
+    def __init__(self, base: Transcript, tail: Sequence[Message]) -> None:
+        self.base, self.tail, self._n = base, tuple(tail), len(base)
+        self.lineage: Lineage = ((next(_names), len(self)), *base.lineage)[:DEPTH]
+
+    def __len__(self) -> int:
+        return self._n + len(self.tail)
+
+    @overload
+    def __getitem__(self, at: int) -> Message: ...
+    @overload
+    def __getitem__(self, at: slice) -> list[Message]: ...
+    def __getitem__(self, at: int | slice) -> Message | list[Message]:
+        n = self._n
+        if isinstance(at, slice):
+            start, stop, step = at.indices(len(self))
+            if step != 1:
+                return list(self)[at]
+            if stop <= n:
+                return self.base[start:stop]
+            return [*self.base[start:], *self.tail[max(0, start - n) : stop - n]]
+        if at < 0:
+            at += len(self)
+            if at < 0:
+                raise IndexError("Continued index out of range")
+        return self.base[at] if at < n else self.tail[at - n]
+
+    def __iter__(self) -> Iterator[Message]:
+        return chain(self.base, self.tail)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or len(other) != len(self):
+            return False
+        return list(self) == (other if isinstance(other, list) else list(other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class Snapshots:
     """Transcripts of a list that changes in place (the window's, a turn's): each names
     the one made before, up to the first message changed since (`changed_from`)."""
@@ -92,7 +137,8 @@ def transcript_of(messages: Sequence[Message]) -> Transcript:
 
 
 def lineage_of(messages: Sequence[Message]) -> Lineage:
-    return messages.lineage if isinstance(messages, Transcript) else ()
+    """What a transcript was made from; () for any other sequence (it may change)."""
+    return messages.lineage if isinstance(messages, Transcript | Continued) else ()
 
 
 def capped(lineage: Lineage, length: int) -> Lineage:

@@ -4,6 +4,7 @@ on from the last — without comparing every message."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
@@ -14,17 +15,19 @@ from desktop_app.context.known_prefix import KnownPrefix
 from desktop_app.core.messages import Message
 from desktop_app.core.protocol import validate_from
 from desktop_app.core.transcript import (
+    Continued,
     Snapshots,
     Transcript,
     known_shared,
     lineage_of,
     shared_prefix,
+    transcript_of,
 )
 from desktop_app.tokens.counter import TokenCounter
 from tests.unit.builders import a, u
 
 
-def brute_shared(x: list[Message], y: list[Message]) -> int:
+def brute_shared(x: Sequence[Message], y: Sequence[Message]) -> int:
     n = 0
     while n < min(len(x), len(y)) and x[n] == y[n]:
         n += 1
@@ -87,6 +90,26 @@ def test_the_check_goes_on_from_where_its_lineage_says() -> None:
     assert not point.begins(other)
 
 
+def test_a_draft_after_a_transcript_reads_as_the_list_it_stands_for() -> None:
+    history = Transcript([u("one"), a("two"), u("three")])
+    tail = [a("four"), u("five")]
+    drafted = Continued(history, tail)
+    whole = [*history, *tail]
+    assert len(drafted) == 5
+    assert list(drafted) == whole
+    assert drafted == whole
+    assert [drafted[i] for i in range(-5, 5)] == whole + whole
+    for start in range(-6, 7):
+        for stop in range(-6, 7):
+            assert drafted[start:stop] == whole[start:stop]
+    assert drafted[::2] == whole[::2]
+    with pytest.raises(IndexError):
+        drafted[5]
+    with pytest.raises(IndexError):
+        drafted[-6]
+    assert known_shared(drafted.lineage, history.lineage) == 3
+
+
 def test_snapshots_of_a_list_changed_in_place_name_only_what_stayed() -> None:
     rows = [u("one"), a("two"), u("three")]
     snapshots = Snapshots()
@@ -114,7 +137,7 @@ def test_a_lineage_never_says_more_than_the_messages_do(
     """Whatever is made from what — extended, cut, replaced, copied apart, equal
     messages read again — `shared_prefix` is the count a message-by-message comparison
     gives, and a `KnownPrefix` following them agrees."""
-    made = [Transcript([POOL[0]])]
+    made: list[Transcript | Continued] = [Transcript([POOL[0]])]
     known = KnownPrefix(TokenCounter())
     rows: list[Message] = []
     snapshots = Snapshots()
@@ -122,13 +145,15 @@ def test_a_lineage_never_says_more_than_the_messages_do(
         base = made[number % len(made)]
         message = POOL[pick]
         if kind == 0:
-            made.append(base.extended([message]))
+            made.append(transcript_of(base).extended([message]))
         elif kind == 1:
-            made.append(base.prefix(number % (len(base) + 1)))
+            made.append(transcript_of(base).prefix(number % (len(base) + 1)))
         elif kind == 2:
-            made.append(base.extended([message], after=number % (len(base) + 1)))
-        elif kind == 3:  # the same messages, equal objects read again
+            made.append(transcript_of(base).extended([message], after=number % (len(base) + 1)))
+        elif kind == 3 and pick % 2:  # the same messages, equal objects read again
             made.append(Transcript([replace(m) for m in base]))
+        elif kind == 3:  # a draft after it
+            made.append(Continued(base.base if isinstance(base, Continued) else base, [message]))
         elif kind == 4:  # a list changed in place, snapshotted
             at = number % (len(rows) + 1)
             rows[at:] = [message]
