@@ -89,7 +89,7 @@ class Chat:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def messages(self) -> list[Message]:
+    def messages(self) -> Sequence[Message]:
         """The transcript as stored: every message, whatever its state in the context."""
         return self._core.messages()
 

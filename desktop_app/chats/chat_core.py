@@ -79,7 +79,7 @@ class ChatCore:
 
     # -- reading ------------------------------------------------------------------------
 
-    def messages(self) -> list[Message]:
+    def messages(self) -> Sequence[Message]:
         """The transcript as stored: every message, whatever its state in the context."""
         return self.host.store.messages(self.id)
 

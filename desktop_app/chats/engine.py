@@ -497,19 +497,21 @@ class Engine:
 
         return self.chat(create_demo_chat(self.store, turns).id)
 
-    def reader(self, chat_id: str) -> Callable[[], list[Message]]:
+    def reader(self, chat_id: str) -> Callable[[], Sequence[Message]]:
         """Reads a chat's whole transcript through a connection of its own: for a worker
         thread, while this one writes (WAL lets readers and the writer run together)."""
         self.counter  # noqa: B018 — made here, on this thread (its encoding loads on need)
 
-        def read() -> list[Message]:
+        def read() -> Sequence[Message]:
             with self.transcript_at_one_moment(chat_id) as (_store, messages):
                 return messages
 
         return read
 
     @contextlib.contextmanager
-    def transcript_at_one_moment(self, chat_id: str) -> Iterator[tuple[ChatStore, list[Message]]]:
+    def transcript_at_one_moment(
+        self, chat_id: str
+    ) -> Iterator[tuple[ChatStore, Sequence[Message]]]:
         """A chat's whole transcript, read at one moment through a connection of its own
         (a worker's), the token counts kept for it taught to the counter (`keep_counts`);
         and that connection, still at that moment, for what else is read with it."""

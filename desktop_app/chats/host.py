@@ -4,6 +4,7 @@ out, is never imported back by them (no cycle: docs/architecture.md, "Layers")."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -48,10 +49,10 @@ class ChatHost(Protocol):
 
     def spend(self, since: float | None = None, chat_id: str | None = None) -> Spend: ...
 
-    def reader(self, chat_id: str) -> Callable[[], list[Message]]: ...
+    def reader(self, chat_id: str) -> Callable[[], Sequence[Message]]: ...
 
     def transcript_at_one_moment(
         self, chat_id: str
-    ) -> AbstractContextManager[tuple[ChatStore, list[Message]]]: ...
+    ) -> AbstractContextManager[tuple[ChatStore, Sequence[Message]]]: ...
 
     def forget(self, chat_id: str) -> None: ...

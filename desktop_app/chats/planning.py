@@ -24,7 +24,7 @@ from desktop_app.core.blocks import Block, TextBlock
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.messages import Message
 from desktop_app.core.request import RequestExtras, ToolSpec
-from desktop_app.core.transcript import Continued, transcript_of
+from desktop_app.core.transcript import Continued, Transcript, transcript_of
 
 if TYPE_CHECKING:  # the context engine and the tools load with the first plan
     from desktop_app.chats.changes import Changes
@@ -263,7 +263,8 @@ class Planning:
         branch of their own."""
         cut = _index(history, question_id) + 1
         planner = _leaving(planner or self.planner(), history[cut:])
-        return self.planning("", transcript_of(history).prefix(cut), planner=planner)
+        kept = history.prefix(cut) if isinstance(history, Transcript) else Transcript(history[:cut])
+        return self.planning("", kept, planner=planner)
 
     def plan_if(
         self,

@@ -7,6 +7,7 @@ result, a thinking block a model switch cannot resend, another branch). One home
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -125,7 +126,7 @@ def _standing(
     return named, "not sent", f"{named.capitalize()} is {status.label} in the next request."
 
 
-def _holder(messages: list[Message], needle: str) -> tuple[Message, int] | None:
+def _holder(messages: Sequence[Message], needle: str) -> tuple[Message, int] | None:
     """The newest message of the branch shown whose block holds the text, with the
     block's index (the newest: the one that would still be sent)."""
     for message in reversed(messages):
@@ -139,7 +140,7 @@ def _holder(messages: list[Message], needle: str) -> tuple[Message, int] | None:
 OPAQUE = ("signature", "data")  # a thinking block's seal: base64, matched only by chance
 
 
-def _named(messages: list[Message], message: Message) -> str:
+def _named(messages: Sequence[Message], message: Message) -> str:
     position = next(i for i, m in enumerate(messages) if m.id == message.id) + 1
     who = "you" if message.role == "user" and not message.is_tool_results else "Claude"
     return f"message #{position} ({who})"

@@ -10,7 +10,7 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -250,7 +250,7 @@ def _answer(
     return 0
 
 
-def _yours(messages: list[Message], number: int) -> Message:
+def _yours(messages: Sequence[Message], number: int) -> Message:
     """Message N, which must be one the user wrote (an edit is of their words)."""
     message = numbered(messages, number)
     if message.role != "user" or message.is_tool_results:
@@ -264,7 +264,7 @@ def _yours(messages: list[Message], number: int) -> Message:
     return message
 
 
-def _reply(messages: list[Message], number: int | None) -> Message:
+def _reply(messages: Sequence[Message], number: int | None) -> Message:
     """Reply N (Claude's), or the last reply when no number is given."""
     if number is not None:
         message = numbered(messages, number)

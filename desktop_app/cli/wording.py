@@ -3,6 +3,7 @@ lines they print without it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +56,7 @@ def spend_json(spend: Spend) -> dict[str, Any]:
     }
 
 
-def context_json(plan: Plan, messages: list[Any]) -> dict[str, Any]:
+def context_json(plan: Plan, messages: Sequence[Any]) -> dict[str, Any]:
     return {
         "window": plan.context_window,
         "estimated_input": plan.estimated_input,

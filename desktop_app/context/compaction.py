@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from desktop_app.context.chat_settings import ContextSettings
 from desktop_app.context.errors import NothingToCompact
@@ -157,9 +158,11 @@ def why_not_compactable(
         first, end = _span_bounds(messages, settings)
     except NothingToCompact as exc:
         return exc.message
-    covered = _summarized(state)
-    for i in range(first, end):
-        if messages[i].id not in covered and messages[i].id not in state.excluded_messages:
+    covered, excluded = _summarized(state), state.excluded_messages
+    if end - first > len(covered) + len(excluded):
+        return ""  # (more messages than all the summarized and left out: one is neither)
+    for message in islice(messages, first, end):  # (iterated, not indexed: a `Continued`)
+        if message.id not in covered and message.id not in excluded:
             return ""
     return ALL_SUMMARIZED
 

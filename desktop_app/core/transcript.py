@@ -8,14 +8,17 @@ A `Transcript` carries its `lineage` instead: for a few transcripts it was made 
 how many leading messages it shares with each. Two transcripts made from a common one
 share at least that many — found without looking at a message.
 
-A transcript is never changed once made (its mutating methods raise): a new one is
-made from it (`extended`, `prefix`), so what its lineage says stays true.
+A transcript is never changed once made (its mutating methods raise; `list.append(t,
+…)` would get past that: never call list's own methods on one): a new one is made from
+it (`extended`, `prefix`), so what its lineage says stays true. Names are this process's
+own: a copy or a pickle is a transcript without a lineage.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain, count
+from itertools import chain, count, islice
 from typing import Any, NoReturn, overload
 
 from desktop_app.core.messages import Message
@@ -25,6 +28,12 @@ Lineage = tuple[tuple[int, int], ...]
 DEPTH = 8  # the ancestors remembered: a plan's transcript is ~3 makings from the last one
 KEPT = 12  # … and, by what compared equal to it, of other families (`merged`)
 _names = count(1)
+_naming = threading.Lock()  # (a count is atomic only under the GIL)
+
+
+def _new_name() -> int:
+    with _naming:
+        return next(_names)
 
 
 class Transcript(list[Message]):
@@ -34,11 +43,11 @@ class Transcript(list[Message]):
 
     def __init__(self, messages: Iterable[Message] = (), lineage: Lineage = ()) -> None:
         super().__init__(messages)
-        self.lineage: Lineage = ((next(_names), len(self)), *_thinned(lineage))[:DEPTH]
+        self.lineage: Lineage = ((_new_name(), len(self)), *_thinned(lineage))[:DEPTH]
 
     def extended(self, new: Iterable[Message], after: int = -1) -> Transcript:
         """This transcript with `new` messages after it — or after its first `after`."""
-        kept = self if after < 0 else self[:after]
+        kept = self if after < 0 else islice(self, after)  # (copied once, not sliced first)
         out = Transcript(kept, self.lineage if after < 0 else capped(self.lineage, after))
         list.extend(out, new)
         out.lineage = ((out.lineage[0][0], len(out)), *out.lineage[1:])
@@ -49,6 +58,9 @@ class Transcript(list[Message]):
         if length >= len(self):
             return self
         return Transcript(self[:length], capped(self.lineage, length))
+
+    def __reduce__(self) -> tuple[type[Transcript], tuple[list[Message]]]:
+        return (Transcript, (list(self),))  # (copied or pickled: no lineage, no mutation)
 
     def _unchanged(self, *_args: Any, **_kwargs: Any) -> NoReturn:
         raise TypeError("a Transcript is never changed: make a new one (extended, prefix)")
@@ -67,7 +79,7 @@ class Continued(Sequence[Message]):
 
     def __init__(self, base: Transcript, tail: Sequence[Message]) -> None:
         self.base, self.tail, self._n = base, tuple(tail), len(base)
-        self.lineage: Lineage = ((next(_names), len(self)), *base.lineage)[:DEPTH]
+        self.lineage: Lineage = ((_new_name(), len(self)), *base.lineage)[:DEPTH]
 
     def __len__(self) -> int:
         return self._n + len(self.tail)
@@ -95,7 +107,9 @@ class Continued(Sequence[Message]):
         return chain(self.base, self.tail)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or len(other) != len(self):
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        if len(other) != len(self):
             return False
         return list(self) == (other if isinstance(other, list) else list(other))
 

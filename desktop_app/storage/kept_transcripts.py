@@ -97,9 +97,11 @@ class KeptTranscripts:
             ):
                 del self._kept[chat_id]  # something else wrote first: read again next time
                 return
-            if replaced is not None:
-                transcript = transcript.extended((replaced,), after=len(transcript) - 1)
-            self._kept[chat_id] = (after, transcript.extended(appended) if appended else transcript)
+            if replaced is not None:  # (one copy: the reply replaced, and what came after it)
+                transcript = transcript.extended((replaced, *appended), after=len(transcript) - 1)
+            elif appended:
+                transcript = transcript.extended(appended)
+            self._kept[chat_id] = (after, transcript)
 
     def forget(self, chat_id: str) -> None:
         with self._lock:

@@ -350,7 +350,7 @@ class ChatStore:
 
     def messages(
         self, chat_id: str, counts: dict[str, tuple[int, ...]] | None = None
-    ) -> list[Message]:
+    ) -> Sequence[Message]:
         """The branch shown, whole; given `counts`, the per-block token counts kept for
         its messages go there, by id, read in the same pass (`block_counts`). Without
         `counts`, read again only if the chat changed since it was last read or written

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,7 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     opened.close()
 
 
-def answered(chat: Chat, *questions: str) -> list[Message]:
+def answered(chat: Chat, *questions: str) -> Sequence[Message]:
     for question in questions:
         assert chat.turns.send(question, ScriptedApprover()).error is None
     return chat.messages()

@@ -59,7 +59,7 @@ def test_a_chat_read_again_unchanged_is_not_read_from_the_file(store: ChatStore)
     assert again == first
     assert all(x is y for x, y in zip(again, first, strict=True))
     with pytest.raises(TypeError):  # the one kept, not a copy: it cannot be changed
-        again.append(u("mine"))
+        again.append(u("mine"))  # type: ignore[attr-defined]
     assert [m.text for m in store.messages(chat.id)] == ["one", "two"]
 
 

@@ -4,6 +4,8 @@ on from the last — without comparing every message."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -23,6 +25,7 @@ from desktop_app.core.transcript import (
     shared_prefix,
     transcript_of,
 )
+from desktop_app.core.valid_prefix import ValidPrefix
 from desktop_app.tokens.counter import TokenCounter
 from tests.unit.builders import a, u
 
@@ -32,6 +35,14 @@ def brute_shared(x: Sequence[Message], y: Sequence[Message]) -> int:
     while n < min(len(x), len(y)) and x[n] == y[n]:
         n += 1
     return n
+
+
+def test_a_copy_or_a_pickle_is_a_transcript_of_its_own() -> None:
+    history = Transcript([u("one"), a("two")]).extended([u("three")])
+    for copied in (copy.copy(history), copy.deepcopy(history), pickle.loads(pickle.dumps(history))):
+        assert copied == history
+        assert isinstance(copied, Transcript)
+        assert known_shared(copied.lineage, history.lineage) == 0  # (names are this process's)
 
 
 def test_a_transcript_cannot_be_changed_in_place() -> None:
@@ -141,6 +152,7 @@ def test_a_lineage_never_says_more_than_the_messages_do(
     known = KnownPrefix(TokenCounter())
     rows: list[Message] = []
     snapshots = Snapshots()
+    point: ValidPrefix | None = None
     for kind, number, pick in steps:
         base = made[number % len(made)]
         message = POOL[pick]
@@ -160,9 +172,14 @@ def test_a_lineage_never_says_more_than_the_messages_do(
             snapshots.changed_from(at)
             made.append(snapshots.of(rows))
         else:
-            known.follow(made[pick % len(made)])
+            followed = made[pick % len(made)]
+            known.follow(followed)
+            point = validate_from(followed, point)[1] or point  # (it goes on from the last)
         for other in made[-4:]:
             assert known.shared_with(other) == brute_shared(known.messages, other)
+            if point is not None:
+                checked = point.history[: point.length]
+                assert point.begins(other) == (brute_shared(checked, other) == point.length)
     for x in made[-5:]:
         for y in made[-5:]:
             assert shared_prefix(x, x.lineage, y) == brute_shared(x, y)

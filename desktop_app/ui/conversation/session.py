@@ -238,16 +238,15 @@ class ChatSession(QObject):
         make_plan = self.chat.plans.next_planning(self._draft, history, beside=self._editing)
         size = self.chat.plans.transcript_tokens
 
-        def plan() -> tuple[Plan, int]:
-            return make_plan(), size(history)
+        def plan() -> tuple[Plan, int, Sequence[Message]]:
+            return make_plan(), size(history), history
 
         self.background.submit(f"plan:{self.chat.id}", plan, self._on_planned, self._on_plan_failed)
 
-    def _on_planned(self, result: tuple[Plan, int]) -> None:
-        plan, total = result
+    def _on_planned(self, result: tuple[Plan, int, Sequence[Message]]) -> None:
+        plan, total, history = result
         self.plan = plan
-        history = tuple(self.model.all_messages())  # its counts, kept for the next start
-        keep = functools.partial(self.engine.keep_counts, history)
+        keep = functools.partial(self.engine.keep_counts, history)  # for the next start
         self.background.submit("keep-counts", keep, lambda _kept: None)
         if self._read_long_history:
             self._read_long_history = False
@@ -534,7 +533,7 @@ class ChatSession(QObject):
     def _shown(self) -> Sequence[Message] | None:
         """The history an action's cost is worked out on: none while a turn runs (the
         edit waits for it, and planning now would hold up the window)."""
-        return None if self.busy else self.messages
+        return None if self.busy else self.model.transcript()
 
     def is_excluded(self, message: Message) -> bool:
         return self.chat.memory.is_excluded(message)
