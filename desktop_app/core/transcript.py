@@ -77,9 +77,34 @@ class Continued(Sequence[Message]):
 
     __slots__ = ("_n", "base", "lineage", "tail")
 
-    def __init__(self, base: Transcript, tail: Sequence[Message]) -> None:
-        self.base, self.tail, self._n = base, tuple(tail), len(base)
-        self.lineage: Lineage = ((_new_name(), len(self)), *base.lineage)[:DEPTH]
+    def __init__(
+        self, base: Transcript | Continued, tail: Sequence[Message], known: Lineage = ()
+    ) -> None:
+        """`known`: what else it shares with other transcripts (a lineage)."""
+        parents = base.lineage
+        if isinstance(base, Continued):  # (one level: its transcript, and all that follows)
+            first: Transcript = base.base
+            tail = (*base.tail, *tail)
+        else:
+            first = base
+        self.base: Transcript = first
+        self.tail: tuple[Message, ...] = tuple(tail)
+        self._n = len(first)
+        ancestors = _thinned((*known, *parents))
+        self.lineage: Lineage = ((_new_name(), len(self)), *ancestors)[:DEPTH]
+
+    def extended(self, new: Iterable[Message], after: int = -1) -> Continued:
+        """As `Transcript.extended` (a view too)."""
+        kept = self if after < 0 else self.prefix(after)
+        return Continued(kept, tuple(new))
+
+    def prefix(self, length: int) -> Transcript | Continued:
+        """Its first `length` messages."""
+        if length >= len(self):
+            return self
+        if length <= self._n:
+            return self.base.prefix(length)
+        return Continued(self.base, self.tail[: length - self._n], capped(self.lineage, length))
 
     def __len__(self) -> int:
         return self._n + len(self.tail)
@@ -118,18 +143,29 @@ class Continued(Sequence[Message]):
 
 class Snapshots:
     """Transcripts of a list that changes in place (the window's, a turn's): each names
-    the one made before, up to the first message changed since (`changed_from`)."""
+    the one made before, up to the first message changed since (`changed_from`). The
+    list is copied only now and then (`frozen`); a snapshot is that copy and the few
+    messages after it (`Continued`): a turn is not 100,000 pointers copied, and freed."""
+
+    TAIL = 64  # messages after the copy before it is made again
 
     def __init__(self, start: Sequence[Message] = ()) -> None:
         self.lineage, self.same = lineage_of(start), len(start)  # (what the list began as)
+        self.frozen: Transcript | None = None  # the list's start, as a snapshot had it
 
     def changed_from(self, at: int) -> None:
         """The list's messages from `at` on were replaced or taken out."""
         self.same = min(self.same, at)
 
-    def of(self, messages: Sequence[Message]) -> Transcript:
+    def of(self, messages: Sequence[Message]) -> Transcript | Continued:
         """The list as it is now."""
-        made = Transcript(messages, capped(self.lineage, self.same))
+        frozen, earlier = self.frozen, capped(self.lineage, self.same)
+        # (`same` counts from the last snapshot, which began with `frozen`)
+        if frozen is None or self.same < len(frozen) or len(messages) - len(frozen) > self.TAIL:
+            self.frozen = Transcript(messages, earlier)
+            made: Transcript | Continued = self.frozen
+        else:
+            made = Continued(frozen, messages[len(frozen) :], earlier)
         self.lineage, self.same = made.lineage, len(made)
         return made
 
@@ -144,10 +180,10 @@ def _thinned(lineage: Lineage) -> Lineage:
     return tuple((name, shared) for shared, name in reversed(oldest.items()))
 
 
-def transcript_of(messages: Sequence[Message]) -> Transcript:
+def transcript_of(messages: Sequence[Message]) -> Transcript | Continued:
     """`messages` as a transcript (itself when it is one; else a copy that shares with
     nothing known)."""
-    return messages if isinstance(messages, Transcript) else Transcript(messages)
+    return messages if isinstance(messages, Transcript | Continued) else Transcript(messages)
 
 
 def lineage_of(messages: Sequence[Message]) -> Lineage:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from desktop_app.core.messages import Message
-from desktop_app.core.transcript import Transcript, transcript_of
+from desktop_app.core.transcript import Transcript
 
 
 class Mark(NamedTuple):
@@ -69,7 +69,8 @@ class KeptTranscripts:
             kept = self._kept.get(chat_id)
             if kept is not None and kept[0].changes > mark.changes:
                 return  # (a reader's older moment: what is kept is newer)
-            self._kept[chat_id] = (mark, transcript_of(messages))
+            kept_now = messages if isinstance(messages, Transcript) else Transcript(messages)
+            self._kept[chat_id] = (mark, kept_now)
             self._kept.move_to_end(chat_id)
             while len(self._kept) > self.LIMIT:
                 self._kept.popitem(last=False)

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from desktop_app.chats import Engine
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.messages import Message, user_text
-from desktop_app.core.transcript import transcript_of
+from desktop_app.core.transcript import Snapshots
 from desktop_app.demo_chat import create_demo_chat
 from desktop_app.storage.ledger import RequestRecorder
 from desktop_app.storage.store import ChatStore
@@ -87,8 +87,9 @@ def per_turn_costs(engine: Engine, chat_id: str, turns: int = 5) -> tuple[float,
     the chat's size for the list) and the ledger's insert of that request (prepared,
     then written, after the request before it)."""
     chat = engine.chat(chat_id)
-    # (each turn's transcript made from the last, as the window's are: `Transcript`)
-    history = transcript_of(engine.reader(chat_id)())
+    # (each turn's transcript a snapshot of the rows, as the window's are: `Snapshots`)
+    rows, snapshots = list(engine.reader(chat_id)()), Snapshots()
+    history = snapshots.of(rows)
     plans, recorder = chat.plans, RequestRecorder()
     plan = plans.plan(history=history)
     plans.transcript_tokens(history)
@@ -96,7 +97,8 @@ def per_turn_costs(engine: Engine, chat_id: str, turns: int = 5) -> tuple[float,
     planning, recording = [], []
     for n in range(turns):
         answer = Message("assistant", (TextBlock(f"Answer {n}."),))
-        history = history.extended((user_text(f"Question {n}?"), answer))
+        rows += (user_text(f"Question {n}?"), answer)
+        history = snapshots.of(rows)
         started = time.perf_counter()
         plan = plans.plan(history=history)
         plans.transcript_tokens(history)

@@ -137,6 +137,25 @@ def test_snapshots_of_a_list_changed_in_place_name_only_what_stayed() -> None:
     assert shared_prefix(second, second.lineage, third) == 1
 
 
+def test_a_snapshot_after_a_turn_is_the_last_copy_and_the_turn() -> None:
+    """The window snapshots its rows at every plan: only now and then a copy of them."""
+    rows = [u("one"), a("two")]
+    snapshots = Snapshots()
+    first = snapshots.of(rows)
+    rows += [u("three"), a("four")]
+    second = snapshots.of(rows)
+    assert isinstance(second, Continued)
+    assert second.base is first
+    assert list(second) == rows
+    rows += [u("more"), a("more")] * Snapshots.TAIL
+    assert isinstance(snapshots.of(rows), Transcript)  # (copied again: a long tail)
+    rows[0] = u("one, edited")  # a change inside the copy: copied again
+    snapshots.changed_from(0)
+    again = snapshots.of(rows)
+    assert isinstance(again, Transcript)
+    assert again == rows
+
+
 POOL = [u(f"q{i}") for i in range(4)] + [a(f"r{i}") for i in range(4)]
 
 
@@ -152,6 +171,7 @@ def test_a_lineage_never_says_more_than_the_messages_do(
     known = KnownPrefix(TokenCounter())
     rows: list[Message] = []
     snapshots = Snapshots()
+    snapshots.TAIL = 2  # (copied again often: both ways of making a snapshot are taken)
     point: ValidPrefix | None = None
     for kind, number, pick in steps:
         base = made[number % len(made)]

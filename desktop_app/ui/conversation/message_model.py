@@ -23,7 +23,7 @@ from desktop_app.context.plan import BlockState
 from desktop_app.core.blocks import TextBlock, ToolUseBlock, block_type
 from desktop_app.core.branches import Siblings
 from desktop_app.core.messages import Message, MessageStatus
-from desktop_app.core.transcript import Snapshots, Transcript
+from desktop_app.core.transcript import Continued, Snapshots, Transcript
 
 PAGE = 200  # the newest messages shown when a chat's whole history is set
 # Older messages load this many at a time as the reader scrolls up: each new row is laid
@@ -364,7 +364,7 @@ class MessageListModel(QAbstractListModel):
         """The whole chat, oldest first, loaded or not (read it, do not change it)."""
         return self._all
 
-    def transcript(self) -> Transcript:
+    def transcript(self) -> Transcript | Continued:
         """The whole chat as a `Transcript`: its lineage names the one this gave before
         (up to the first message changed since), so a plan after a turn finds at once how
         far the new one goes on from the last."""
