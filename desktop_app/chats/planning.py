@@ -263,7 +263,10 @@ class Planning:
         branch of their own."""
         cut = _index(history, question_id) + 1
         planner = _leaving(planner or self.planner(), history[cut:])
-        kept = history.prefix(cut) if isinstance(history, Transcript) else Transcript(history[:cut])
+        if isinstance(history, Transcript | Continued):
+            kept: Sequence[Message] = history.prefix(cut)
+        else:
+            kept = Transcript(history[:cut])
         return self.planning("", kept, planner=planner)
 
     def plan_if(

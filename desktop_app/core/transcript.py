@@ -70,10 +70,11 @@ class Transcript(list[Message]):
 
 
 class Continued(Sequence[Message]):
-    """A transcript with a few messages after it — a plan's draft, or the one-word
-    stand-in for an empty composer — without a copy of it (93,000 pointers copied, then
-    freed, were most of a plan after a turn). Never changed; indexed, sliced (a slice is
-    a list), and iterated as a list is; `lineage` as `base.extended(tail)` would have."""
+    """A transcript with a few messages after it — a plan's draft, the one-word stand-in
+    for an empty composer, a window's rows since their last copy (`Snapshots`) — without
+    a copy of it (93,000 pointers copied, then freed, were most of a plan after a turn).
+    Never changed; indexed, sliced (a slice is a list), and iterated as a list is;
+    `lineage` as `base.extended(tail)` would have."""
 
     __slots__ = ("_n", "base", "lineage", "tail")
 

@@ -17,7 +17,7 @@ class ValidPrefix:
     another last turn (a draft, a stand-in) — is checked on from there
     (`validate_from`), not from its first of 100,000 messages."""
 
-    history: Sequence[Message]  # the history checked: a `Transcript`, or a copy (never changed)
+    history: Sequence[Message]  # the history checked, never changed: a transcript, or a copy
     length: int  # … its first `length` messages, that is
     lineage: Lineage  # theirs (`transcript.py`), and of the checks they went on from
     continued: bool  # the message after them carried the assistant's turn on
