@@ -64,6 +64,14 @@ class Turns:
         store = core.host.store
         core.check_no_turn_elsewhere()
         core.keep_state(store.context_state(core.id))  # as another program may have left it
+        if after is not None and after in core.state.excluded_messages:
+            raise ContextDeskError(  # (the request would end with Claude's reply before it)
+                "Your message is left out",
+                "Regenerate answers your message again, but it is excluded from the context: "
+                "Claude would have nothing to answer. Include it again (its menu: Include in "
+                "context), or send a new message.",
+                kind=ErrorKind.USAGE,
+            )
         if not over_budget:
             self._refuse_over_budget(message)
         planner = self._plans.planner()

@@ -225,6 +225,21 @@ def test_regenerating_a_reply_answers_its_question_again_beside_it(engine: Engin
     assert [m.id for m in chat.messages()] == [m.id for m in first]
 
 
+def test_a_reply_to_a_question_left_out_is_not_regenerated(engine: Engine) -> None:
+    """The request would end with the reply before it: the API refuses a prefill on the
+    current models (a new user's report)."""
+    chat = engine.new_chat()
+    first = answered(chat, "Tell me a fact.", "Another?")
+    chat.memory.set_excluded(first[2], True)
+    with pytest.raises(ContextDeskError, match="left out"):
+        chat.turns.start(None, ScriptedApprover(), after=first[2].id)
+    assert [m.id for m in chat.messages()] == [m.id for m in first]  # nothing changed
+    chat.memory.set_excluded(first[2], False)  # included again: answered again
+    run(chat, after=first[2].id)
+    assert len(chat.messages()) == 4
+    assert chat.messages()[3].id != first[3].id
+
+
 def test_a_regeneration_stopped_before_its_first_word_gives_the_old_answer_back(
     engine: Engine,
 ) -> None:
