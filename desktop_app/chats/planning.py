@@ -24,7 +24,7 @@ from desktop_app.core.blocks import Block, TextBlock
 from desktop_app.core.errors import ContextDeskError
 from desktop_app.core.messages import Message
 from desktop_app.core.request import RequestExtras, ToolSpec
-from desktop_app.core.transcript import Continued, Transcript, transcript_of
+from desktop_app.core.transcript import Continued, transcript_of
 
 if TYPE_CHECKING:  # the context engine and the tools load with the first plan
     from desktop_app.chats.changes import Changes
@@ -263,11 +263,7 @@ class Planning:
         branch of their own."""
         cut = _index(history, question_id) + 1
         planner = _leaving(planner or self.planner(), history[cut:])
-        if isinstance(history, Transcript | Continued):
-            kept: Sequence[Message] = history.prefix(cut)
-        else:
-            kept = Transcript(history[:cut])
-        return self.planning("", kept, planner=planner)
+        return self.planning("", transcript_of(history).prefix(cut), planner=planner)
 
     def plan_if(
         self,

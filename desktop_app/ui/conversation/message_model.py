@@ -365,9 +365,10 @@ class MessageListModel(QAbstractListModel):
         return self._all
 
     def transcript(self) -> Transcript | Continued:
-        """The whole chat as a `Transcript`: its lineage names the one this gave before
-        (up to the first message changed since), so a plan after a turn finds at once how
-        far the new one goes on from the last."""
+        """The whole chat, never changed (`Snapshots`: the last copy of the rows and what
+        came after it): its lineage names the one this gave before (up to the first
+        message changed since), so a plan after a turn finds at once how far the new one
+        goes on from the last."""
         return self._snapshots.of(self._all)
 
     def message_at(self, row: int) -> Message:
