@@ -14,9 +14,6 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     from desktop_app.cli.parser import parse
-    from desktop_app.config.privacy import protect_process
-
-    protect_process()  # a command the model runs cannot read our memory or environment
 
     args = parse(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(
@@ -30,8 +27,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from desktop_app.ui.gui import run_gui
 
         smoke_test = getattr(args, "smoke_test", False)
+        # (The window makes the process private as its engine opens: `open_engine`.)
         return run_gui(args.home, demo=args.demo or args.command == "demo", smoke_test=smoke_test)
     from desktop_app.cli.commands import run
+    from desktop_app.config.privacy import protect_process
+
+    protect_process()  # a command the model runs cannot read our memory or environment
 
     try:
         return run(args)

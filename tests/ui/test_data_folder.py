@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
@@ -26,6 +27,7 @@ from desktop_app.core.errors import ErrorKind
 from desktop_app.core.messages import Message, MessageStatus, user_text
 from desktop_app.ui.gui import FIRST_PAINT_PROBE, open_window, run_gui
 from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.qt_loading import init_fontconfig, warm_fontconfig
 from desktop_app.ui.startup.single_instance import SingleInstance
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 from tests.unit.builders import database_at
@@ -308,6 +310,19 @@ def test_loading_qt_leaves_python_s_own_import_in_place() -> None:
     assert done.stdout.split() == ["True"], done.stderr[-2000:]
 
 
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="Qt uses fontconfig elsewhere")
+def test_fontconfig_is_started_on_a_thread_of_its_own_while_qt_loads() -> None:
+    """The first widget with text would wait ~5 ms for fontconfig on the GUI thread; it
+    starts on a thread of its own, and where there is none Qt finds fonts without it."""
+    thread = warm_fontconfig()
+    assert thread is not None
+    assert thread.name == "fontconfig"
+    thread.join(10)
+    assert not thread.is_alive()
+    assert init_fontconfig() is True  # (done already: fontconfig says so again)
+    assert init_fontconfig("libfontconfig-that-is-not-there.so.1") is False
+
+
 FIRST_FRAME_WATCH = """
 import json, sys
 import PySide6.QtCore as core
@@ -319,7 +334,8 @@ class Watch(core.QObject):
             watched.removeEventFilter(self)
             loaded = [m for m in ENGINE if m in sys.modules]
             print(json.dumps({"loaded": loaded, "qt_enums": "Qt" in vars(core),
-                              "rows": window.chat_list.model.rowCount()}), flush=True)
+                              "rows": window.chat_list.model.rowCount(),
+                              "list_view": LIST_VIEW in sys.modules}), flush=True)
             core.QTimer.singleShot(0, app.quit)
         return False
 
@@ -328,6 +344,7 @@ ENGINE = ["desktop_app.chats.engine", "desktop_app.storage.store", "desktop_app.
           # the settings and their checks, the errors, the database's migrations, the search
           "desktop_app.config.settings", "desktop_app.core.errors", "desktop_app.storage.db",
           "desktop_app.storage.search"]
+LIST_VIEW = "desktop_app.ui.chat_list.list_view"  # (made for a first frame with chats only)
 app = make_app()
 window = open_window(sys.argv[1])
 watch = Watch()
@@ -356,15 +373,17 @@ def first_frame(home: Path) -> dict[str, object]:
 
 def test_the_first_frame_lists_the_chats_before_the_engine_loads(tmp_path: Path) -> None:
     """Start-up (the window basics issue): the frame and the chat list paint from a light
-    read; the engine, and Qt's namespace of enums, load after it."""
-    assert first_frame(tmp_path / "empty") == {"loaded": [], "qt_enums": False, "rows": 0}
+    read; the engine, and Qt's namespace of enums, load after it. A first start's frame
+    has no chats to list: the list's view is made after it."""
+    empty = {"loaded": [], "qt_enums": False, "rows": 0, "list_view": False}
+    assert first_frame(tmp_path / "empty") == empty
     home = tmp_path / "returning"
     engine = Engine.open(home)
     for title in ("First", "Second"):
         engine.new_chat(title)
     engine.close()
     # (the list takes the focus as the window shows: no row's flags are asked for then)
-    assert first_frame(home) == {"loaded": [], "qt_enums": False, "rows": 2}
+    assert first_frame(home) == {"loaded": [], "qt_enums": False, "rows": 2, "list_view": True}
 
 
 def test_an_older_database_is_listed_once_the_engine_has_upgraded_it(
@@ -492,6 +511,31 @@ def test_a_shortcut_pressed_before_the_engine_is_attached_is_answered(
     after_paint()  # what the first frame's aftermath does then: the rest, once
     assert window.started
     assert [c.title for c in window.engine.list_chats()] == ["New chat", "Existing"]
+    window.close()
+    window.engine.close()
+
+
+def test_a_first_start_lists_its_first_chat_in_the_list_made_after_the_first_frame(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    """A first start's frame shows "No chats yet" and no list (its view is made after
+    the frame); the first chat, made with Ctrl+N from the search box that has the focus,
+    is listed there and current."""
+    window = open_window(tmp_path / "home")
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.started, timeout=5000)
+    panel = window.chat_list
+    assert panel.empty.isVisible()
+    assert "No chats yet" in panel.empty.text()
+    assert not panel.list.isVisible()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is panel.search, timeout=5000)
+    qtbot.keyClick(panel.search, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: panel.list.isVisible(), timeout=5000)
+    assert panel.model.rowCount() == 1
+    assert window.current is not None
+    assert panel.selected_id() == window.current.chat.id
+    assert not panel.empty.isVisible()
     window.close()
     window.engine.close()
 

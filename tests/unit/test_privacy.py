@@ -94,3 +94,37 @@ def test_a_command_run_by_the_app_cannot_read_the_key_from_its_environment(
     if done.returncode != 0:
         pytest.skip(f"cannot run as an unprivileged user here: {done.stderr.strip()[-200:]}")
     assert done.stdout.strip() == seen
+
+
+WINDOW_DUMPABLE = """
+import ctypes, sys
+from desktop_app.ui.gui import make_app, open_window
+
+libc = ctypes.CDLL(None)
+app = make_app()
+window = open_window(sys.argv[1])
+before = libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+window.show()
+while not window.attached:
+    app.processEvents()
+print(before, libc.prctl(3, 0, 0, 0, 0), flush=True)
+window.close()
+window.engine.close()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_the_window_s_process_is_private_once_its_engine_opens(tmp_path: Path) -> None:
+    """The window's first frame does without ctypes; the process is made private as the
+    engine opens, before any command the model runs or any MCP server can start."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
+    done = subprocess.run(
+        [sys.executable, "-c", WINDOW_DUMPABLE, str(tmp_path / "home")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    assert done.stdout.split() == ["1", "0"], done.stderr[-2000:]

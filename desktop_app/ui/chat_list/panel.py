@@ -15,35 +15,25 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QTimer, Signal, Slot
-from PySide6.QtGui import QContextMenuEvent, QFocusEvent, QKeyEvent, QMouseEvent
+from PySide6.QtGui import QFocusEvent, QKeyEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
-    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListView,
-    QMenu,
     QPushButton,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop_app.ui.chat_list.model import (
-    CHAT_ROLE,
-    HIT_ROLE,
-    ID_ROLE,
-    NO_PROJECT,
-    ChatListModel,
-)
-from desktop_app.ui.chat_list.row_delegate import ChatRowDelegate
+from desktop_app.ui.chat_list.model import HIT_ROLE, ID_ROLE, NO_PROJECT, ChatListModel
 from desktop_app.ui.qt_later import Qt
 
 if TYPE_CHECKING:
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.storage.search import SearchHit
+    from desktop_app.ui.chat_list.list_view import ChatListView
 
 UNDO_SECONDS = 10
 SEARCH_DELAY_MS = 150  # search once typing pauses, not on every key
@@ -106,10 +96,7 @@ class ChatListPanel(QWidget):
         self.project_filter.setToolTip("List every chat, a project's chats, or those in none")
         self.project_filter.activated.connect(self._on_project_filter_activated)
         self.project_filter.hide()
-        self.list = _ChatListView(self)
-        self.list.setModel(self.model)
-        self.list.selectionModel().currentChanged.connect(self._on_list_current_changed)
-        self.list.clicked.connect(self._on_list_clicked)
+        self._list: ChatListView | None = None  # (made when first needed: `list`)
         self.archive_bar = QWidget()
         archive_label = QLabel("<b>Archived chats</b>")
         back = QPushButton("Back to chats")
@@ -151,8 +138,7 @@ class ChatListPanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.project_filter)
         layout.addWidget(self.archive_bar)
-        layout.addWidget(self.list, 1)
-        layout.addWidget(self.empty, 1)
+        layout.addWidget(self.empty, 1)  # (the list goes above it: `list`)
         layout.addWidget(self.undo_bar)
         self._show_empty_state()
 
@@ -163,6 +149,27 @@ class ChatListPanel(QWidget):
         self.first_frame_shown = True
         if self.list.hasFocus() and not self.list.currentIndex().isValid():
             self.list.focusInEvent(QFocusEvent(QEvent.Type.FocusIn))
+
+    @property
+    def list(self) -> ChatListView:
+        """The chats, one row each. Made when first asked for: a first start's window
+        shows no list, and its first frame does without its classes (~3 ms: QListView's
+        and its bases' enums); it is made right after that frame (`first_frame_done`)."""
+        if self._list is None:
+            from desktop_app.ui.chat_list.list_view import ChatListView
+
+            view = ChatListView(self)
+            view.setModel(self.model)
+            view.selectionModel().currentChanged.connect(self._on_list_current_changed)
+            view.clicked.connect(self._on_list_clicked)
+            view.setVisible(self.empty.isHidden())
+            column = self.layout()
+            assert isinstance(column, QVBoxLayout)
+            column.insertWidget(column.indexOf(self.empty), view, 1)
+            if not self.isVisible():  # made for the first frame: it has the focus then
+                view.setFocus()
+            self._list = view
+        return self._list
 
     @property
     def showing_archive(self) -> bool:
@@ -252,6 +259,8 @@ class ChatListPanel(QWidget):
         return self.model.index(row) if row is not None else QModelIndex()
 
     def selected_id(self) -> str | None:
+        if self._list is None:
+            return None  # (no list made yet, so no chat chosen in it)
         index = self.list.currentIndex()
         return index.data(ID_ROLE) if index.isValid() else None
 
@@ -272,7 +281,7 @@ class ChatListPanel(QWidget):
         self.undo_bar.show()
         self._undo_timer.start(UNDO_SECONDS * 1000)
 
-    def tab_stops(self) -> list[QWidget]:
+    def tab_stops(self) -> Sequence[QWidget]:
         """Its widgets in Tab's order, as the eye reads them (the project filter, shown
         once a project exists, between the buttons and the list)."""
         return [self.search, self.new_button, self.project_filter, self.list]
@@ -331,7 +340,8 @@ class ChatListPanel(QWidget):
         else:
             self.empty.setText("No chats yet.\nPress “New chat” to start one.")
         self.empty.setVisible(empty)
-        self.list.setVisible(not empty)
+        if self._list is not None or not empty:
+            self.list.setVisible(not empty)
 
     @Slot()
     def _on_search_timer_timeout(self) -> None:
@@ -353,88 +363,6 @@ class ChatListPanel(QWidget):
         if self._undo is not None:
             self.undo_requested.emit(*self._undo)
             self._undo = None
-
-
-class _ChatListView(QListView):
-    def __init__(self, panel: ChatListPanel) -> None:
-        super().__init__(panel)
-        self.panel = panel
-        self.setObjectName("chatList")
-        # A sidebar, not a box: no frame, the window's colour behind the rows
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        # A viewport of our own, which (unlike the one made for us) does not fill its
-        # background. (Asking for the made one, `viewport()`, costs ~30 ms of start-up:
-        # to type a returned QWidget, Qt for Python makes every QWidget subclass's enums.)
-        self.setViewport(QWidget())
-        self.setEditTriggers(
-            QAbstractItemView.EditTrigger.EditKeyPressed
-            | QAbstractItemView.EditTrigger.DoubleClicked
-        )
-        self.setMouseTracking(True)  # the hover highlight
-        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        delegate = ChatRowDelegate(self)
-        delegate.renamed.connect(panel.rename_requested)
-        self.setItemDelegate(delegate)
-        # Rows differ in height (a group's first has its header): laid out in batches,
-        # so thousands of chats never hold the window up. (A batch smaller than the rows
-        # listed — 50 of 300 — left the list blank for the first frames under X11.)
-        self.setLayoutMode(QListView.LayoutMode.Batched)
-        self.setBatchSize(200)
-
-    def focusInEvent(self, event: QFocusEvent) -> None:
-        """Qt makes the first row current when the list gets the focus with none: that
-        is not the user choosing a chat, so it opens nothing. (Nor is it done as the
-        window first shows: asking the row's flags makes `Qt`'s ~90 enums, ~15 ms.)"""
-        if not self.panel.first_frame_shown:
-            QWidget.focusInEvent(self, event)
-            return
-        self.panel._quiet = True
-        try:
-            super().focusInEvent(event)
-        finally:
-            self.panel._quiet = False
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and (
-            self.state() is not QAbstractItemView.State.EditingState
-        ):
-            self.panel.activate(self.currentIndex())
-            return
-        super().keyPressEvent(event)
-
-    def mousePressEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.RightButton:
-            event.accept()  # the menu, not another chat: right-click opens nothing
-            return
-        super().mousePressEvent(event)
-
-    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        index = self.indexAt(event.pos())
-        if index.isValid():
-            self.menu_for(index).exec(event.globalPos())
-
-    def menu_for(self, index: QModelIndex) -> QMenu:
-        """The right-click menu of one chat."""
-        chat: ChatInfo = index.data(CHAT_ROLE)
-        panel = self.panel
-        menu = QMenu(self)
-        menu.addAction("Rename", lambda: self.edit(index))
-        pinned = chat.pinned_at is not None
-        menu.addAction(
-            "Unpin" if pinned else "Pin to top",
-            lambda: panel.pin_requested.emit(chat.id, not pinned),
-        )
-        menu.addAction("Project…", lambda: panel.project_requested.emit(chat.id))
-        menu.addAction("Export as JSON…", lambda: panel.export_requested.emit(chat.id, "json"))
-        menu.addAction("Export as Markdown…", lambda: panel.export_requested.emit(chat.id, "md"))
-        menu.addSeparator()
-        archived = chat.archived_at is not None
-        menu.addAction(
-            "Unarchive" if archived else "Archive",
-            lambda: panel.archive_requested.emit(chat.id, not archived),
-        )
-        menu.addAction("Move to trash", lambda: panel.delete_requested.emit(chat.id))
-        return menu
 
 
 def _short(title: str) -> str:

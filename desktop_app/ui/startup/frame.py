@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -101,6 +101,8 @@ class WindowFrame(QMainWindow):
         """Where the window was, and whether its chat list was shown, when it closed."""
         state = self.app_state
         if state.window_geometry:
+            from PySide6.QtCore import QByteArray  # (a first start's frame does without)
+
             self.restoreGeometry(QByteArray.fromBase64(state.window_geometry.encode("ascii")))
         if state.chat_list_hidden:
             self.menus.chat_list_action.setChecked(False)

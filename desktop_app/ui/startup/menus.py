@@ -11,9 +11,10 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QKeySequence
     from PySide6.QtWidgets import QMenuBar, QWidget
 
     from desktop_app.ui.chat_list.controller import ChatListController
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
 
     ChatAct = Callable[[ChatListController, str], object]  # (the list's actions, a chat id)
 
-Shortcut = QKeySequence | QKeySequence.StandardKey | str
+    # Keys as text ("Ctrl" is Command on macOS), or a function giving them (called by
+    # `enable`, after the first frame: QKeySequence's class makes its ~100 enum members).
+    Shortcut = str | Callable[[], QKeySequence | str]
 
 
 class MenuWindow(Protocol):
@@ -62,7 +65,7 @@ class WindowMenus:
         self.shortcuts: list[tuple[QAction, Shortcut]] = []  # given by `enable`
         bar = window.menuBar()
         file_menu = bar.addMenu("&File")
-        self.new_action = self._action("&New chat", QKeySequence.StandardKey.New, window.new_chat)
+        self.new_action = self._action("&New chat", "Ctrl+N", window.new_chat)
         file_menu.addAction(self.new_action)
         for text, keys, fmt in (
             ("Export as &JSON…", "Ctrl+E", "json"),
@@ -72,10 +75,7 @@ class WindowMenus:
             file_menu.addAction(self._action(text, keys, export))
         file_menu.addAction(self._action("&Import chats…", "Ctrl+O", window.import_chat))
         file_menu.addSeparator()
-        # Ctrl+, where the platform has no Preferences key of its own (Linux, Windows).
-        preferences = QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences)
-        settings_keys = preferences[0] if preferences else "Ctrl+,"
-        file_menu.addAction(self._action("&Settings…", settings_keys, window.open_settings))
+        file_menu.addAction(self._action("&Settings…", _settings_keys, window.open_settings))
         file_menu.addAction(
             self._action(
                 "&Tools and MCP servers…", "Ctrl+Shift+T", lambda: window.dialogs.open_tools()
@@ -145,7 +145,7 @@ class WindowMenus:
         """The engine is here: every action works, with its key."""
         if on:
             for action, keys in self.shortcuts:
-                action.setShortcut(keys)
+                action.setShortcut(keys if isinstance(keys, str) else keys())
         for action in self.actions():
             action.setEnabled(on)
 
@@ -159,6 +159,14 @@ class WindowMenus:
         if slot is not None:
             action.triggered.connect(lambda _checked=False: slot())
         return action
+
+
+def _settings_keys() -> QKeySequence | str:
+    """The platform's Preferences key, or Ctrl+, where it has none (Linux, Windows)."""
+    from PySide6.QtGui import QKeySequence
+
+    preferences = QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences)
+    return preferences[0] if preferences else "Ctrl+,"
 
 
 def _stop(pane: ConversationPane) -> None:
