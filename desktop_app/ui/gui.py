@@ -12,18 +12,15 @@ from pathlib import Path
 from types import TracebackType
 
 from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from desktop_app import __version__
-from desktop_app.bundled import bundled
 from desktop_app.chats import FirstFrame, data_folder, log_unexpected
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.startup.single_instance import SingleInstance
 
 log = logging.getLogger(__name__)
-ICON_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 # Set, the app prints FIRST-PAINT on stdout when its window first paints, then quits:
 # the start-up benchmark measures the real entry point with it (tests/perf/bench_startup.py).
 FIRST_PAINT_PROBE = "CONTEXTDESK_QUIT_AFTER_FIRST_PAINT"
@@ -58,21 +55,9 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app.setApplicationDisplayName("ContextDesk")
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("org.contextdesk.ContextDesk")
-    app.setWindowIcon(app_icon())
     theme.apply_system_scheme(app, first_frame=made_here)  # in full after the first frame
     app.styleHints().colorSchemeChanged.connect(lambda _scheme: theme.apply_system_scheme(app))
     return app
-
-
-def app_icon() -> QIcon:
-    """The icon at every size it is drawn at (window, task bar, switcher)."""
-    icon = QIcon()
-    for size in ICON_SIZES:
-        try:
-            icon.addFile(str(bundled("icons", f"contextdesk-{size}.png")))
-        except FileNotFoundError:  # a broken install: no icon, but the app still opens
-            log.warning("icon contextdesk-%s.png is missing", size)
-    return icon
 
 
 def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWindow:

@@ -519,12 +519,15 @@ def test_a_first_start_lists_its_first_chat_in_the_list_made_after_the_first_fra
     tmp_path: Path, qtbot: QtBot
 ) -> None:
     """A first start's frame shows "No chats yet" and no list (its view is made after
-    the frame); the first chat, made with Ctrl+N from the search box that has the focus,
+    the frame, as is the icon); the first chat, made with Ctrl+N from the search box that has the focus,
     is listed there and current."""
     window = open_window(tmp_path / "home")
     qtbot.addWidget(window)
     window.show()
     qtbot.waitUntil(lambda: window.started, timeout=5000)
+    # the icon, given right after the frame, at every size it is drawn at
+    sizes = {size.width() for size in QApplication.windowIcon().availableSizes()}
+    assert {16, 32, 512} <= sizes
     panel = window.chat_list
     assert panel.empty.isVisible()
     assert "No chats yet" in panel.empty.text()

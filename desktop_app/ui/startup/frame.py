@@ -116,6 +116,7 @@ class WindowFrame(QMainWindow):
             # A timer started in __init__ would fire before the first frame (the paint
             # is posted after it): the last chat, the connection and the rest wait here.
             self._painted = True
+            QTimer.singleShot(0, _give_app_icon)
             QTimer.singleShot(0, self.chat_list.first_frame_done)
             QTimer.singleShot(0, self.after_first_paint)
             app = QApplication.instance()
@@ -228,3 +229,10 @@ class WindowFrame(QMainWindow):
         self.show()
         self.raise_()
         self.activateWindow()
+
+
+def _give_app_icon() -> None:
+    """(After the first frame: `startup/icon.py`.)"""
+    from desktop_app.ui.startup.icon import give_app_icon
+
+    give_app_icon()

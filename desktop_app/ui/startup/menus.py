@@ -152,8 +152,10 @@ class WindowMenus:
     def _action(
         self, text: str, shortcut: Shortcut | None, slot: Callable[[], object] | None
     ) -> QAction:
-        """A menu action, without its shortcut until `enable`."""
-        action = QAction(text, self._parent)
+        """A menu action, without its shortcut until `enable`. (Its text set apart: given
+        with it, Qt for Python would try QAction's icon overload, making QIcon's enums.)"""
+        action = QAction(self._parent)
+        action.setText(text)
         if shortcut is not None:
             self.shortcuts.append((action, shortcut))
         if slot is not None:
