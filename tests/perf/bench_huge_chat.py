@@ -6,7 +6,7 @@ process of its own so that its memory is its own:
 Targets: appending costs ≤ 1.5× appending to a 100-message chat; open to first paint
 ≤ 1.5× the small chat's (medians, interleaved); resident memory after opening and
 planning it ≤ 300 MB — in a process that started as a user's does, over the data folder
-the chat is in (`--memory-of`: not this one, which made 200,000 messages to measure
+the chat is in (`memory_after_opening`: not this one, which made 200,000 messages to measure
 appending and the chat itself, and keeps what the allocator kept of them); scrolling
 toward the top without a repaint over 33 ms; a search within it; a Send in it without
 a pause of the window over 100 ms; the plan after a turn
@@ -66,12 +66,27 @@ def scroll_up(window: MainWindow) -> float:
     return slowest
 
 
+# The fresh process of `memory_after_opening`: it loads Qt as the app does first
+# (`load_qt`, as `python -m desktop_app` does). Else PySide's import hook stays, the source
+# of every module imported later — the SDK's ~3,600 — is read into `linecache`, and ~20 MB
+# of it stayed whenever the first plan's clean-up had run before the SDK had loaded.
+OPEN_AND_PLAN = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from desktop_app.ui.qt_loading import load_qt
+load_qt()
+from tests.perf.bench_huge_chat import open_and_plan
+open_and_plan(sys.argv[2], sys.argv[3])
+"""
+
+
 def memory_after_opening(home: str, chat_id: str) -> float:
     """A fresh process's resident memory, MB, once its window has opened and planned the
     chat `chat_id` of the data folder `home` (and the SDK and the highlighting loaded)."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    root = str(Path(__file__).resolve().parents[2])
     done = subprocess.run(
-        [sys.executable, __file__, "--memory-of", home, chat_id],
+        [sys.executable, "-c", OPEN_AND_PLAN, root, home, chat_id],
         capture_output=True,
         text=True,
         env=env,
@@ -139,8 +154,8 @@ def peak_of_command(*argv: str) -> tuple[float, float]:
     return float(done.stdout.split()[-1]), time.perf_counter() - started
 
 
-def _open_and_plan(home: str, chat_id: str) -> None:
-    """(In the fresh process of `memory_after_opening`.)"""
+def open_and_plan(home: str, chat_id: str) -> None:
+    """(In the fresh process of `memory_after_opening`: `OPEN_AND_PLAN`.)"""
     make_app()
     engine = Engine.open(home, demo=True)
     window = MainWindow.over(engine)
@@ -161,11 +176,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", type=Path)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--memory-of", nargs=2, metavar=("HOME", "CHAT_ID"))
     args = parser.parse_args()
-    if args.memory_of:
-        _open_and_plan(*args.memory_of)
-        return 0
     with tempfile.TemporaryDirectory() as folder:  # the store alone: append's own cost
         store = ChatStore.open(Path(folder) / "append.sqlite3")
         small_append = append_cost(store, 100)
