@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     from desktop_app.cli.parser import parse
+    from desktop_app.config.privacy import protect_process
 
     args = parse(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(
@@ -23,16 +24,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in (None, "gui", "demo"):
         from desktop_app.ui.qt_loading import load_qt
 
-        load_qt()
+        # A command the model runs cannot read our memory or environment: made so on a
+        # thread while Qt loads, before the application is made (`qt_loading`)
+        load_qt(make_private=protect_process)
         from desktop_app.ui.gui import run_gui
 
         smoke_test = getattr(args, "smoke_test", False)
-        # (The window makes the process private as its engine opens: `open_engine`.)
         return run_gui(args.home, demo=args.demo or args.command == "demo", smoke_test=smoke_test)
     from desktop_app.cli.commands import run
-    from desktop_app.config.privacy import protect_process
 
-    protect_process()  # a command the model runs cannot read our memory or environment
+    protect_process()  # (the command line's: before any command runs)
 
     try:
         return run(args)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from desktop_app.chats.first_frame import FirstFrame, data_folder
 from desktop_app.chats.names import CHAT_FIELDS, NEW_CHAT_TITLE, PROJECT_DEFAULT_FIELDS
 from desktop_app.config.logfile import log_unexpected
-from desktop_app.config.privacy import protect_process
 
 if TYPE_CHECKING:
     from desktop_app.chats.attachments import (
@@ -159,7 +158,6 @@ __all__ = [
     "people_name",
     "preview_handoff",
     "previewing_handoff",
-    "protect_process",
     "read_given_file",
     "repaired",
     "retry_point",

@@ -18,6 +18,7 @@ from desktop_app import __version__
 from desktop_app.chats import FirstFrame, data_folder, log_unexpected
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.qt_loading import wait_for_start_up
 from desktop_app.ui.startup.single_instance import SingleInstance
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     if isinstance(app, QApplication) and app.property("contextdesk-ready"):
         return app
     made_here = not isinstance(app, QApplication)
+    wait_for_start_up()  # (`qt_loading`: the process private, fontconfig started)
     if not isinstance(app, QApplication):
         # Fusion from the start: set later, Qt for Python would type the style it returns
         # (`setStyle`), making QStyle's ~560 enum members before the first frame.

@@ -14,8 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
@@ -27,7 +27,7 @@ from desktop_app.core.errors import ErrorKind
 from desktop_app.core.messages import Message, MessageStatus, user_text
 from desktop_app.ui.gui import FIRST_PAINT_PROBE, open_window, run_gui
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.qt_loading import init_fontconfig, warm_fontconfig
+from desktop_app.ui.qt_loading import init_fontconfig
 from desktop_app.ui.startup.single_instance import SingleInstance
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo
 from tests.unit.builders import database_at
@@ -310,16 +310,26 @@ def test_loading_qt_leaves_python_s_own_import_in_place() -> None:
     assert done.stdout.split() == ["True"], done.stderr[-2000:]
 
 
-@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="Qt uses fontconfig elsewhere")
-def test_fontconfig_is_started_on_a_thread_of_its_own_while_qt_loads() -> None:
-    """The first widget with text would wait ~5 ms for fontconfig on the GUI thread; it
-    starts on a thread of its own, and where there is none Qt finds fonts without it."""
-    thread = warm_fontconfig()
-    assert thread is not None
-    assert thread.name == "fontconfig"
-    thread.join(10)
-    assert not thread.is_alive()
-    assert init_fontconfig() is True  # (done already: fontconfig says so again)
+START_UP_THREAD = """
+from desktop_app.config.privacy import protect_process
+from desktop_app.ui.qt_loading import _started, load_qt, wait_for_start_up
+
+load_qt(make_private=protect_process)
+thread = _started[-1]
+wait_for_start_up()
+print(thread.name, thread.is_alive(), thread.private, _started == [])
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and fontconfig")
+def test_the_start_up_thread_has_made_the_process_private_and_started_fontconfig() -> None:
+    """While Qt loads, a thread makes the process private and starts fontconfig (the
+    first widget with text would wait ~5 ms for it); the application waits for it."""
+    done = subprocess.run(
+        [sys.executable, "-c", START_UP_THREAD], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.split() == ["start-up", "False", "True", "True"], done.stderr[-2000:]
+    assert init_fontconfig() is True  # (fontconfig here: started, it says so again)
     assert init_fontconfig("libfontconfig-that-is-not-there.so.1") is False
 
 
@@ -539,6 +549,46 @@ def test_a_first_start_lists_its_first_chat_in_the_list_made_after_the_first_fra
     assert window.current is not None
     assert panel.selected_id() == window.current.chat.id
     assert not panel.empty.isVisible()
+    window.close()
+    window.engine.close()
+
+
+class _WindowsShown(QObject):
+    """Records every top-level widget shown (an application-wide event filter)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown: list[str] = []
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        shown = event.type() == QEvent.Type.Show
+        if shown and isinstance(watched, QWidget) and watched.isWindow():
+            self.shown.append(type(watched).__name__)
+        return False
+
+
+def test_a_returning_user_s_chat_list_is_made_inside_the_window(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    """The list's view is made as the first frame's chats are listed: placed in the
+    panel before it is shown, never a window of its own for a moment."""
+    home = tmp_path / "home"
+    engine = Engine.open(home)
+    engine.new_chat("One")
+    engine.close()
+    watch = _WindowsShown()
+    app = QApplication.instance()
+    assert app is not None
+    app.installEventFilter(watch)
+    try:
+        window = open_window(home)
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitUntil(lambda: window.started, timeout=5000)
+    finally:
+        app.removeEventFilter(watch)
+    assert watch.shown == ["MainWindow"]
+    assert window.chat_list.list.isVisible()
     window.close()
     window.engine.close()
 

@@ -162,10 +162,10 @@ class ChatListPanel(QWidget):
             view.setModel(self.model)
             view.selectionModel().currentChanged.connect(self._on_list_current_changed)
             view.clicked.connect(self._on_list_clicked)
-            view.setVisible(self.empty.isHidden())
             column = self.layout()
             assert isinstance(column, QVBoxLayout)
             column.insertWidget(column.indexOf(self.empty), view, 1)
+            view.setVisible(self.empty.isHidden())  # (placed first: never a window of its own)
             if not self.isVisible():  # made for the first frame: it has the focus then
                 view.setFocus()
             self._list = view

@@ -22,11 +22,8 @@ log = logging.getLogger(__name__)
 def open_engine(frame: FirstFrame, window: QWidget) -> Engine | None:
     """The data folder's engine, open, its log file kept — or None, once a message box
     has said why not (a database of a newer version, say): nothing is changed."""
-    from desktop_app.chats import Engine, log_unexpected, protect_process
+    from desktop_app.chats import Engine, log_unexpected
 
-    # Before the engine, so before any command the model runs or any MCP server: they
-    # cannot read our memory or environment. (Not before the first frame: ctypes, 2 ms.)
-    protect_process()
     try:
         engine = Engine.open(frame.paths, demo=frame.demo, holds_folder=True)
     except Exception as exc:  # say so, change nothing
