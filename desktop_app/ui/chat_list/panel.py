@@ -3,10 +3,11 @@ Previous 7 days, …), a mark on a chat that is answering in the background or h
 search across titles and messages as you type; new, rename, pin, archive, and delete to
 the trash with Undo.
 
-One model row per chat (`chat_list_model.py`), painted by a delegate
-(`chat_row_delegate.py`, group headers included), so thousands of chats cost no widgets. Searching never opens a chat or moves the focus: the list shows
-the chats that match, each with the text around its newest match; a click or Enter opens
-the chat at that message.
+One model row per chat (`model.py`), shown by one view (`list_view.py`, made when first
+needed) and painted by a delegate (`row_delegate.py`, group headers included), so
+thousands of chats cost no widgets. Searching never opens a chat or moves the focus: the
+list shows the chats that match, each with the text around its newest match; a click or
+Enter opens the chat at that message.
 """
 
 from __future__ import annotations
