@@ -277,6 +277,35 @@ def test_a_chat_answering_in_the_background_is_marked_in_the_list(
     assert window.chat_list.index_of(session.chat.id).data(ACTIVITY_ROLE) == ""
 
 
+def test_a_refused_regenerate_is_said_in_the_chat_but_a_failed_turn_marks_the_list(
+    window: MainWindow, engine: Engine, qtbot: QtBot, simulator: SimulatorServer
+) -> None:
+    """Regenerate under a reply whose question is excluded is refused before anything is
+    sent: the chat says why, and the list does not mark the chat failed (nothing failed).
+    A turn that does fail marks it."""
+    session = open_demo(window, engine, qtbot, turns=1)
+    view = window.pane.messages
+    question = next(m for m in session.messages if m.role == "user")
+    reply = session.messages[-1]
+
+    def click(message: Message, label: str) -> None:
+        next(a for a in view.menu_for(message).actions() if a.text().startswith(label)).trigger()
+
+    click(question, "Exclude")
+    qtbot.waitUntil(lambda: question.id in session.chat.state.excluded_messages, timeout=5000)
+    click(reply, "Regenerate")
+    assert session.error is not None
+    assert session.error.title == "Your message is left out"
+    assert window.chat_list.index_of(session.chat.id).data(ACTIVITY_ROLE) == ""
+
+    click(question, "Include")
+    qtbot.waitUntil(lambda: question.id not in session.chat.state.excluded_messages, timeout=5000)
+    simulator.queue(Fault(FaultKind.MID_STREAM_ERROR, after_events=3))
+    click(reply, "Regenerate")
+    qtbot.waitUntil(lambda: not session.busy and session.error is not None, timeout=TURN_TIMEOUT_MS)
+    assert window.chat_list.index_of(session.chat.id).data(ACTIVITY_ROLE) == Activity.FAILED
+
+
 def test_the_window_remembers_its_layout_and_last_chat(
     engine: Engine, open_window: OpenWindow, qtbot: QtBot
 ) -> None:

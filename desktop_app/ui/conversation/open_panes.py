@@ -18,6 +18,9 @@ from desktop_app.ui.chat_list.model import Activity
 from desktop_app.ui.conversation.pane import ConversationPane
 from desktop_app.ui.conversation.session import ChatSession
 
+# What the chat list does not mark as a failed chat: nothing in it failed.
+NOT_FAILURES = frozenset({ErrorKind.NOTICE, ErrorKind.USAGE, ErrorKind.NOTHING_TO_RETRY})
+
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStackedWidget
 
@@ -123,8 +126,11 @@ class OpenPanes(QObject):
         pane.withdraw_approvals()
 
     def _mark(self, session: ChatSession) -> None:
-        """The chat list marks a chat answering or failed (one shown or not)."""
-        mark = Activity.ANSWERING if session.busy else Activity.FAILED if session.error else ""
+        """The chat list marks a chat answering or failed (one shown or not). A notice, or
+        an action refused before anything was sent, is said in the chat, not marked."""
+        error = session.error
+        failed = error is not None and error.kind not in NOT_FAILURES
+        mark = Activity.ANSWERING if session.busy else Activity.FAILED if failed else ""
         self.activity.emit(session.chat.id, mark)
 
     # -- for every open chat --------------------------------------------------------------------
