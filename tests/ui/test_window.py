@@ -38,6 +38,7 @@ from desktop_app.ui.gui import make_app
 from desktop_app.ui.main_window import MainWindow
 from tests.fakes.keyring_backend import LockedKeyring
 from tests.ui.conftest import TURN_TIMEOUT_MS, open_demo, when_shown
+from tests.ui.test_conversation import type_and_send
 from tests.ui.test_text_sizes import cut_words
 from tests.unit.builders import a, u
 
@@ -304,6 +305,27 @@ def test_a_refused_regenerate_is_said_in_the_chat_but_a_failed_turn_marks_the_li
     click(reply, "Regenerate")
     qtbot.waitUntil(lambda: not session.busy and session.error is not None, timeout=TURN_TIMEOUT_MS)
     assert window.chat_list.index_of(session.chat.id).data(ACTIVITY_ROLE) == Activity.FAILED
+
+
+def test_retry_from_the_error_banner_leaves_the_keys_in_the_composer(
+    window: MainWindow, engine: Engine, qtbot: QtBot, simulator: SimulatorServer
+) -> None:
+    """The banner's Retry button has the focus when clicked; the banner then goes, and the
+    focus goes to the composer, where the user goes on, not to the chat list's search
+    box (a new user's report)."""
+    session = open_demo(window, engine, qtbot, turns=1)
+    window.activateWindow()
+    simulator.queue(Fault(FaultKind.MID_STREAM_ERROR, after_events=3))
+    type_and_send(window, qtbot, "Once more, please")
+    qtbot.waitUntil(lambda: not session.busy and session.error is not None, timeout=TURN_TIMEOUT_MS)
+    retry = window.pane.banner.retry_button
+    qtbot.waitUntil(retry.isVisible, timeout=5000)
+    retry.setFocus()
+    qtbot.waitUntil(retry.hasFocus, timeout=5000)
+    qtbot.mouseClick(retry, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not session.busy and session.error is None, timeout=TURN_TIMEOUT_MS)
+    assert not window.pane.banner.isVisible()
+    assert window.pane.composer.edit.hasFocus()
 
 
 def test_the_window_remembers_its_layout_and_last_chat(

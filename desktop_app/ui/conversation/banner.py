@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
+    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -32,6 +33,9 @@ class ErrorBanner(QFrame):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # Where the keys go when the banner leaves with them (its Retry or ✕ pressed):
+        # else Qt hands them to the next widget in Tab's order, the chat list's search.
+        self.focus_after: QWidget | None = None
         self.setObjectName("errorBanner")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.title = QLabel()
@@ -74,7 +78,7 @@ class ErrorBanner(QFrame):
 
     def show_error(self, error: ErrorInfo | None, *, can_retry: bool = True) -> None:
         if error is None:
-            self.hide()
+            self._leave()
             return
         tone = "notice" if error.kind is ErrorKind.NOTICE else "error"
         colour = theme.status_colour(tone, theme.is_dark(self.palette())).name()
@@ -92,8 +96,18 @@ class ErrorBanner(QFrame):
 
     @Slot()
     def _on_close_clicked(self) -> None:
-        self.hide()
+        self._leave()
         self.dismissed.emit()
+
+    def _leave(self) -> None:
+        """Hidden; the focus, if it was in the banner, to `focus_after`."""
+        if self.isHidden():
+            return  # (every send clears the banner: nothing to ask Qt then)
+        focused = QApplication.focusWidget()
+        had_focus = focused is not None and self.isAncestorOf(focused)
+        self.hide()
+        if had_focus and self.focus_after is not None:
+            self.focus_after.setFocus()
 
 
 def centred_row(bar: QWidget) -> QHBoxLayout:

@@ -96,6 +96,7 @@ class ConversationPane(QWidget):
         self.links = HandoffLinks()
         self.banner = ErrorBanner()
         self.composer = Composer()
+        self.banner.focus_after = self.composer.edit  # (its Retry or ✕ pressed: typing goes on)
         self.composer.set_send_with_enter(settings.send_with_enter)
         self.find_bar = FindBar(self._find_in_chat, self.messages.show_message)
         self.column = QVBoxLayout(self)
