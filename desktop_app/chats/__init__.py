@@ -7,9 +7,10 @@ and import them from here only — this is the layer's face (`tests/unit/test_la
 
 from typing import TYPE_CHECKING, Any
 
-from desktop_app.chats.first_frame import FirstFrame, data_folder
+from desktop_app.chats.first_frame import FirstFrame, app_folders, data_folder
 from desktop_app.chats.names import CHAT_FIELDS, NEW_CHAT_TITLE, PROJECT_DEFAULT_FIELDS
 from desktop_app.config.logfile import log_unexpected
+from desktop_app.config.paths import AppPaths
 
 if TYPE_CHECKING:
     from desktop_app.chats.attachments import (
@@ -119,6 +120,7 @@ __all__ = [
     "NEW_CHAT_TITLE",
     "PROJECT_DEFAULT_FIELDS",
     "SOURCE_NAMES",
+    "AppPaths",
     "Budget",
     "Changes",
     "Chat",
@@ -139,6 +141,7 @@ __all__ = [
     "UsageReport",
     "UsageRow",
     "api_name",
+    "app_folders",
     "attach_file",
     "can_retry",
     "check_file",

@@ -23,9 +23,14 @@ if TYPE_CHECKING:
     from desktop_app.storage.chat_info import ChatInfo
 
 
+def app_folders(home: str | Path | None = None) -> AppPaths:
+    """The app's folders, made if missing and private to the user (tightened if not)."""
+    return app_paths(home).ensure()
+
+
 def data_folder(home: str | Path | None = None) -> Path:
     """Where the database lives (made if missing): what one window may hold at a time."""
-    return app_paths(home).ensure().data
+    return app_folders(home).data
 
 
 @dataclass(frozen=True)
@@ -40,8 +45,9 @@ class FirstFrame:
     projects: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, home: str | Path | None = None, *, demo: bool = False) -> FirstFrame:
-        paths = app_paths(home).ensure()
+    def read(cls, home: str | Path | AppPaths | None = None, *, demo: bool = False) -> FirstFrame:
+        """`home` as folders made already (`app_folders`), or where to make them."""
+        paths = home if isinstance(home, AppPaths) else app_folders(home)
         listed = _read_list(paths.database)
         return cls(
             paths,

@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
 from desktop_app import __version__
-from desktop_app.chats import FirstFrame, data_folder, log_unexpected
+from desktop_app.chats import AppPaths, FirstFrame, app_folders, log_unexpected
 from desktop_app.ui import theme
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.qt_loading import wait_for_start_up
@@ -62,7 +62,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def open_window(home: str | Path | None = None, *, demo: bool = False) -> MainWindow:
+def open_window(home: str | Path | AppPaths | None = None, *, demo: bool = False) -> MainWindow:
     """The window over the data folder (the caller has claimed it: `SingleInstance`):
     its frame and chat list from a light read; the engine opens after the first paint."""
     return MainWindow(FirstFrame.read(home, demo=demo))
@@ -90,7 +90,8 @@ def _report_unexpected(
 
 def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: bool = False) -> int:
     app = make_app()
-    folder = data_folder(home)
+    paths = app_folders(home)  # (made once: the first frame reads them as they are)
+    folder = paths.data
     instance = SingleInstance(folder)
     if not instance.claim():  # the other copy was asked to come to the front
         owner = instance.owner()
@@ -105,7 +106,7 @@ def run_gui(home: str | Path | None = None, *, demo: bool = False, smoke_test: b
             "to finish starting, or close it, then try again.\n"
         )
         return 1
-    window = open_window(home, demo=demo or smoke_test)
+    window = open_window(paths, demo=demo or smoke_test)
     instance.activation_requested.connect(window.bring_to_front)
     sys.excepthook = functools.partial(_report_unexpected, window)
     if os.environ.get(FIRST_PAINT_PROBE):
