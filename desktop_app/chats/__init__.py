@@ -7,7 +7,7 @@ and import them from here only — this is the layer's face (`tests/unit/test_la
 
 from typing import TYPE_CHECKING, Any
 
-from desktop_app.chats.first_frame import FirstFrame, app_folders, data_folder
+from desktop_app.chats.first_frame import FirstFrame, app_folders
 from desktop_app.chats.names import CHAT_FIELDS, NEW_CHAT_TITLE, PROJECT_DEFAULT_FIELDS
 from desktop_app.config.logfile import log_unexpected
 from desktop_app.config.paths import AppPaths
@@ -146,7 +146,6 @@ __all__ = [
     "can_retry",
     "check_file",
     "count_document",
-    "data_folder",
     "day_of",
     "first_request_tokens",
     "give_back_freed_memory",

@@ -24,13 +24,9 @@ if TYPE_CHECKING:
 
 
 def app_folders(home: str | Path | None = None) -> AppPaths:
-    """The app's folders, made if missing and private to the user (tightened if not)."""
+    """The app's folders, made if missing and private to the user (tightened if not);
+    `.data`, where the database lives, is what one window may hold at a time."""
     return app_paths(home).ensure()
-
-
-def data_folder(home: str | Path | None = None) -> Path:
-    """Where the database lives (made if missing): what one window may hold at a time."""
-    return app_folders(home).data
 
 
 @dataclass(frozen=True)

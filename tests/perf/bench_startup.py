@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from desktop_app.api.simulator import SimulatorServer
 from desktop_app.chats import Engine
 from desktop_app.config.window_state import AppState
 from desktop_app.core.blocks import TextBlock
@@ -110,15 +111,13 @@ def to_first_paint(command: list[str], home: Path | None) -> float:
 def memory_at_rest(command: list[str], home: Path, settle_s: float = 8.0) -> float:
     """The app's resident memory, MB, `settle_s` after it started over `home`: its last
     chat opened, read and planned, the tokenizer and the highlighting loaded — and, as a
-    returning user's window has, a key and a server answering (the simulator in a process
-    of its own): the SDK loaded, the models listed, the exact count asked. (Without a
-    key the SDK never loads: ~60 MB less than a user meets.)"""
-    from tests.perf.bench_gui import streaming_server  # (which imports this module)
-
+    returning user's window has, a key and a server answering (the simulator, in this
+    process, not the app's): the SDK loaded, the models listed, the exact count asked.
+    (Without a key the SDK never loads: ~60 MB less than a user meets.)"""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     env.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with tempfile.TemporaryDirectory() as folder, streaming_server(Path(folder)) as url:
-        env.update(ANTHROPIC_API_KEY="sk-ant-benchmark", ANTHROPIC_BASE_URL=url)
+    with SimulatorServer() as simulator:
+        env.update(ANTHROPIC_API_KEY="sk-ant-benchmark", ANTHROPIC_BASE_URL=simulator.base_url)
         return _resident_after(command, home, env, settle_s)
 
 

@@ -20,7 +20,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop_app.api.simulator import SimulatorServer
 from desktop_app.app import main
-from desktop_app.chats import Engine, data_folder
+from desktop_app.chats import Engine, app_folders
 from desktop_app.chats.instance import InstanceLock
 from desktop_app.core.blocks import TextBlock
 from desktop_app.core.errors import ErrorKind
@@ -232,7 +232,7 @@ def test_the_window_repairs_what_a_crash_left_and_goes_on_there(
     half = Message("assistant", (TextBlock("The refund is"),), status=MessageStatus.STREAMING)
     before.store.checkpoint(chat.id, half)  # as a reply being written when the app died
     before.close()
-    instance = SingleInstance(data_folder(home))
+    instance = SingleInstance(app_folders(home).data)
     assert instance.claim()  # as run_gui does, before the window opens the database
     try:
         window = open_window(home, demo=True)
@@ -400,7 +400,7 @@ def test_an_older_database_is_listed_once_the_engine_has_upgraded_it(
     tmp_path: Path, qtbot: QtBot
 ) -> None:
     home = tmp_path / "home"
-    db = database_at(data_folder(home) / "contextdesk.sqlite3", 9)  # before branches
+    db = database_at(app_folders(home).data / "contextdesk.sqlite3", 9)  # before branches
     db.execute(
         "INSERT INTO chats (id, title, model, created_at, updated_at) "
         "VALUES ('c', 'Kept through the upgrade', 'm', 0, 0)"
@@ -425,7 +425,7 @@ def test_a_database_the_window_cannot_open_is_said_after_the_first_frame(
     engine.close()
     import sqlite3
 
-    db = sqlite3.connect(data_folder(home) / "contextdesk.sqlite3")
+    db = sqlite3.connect(app_folders(home).data / "contextdesk.sqlite3")
     db.execute("PRAGMA user_version = 99")  # from a newer ContextDesk
     db.close()
     said: list[str] = []
