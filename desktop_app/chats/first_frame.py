@@ -9,12 +9,12 @@ settings themselves load with the engine), and the chat list as the engine would
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from desktop_app.config.paths import AppPaths, app_paths
-from desktop_app.config.stored import read_dataclass
+from desktop_app.config.stored import read_record
 from desktop_app.config.window_state import DEFAULT_LOOK, AppState, read_look
 
 if TYPE_CHECKING:
@@ -29,16 +29,15 @@ def app_folders(home: str | Path | None = None) -> AppPaths:
     return app_paths(home).ensure()
 
 
-@dataclass(frozen=True)
-class FirstFrame:
+class FirstFrame(NamedTuple):  # (a named tuple: `config/window_state.py` says why)
     paths: AppPaths
     demo: bool = False
-    state: AppState = field(default_factory=AppState)
+    state: AppState = AppState()
     look: tuple[str, int] = DEFAULT_LOOK  # Settings' appearance and text size
     # The chat list, newest first; None when it was not read here (a database to upgrade
     # or one that cannot be read: the engine lists it, or says what is wrong).
     chats: list[ChatInfo] | None = None
-    projects: dict[str, str] = field(default_factory=dict)
+    projects: Mapping[str, str] = {}  # (never changed: shared by the frames it is read for)
 
     @classmethod
     def read(cls, home: str | Path | AppPaths | None = None, *, demo: bool = False) -> FirstFrame:
@@ -48,7 +47,7 @@ class FirstFrame:
         return cls(
             paths,
             demo=demo,
-            state=read_dataclass(paths.state_file, AppState),
+            state=read_record(paths.state_file, AppState),
             look=read_look(paths.settings_file),
             chats=listed[0] if listed else None,
             projects=listed[1] if listed else {},

@@ -5,15 +5,14 @@ the composition root calls `ensure()`."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 APP_NAME = "ContextDesk"
 HOME_VARIABLE = "CONTEXTDESK_HOME"
 
 
-@dataclass(frozen=True, slots=True)
-class AppPaths:
+class AppPaths(NamedTuple):  # (not a dataclass: the first frame makes none)
     data: Path  # the database, exports the app makes for itself
     config: Path  # settings.json (the user's choices)
     state: Path  # state.json (what the app remembers: window geometry, last chat)

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from desktop_app.config.errors import BadSetting
-from desktop_app.config.stored import read_dataclass, write_dataclass
+from desktop_app.config.stored import read_record, write_record
 from desktop_app.config.window_state import APPEARANCES, AppState
 from desktop_app.context import bounds
 from desktop_app.context.bounds import Bounds
@@ -144,7 +144,7 @@ def _within(allowed: Bounds) -> Callable[[float, Settings], str]:
 
 
 # New chats' window may be 0: "as the model list says" (a chat's own is always a number).
-NEW_CHATS_WINDOW = replace(bounds.CONTEXT_WINDOW, zero="as the model list says")
+NEW_CHATS_WINDOW = bounds.CONTEXT_WINDOW._replace(zero="as the model list says")
 
 
 def _thinking(value: str, _: Settings) -> str:
@@ -420,7 +420,7 @@ T = TypeVar("T", Settings, AppState)
 
 
 def load(path: Path, kind: type[T]) -> T:
-    loaded = read_dataclass(path, kind, _upgrade if kind is Settings else None)
+    loaded = read_record(path, kind, _upgrade if kind is Settings else None)
     if isinstance(loaded, Settings):
         # A workspace on a drive not mounted yet is kept: the file tools say so.
         for spec, why in faults(loaded, skip=("workspace",)):
@@ -435,4 +435,4 @@ def _upgrade(data: dict[str, Any]) -> None:
 
 
 def save(path: Path, value: Settings | AppState) -> None:
-    write_dataclass(path, value)
+    write_record(path, value)

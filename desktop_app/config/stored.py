@@ -1,4 +1,5 @@
-"""The app's small JSON files, read into frozen dataclasses and written back.
+"""The app's small JSON files, read into records (frozen dataclasses, or named tuples
+where the first frame reads them) and written back.
 
 Read leniently — unknown keys are ignored, missing ones take their defaults, a value of
 the wrong type is dropped with a warning — and a file that cannot be read at all is set
@@ -12,7 +13,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def read_dataclass(
+def read_record(
     path: Path, kind: type[T], upgrade: Callable[[dict[str, Any]], None] | None = None
 ) -> T:
     """`kind` as `path` holds it (its defaults when there is no file). `upgrade` mends,
@@ -40,14 +40,9 @@ def read_dataclass(
         if upgrade is not None:
             upgrade(data)
         defaults = kind()
-        known = {f.name for f in fields(kind)}  # type: ignore[arg-type]
-        return kind(
-            **{
-                k: v
-                for k, v in data.items()
-                if k in known and _typed(getattr(defaults, k), k, v, path)
-            }
-        )
+        known = _field_names(kind)
+        values = {k: _from_json(v, getattr(defaults, k)) for k, v in data.items() if k in known}
+        return kind(**{k: v for k, v in values.items() if _typed(getattr(defaults, k), k, v, path)})
     except (OSError, ValueError, TypeError) as exc:
         aside = _free_name(path.with_suffix(path.suffix + ".bad"))
         path.replace(aside)
@@ -55,9 +50,27 @@ def read_dataclass(
         return kind()
 
 
-def write_dataclass(path: Path, value: Any) -> None:
-    """`value` (a dataclass) as JSON, atomically, readable by the user alone."""
-    write_json_atomically(path, asdict(value), mode=PRIVATE_FILE)
+def write_record(path: Path, value: Any) -> None:
+    """`value` (a dataclass or a named tuple) as JSON, atomically, readable by the user
+    alone."""
+    from dataclasses import asdict
+
+    data = value._asdict() if hasattr(value, "_fields") else asdict(value)
+    write_json_atomically(path, data, mode=PRIVATE_FILE)
+
+
+def _field_names(kind: type) -> set[str]:
+    named = getattr(kind, "_fields", None)  # a named tuple's
+    if named is not None:
+        return set(named)
+    from dataclasses import fields
+
+    return {f.name for f in fields(kind)}
+
+
+def _from_json(value: Any, default: Any) -> Any:
+    """JSON has no tuples: a list, where the field holds a tuple, is one."""
+    return tuple(value) if isinstance(default, tuple) and isinstance(value, list) else value
 
 
 def _typed(default: Any, name: str, value: Any, path: Path) -> bool:

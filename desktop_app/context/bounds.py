@@ -2,15 +2,15 @@
 settings (`config/settings.py`), a chat's (`ContextSettings.problems`, `chat set`), a
 project's defaults and each spin box that edits one (the Settings dialog, the context
 panel, the project dialog) take their range from here, so no two places disagree.
-(Light: the chat list's rows carry chat settings into the first frame.)"""
+(Light: the chat list's rows carry chat settings into the first frame; a named tuple,
+not a dataclass, as the first frame makes none: `config/window_state.py`.)"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Bounds:
+class Bounds(NamedTuple):
     low: int | float
     high: int | float
     unit: str = ""  # said after a number: "tokens", "seconds"

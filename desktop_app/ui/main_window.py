@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QTimer, Slot
@@ -229,7 +228,7 @@ class MainWindow(WindowFrame):
         self._ensure_centre()
         self.first_painted.emit()
         if self.app_state.splitter_sizes:  # once laid out: before that, sizes get rescaled
-            self.splitter.setSizes(self.app_state.splitter_sizes)
+            self.splitter.setSizes(list(self.app_state.splitter_sizes))
         self.connection.start()
         self.watch_timer.start()
         from desktop_app.ui.startup.opening import back_up_if_due
@@ -287,7 +286,7 @@ class MainWindow(WindowFrame):
         if pane is not self.shown:
             self._show_pane(pane)
             self.chat_list.select(chat_id)
-            self.app_state = replace(self.app_state, last_chat_id=chat_id)
+            self.app_state = self.app_state._replace(last_chat_id=chat_id)
         self.center.setCurrentWidget(pane)
         if message_id:
             pane.show_found(message_id)
@@ -376,7 +375,7 @@ class MainWindow(WindowFrame):
     @Slot(bool)
     def set_context_view(self, on: bool) -> None:
         """Every block's chip, or one quiet marker per message (remembered), in every pane."""
-        self.app_state = replace(self.app_state, context_view=on)
+        self.app_state = self.app_state._replace(context_view=on)
         action = self.menus.context_view_action
         action.blockSignals(True)
         action.setChecked(on)
@@ -486,7 +485,7 @@ class MainWindow(WindowFrame):
         if self.attached:
             # (else closed before the engine opened: nothing was changed)
             self.panes.close_all()  # stops turns; their partial replies are stored
-            self.app_state = replace(self.frame_state(), last_folder=self.chats.folder)
+            self.app_state = self.frame_state()._replace(last_folder=self.chats.folder)
             from desktop_app.core.errors import ContextDeskError  # (with the engine)
 
             try:

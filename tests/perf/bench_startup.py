@@ -23,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -65,7 +64,7 @@ def returning_user(home: Path) -> None:
             for i in range(LONG_CHAT)
         ],
     )
-    engine.save_window_state(replace(AppState(), last_chat_id=long.id))
+    engine.save_window_state(AppState(last_chat_id=long.id))
     engine.close()
 
 

@@ -346,7 +346,7 @@ def test_the_window_remembers_its_layout_and_last_chat(
     window.close()
     state = load(engine.paths.state_file, AppState)
     assert state.last_chat_id == chat.id
-    assert state.splitter_sizes == expected
+    assert state.splitter_sizes == tuple(expected)
     restored = MainWindow.over(engine, state)
     qtbot.addWidget(restored)
     restored.show()

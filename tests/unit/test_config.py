@@ -53,8 +53,8 @@ def test_settings_round_trip_and_ignore_unknown_keys(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace('"auto_pin"', '"from_the_future": 1, "auto_pin"'))
     loaded = load(path, Settings)
     assert (loaded.model, loaded.run_command_enabled) == ("claude-haiku-4-5", True)
-    save(tmp_path / "state.json", AppState(splitter_sizes=[200, 600, 300], last_chat_id="chat_1"))
-    assert load(tmp_path / "state.json", AppState).splitter_sizes == [200, 600, 300]
+    save(tmp_path / "state.json", AppState(splitter_sizes=(200, 600, 300), last_chat_id="chat_1"))
+    assert load(tmp_path / "state.json", AppState).splitter_sizes == (200, 600, 300)
 
 
 def test_a_damaged_settings_file_is_set_aside_not_lost(

@@ -181,13 +181,15 @@ def runtime_imports(path: Path) -> list[tuple[int, str, list[str]]]:
 
 
 def is_value(thing: object) -> bool:
-    """A constant, or a class that only carries data (frozen dataclass, enum, error)."""
+    """A constant, or a class that only carries data (frozen dataclass, named tuple, enum,
+    error)."""
     if not callable(thing):
         return True
     if not isinstance(thing, type):
         return False
     frozen = dataclasses.is_dataclass(thing) and thing.__dataclass_params__.frozen
-    return bool(frozen) or issubclass(thing, (enum.Enum, Exception))
+    named_tuple = issubclass(thing, tuple) and hasattr(thing, "_fields")
+    return bool(frozen) or named_tuple or issubclass(thing, (enum.Enum, Exception))
 
 
 def test_the_faces_use_the_engine_only_through_the_application_layer() -> None:

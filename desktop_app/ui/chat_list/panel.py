@@ -12,7 +12,7 @@ Enter opens the chat at that message.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QTimer, Signal, Slot
@@ -176,7 +176,7 @@ class ChatListPanel(QWidget):
     def showing_archive(self) -> bool:
         return self.archive_bar.isVisible()
 
-    def set_projects(self, names: dict[str, str]) -> None:
+    def set_projects(self, names: Mapping[str, str]) -> None:
         """The projects there are (id → name), for the filter and the rows; a filter on a
         project that is gone falls back to every chat."""
         wanted = self.model.project_filter

@@ -8,7 +8,6 @@ here uses `Qt`'s enums (`desktop_app/ui/qt_later.py`) or loads a chat's machiner
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QTimer, Signal, Slot
@@ -131,10 +130,9 @@ class WindowFrame(QMainWindow):
         """What the next start restores: where the window was, and the list's width as
         last seen (folded, the splitter gives it 0)."""
         shown = self.chat_list.isVisible()
-        return replace(
-            self.app_state,
+        return self.app_state._replace(
             window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii"),
-            splitter_sizes=list(self.splitter.sizes()) if shown else self.app_state.splitter_sizes,
+            splitter_sizes=tuple(self.splitter.sizes()) if shown else self.app_state.splitter_sizes,
         )
 
     def stop_early_input(self) -> None:
@@ -170,7 +168,7 @@ class WindowFrame(QMainWindow):
         self.chat_list.setVisible(shown)
         self._show_rail(not shown)
         if not self._list_folded:  # the choice for a wide window; a narrow one folds anyway
-            self.app_state = replace(self.app_state, chat_list_hidden=not shown)
+            self.app_state = self.app_state._replace(chat_list_hidden=not shown)
         focused = QApplication.focusWidget()
         if not shown and focused is not None and self.chat_list.isAncestorOf(focused):
             self.focus_composer()
