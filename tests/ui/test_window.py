@@ -189,6 +189,13 @@ def test_search_finds_messages_without_opening_anything_or_moving_focus(
     qtbot.waitUntil(lambda: not panel.model.searching, timeout=2000)
     assert panel.model.rowCount() == 3
 
+    qtbot.keyClicks(panel.search, "tax")  # the clear button, once there is text, clears it
+    clear = next(b for b in panel.search.findChildren(QToolButton) if b.isVisible())
+    qtbot.mouseClick(clear, Qt.MouseButton.LeftButton)
+    assert panel.search.text() == ""
+    qtbot.waitUntil(lambda: not panel.model.searching, timeout=2000)
+    assert panel.model.rowCount() == 3
+
 
 def test_a_pasted_page_in_the_search_box_never_holds_the_window(
     window: MainWindow, engine: Engine, qtbot: QtBot
@@ -1328,5 +1335,8 @@ def test_tab_goes_through_the_chat_list_s_project_filter_once_there_is_a_project
     window.chats.refresh()
     panel = window.chat_list
     qtbot.waitUntil(lambda: panel.project_filter.isVisible(), timeout=5000)
-    assert panel.new_button.nextInFocusChain() is panel.project_filter
-    assert panel.project_filter.nextInFocusChain() is panel.list
+    panel.new_button.setFocus()
+    qtbot.keyClick(panel.new_button, Qt.Key.Key_Tab)
+    assert panel.project_filter.hasFocus()
+    qtbot.keyClick(panel.project_filter, Qt.Key.Key_Tab)
+    assert panel.list.hasFocus()

@@ -17,21 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QFocusEvent, QKeyEvent
-from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSizePolicy,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from desktop_app.ui.chat_list.model import HIT_ROLE, ID_ROLE, NO_PROJECT, ChatListModel
 from desktop_app.ui.qt_later import Qt
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QComboBox
+
     from desktop_app.storage.chat_info import ChatInfo
     from desktop_app.storage.search import SearchHit
     from desktop_app.ui.chat_list.list_view import ChatListView
@@ -79,68 +72,44 @@ class ChatListPanel(QWidget):
         self.search = QLineEdit()
         self.search.setObjectName("chatSearch")
         self.search.setPlaceholderText("Search (Ctrl+K)")
-        self.search.setClearButtonEnabled(True)
+        # (Its clear button comes with the first text: the first frame, with none, does
+        # without its icon.)
         self.search.setToolTip("Find chats by title and by any text in their messages (Ctrl+K)")
         self.search.installEventFilter(self)
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._on_search_timer_timeout)
-        self.search.textChanged.connect(lambda _text: self._search_timer.start())
+        self.search.textChanged.connect(self._on_search_text_changed)
         self.new_button = QPushButton("New chat")
         self.new_button.setToolTip("New chat (Ctrl+N)")
         self.new_button.clicked.connect(self.new_requested)
-        # Which chats are listed: all, a project's, or those in none (shown once a
-        # project exists).
-        self.project_filter = QComboBox()
-        self.project_filter.setObjectName("projectFilter")
-        self.project_filter.setToolTip("List every chat, a project's chats, or those in none")
-        self.project_filter.activated.connect(self._on_project_filter_activated)
-        self.project_filter.hide()
-        self._list: ChatListView | None = None  # (made when first needed: `list`)
-        self.archive_bar = QWidget()
-        archive_label = QLabel("<b>Archived chats</b>")
-        back = QPushButton("Back to chats")
-        back.clicked.connect(lambda: self.archive_toggled.emit(False))
-        archive_layout = QHBoxLayout(self.archive_bar)
-        archive_layout.setContentsMargins(4, 0, 0, 0)
-        archive_layout.addWidget(archive_label, 1)
-        archive_layout.addWidget(back)
-        self.archive_bar.hide()
+        # Hidden until needed, so made then: the project filter, the archive's bar, the
+        # undo bar (`project_filter`, `archive_bar`, `undo_bar`); the list (`list`).
+        self._project_filter: QComboBox | None = None
+        self._archive_bar: QWidget | None = None
+        self._undo_bar: QWidget | None = None
+        self._list: ChatListView | None = None
         self.empty = QLabel()
         # Centred at the top. (Said in a style sheet, which needs none of `Qt`'s enums:
         # the first frame of an empty list shows it before they are made.)
         self.empty.setStyleSheet("qproperty-alignment: 'AlignHCenter | AlignTop';")
         self.empty.setMargin(24)
         self.empty.setWordWrap(True)
-        self.undo_bar = QWidget()
-        self.undo_label = QLabel()
-        self.undo_label.setWordWrap(True)  # a long title wraps; the window never grows for it
-        self.undo_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.undo_button = QPushButton("Undo")
-        self.undo_button.clicked.connect(self._on_undo_clicked)
-        undo_layout = QHBoxLayout(self.undo_bar)
-        undo_layout.setContentsMargins(0, 0, 0, 0)
-        undo_layout.addWidget(self.undo_label, 1)
-        undo_layout.addWidget(self.undo_button)
-        self.undo_bar.hide()
         self._undo: tuple[str, str] | None = None  # (chat id, "trash", "archive" or "fork")
         self._undo_timer = QTimer(self)
         self._undo_timer.setSingleShot(True)
-        self._undo_timer.timeout.connect(self.undo_bar.hide)
+        self._undo_timer.timeout.connect(self._on_undo_timer_timeout)
         self._quiet = False  # the list is being refilled: its current row is not the user's
         self.first_frame_shown = False  # set by the window
 
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
         top.addWidget(self.new_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 0, 6)
-        layout.addLayout(top)
-        layout.addWidget(self.project_filter)
-        layout.addWidget(self.archive_bar)
-        layout.addWidget(self.empty, 1)  # (the list goes above it: `list`)
-        layout.addWidget(self.undo_bar)
+        self.column = QVBoxLayout(self)
+        self.column.setContentsMargins(6, 6, 0, 6)
+        self.column.addLayout(top)
+        self.column.addWidget(self.empty, 1)  # (the bars and the list go around it)
         self._show_empty_state()
 
     def first_frame_done(self) -> None:
@@ -163,9 +132,7 @@ class ChatListPanel(QWidget):
             view.setModel(self.model)
             view.selectionModel().currentChanged.connect(self._on_list_current_changed)
             view.clicked.connect(self._on_list_clicked)
-            column = self.layout()
-            assert isinstance(column, QVBoxLayout)
-            column.insertWidget(column.indexOf(self.empty), view, 1)
+            self.column.insertWidget(self.column.indexOf(self.empty), view, 1)
             view.setVisible(self.empty.isHidden())  # (placed first: never a window of its own)
             if not self.isVisible():  # made for the first frame: it has the focus then
                 view.setFocus()
@@ -173,8 +140,58 @@ class ChatListPanel(QWidget):
         return self._list
 
     @property
+    def project_filter(self) -> QComboBox:
+        """Which chats are listed: all, a project's, or those in none (made once a project
+        exists; between the buttons and the list, in Tab's order too)."""
+        if self._project_filter is None:
+            from PySide6.QtWidgets import QComboBox
+
+            combo = self._project_filter = QComboBox()
+            combo.setObjectName("projectFilter")
+            combo.setToolTip("List every chat, a project's chats, or those in none")
+            combo.activated.connect(self._on_project_filter_activated)
+            self.column.insertWidget(1, combo)  # (under the search box and New chat)
+            QWidget.setTabOrder(self.new_button, combo)
+        return self._project_filter
+
+    @property
+    def archive_bar(self) -> QWidget:
+        """Above the list while it shows the archived chats: "Back to chats"."""
+        if self._archive_bar is None:
+            bar = self._archive_bar = QWidget()
+            back = QPushButton("Back to chats")
+            back.clicked.connect(lambda: self.archive_toggled.emit(False))
+            row = QHBoxLayout(bar)
+            row.setContentsMargins(4, 0, 0, 0)
+            row.addWidget(QLabel("<b>Archived chats</b>"), 1)
+            row.addWidget(back)
+            above = self._list if self._list is not None else self.empty
+            self.column.insertWidget(self.column.indexOf(above), bar)
+        return self._archive_bar
+
+    @property
+    def undo_bar(self) -> QWidget:
+        """Under the list for a while after a chat is removed or forked: what was done,
+        and Undo (`undo_label`, `undo_button`)."""
+        if self._undo_bar is None:
+            from PySide6.QtWidgets import QSizePolicy
+
+            bar = self._undo_bar = QWidget()
+            self.undo_label = QLabel()
+            self.undo_label.setWordWrap(True)  # a long title wraps; the window never grows
+            self.undo_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            self.undo_button = QPushButton("Undo")
+            self.undo_button.clicked.connect(self._on_undo_clicked)
+            row = QHBoxLayout(bar)
+            row.setContentsMargins(0, 0, 0, 0)
+            row.addWidget(self.undo_label, 1)
+            row.addWidget(self.undo_button)
+            self.column.addWidget(bar)
+        return self._undo_bar
+
+    @property
     def showing_archive(self) -> bool:
-        return self.archive_bar.isVisible()
+        return self._archive_bar is not None and self._archive_bar.isVisible()
 
     def set_projects(self, names: Mapping[str, str]) -> None:
         """The projects there are (id → name), for the filter and the rows; a filter on a
@@ -183,6 +200,8 @@ class ChatListPanel(QWidget):
         if wanted not in (None, NO_PROJECT) and wanted not in names:
             wanted = self.model.project_filter = None
         self.model.project_names = dict(names)
+        if not names and self._project_filter is None:
+            return  # (no project yet: no filter)
         self.project_filter.clear()
         self.project_filter.addItem("All chats", None)
         for project_id, name in sorted(names.items(), key=lambda item: item[1].casefold()):
@@ -198,7 +217,8 @@ class ChatListPanel(QWidget):
         self.project_filter_changed.emit()
 
     def set_chats(self, chats: Sequence[ChatInfo], *, archived: bool = False) -> None:
-        self.archive_bar.setVisible(archived)
+        if archived or self._archive_bar is not None:
+            self.archive_bar.setVisible(archived)
         self._refill(lambda: self.model.set_chats(chats))
 
     def show_results(self, results: Sequence[tuple[ChatInfo, SearchHit]]) -> None:
@@ -278,14 +298,15 @@ class ChatListPanel(QWidget):
         self._undo = (chat.id, how)
         title = _short(chat.title)
         done = {"trash": f"“{title}” moved to the trash.", "fork": f"Forked into “{title}”."}
-        self.undo_label.setText(done.get(how, f"“{title}” archived."))
         self.undo_bar.show()
+        self.undo_label.setText(done.get(how, f"“{title}” archived."))
         self._undo_timer.start(UNDO_SECONDS * 1000)
 
     def tab_stops(self) -> Sequence[QWidget]:
         """Its widgets in Tab's order, as the eye reads them (the project filter, shown
         once a project exists, between the buttons and the list)."""
-        return [self.search, self.new_button, self.project_filter, self.list]
+        shown_filter = [self._project_filter] if self._project_filter is not None else []
+        return [self.search, self.new_button, *shown_filter, self.list]
 
     def focus_search(self) -> None:
         self.search.setFocus()
@@ -344,6 +365,12 @@ class ChatListPanel(QWidget):
         if self._list is not None or not empty:
             self.list.setVisible(not empty)
 
+    @Slot(str)
+    def _on_search_text_changed(self, text: str) -> None:
+        if text and not self.search.isClearButtonEnabled():
+            self.search.setClearButtonEnabled(True)
+        self._search_timer.start()
+
     @Slot()
     def _on_search_timer_timeout(self) -> None:
         self.search_changed.emit(self.search.text().strip())
@@ -357,6 +384,10 @@ class ChatListPanel(QWidget):
     @Slot(QModelIndex)
     def _on_list_clicked(self, index: QModelIndex) -> None:
         self.activate(index)
+
+    @Slot()
+    def _on_undo_timer_timeout(self) -> None:
+        self.undo_bar.hide()
 
     @Slot()
     def _on_undo_clicked(self) -> None:
