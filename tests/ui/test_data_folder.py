@@ -525,6 +525,29 @@ def test_a_shortcut_pressed_before_the_engine_is_attached_is_answered(
     window.engine.close()
 
 
+def test_a_shortcut_pressed_on_a_first_start_after_its_list_is_made_is_answered(
+    tmp_path: Path, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first start's list view is made right after the frame, with the early input's
+    filter off meanwhile (`WindowFrame._first_frame_done`); it is back on after, so a
+    key pressed before the engine opens still opens it."""
+    window = open_window(tmp_path / "home")
+    qtbot.addWidget(window)
+    after_paint = window.after_first_paint
+    monkeypatch.setattr(window, "after_first_paint", lambda: None)  # hold it back
+    window.show()
+    qtbot.waitUntil(lambda: window.chat_list.first_frame_shown, timeout=5000)
+    assert not window.attached
+    qtbot.keyClick(window.chat_list.search, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert window.attached
+    assert window.current is not None
+    assert window.current.chat.title == "New chat"
+    after_paint()
+    assert window.started
+    window.close()
+    window.engine.close()
+
+
 def test_a_first_start_lists_its_first_chat_in_the_list_made_after_the_first_frame(
     tmp_path: Path, qtbot: QtBot
 ) -> None:

@@ -116,7 +116,7 @@ class WindowFrame(QMainWindow):
             # is posted after it): the last chat, the connection and the rest wait here.
             self._painted = True
             QTimer.singleShot(0, _give_app_icon)
-            QTimer.singleShot(0, self.chat_list.first_frame_done)
+            QTimer.singleShot(0, self._first_frame_done)
             QTimer.singleShot(0, self.after_first_paint)
             app = QApplication.instance()
             if not self.attached and app is not None:
@@ -134,6 +134,20 @@ class WindowFrame(QMainWindow):
             window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii"),
             splitter_sizes=tuple(self.splitter.sizes()) if shown else self.app_state.splitter_sizes,
         )
+
+    def _first_frame_done(self) -> None:
+        """The chat list's part (a first start's list view is made now), with the early
+        input's filter off meanwhile: through a filter on the whole application, each
+        event of the view's own private children is typed in Python, which makes ~150
+        enum types of every widget class (~15 ms). No input comes in between: nothing
+        here runs the event loop."""
+        app = QApplication.instance()
+        early = self._early_input
+        if early is not None and app is not None:
+            app.removeEventFilter(early)
+        self.chat_list.first_frame_done()
+        if early is not None and app is not None and self._early_input is early:
+            app.installEventFilter(early)
 
     def stop_early_input(self) -> None:
         app = QApplication.instance()
