@@ -105,6 +105,9 @@ class TokenCounter:
         self.calibration = calibration or Calibration()
         self._by_content: dict[object, int] = {}
         self._by_message: dict[str, tuple[tuple[Block, ...], tuple[int, ...]]] = {}
+        # One tuple for each distinct set of counts (`_shared`): a long chat's messages
+        # repeat a few thousand, and 100,000 tuples of their own held ~5 MB.
+        self._shared_counts: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._mix_by_message: dict[str, tuple[tuple[Block, ...], Mix]] = {}
         self._by_schema: dict[int, tuple[object, str]] = {}
         # Messages counted here whose counts are not stored yet (`to_store`): a set of the
@@ -181,7 +184,7 @@ class TokenCounter:
             if memo[0] == message.blocks:  # the same blocks read again (an export, a
                 self._by_message[message.id] = (message.blocks, memo[1])  # reload): held
                 return memo[1]
-        counts = tuple(self.block(b) for b in message.blocks)
+        counts = self._shared(tuple(self.block(b) for b in message.blocks))
         self._by_message[message.id] = (message.blocks, counts)
         self._unsaved.add(message.id)
         return counts
@@ -217,10 +220,13 @@ class TokenCounter:
         for message in messages:
             counts = stored.get(message.id)
             if counts is not None and len(counts) == len(message.blocks):
-                self._by_message[message.id] = (message.blocks, tuple(counts))
+                self._by_message[message.id] = (message.blocks, self._shared(tuple(counts)))
                 self._unsaved.discard(message.id)
                 taken += 1
         return taken
+
+    def _shared(self, counts: tuple[int, ...]) -> tuple[int, ...]:
+        return self._shared_counts.setdefault(counts, counts)
 
     def to_store(self, messages: Iterable[Message]) -> dict[str, tuple[int, ...]]:
         """These messages' per-block counts made here and not stored yet, by id: only

@@ -163,6 +163,17 @@ def test_counts_read_from_the_store_are_not_stored_back(cl100k: TextEncoder) -> 
     assert counter.to_store([*history, reply]) == {"a1": counter.blocks_of(reply)}
 
 
+def test_messages_with_the_same_counts_share_one_tuple_of_them(cl100k: TextEncoder) -> None:
+    """A long chat's 100,000 messages repeat a few thousand sets of counts: one tuple
+    each, counted here or read from the store."""
+    counter = TokenCounter(cl100k)
+    stored = [Message("user", (TextBlock(f"Kept {n}."),), id=f"u{n}") for n in range(2)]
+    assert counter.remember(stored, {"u0": [7], "u1": [7]}) == 2
+    assert counter.blocks_of(stored[0]) is counter.blocks_of(stored[1])
+    counted = [Message("assistant", (TextBlock("Same words."),), id=f"a{n}") for n in range(2)]
+    assert counter.blocks_of(counted[0]) is counter.blocks_of(counted[1])
+
+
 def test_every_block_type_has_a_count(cl100k: TextEncoder) -> None:
     counter = TokenCounter(cl100k)
     blocks: list[Block] = [
