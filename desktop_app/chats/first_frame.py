@@ -37,7 +37,7 @@ class FirstFrame(NamedTuple):  # (a named tuple: `config/window_state.py` says w
     # The chat list, newest first; None when it was not read here (a database to upgrade
     # or one that cannot be read: the engine lists it, or says what is wrong).
     chats: list[ChatInfo] | None = None
-    projects: Mapping[str, str] = {}  # (never changed: shared by the frames it is read for)
+    projects: Mapping[str, str] = {}  # (a default shared by every frame: never changed)
 
     @classmethod
     def read(cls, home: str | Path | AppPaths | None = None, *, demo: bool = False) -> FirstFrame:

@@ -12,7 +12,7 @@ APP_NAME = "ContextDesk"
 HOME_VARIABLE = "CONTEXTDESK_HOME"
 
 
-class AppPaths(NamedTuple):  # (not a dataclass: the first frame makes none)
+class AppPaths(NamedTuple):  # (a first start's first frame makes no dataclass)
     data: Path  # the database, exports the app makes for itself
     config: Path  # settings.json (the user's choices)
     state: Path  # state.json (what the app remembers: window geometry, last chat)

@@ -3,7 +3,7 @@ settings (`config/settings.py`), a chat's (`ContextSettings.problems`, `chat set
 project's defaults and each spin box that edits one (the Settings dialog, the context
 panel, the project dialog) take their range from here, so no two places disagree.
 (Light: the chat list's rows carry chat settings into the first frame; a named tuple,
-not a dataclass, as the first frame makes none: `config/window_state.py`.)"""
+not a dataclass, as a first start's first frame makes none: `config/window_state.py`.)"""
 
 from __future__ import annotations
 

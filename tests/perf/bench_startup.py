@@ -8,7 +8,8 @@ chats, the last one opened holding 10,000 messages — each against a bare `QMai
 to its first paint, the three interleaved run by run so the machine's mood hits all
 alike. Targets (issue "Flat as it grows"): empty folder ≤ 1.2× and returning user ≤ 1.5×
 the bare window, medians of `--runs`; the returning user's window at rest (its last chat
-open and planned) holds ≤ 150 MB. And (the MCP issue) the returning user with five stdio
+open and planned, with a key: the SDK loaded) holds ≤ 150 MB — and, beside it without a
+target, the same window without a key, where the SDK never loads: the SDK's part. And (the MCP issue) the returning user with five stdio
 MCP servers configured paints as soon as without them (≤ 1.1×): the servers start after
 the first paint.
 """

@@ -13,7 +13,15 @@ import keyring
 import pytest
 from PySide6.QtCore import QMimeData, QModelIndex, QPoint, Qt, QUrl
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QImage, QPalette
-from PySide6.QtWidgets import QApplication, QDialog, QLineEdit, QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QLineEdit,
+    QMenu,
+    QPushButton,
+    QToolButton,
+    QWidget,
+)
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -1340,3 +1348,29 @@ def test_tab_goes_through_the_chat_list_s_project_filter_once_there_is_a_project
     assert panel.project_filter.hasFocus()
     qtbot.keyClick(panel.project_filter, Qt.Key.Key_Tab)
     assert panel.list.hasFocus()
+
+
+def test_tab_reaches_back_to_chats_and_undo_where_they_are_shown(
+    window: MainWindow, engine: Engine, qtbot: QtBot
+) -> None:
+    """Made when first shown, the archive's Back button and Undo still come in Tab's
+    order as the eye reads them: New chat, Back to chats, the list, Undo."""
+    kept = engine.new_chat("Kept")
+    gone = engine.new_chat("Archived now")
+    window.chats.refresh()
+    window.open_chat(kept.id)
+    panel = window.chat_list
+    panel.archive_requested.emit(gone.id, True)  # (the row's menu: Archive)
+    qtbot.waitUntil(lambda: panel.undo_bar.isVisible(), timeout=5000)
+    panel.archive_toggled.emit(True)  # (View → Archived chats)
+    qtbot.waitUntil(lambda: panel.showing_archive, timeout=5000)
+    back = panel.archive_bar.findChild(QPushButton)
+    assert back is not None
+    assert back.text() == "Back to chats"
+    panel.new_button.setFocus()
+    qtbot.keyClick(panel.new_button, Qt.Key.Key_Tab)
+    assert back.hasFocus()
+    qtbot.keyClick(back, Qt.Key.Key_Tab)
+    assert panel.list.hasFocus()
+    qtbot.keyClick(panel.list, Qt.Key.Key_Tab)
+    assert panel.undo_button.hasFocus()

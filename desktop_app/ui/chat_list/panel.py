@@ -12,6 +12,7 @@ Enter opens the chat at that message.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +89,8 @@ class ChatListPanel(QWidget):
         # undo bar (`project_filter`, `archive_bar`, `undo_bar`); the list (`list`).
         self._project_filter: QComboBox | None = None
         self._archive_bar: QWidget | None = None
-        self._undo_bar: QWidget | None = None
+        self._back_button: QPushButton | None = None
+        self._undo_bar: UndoBar | None = None
         self._list: ChatListView | None = None
         self.empty = QLabel()
         # Centred at the top. (Said in a style sheet, which needs none of `Qt`'s enums:
@@ -142,7 +144,7 @@ class ChatListPanel(QWidget):
     @property
     def project_filter(self) -> QComboBox:
         """Which chats are listed: all, a project's, or those in none (made once a project
-        exists; between the buttons and the list, in Tab's order too)."""
+        exists; between the buttons and the list)."""
         if self._project_filter is None:
             from PySide6.QtWidgets import QComboBox
 
@@ -151,7 +153,7 @@ class ChatListPanel(QWidget):
             combo.setToolTip("List every chat, a project's chats, or those in none")
             combo.activated.connect(self._on_project_filter_activated)
             self.column.insertWidget(1, combo)  # (under the search box and New chat)
-            QWidget.setTabOrder(self.new_button, combo)
+            self._order_tabs()
         return self._project_filter
 
     @property
@@ -159,7 +161,7 @@ class ChatListPanel(QWidget):
         """Above the list while it shows the archived chats: "Back to chats"."""
         if self._archive_bar is None:
             bar = self._archive_bar = QWidget()
-            back = QPushButton("Back to chats")
+            back = self._back_button = QPushButton("Back to chats")
             back.clicked.connect(lambda: self.archive_toggled.emit(False))
             row = QHBoxLayout(bar)
             row.setContentsMargins(4, 0, 0, 0)
@@ -167,27 +169,26 @@ class ChatListPanel(QWidget):
             row.addWidget(back)
             above = self._list if self._list is not None else self.empty
             self.column.insertWidget(self.column.indexOf(above), bar)
+            self._order_tabs()
         return self._archive_bar
 
     @property
-    def undo_bar(self) -> QWidget:
-        """Under the list for a while after a chat is removed or forked: what was done,
-        and Undo (`undo_label`, `undo_button`)."""
+    def undo_bar(self) -> UndoBar:
+        """Under the list for a while after a chat is removed or forked."""
         if self._undo_bar is None:
-            from PySide6.QtWidgets import QSizePolicy
-
-            bar = self._undo_bar = QWidget()
-            self.undo_label = QLabel()
-            self.undo_label.setWordWrap(True)  # a long title wraps; the window never grows
-            self.undo_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-            self.undo_button = QPushButton("Undo")
-            self.undo_button.clicked.connect(self._on_undo_clicked)
-            row = QHBoxLayout(bar)
-            row.setContentsMargins(0, 0, 0, 0)
-            row.addWidget(self.undo_label, 1)
-            row.addWidget(self.undo_button)
-            self.column.addWidget(bar)
+            self._undo_bar = UndoBar()
+            self._undo_bar.button.clicked.connect(self._on_undo_clicked)
+            self.column.addWidget(self._undo_bar)
+            self._order_tabs()
         return self._undo_bar
+
+    @property
+    def undo_label(self) -> QLabel:
+        return self.undo_bar.label
+
+    @property
+    def undo_button(self) -> QPushButton:
+        return self.undo_bar.button
 
     @property
     def showing_archive(self) -> bool:
@@ -298,15 +299,26 @@ class ChatListPanel(QWidget):
         self._undo = (chat.id, how)
         title = _short(chat.title)
         done = {"trash": f"“{title}” moved to the trash.", "fork": f"Forked into “{title}”."}
-        self.undo_bar.show()
         self.undo_label.setText(done.get(how, f"“{title}” archived."))
+        self.undo_bar.show()
         self._undo_timer.start(UNDO_SECONDS * 1000)
 
     def tab_stops(self) -> Sequence[QWidget]:
-        """Its widgets in Tab's order, as the eye reads them (the project filter, shown
-        once a project exists, between the buttons and the list)."""
-        shown_filter = [self._project_filter] if self._project_filter is not None else []
-        return [self.search, self.new_button, *shown_filter, self.list]
+        """Its widgets in Tab's order, as the eye reads them: the search box, New chat,
+        the project filter (once a project exists), Back to chats (once the archive was
+        shown), the list, Undo (once it was offered)."""
+        return self._stops(self.list)
+
+    def _stops(self, view: QWidget | None) -> tuple[QWidget, ...]:
+        parts = (self.search, self.new_button, self._project_filter, self._back_button, view)
+        undo = self._undo_bar.button if self._undo_bar is not None else None
+        return tuple(part for part in (*parts, undo) if part is not None)
+
+    def _order_tabs(self) -> None:
+        """A part made later takes its place in Tab's order at once (the window orders
+        the panel's stops with the pane's when it shows a chat: `tab_stops`)."""
+        for before, after in itertools.pairwise(self._stops(self._list)):
+            QWidget.setTabOrder(before, after)
 
     def focus_search(self) -> None:
         self.search.setFocus()
@@ -395,6 +407,23 @@ class ChatListPanel(QWidget):
         if self._undo is not None:
             self.undo_requested.emit(*self._undo)
             self._undo = None
+
+
+class UndoBar(QWidget):
+    """What was done to a chat (`label`), and Undo (`button`)."""
+
+    def __init__(self) -> None:
+        from PySide6.QtWidgets import QSizePolicy
+
+        super().__init__()
+        self.label = QLabel()
+        self.label.setWordWrap(True)  # a long title wraps; the window never grows for it
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.button = QPushButton("Undo")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.label, 1)
+        row.addWidget(self.button)
 
 
 def _short(title: str) -> str:

@@ -143,11 +143,15 @@ class WindowFrame(QMainWindow):
         here runs the event loop."""
         app = QApplication.instance()
         early = self._early_input
-        if early is not None and app is not None:
-            app.removeEventFilter(early)
-        self.chat_list.first_frame_done()
-        if early is not None and app is not None and self._early_input is early:
-            app.installEventFilter(early)
+        if early is None or app is None:
+            self.chat_list.first_frame_done()
+            return
+        app.removeEventFilter(early)
+        try:
+            self.chat_list.first_frame_done()
+        finally:
+            if self._early_input is early:  # (not attached meanwhile)
+                app.installEventFilter(early)
 
     def stop_early_input(self) -> None:
         app = QApplication.instance()
