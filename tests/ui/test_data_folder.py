@@ -548,6 +548,34 @@ def test_a_shortcut_pressed_on_a_first_start_after_its_list_is_made_is_answered(
     window.engine.close()
 
 
+def test_a_menu_opened_before_the_engine_shows_its_items_disabled(
+    tmp_path: Path, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first frame has the menus' titles; their items are made when first needed:
+    opened before the engine, a menu lists them, disabled, and once it is here they work."""
+    window = open_window(tmp_path / "home")
+    qtbot.addWidget(window)
+    after_paint = window.after_first_paint
+    monkeypatch.setattr(window, "after_first_paint", lambda: None)  # hold it back
+    window.show()
+    qtbot.waitUntil(lambda: window._painted, timeout=5000)
+    titles = [top.text() for top in window.menuBar().actions()]
+    assert titles == ["&File", "&Chat", "&View", "&Help"]
+    file_menu = window.menus.menus[0]
+    file_menu.popup(window.mapToGlobal(window.rect().center()))
+    qtbot.waitUntil(file_menu.isVisible, timeout=5000)
+    items = [action for action in file_menu.actions() if action.text()]
+    assert items[0].text() == "&New chat"
+    assert not any(action.isEnabled() for action in items)
+    file_menu.close()
+    after_paint()
+    assert window.attached
+    assert window.menus.new_action.isEnabled()
+    assert window.menus.new_action.shortcut().toString() == "Ctrl+N"
+    window.close()
+    window.engine.close()
+
+
 def test_a_first_start_lists_its_first_chat_in_the_list_made_after_the_first_frame(
     tmp_path: Path, qtbot: QtBot
 ) -> None:

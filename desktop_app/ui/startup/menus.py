@@ -1,8 +1,11 @@
 """The window's menu bar (`WindowMenus`): every action, in the menus a desktop app has.
 
-The first frame shows the menus without their keys: making a key sequence makes `Qt`'s
-enums, which the first frame does without (`desktop_app/ui/qt_later.py`); `enable`
-gives them their keys once the engine is here.
+The first frame shows the menus' titles, and of their ~25 actions only the one it acts
+on (the chat list's, shown or folded); the others (~1.5 ms) are made when first needed
+(`fill`): a menu opened, an action asked for, the engine attached. Before the engine
+they are disabled and without keys anyway: making a key sequence makes `Qt`'s enums,
+which the first frame does without (`desktop_app/ui/qt_later.py`); `enable` gives them
+their keys once the engine is here.
 """
 
 from __future__ import annotations
@@ -61,12 +64,60 @@ class MenuWindow(Protocol):
 
 class WindowMenus:
     def __init__(self, window: MenuWindow, parent: QWidget, context_view: bool) -> None:
+        self._window = window
         self._parent = parent
+        self._context_view = context_view
+        self._filled = False
+        self._actions: dict[str, QAction] = {}  # by name, those others ask for (`fill`)
+        self._enabled = False  # (`enable`: the engine is here)
         self.shortcuts: list[tuple[QAction, Shortcut]] = []  # given by `enable`
         bar = window.menuBar()
-        file_menu = bar.addMenu("&File")
-        self.new_action = self._action("&New chat", "Ctrl+N", window.new_chat)
-        file_menu.addAction(self.new_action)
+        self.menus = [bar.addMenu(title) for title in ("&File", "&Chat", "&View", "&Help")]
+        for menu in self.menus:
+            menu.aboutToShow.connect(self.fill)
+        # The first frame's own: it shows or folds the chat list by it (`WindowFrame`)
+        self.chat_list_action = self._action("C&hat list", "Ctrl+B", None)
+        self.chat_list_action.setCheckable(True)
+        self.chat_list_action.setChecked(True)  # before it is connected: the state decides
+        self.chat_list_action.toggled.connect(window.show_chat_list)
+        self.chat_list_action.setEnabled(False)  # (until the engine is here: `enable`)
+
+    # The actions others act on or through (made by `fill`: asked for, they are made then)
+
+    @property
+    def new_action(self) -> QAction:
+        return self._named("new")
+
+    @property
+    def stop_action(self) -> QAction:
+        return self._named("stop")
+
+    @property
+    def retry_action(self) -> QAction:
+        return self._named("retry")
+
+    @property
+    def context_action(self) -> QAction:
+        return self._named("context")
+
+    @property
+    def context_view_action(self) -> QAction:
+        return self._named("context_view")
+
+    def _named(self, name: str) -> QAction:
+        self.fill()
+        return self._actions[name]
+
+    def fill(self) -> None:
+        """The menus' actions, disabled until the engine is here (once)."""
+        if self._filled:
+            return
+        self._filled = True
+        window = self._window
+        file_menu, chat_menu, view_menu, help_menu = self.menus
+        named = self._actions
+        named["new"] = self._action("&New chat", "Ctrl+N", window.new_chat)
+        file_menu.addAction(named["new"])
         for text, keys, fmt in (
             ("Export as &JSON…", "Ctrl+E", "json"),
             ("Export as &Markdown…", "Ctrl+Shift+E", "md"),
@@ -82,13 +133,12 @@ class WindowMenus:
             )
         )
         file_menu.addAction(self._action("&Quit", "Ctrl+Q", window.close))
-        chat_menu = bar.addMenu("&Chat")
         # Esc stops the reply wherever the focus is (the draft, the list, a button);
         # the search and find boxes claim it first to clear or close themselves.
-        self.stop_action = self._action("&Stop reply", "Esc", window.shown_does(_stop))
-        chat_menu.addAction(self.stop_action)
-        self.retry_action = self._action("&Retry", "Ctrl+R", window.shown_does(_retry))
-        chat_menu.addAction(self.retry_action)
+        named["stop"] = self._action("&Stop reply", "Esc", window.shown_does(_stop))
+        chat_menu.addAction(named["stop"])
+        named["retry"] = self._action("&Retry", "Ctrl+R", window.shown_does(_retry))
+        chat_menu.addAction(named["retry"])
         chat_menu.addAction(self._action("&Find in chat…", "Ctrl+F", window.shown_does(_find)))
         chat_menu.addSeparator()
         chat_menu.addAction(self._action("Re&name…", "F2", window.rename_chat))
@@ -109,19 +159,14 @@ class WindowMenus:
         chat_menu.addAction(
             self._action("Move to &trash", "Ctrl+Shift+Backspace", window.shown_chat_does(_trash))
         )
-        view_menu = bar.addMenu("&View")
-        self.context_action = self._action("&Context panel", "Ctrl+Shift+C", None)
-        view_menu.addAction(self.context_action)  # ContextPlacement acts on it
-        self.chat_list_action = self._action("C&hat list", "Ctrl+B", None)
-        self.chat_list_action.setCheckable(True)
-        self.chat_list_action.setChecked(True)  # before it is connected: the state decides
-        self.chat_list_action.toggled.connect(window.show_chat_list)
+        named["context"] = self._action("&Context panel", "Ctrl+Shift+C", None)
+        view_menu.addAction(named["context"])  # ContextPlacement acts on it
         view_menu.addAction(self.chat_list_action)
-        self.context_view_action = self._action("Context &view", "Ctrl+Shift+D", None)
-        self.context_view_action.setCheckable(True)
-        self.context_view_action.setChecked(context_view)
-        self.context_view_action.toggled.connect(window.set_context_view)
-        view_menu.addAction(self.context_view_action)
+        context_view = named["context_view"] = self._action("Context &view", "Ctrl+Shift+D", None)
+        context_view.setCheckable(True)
+        context_view.setChecked(self._context_view)
+        context_view.toggled.connect(window.set_context_view)
+        view_menu.addAction(context_view)
         view_menu.addSeparator()
         view_menu.addAction(self._action("&Search chats", "Ctrl+K", window.search_chats))
         view_menu.addAction(self._action("A&rchived chats", "Ctrl+Shift+H", window.show_archive))
@@ -131,18 +176,20 @@ class WindowMenus:
         view_menu.addAction(
             self._action("&Usage…", "Ctrl+Shift+U", lambda: window.dialogs.open_usage())
         )
-        help_menu = bar.addMenu("&Help")
         help_menu.addAction(
             self._action("&Keyboard shortcuts", "Ctrl+/", lambda: window.dialogs.open_shortcuts())
         )
-        self.menus = [file_menu, chat_menu, view_menu, help_menu]
-        self.enable(False)  # until the engine is here, they act on nothing
+        for action in self.actions():
+            action.setEnabled(self._enabled)
 
     def actions(self) -> list[QAction]:
+        self.fill()
         return [action for menu in self.menus for action in menu.actions()]
 
     def enable(self, on: bool = True) -> None:
         """The engine is here: every action works, with its key."""
+        self.fill()
+        self._enabled = on
         if on:
             for action, keys in self.shortcuts:
                 action.setShortcut(keys if isinstance(keys, str) else keys())
