@@ -38,6 +38,7 @@ from desktop_app.demo_chat import DEMO_TITLE, create_demo_chat
 from desktop_app.tokens.images import image_size
 from desktop_app.ui import theme
 from desktop_app.ui.chat_list.model import ACTIVITY_ROLE, GROUP_ROLE, HIT_ROLE, Activity
+from desktop_app.ui.chat_list.panel import ChatListPanel
 from desktop_app.ui.conversation.composer import file_attachment
 from desktop_app.ui.conversation.message_model import OLDER_PAGE, Role
 from desktop_app.ui.conversation.session import FIRST_PAGE
@@ -1370,6 +1371,29 @@ def test_tab_reaches_back_to_chats_and_undo_where_they_are_shown(
     panel.new_button.setFocus()
     qtbot.keyClick(panel.new_button, Qt.Key.Key_Tab)
     assert back.hasFocus()
+    qtbot.keyClick(back, Qt.Key.Key_Tab)
+    assert panel.list.hasFocus()
+    qtbot.keyClick(panel.list, Qt.Key.Key_Tab)
+    assert panel.undo_button.hasFocus()
+
+
+def test_a_list_made_after_the_bars_takes_its_place_between_them_in_tab_order(
+    engine: Engine, qtbot: QtBot
+) -> None:
+    """Undo offered, then the archive shown, before the list's view was made: Tab still
+    goes Back to chats, the list, Undo."""
+    chat = engine.new_chat("Archived now")
+    engine.chat(chat.id).set_archived(True)
+    panel = ChatListPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.offer_undo(engine.store.list_chats(archived=True)[0], "archive")
+    panel.set_chats(engine.store.list_chats(archived=True), archived=True)
+    back = panel.archive_bar.findChild(QPushButton)
+    assert back is not None
+    back.setFocus()
+    qtbot.waitUntil(back.hasFocus, timeout=2000)
     qtbot.keyClick(back, Qt.Key.Key_Tab)
     assert panel.list.hasFocus()
     qtbot.keyClick(panel.list, Qt.Key.Key_Tab)

@@ -139,6 +139,7 @@ class ChatListPanel(QWidget):
             if not self.isVisible():  # made for the first frame: it has the focus then
                 view.setFocus()
             self._list = view
+            self._order_tabs()
         return self._list
 
     @property

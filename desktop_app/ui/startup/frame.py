@@ -201,7 +201,9 @@ class WindowFrame(QMainWindow):
 
             self.rail = ChatRail()
             self.rail.chats_requested.connect(lambda: self.menus.chat_list_action.setChecked(True))
-            self.rail.new_requested.connect(self.menus.new_action.trigger)
+            # (the action asked for when pressed: a window started narrow folds its list
+            # before the first frame, which makes none of the menus' actions)
+            self.rail.new_requested.connect(lambda: self.menus.new_action.trigger())
             self.rail.search_requested.connect(self._on_rail_search_requested)
             self.central_row.insertWidget(0, self.rail)
         self.rail.setVisible(shown)
