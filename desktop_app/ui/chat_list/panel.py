@@ -414,7 +414,7 @@ class UndoBar(QWidget):
     """What was done to a chat (`label`), and Undo (`button`)."""
 
     def __init__(self) -> None:
-        from PySide6.QtWidgets import QSizePolicy
+        from PySide6.QtWidgets import QSizePolicy  # (its class's enums: with the bar only)
 
         super().__init__()
         self.label = QLabel()

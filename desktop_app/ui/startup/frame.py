@@ -143,15 +143,13 @@ class WindowFrame(QMainWindow):
         here runs the event loop."""
         app = QApplication.instance()
         early = self._early_input
-        if early is None or app is None:
-            self.chat_list.first_frame_done()
-            return
-        app.removeEventFilter(early)
+        if early is not None and app is not None:
+            app.removeEventFilter(early)
         try:
             self.chat_list.first_frame_done()
         finally:
-            if self._early_input is early:  # (not attached meanwhile)
-                app.installEventFilter(early)
+            if app is not None and early is not None and self._early_input is early:
+                app.installEventFilter(early)  # (not attached meanwhile)
 
     def stop_early_input(self) -> None:
         app = QApplication.instance()
